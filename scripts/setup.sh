@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Install what the build needs from Debian: cmake (highs-sys builds HiGHS
+# from source) and libclang-dev (bindgen). Idempotent; quiet when present.
+set -euo pipefail
+need=()
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+command -v cc >/dev/null 2>&1 || need+=(build-essential)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi

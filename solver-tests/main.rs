@@ -1,0 +1,2 @@
+//! Solver correctness suites: every solver feature cross-checked against
+//! brute force on small instances, plus golden tests on the paper's examples.

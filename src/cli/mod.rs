@@ -1,0 +1,91 @@
+//! The `lucy` command line. Each subcommand lives in its own module with its
+//! own clap `Args`; this module only dispatches and maps errors to exit codes.
+
+use clap::{Parser, Subcommand};
+
+use crate::error::Error;
+
+pub mod model;
+pub mod model_import;
+pub mod view;
+pub mod ask;
+pub mod explain;
+pub mod bench;
+pub mod crush;
+
+/// lucy: text-to-SQL where an LLM understands the question and a constraint
+/// solver owns the joins.
+#[derive(Debug, Parser)]
+#[command(name = "lucy", version, about, long_about = None)]
+pub struct Cli {
+    /// Machine-readable JSON output (errors too, on stderr).
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check, show, import and annotate dbModels.
+    #[command(subcommand)]
+    Model(model::ModelCommand),
+    /// GenerateView: solve the join path for given tables and print the view.
+    View(view::ViewArgs),
+    /// Answer a question end to end (MatchTables, GenerateView, QueryView).
+    Ask(ask::AskArgs),
+    /// Render a trace written by `lucy ask --trace` as a per-phase report.
+    Explain(explain::ExplainArgs),
+    /// Run a benchmark suite.
+    Bench(bench::BenchArgs),
+    /// CRUSH: retrieve a small connected schema subset for a question.
+    Crush(crush::CrushArgs),
+}
+
+/// Output settings shared by every subcommand.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx {
+    pub json: bool,
+}
+
+/// Run the CLI; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let ctx = Ctx { json: cli.json };
+    let result = match cli.command {
+        Command::Model(c) => model::run(c, ctx),
+        Command::View(a) => view::run(a, ctx),
+        Command::Ask(a) => ask::run(a, ctx),
+        Command::Explain(a) => explain::run(a, ctx),
+        Command::Bench(a) => bench::run(a, ctx),
+        Command::Crush(a) => crush::run(a, ctx),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            report_error(&e, ctx);
+            e.exit_code()
+        }
+    }
+}
+
+/// Print an error to stderr, as JSON when `--json` is set.
+pub fn report_error(e: &Error, ctx: Ctx) {
+    if ctx.json {
+        let issues = match e {
+            Error::Model(v) => serde_json::to_value(v).unwrap_or_default(),
+            _ => serde_json::Value::Null,
+        };
+        let v = serde_json::json!({"error": e.to_string(), "exit_code": e.exit_code(), "issues": issues});
+        eprintln!("{v}");
+    } else {
+        eprintln!("error: {e}");
+    }
+}
+
+/// Print a serializable value as pretty JSON on stdout.
+pub fn print_json<T: serde::Serialize>(v: &T) -> crate::Result<()> {
+    let s = serde_json::to_string_pretty(v).map_err(|e| Error::Input(e.to_string()))?;
+    println!("{s}");
+    Ok(())
+}

@@ -1,0 +1,1 @@
+//! Importers: DDL, SQLite, BIRD/Spider tables.json.

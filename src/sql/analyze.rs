@@ -1,0 +1,1 @@
+//! Tables, columns and join pairs referenced by a query (in progress).

@@ -1,0 +1,1 @@
+//! The read-only single-SELECT guard (in progress).

@@ -1,0 +1,5 @@
+//! SQL analysis with sqlparser: references of a query (tables, columns, join
+//! pairs) and the guard that admits only one read-only SELECT over a view.
+
+pub mod analyze;
+pub mod guard;

@@ -1,0 +1,246 @@
+//! The dbModel: one JSON document that describes a database for the planner.
+//!
+//! The format follows Appendix D.1 of the Lucy paper in content (tables with
+//! keys and descriptions, relationships with cardinality, higher-level
+//! patterns) but as one self-contained file. `docs/dbmodel.md` documents it
+//! and `docs/dbmodel.schema.json` is generated from these types.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A whole dbModel.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DbModel {
+    /// Short name of the database (used in prompts and view names).
+    pub name: String,
+    /// What the database is about, for prompts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// SQL dialect of the source database, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<Dialect>,
+    /// Every table of the database that the planner may use.
+    pub tables: Vec<Table>,
+    /// Join relationships (declared foreign keys and curated ones).
+    #[serde(default)]
+    pub relationships: Vec<Relationship>,
+    /// Higher-level design patterns: m:m, star, snowflake, lookup.
+    #[serde(default)]
+    pub patterns: Vec<Pattern>,
+    /// User constraints that GenerateView must honour.
+    #[serde(default, skip_serializing_if = "Constraints::is_empty")]
+    pub constraints: Constraints,
+}
+
+/// One table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Table {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Primary key columns; composite keys list several columns.
+    #[serde(default)]
+    pub primary_key: Vec<String>,
+    pub columns: Vec<Column>,
+}
+
+/// One column of a table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Column {
+    pub name: String,
+    /// SQL type as written in the DDL (e.g. `INTEGER`, `varchar(100)`).
+    #[serde(rename = "type", default)]
+    pub sql_type: String,
+    #[serde(default = "default_true")]
+    pub nullable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// Cardinality of a relationship, read from `from` to `to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum Cardinality {
+    #[serde(rename = "1:1")]
+    OneToOne,
+    #[serde(rename = "1:M", alias = "1:m", alias = "1:N", alias = "1:n")]
+    OneToMany,
+    #[serde(rename = "M:1", alias = "m:1", alias = "N:1", alias = "n:1")]
+    ManyToOne,
+}
+
+impl Cardinality {
+    /// The same relationship read from `to` to `from`.
+    pub fn reversed(self) -> Self {
+        match self {
+            Cardinality::OneToOne => Cardinality::OneToOne,
+            Cardinality::OneToMany => Cardinality::ManyToOne,
+            Cardinality::ManyToOne => Cardinality::OneToMany,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cardinality::OneToOne => "1:1",
+            Cardinality::OneToMany => "1:M",
+            Cardinality::ManyToOne => "M:1",
+        }
+    }
+}
+
+/// A join relationship between two tables. Usually `from` holds the foreign
+/// key and `to` the referenced key (cardinality `M:1`), but any direction is
+/// allowed as long as `cardinality` is read from `from` to `to`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Relationship {
+    /// Optional stable name; patterns and constraints may refer to it. When
+    /// absent the relationship is named `FROM(cols)->TO(cols)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub from: String,
+    pub to: String,
+    pub cardinality: Cardinality,
+    /// Join column pairs `[from_column, to_column]`; several for composite keys.
+    pub on: Vec<[String; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl Relationship {
+    /// The name used to refer to this relationship in patterns, constraints,
+    /// traces and ambiguity reports.
+    pub fn id(&self) -> String {
+        match &self.name {
+            Some(n) => n.clone(),
+            None => {
+                let l: Vec<&str> = self.on.iter().map(|p| p[0].as_str()).collect();
+                let r: Vec<&str> = self.on.iter().map(|p| p[1].as_str()).collect();
+                format!("{}({})->{}({})", self.from, l.join(","), self.to, r.join(","))
+            }
+        }
+    }
+}
+
+/// A higher-level design pattern (Lucy §3.1, Appendix D.1.3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Pattern {
+    /// A junction table that models a many-to-many relationship between two
+    /// side tables.
+    ManyToMany {
+        junction: String,
+        /// The two side tables.
+        sides: [String; 2],
+        /// Optional names of the two junction relationships (junction–side
+        /// 0, junction–side 1). Inferred when absent and unambiguous.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        relationships: Option<[String; 2]>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+    /// A fact table with dimension tables around it.
+    Star {
+        root: String,
+        children: Vec<PatternNode>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+    /// A root table with a tree of inner tables of any depth.
+    Snowflake {
+        root: String,
+        children: Vec<PatternNode>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+    /// Tables that act as look-up functions (e.g. LOCATION): a path may
+    /// enter and leave them only from the same table.
+    Lookup {
+        tables: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+}
+
+/// An inner table of a star or snowflake and its own children.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatternNode {
+    pub table: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<PatternNode>,
+}
+
+/// User constraints honoured by GenerateView.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Constraints {
+    /// Tables the view must never use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbid_tables: Vec<String>,
+    /// Relationships the view must never join along: a relationship name (or
+    /// its `FROM(cols)->TO(cols)` id), or `"A-B"` for every relationship
+    /// between tables A and B.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbid_relationships: Vec<String>,
+    /// Tables every view must include (e.g. a tenant table).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub require_tables: Vec<String>,
+}
+
+impl Constraints {
+    pub fn is_empty(&self) -> bool {
+        self.forbid_tables.is_empty()
+            && self.forbid_relationships.is_empty()
+            && self.require_tables.is_empty()
+    }
+}
+
+/// SQL dialects lucy reads and writes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    #[default]
+    Sqlite,
+    Mysql,
+    Postgres,
+}
+
+impl Dialect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Mysql => "mysql",
+            Dialect::Postgres => "postgres",
+        }
+    }
+}
+
+impl DbModel {
+    /// Index of a table by name, case-insensitively.
+    pub fn table_index(&self, name: &str) -> Option<usize> {
+        self.tables
+            .iter()
+            .position(|t| t.name.eq_ignore_ascii_case(name))
+    }
+
+    /// A table by name, case-insensitively.
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.table_index(name).map(|i| &self.tables[i])
+    }
+}
+
+impl Table {
+    /// A column by name, case-insensitively.
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+    }
+}

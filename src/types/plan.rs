@@ -1,0 +1,172 @@
+//! Values passed between phases: what MatchTables hands to GenerateView and
+//! what GenerateView hands to QueryView. Serialized as-is into traces and
+//! `--json` output, so field names are part of the public contract.
+
+use serde::{Deserialize, Serialize};
+
+use super::model::Dialect;
+
+/// A `TABLE.column` reference, with the model's spelling.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ColumnRef {
+    pub table: String,
+    pub column: String,
+}
+
+impl ColumnRef {
+    pub fn new(table: impl Into<String>, column: impl Into<String>) -> Self {
+        ColumnRef { table: table.into(), column: column.into() }
+    }
+}
+
+impl std::fmt::Display for ColumnRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.table, self.column)
+    }
+}
+
+/// Input of GenerateView: the relevant tables and attributes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ViewRequest {
+    /// Relevant tables (model names; inner pattern tables allowed).
+    pub tables: Vec<String>,
+    /// Requested attributes. Keys of relevant tables are always added.
+    #[serde(default)]
+    pub attributes: Vec<ColumnRef>,
+    /// Dialect of the emitted `CREATE VIEW`.
+    #[serde(default)]
+    pub dialect: Dialect,
+    /// Name of the view.
+    #[serde(default = "default_view_name")]
+    pub view_name: String,
+    /// Time limit for each solver call, in seconds.
+    #[serde(default = "default_time_limit")]
+    pub time_limit_s: f64,
+}
+
+pub fn default_view_name() -> String {
+    "lucy_view".to_string()
+}
+
+fn default_time_limit() -> f64 {
+    10.0
+}
+
+impl ViewRequest {
+    pub fn new(tables: Vec<String>) -> Self {
+        ViewRequest {
+            tables,
+            attributes: Vec::new(),
+            dialect: Dialect::Sqlite,
+            view_name: default_view_name(),
+            time_limit_s: default_time_limit(),
+        }
+    }
+}
+
+/// How a solve ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SolveStatus {
+    /// Proved optimal.
+    Optimal,
+    /// A valid path, but the time limit stopped the proof of optimality.
+    Feasible,
+    /// No path satisfies the constraints.
+    Infeasible,
+}
+
+impl SolveStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SolveStatus::Optimal => "optimal",
+            SolveStatus::Feasible => "feasible",
+            SolveStatus::Infeasible => "infeasible",
+        }
+    }
+}
+
+/// Join kind in the view: inner on the core path, left on pattern branches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JoinKind {
+    Inner,
+    Left,
+}
+
+/// One join of the view. `left` is already in the view when `right` joins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Join {
+    pub left: String,
+    pub right: String,
+    pub kind: JoinKind,
+    /// Column pairs as `["LEFT.col", "RIGHT.col"]`.
+    pub on: Vec<[String; 2]>,
+    /// Id of the dbModel relationship used (see `Relationship::id`).
+    pub relationship: String,
+}
+
+/// Two tables joined by more than one relationship: which one was used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ambiguity {
+    pub left: String,
+    pub right: String,
+    pub candidates: Vec<String>,
+    pub chosen: String,
+    pub reason: String,
+}
+
+/// One output column of the view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewColumn {
+    pub alias: String,
+    pub table: String,
+    pub column: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// Size of the solved optimisation model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelSize {
+    pub variables: usize,
+    pub constraints: usize,
+}
+
+/// Output of GenerateView. Serializes to the shape documented for
+/// `lucy view --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ViewResult {
+    pub status: SolveStatus,
+    /// Tables in the view, in join order (core path first, then branches).
+    pub tables: Vec<String>,
+    pub joins: Vec<Join>,
+    /// Number of occurrences of tables outside the relevant set (C5).
+    pub objective: f64,
+    /// Length of the core walk, in tables.
+    pub path_length: usize,
+    /// Total solver time in milliseconds.
+    pub solve_ms: f64,
+    pub view_name: String,
+    pub view_sql: String,
+    #[serde(default)]
+    pub columns: Vec<ViewColumn>,
+    /// The core walk as solved (tables may repeat, e.g. around a lookup).
+    #[serde(default)]
+    pub walk: Vec<String>,
+    #[serde(default)]
+    pub ambiguities: Vec<Ambiguity>,
+    /// Why the result is infeasible (or other notes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
+    /// How the path-length bound n was settled, e.g. "n=5: deepened from
+    /// lower bound 3" or "n=9: proven upper bound".
+    #[serde(default)]
+    pub n_bound: String,
+    #[serde(default)]
+    pub model_size: ModelSize,
+    /// Relevant set actually solved for (after pulling in pattern roots and
+    /// required tables).
+    #[serde(default)]
+    pub relevant: Vec<String>,
+}
