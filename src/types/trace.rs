@@ -1,2 +1,2 @@
 //! Trace of one `lucy ask` run: what each phase saw, chose and why.
-//! (Owned by the LLM-phases work; see `docs/llm.md`.)
+//! Written by `lucy ask --trace`, read by `lucy explain` and `lucy bench`.
