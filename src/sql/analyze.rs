@@ -1,1 +1,169 @@
-//! Tables, columns and join pairs referenced by a query (in progress).
+//! Tables, columns and join pairs referenced by a query.
+//!
+//! Used by the benchmark metrics (coverage, eq. 10 of the Lucy paper), the
+//! oracle mode (the gold SQL's tables and join pairs) and failure
+//! attribution. Scoping is done by hand over the query structure (CTEs,
+//! derived tables, set operations, correlated subqueries), so a column is
+//! attributed to the base table it really comes from; expressions are walked
+//! with sqlparser's visitor so no expression kind is missed.
+//!
+//! Every name in a [`QueryRefs`] is lower-cased: that is the canonical form
+//! for comparisons (SQL identifiers are compared case-insensitively here).
+
+mod resolve;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use sqlparser::ast::{Query, Statement};
+use sqlparser::dialect::{Dialect as SqlDialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::parser::Parser;
+
+use crate::error::{Error, Result};
+use crate::types::{ColumnRef, DbModel, Dialect, ViewResult};
+
+use resolve::{lower_ref, split_ref, Analyzer, OutputCol, ViewBase};
+
+/// An equality between columns of two different relations, ordered so that
+/// `left <= right` (lower-cased `table.column`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct JoinPair {
+    pub left: ColumnRef,
+    pub right: ColumnRef,
+}
+
+impl JoinPair {
+    /// A normalized pair: lower-cased, ordered.
+    pub fn new(a: &ColumnRef, b: &ColumnRef) -> Self {
+        let a = lower_ref(a);
+        let b = lower_ref(b);
+        if a <= b { JoinPair { left: a, right: b } } else { JoinPair { left: b, right: a } }
+    }
+
+    /// Both tables of the pair.
+    pub fn tables(&self) -> (&str, &str) {
+        (&self.left.table, &self.right.table)
+    }
+}
+
+impl std::fmt::Display for JoinPair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} = {}", self.left, self.right)
+    }
+}
+
+/// What a query references, resolved to base tables and columns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueryRefs {
+    /// Base tables read anywhere in the query (FROM/JOIN, subqueries, CTEs,
+    /// set-operation branches; for a query over a lucy view, the view's tables).
+    pub tables: BTreeSet<String>,
+    /// How many times each base table occurs as a relation. More than one
+    /// means a self join or a table used twice (e.g. in a subquery).
+    pub table_uses: BTreeMap<String, usize>,
+    /// Base columns referenced anywhere (projection, filters, grouping,
+    /// ordering, join conditions).
+    pub columns: BTreeSet<ColumnRef>,
+    /// Equalities between columns of two different relations, from
+    /// `JOIN … ON`, `USING`, `NATURAL`, and WHERE conjuncts (including
+    /// correlated subqueries); for a view query, the view's join pairs.
+    pub join_pairs: BTreeSet<JoinPair>,
+    /// `col [NOT] IN (SELECT col2 …)` links, kept apart from real joins.
+    pub semi_join_pairs: BTreeSet<JoinPair>,
+    /// Column names that could not be attributed to a table (ambiguous
+    /// without a model, string literals in double quotes, unknown names).
+    pub unresolved: BTreeSet<String>,
+    /// The top-level query has ORDER BY (row order matters for ex).
+    pub ordered: bool,
+    /// The query contains UNION / INTERSECT / EXCEPT.
+    pub set_operation: bool,
+}
+
+impl QueryRefs {
+    /// Tables used more than once.
+    pub fn multi_use_tables(&self) -> Vec<&str> {
+        self.table_uses.iter().filter(|(_, &n)| n > 1).map(|(t, _)| t.as_str()).collect()
+    }
+
+    /// Join pairs and semi-join pairs together.
+    pub fn all_pairs(&self) -> BTreeSet<JoinPair> {
+        self.join_pairs.union(&self.semi_join_pairs).cloned().collect()
+    }
+}
+
+/// Analyze one SELECT query. With a model, unqualified columns are resolved
+/// through the model's tables and `*` expands to the model's columns.
+pub fn analyze(sql: &str, dialect: Dialect, model: Option<&DbModel>) -> Result<QueryRefs> {
+    let query = parse_query(sql, dialect)?;
+    let mut a = Analyzer::new(model);
+    a.top_level(&query, None);
+    Ok(a.refs)
+}
+
+/// Analyze a query written over a lucy view (`FROM <view_name>`): view
+/// columns (`<TABLE>_<col>` aliases) map back to their base `table.column`,
+/// the view counts as all of its tables, and its join pairs and join columns
+/// are part of the result (the view is part of what runs).
+pub fn analyze_view_query(sql: &str, view: &ViewResult) -> Result<QueryRefs> {
+    let query = parse_query(sql, Dialect::Sqlite)?;
+    let mut a = Analyzer::new(None);
+    let cols: Vec<OutputCol> = view
+        .columns
+        .iter()
+        .map(|c| OutputCol { name: c.alias.to_ascii_lowercase(), source: Some(lower_ref(&ColumnRef::new(&c.table, &c.column))) })
+        .collect();
+    let mut base = ViewBase { name: view.view_name.to_ascii_lowercase(), cols, tables: Vec::new(), pairs: Vec::new() };
+    for t in &view.tables {
+        base.tables.push(t.to_ascii_lowercase());
+    }
+    for j in &view.joins {
+        for [l, r] in &j.on {
+            if let (Some(l), Some(r)) = (split_ref(l), split_ref(r)) {
+                base.pairs.push(JoinPair::new(&l, &r));
+            }
+        }
+    }
+    a.top_level(&query, Some(&base));
+    Ok(a.refs)
+}
+
+/// Parse exactly one query statement, trying the requested dialect first and
+/// then the generic and MySQL dialects (benchmark gold SQL is written in
+/// several dialects).
+pub fn parse_query(sql: &str, dialect: Dialect) -> Result<Query> {
+    let first: Box<dyn SqlDialect> = match dialect {
+        Dialect::Sqlite => Box::new(SQLiteDialect {}),
+        Dialect::Mysql => Box::new(MySqlDialect {}),
+        Dialect::Postgres => Box::new(PostgreSqlDialect {}),
+    };
+    let tries: [&dyn SqlDialect; 3] = [first.as_ref(), &GenericDialect {}, &MySqlDialect {}];
+    let mut first_err = None;
+    for d in tries {
+        match Parser::parse_sql(d, sql) {
+            Ok(mut stmts) => {
+                if stmts.len() != 1 {
+                    return Err(Error::Sql(format!("expected exactly one statement, found {}", stmts.len())));
+                }
+                return match stmts.pop() {
+                    Some(Statement::Query(q)) => Ok(*q),
+                    Some(other) => Err(Error::Sql(format!(
+                        "expected a SELECT query, found `{}`",
+                        other.to_string().chars().take(60).collect::<String>()
+                    ))),
+                    None => Err(Error::Sql("empty SQL".into())),
+                };
+            }
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    Err(Error::Sql(format!(
+        "cannot parse as {} SQL: {}",
+        dialect.as_str(),
+        first_err.map(|e| e.to_string()).unwrap_or_default()
+    )))
+}
+
+#[cfg(test)]
+mod tests;

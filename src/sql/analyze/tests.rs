@@ -1,0 +1,219 @@
+//! Unit tests of `sql::analyze` on hand-made queries.
+
+use super::*;
+use crate::types::{Column, Join, JoinKind, SolveStatus, Table, ViewColumn};
+
+fn table(name: &str, cols: &[&str]) -> Table {
+    Table {
+        name: name.into(),
+        columns: cols.iter().map(|c| Column { name: (*c).into(), ..Default::default() }).collect(),
+        ..Default::default()
+    }
+}
+
+fn model() -> DbModel {
+    DbModel {
+        name: "t".into(),
+        tables: vec![
+            table("CLIENT", &["id", "name", "district_id"]),
+            table("ACCOUNT", &["id", "client_id", "kind", "district_id"]),
+            table("LOAN", &["id", "account_id", "amount"]),
+            table("EMP", &["id", "name", "manager_id"]),
+        ],
+        ..Default::default()
+    }
+}
+
+fn cols(r: &QueryRefs) -> Vec<String> {
+    r.columns.iter().map(|c| c.to_string()).collect()
+}
+
+fn pairs(r: &QueryRefs) -> Vec<String> {
+    r.join_pairs.iter().map(|p| p.to_string()).collect()
+}
+
+fn tables(r: &QueryRefs) -> Vec<&str> {
+    r.tables.iter().map(String::as_str).collect()
+}
+
+fn run(sql: &str) -> QueryRefs {
+    analyze(sql, Dialect::Sqlite, Some(&model())).unwrap()
+}
+
+#[test]
+fn aliases_resolve_to_base_tables() {
+    let r = run("SELECT c.name FROM client AS c JOIN account a ON c.id = a.client_id WHERE a.kind = 'x'");
+    assert_eq!(tables(&r), ["account", "client"]);
+    assert_eq!(cols(&r), ["account.client_id", "account.kind", "client.id", "client.name"]);
+    assert_eq!(pairs(&r), ["account.client_id = client.id"]);
+    assert!(r.unresolved.is_empty());
+    assert!(!r.ordered);
+}
+
+#[test]
+fn pairs_are_normalized_and_deduplicated() {
+    let r = run(
+        "SELECT 1 FROM ACCOUNT a JOIN Client c ON C.ID = A.CLIENT_ID WHERE a.client_id = c.id AND c.id = a.client_id",
+    );
+    assert_eq!(pairs(&r), ["account.client_id = client.id"]);
+}
+
+#[test]
+fn self_join_counts_two_uses() {
+    let r = run("SELECT e1.name, e2.name FROM emp e1 JOIN emp e2 ON e1.manager_id = e2.id");
+    assert_eq!(r.table_uses.get("emp"), Some(&2));
+    assert_eq!(r.multi_use_tables(), ["emp"]);
+    assert_eq!(pairs(&r), ["emp.id = emp.manager_id"]);
+}
+
+#[test]
+fn same_relation_equality_is_not_a_join() {
+    let r = run("SELECT name FROM emp WHERE emp.id = emp.manager_id");
+    assert!(r.join_pairs.is_empty());
+    assert_eq!(r.table_uses.get("emp"), Some(&1));
+}
+
+#[test]
+fn derived_table_columns_map_through() {
+    let r = run("SELECT s.n FROM (SELECT name AS n, id FROM client) s JOIN account a ON s.id = a.client_id");
+    assert_eq!(tables(&r), ["account", "client"]);
+    assert_eq!(pairs(&r), ["account.client_id = client.id"]);
+    assert!(r.columns.contains(&ColumnRef::new("client", "name")));
+}
+
+#[test]
+fn cte_columns_map_through() {
+    let r = run(
+        "WITH big AS (SELECT account_id, SUM(amount) AS total FROM loan GROUP BY account_id) \
+         SELECT a.kind, big.total FROM account a JOIN big ON big.account_id = a.id ORDER BY big.total DESC",
+    );
+    assert_eq!(tables(&r), ["account", "loan"]);
+    assert_eq!(pairs(&r), ["account.id = loan.account_id"]);
+    assert_eq!(cols(&r), ["account.id", "account.kind", "loan.account_id", "loan.amount"]);
+    assert!(r.ordered);
+    assert_eq!(r.table_uses.get("loan"), Some(&1));
+}
+
+#[test]
+fn using_and_natural_joins() {
+    let r = run("SELECT name FROM client JOIN account USING (district_id)");
+    assert_eq!(pairs(&r), ["account.district_id = client.district_id"]);
+    let r = run("SELECT 1 FROM client NATURAL JOIN account");
+    // CLIENT and ACCOUNT share id and district_id.
+    assert_eq!(pairs(&r), ["account.district_id = client.district_id", "account.id = client.id"]);
+    // Without a model USING still names the column on both sides.
+    let r = analyze("SELECT * FROM x JOIN y USING (k)", Dialect::Sqlite, None).unwrap();
+    assert_eq!(pairs(&r), ["x.k = y.k"]);
+}
+
+#[test]
+fn implicit_comma_join() {
+    let r = run("SELECT T1.name FROM client AS T1, account AS T2 WHERE T1.id = T2.client_id AND T2.kind > 3");
+    assert_eq!(pairs(&r), ["account.client_id = client.id"]);
+    // An equality under OR is a filter, not a join.
+    let r = run("SELECT 1 FROM client c, account a WHERE c.id = a.client_id OR a.kind = 'x'");
+    assert!(r.join_pairs.is_empty());
+}
+
+#[test]
+fn unqualified_columns_resolve_through_the_model() {
+    let r = run("SELECT name FROM client JOIN account ON client.id = account.client_id WHERE kind = 'x'");
+    assert!(r.columns.contains(&ColumnRef::new("account", "kind")));
+    assert!(r.columns.contains(&ColumnRef::new("client", "name")));
+    assert!(r.unresolved.is_empty());
+    // Without a model the same query cannot place `kind`.
+    let r = analyze("SELECT name FROM client JOIN account ON client.id = account.client_id WHERE kind = 'x'", Dialect::Sqlite, None)
+        .unwrap();
+    assert!(r.unresolved.contains("kind"));
+    // ...but a single-table query can.
+    let r = analyze("SELECT name FROM client WHERE kind = 'x'", Dialect::Sqlite, None).unwrap();
+    assert!(r.columns.contains(&ColumnRef::new("client", "kind")));
+}
+
+#[test]
+fn set_operations_collect_both_branches() {
+    let r = run("SELECT name FROM client UNION SELECT name FROM emp");
+    assert!(r.set_operation);
+    assert_eq!(tables(&r), ["client", "emp"]);
+}
+
+#[test]
+fn in_subquery_is_a_semi_join() {
+    let r = run("SELECT name FROM client WHERE id NOT IN (SELECT client_id FROM account)");
+    assert!(r.join_pairs.is_empty());
+    let semi: Vec<String> = r.semi_join_pairs.iter().map(|p| p.to_string()).collect();
+    assert_eq!(semi, ["account.client_id = client.id"]);
+    assert_eq!(r.all_pairs().len(), 1);
+}
+
+#[test]
+fn correlated_subquery_equality_is_a_join() {
+    let r = run("SELECT c.name FROM client c WHERE EXISTS (SELECT 1 FROM account a WHERE a.client_id = c.id)");
+    assert_eq!(pairs(&r), ["account.client_id = client.id"]);
+    // A table reused inside a subquery counts as a second use.
+    let r = run("SELECT name FROM emp WHERE id = (SELECT MAX(id) FROM emp)");
+    assert_eq!(r.table_uses.get("emp"), Some(&2));
+}
+
+#[test]
+fn quoted_and_mixed_case_identifiers() {
+    let r = run("SELECT \"Client\".\"NAME\" FROM \"CLIENT\" WHERE `client`.Id = 3");
+    assert_eq!(cols(&r), ["client.id", "client.name"]);
+}
+
+#[test]
+fn select_aliases_are_not_columns() {
+    let r = run("SELECT kind, COUNT(*) AS n FROM account GROUP BY kind ORDER BY n DESC");
+    assert!(r.unresolved.is_empty());
+    assert_eq!(cols(&r), ["account.kind"]);
+}
+
+#[test]
+fn wildcard_expands_with_model() {
+    let r = run("SELECT * FROM loan");
+    assert_eq!(cols(&r), ["loan.account_id", "loan.amount", "loan.id"]);
+    let r = run("SELECT COUNT(*) FROM loan");
+    assert!(r.columns.is_empty());
+}
+
+#[test]
+fn bad_sql_is_a_clear_error() {
+    assert!(matches!(analyze("DELETE FROM client", Dialect::Sqlite, None), Err(Error::Sql(m)) if m.contains("SELECT")));
+    assert!(matches!(analyze("SELECT 1; SELECT 2", Dialect::Sqlite, None), Err(Error::Sql(m)) if m.contains("one statement")));
+    assert!(matches!(analyze("SELEC name FROM", Dialect::Sqlite, None), Err(Error::Sql(m)) if m.contains("cannot parse")));
+}
+
+#[test]
+fn view_columns_map_back_to_base_columns() {
+    let view = ViewResult {
+        status: SolveStatus::Optimal,
+        tables: vec!["CLIENT".into(), "ACCOUNT".into()],
+        joins: vec![Join {
+            left: "CLIENT".into(),
+            right: "ACCOUNT".into(),
+            kind: JoinKind::Inner,
+            on: vec![["CLIENT.id".into(), "ACCOUNT.client_id".into()]],
+            relationship: "r".into(),
+        }],
+        objective: 0.0,
+        path_length: 2,
+        solve_ms: 0.0,
+        view_name: "lucy_view".into(),
+        view_sql: String::new(),
+        columns: vec![
+            ViewColumn { alias: "CLIENT_name".into(), table: "CLIENT".into(), column: "name".into(), description: None },
+            ViewColumn { alias: "ACCOUNT_kind".into(), table: "ACCOUNT".into(), column: "kind".into(), description: None },
+        ],
+        walk: vec![],
+        ambiguities: vec![],
+        explanation: None,
+        n_bound: String::new(),
+        model_size: Default::default(),
+        relevant: vec![],
+    };
+    let r = analyze_view_query("SELECT v.CLIENT_name FROM lucy_view v WHERE ACCOUNT_kind = 'x'", &view).unwrap();
+    assert_eq!(tables(&r), ["account", "client"]);
+    assert_eq!(cols(&r), ["account.client_id", "account.kind", "client.id", "client.name"]);
+    assert_eq!(pairs(&r), ["account.client_id = client.id"]);
+    assert!(r.unresolved.is_empty());
+}
