@@ -13,3 +13,4 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+"$(dirname "$0")/fetch-minilm.sh"  # offline embedding model for CRUSH (lucy crush); quiet when present
