@@ -1,11 +1,90 @@
-//! `lucy view` (in progress).
+//! `lucy view`: GenerateView from the command line.
 
-use super::Ctx;
+use std::path::PathBuf;
+
+use super::{print_json, Ctx};
 use crate::error::{Error, Result};
+use crate::graph::SchemaGraph;
+use crate::types::{ColumnRef, Dialect, JoinKind, SolveStatus, ViewRequest};
 
+/// Solve the join walk for the given tables and print the view.
 #[derive(Debug, clap::Args)]
-pub struct ViewArgs {}
+pub struct ViewArgs {
+    /// dbModel JSON file.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Relevant tables, comma-separated (inner pattern tables allowed).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub tables: Vec<String>,
+    /// Requested attributes `TABLE.column`, comma-separated. Without it the
+    /// view keeps every column of the relevant tables.
+    #[arg(long, value_delimiter = ',')]
+    pub attrs: Vec<String>,
+    /// Dialect of the emitted CREATE VIEW.
+    #[arg(long, value_enum, default_value_t = Dialect::Sqlite)]
+    pub dialect: Dialect,
+    /// Time limit for the solve, in seconds.
+    #[arg(long = "time-limit", default_value_t = 10.0)]
+    pub time_limit: f64,
+    /// Name of the view.
+    #[arg(long, default_value = "lucy_view")]
+    pub name: String,
+}
 
-pub fn run(_args: ViewArgs, _ctx: Ctx) -> Result<i32> {
-    Err(Error::Input("not implemented yet".into()))
+pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
+    let model = crate::model::load(&args.model)?;
+    let graph = SchemaGraph::new(model)?;
+    let mut attributes = Vec::new();
+    for a in args.attrs.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        let Some((t, c)) = a.split_once('.') else {
+            return Err(Error::Input(format!("--attrs: `{a}` is not TABLE.column")));
+        };
+        attributes.push(ColumnRef::new(t, c));
+    }
+    let tables: Vec<String> = args.tables.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    let req = ViewRequest {
+        tables,
+        attributes,
+        dialect: args.dialect,
+        view_name: args.name.clone(),
+        time_limit_s: args.time_limit,
+    };
+    let res = crate::solve::generate_view(&graph, &req)?;
+    if ctx.json {
+        print_json(&res)?;
+    } else {
+        println!("status: {}", res.status.as_str());
+        if res.status == SolveStatus::Infeasible {
+            println!("why: {}", res.explanation.as_deref().unwrap_or("(no explanation)"));
+        } else {
+            println!("walk: {}", res.walk.join(" -> "));
+            println!(
+                "cost: {} extra table occurrence(s), length {}, {:.1} ms ({})",
+                res.objective, res.path_length, res.solve_ms, res.n_bound
+            );
+            println!("joins:");
+            for j in &res.joins {
+                let kind = if j.kind == JoinKind::Inner { "INNER" } else { "LEFT " };
+                let on: Vec<String> = j.on.iter().map(|p| format!("{} = {}", p[0], p[1])).collect();
+                println!("  {kind} {} -> {} ON {}", j.left, j.right, on.join(" AND "));
+            }
+            for a in &res.ambiguities {
+                println!(
+                    "ambiguity: {} - {} has {} relationships ({}); chose {}: {}",
+                    a.left,
+                    a.right,
+                    a.candidates.len(),
+                    a.candidates.join(", "),
+                    a.chosen,
+                    a.reason
+                );
+            }
+            if let Some(n) = &res.explanation {
+                println!("note: {n}");
+            }
+            println!();
+            println!("{}", res.view_sql);
+        }
+    }
+    Ok(if res.status == SolveStatus::Infeasible { 3 } else { 0 })
 }

@@ -2,10 +2,23 @@
 //!
 //! Backends: an OpenAI-compatible HTTP client (`openai`), record/replay
 //! cassettes (`cassette`), and a scripted mock server for tests (`mock`).
+//! [`build_chat_model`] turns the `--llm-*` flags ([`LlmArgs`]) into one.
+//! See docs/llm.md.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+
+pub mod cassette;
+pub mod config;
+pub mod mock;
+pub mod openai;
+pub mod retry;
+mod wire;
+
+pub use cassette::{cassette_key, CassetteEntry, Recorder, Replayer};
+pub use config::{build_chat_model, ApiKey, LlmArgs, LlmConfig, StructuredMode, NOT_CONFIGURED_HINT};
+pub use openai::OpenAiClient;
 
 /// One chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,1 +1,161 @@
-//! (in progress)
+//! The summary view (Lucy §3.3 "Summary view", Appendix D.3.1): join the
+//! solved walk and the pattern branches along their key columns, keep the
+//! requested attributes plus the keys of relevant tables, alias every column
+//! `<TABLE>_<column>`, and write `CREATE VIEW` for the requested dialect.
+
+pub mod alias;
+pub mod joins;
+pub mod sql;
+
+use std::collections::BTreeSet;
+
+use crate::graph::{RelId, SchemaGraph, TableId};
+use crate::types::{Ambiguity, ColumnRef, Dialect, Join, JoinKind, ViewColumn};
+
+use alias::Aliaser;
+use sql::{quote_alias, quote_name};
+
+/// What the view builder needs besides the walk.
+#[derive(Debug, Clone)]
+pub struct ViewSpec<'a> {
+    /// Relevant tables (their keys are kept; with no attributes, all columns).
+    pub relevant: &'a BTreeSet<TableId>,
+    /// Relevant inner tables, reached by LEFT JOIN branches.
+    pub inner: &'a [TableId],
+    /// Requested attributes; empty means every column of the relevant tables.
+    pub attributes: &'a [ColumnRef],
+    pub forbidden_rels: &'a BTreeSet<RelId>,
+    pub dialect: Dialect,
+    pub name: &'a str,
+}
+
+/// The built view.
+#[derive(Debug, Clone)]
+pub struct BuiltView {
+    /// Instance aliases in join order.
+    pub tables: Vec<String>,
+    pub joins: Vec<Join>,
+    pub ambiguities: Vec<Ambiguity>,
+    pub columns: Vec<ViewColumn>,
+    pub sql: String,
+}
+
+/// Build the view for a solved core walk (table ids, in walk order).
+pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Result<BuiltView, String> {
+    let jt = joins::build(graph, walk, spec.inner, spec.forbidden_rels)?;
+    let d = spec.dialect;
+    let inst_ref = |i: usize| &jt.instances[i].alias;
+    // Columns.
+    let mut aliaser = Aliaser::new();
+    let mut columns = Vec::new();
+    let mut select = Vec::new();
+    for inst in &jt.instances {
+        if !spec.relevant.contains(&inst.table) {
+            continue;
+        }
+        let table = graph.table(inst.table);
+        let requested: Vec<&str> =
+            spec.attributes.iter().filter(|a| a.table == table.name).map(|a| a.column.as_str()).collect();
+        let mut cols: Vec<&str> = Vec::new();
+        if spec.attributes.is_empty() || (table.primary_key.is_empty() && requested.is_empty()) {
+            cols.extend(table.columns.iter().map(|c| c.name.as_str()));
+        } else {
+            cols.extend(table.primary_key.iter().map(String::as_str));
+            for r in requested {
+                if !cols.iter().any(|c| c.eq_ignore_ascii_case(r)) {
+                    cols.push(r);
+                }
+            }
+        }
+        for c in cols {
+            let alias = aliaser.alias(&inst.alias, c);
+            select.push(format!(
+                "  {}.{} AS {}",
+                quote_name_or_alias(graph, inst.table, &inst.alias, d),
+                quote_name(c, d),
+                quote_alias(&alias, d)
+            ));
+            columns.push(ViewColumn {
+                alias,
+                table: table.name.clone(),
+                column: c.to_string(),
+                description: table.column(c).and_then(|x| x.description.clone()),
+            });
+        }
+    }
+    // FROM and joins.
+    let first = &jt.instances[0];
+    let mut from = vec![format!("FROM {}", table_ref(graph, first.table, &first.alias, d))];
+    let mut out_joins = Vec::new();
+    for j in &jt.joins {
+        let (lt, rt) = (jt.instances[j.left].table, jt.instances[j.right].table);
+        let rel = graph.relationship(j.rel);
+        let (from_t, _) = graph.endpoints(j.rel);
+        let pairs: Vec<(String, String)> = rel
+            .on
+            .iter()
+            .map(|p| if from_t == lt { (p[0].clone(), p[1].clone()) } else { (p[1].clone(), p[0].clone()) })
+            .collect();
+        debug_assert!(from_t == lt || from_t == rt);
+        let cond: Vec<String> = pairs
+            .iter()
+            .map(|(a, b)| {
+                format!(
+                    "{}.{} = {}.{}",
+                    quote_name_or_alias(graph, lt, inst_ref(j.left), d),
+                    quote_name(a, d),
+                    quote_name_or_alias(graph, rt, inst_ref(j.right), d),
+                    quote_name(b, d)
+                )
+            })
+            .collect();
+        let kw = match j.kind {
+            JoinKind::Inner => "INNER JOIN",
+            JoinKind::Left => "LEFT JOIN",
+        };
+        from.push(format!("  {kw} {} ON {}", table_ref(graph, rt, inst_ref(j.right), d), cond.join(" AND ")));
+        out_joins.push(Join {
+            left: inst_ref(j.left).clone(),
+            right: inst_ref(j.right).clone(),
+            kind: j.kind,
+            on: pairs
+                .iter()
+                .map(|(a, b)| [format!("{}.{a}", inst_ref(j.left)), format!("{}.{b}", inst_ref(j.right))])
+                .collect(),
+            relationship: rel.id(),
+        });
+    }
+    let sql = format!(
+        "CREATE VIEW {} AS\nSELECT\n{}\n{};",
+        quote_alias(spec.name, d),
+        select.join(",\n"),
+        from.join("\n")
+    );
+    Ok(BuiltView {
+        tables: jt.instances.iter().map(|i| i.alias.clone()).collect(),
+        joins: out_joins,
+        ambiguities: jt.ambiguities,
+        columns,
+        sql,
+    })
+}
+
+/// `TABLE` or `TABLE AS TABLE_2` for a second instance.
+fn table_ref(graph: &SchemaGraph, t: TableId, alias: &str, d: Dialect) -> String {
+    let name = graph.name(t);
+    if name == alias {
+        quote_name(name, d)
+    } else {
+        format!("{} AS {}", quote_name(name, d), quote_alias(alias, d))
+    }
+}
+
+/// How columns of an instance are qualified: the table name for the first
+/// instance, the instance alias otherwise.
+fn quote_name_or_alias(graph: &SchemaGraph, t: TableId, alias: &str, d: Dialect) -> String {
+    if graph.name(t) == alias {
+        quote_name(alias, d)
+    } else {
+        quote_alias(alias, d)
+    }
+}

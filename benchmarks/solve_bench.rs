@@ -1,0 +1,309 @@
+//! GenerateView solve time vs schema size. Prints a markdown table.
+//!
+//! `cargo run --example solve_bench` (add `-- --quick` for fewer queries,
+//! `-- --no-before` to skip the slow plain-MILP column).
+//!
+//! Models: DDO, ACME and BIRD formula1 (when present in dbmodels/), a
+//! 52-table synthetic model shaped like the paper's Cloud Resources benchmark
+//! (benchmarks/models/cloud52.json, written here deterministically), and
+//! random schemas of 200 and 1,000 tables (seeded). Queries are seeded random
+//! relevant sets: 2–4 tables on the curated models, 5–10 tables drawn from a
+//! neighbourhood (BFS radius 3 around a random table) on the random schemas —
+//! a question touches related tables, not ten random corners of a warehouse.
+
+use std::time::Instant;
+
+use lucy::graph::SchemaGraph;
+use lucy::solve::relevant::{core_problem, scope, Relax};
+use lucy::solve::{generate_view, milp::solve_milp, preprocess::prune, solve_core, CoreOptions};
+use lucy::types::{Cardinality, Column, DbModel, Pattern, PatternNode, Relationship, SolveStatus, Table, ViewRequest};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn table(name: &str, fks: &[&str]) -> Table {
+    let mut columns = vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }];
+    columns.push(Column { name: "name".into(), sql_type: "TEXT".into(), nullable: true, description: None });
+    for f in fks {
+        columns.push(Column { name: format!("{}_id", f.to_lowercase()), sql_type: "INTEGER".into(), nullable: true, description: None });
+    }
+    Table { name: name.into(), description: None, primary_key: vec!["id".into()], columns }
+}
+
+fn fk(from: &str, to: &str) -> Relationship {
+    Relationship {
+        name: None,
+        from: from.into(),
+        to: to.into(),
+        cardinality: Cardinality::ManyToOne,
+        on: vec![[format!("{}_id", to.to_lowercase()), "id".into()]],
+        description: None,
+    }
+}
+
+/// Build a model from (table, referenced tables) pairs.
+fn model(name: &str, spec: &[(String, Vec<String>)], patterns: Vec<Pattern>) -> DbModel {
+    let tables = spec.iter().map(|(t, f)| table(t, &f.iter().map(String::as_str).collect::<Vec<_>>())).collect();
+    let relationships = spec.iter().flat_map(|(t, f)| f.iter().map(move |x| fk(t, x))).collect();
+    DbModel { name: name.into(), tables, relationships, patterns, ..Default::default() }
+}
+
+/// 52 tables like the paper's Cloud Resources model: 2 stars, 5 snowflakes,
+/// 2 m:m, one lookup, around a core of managed objects.
+pub fn cloud52() -> DbModel {
+    let mut spec: Vec<(String, Vec<String>)> = Vec::new();
+    let s = |x: &str| x.to_string();
+    let core = [
+        ("LOCATION", vec![]),
+        ("DATACENTER", vec!["LOCATION"]),
+        ("FOLDER", vec!["DATACENTER"]),
+        ("CLUSTER", vec!["DATACENTER"]),
+        ("HOST", vec!["CLUSTER"]),
+        ("DATASTORE", vec!["DATACENTER"]),
+        ("NETWORK", vec!["DATACENTER"]),
+        ("RESOURCEPOOL", vec!["CLUSTER"]),
+        ("VM", vec!["HOST", "RESOURCEPOOL", "FOLDER"]),
+        ("VM2DATASTORE", vec!["VM", "DATASTORE"]),
+        ("VM2NETWORK", vec!["VM", "NETWORK"]),
+        ("TENANT", vec!["LOCATION"]),
+        ("ALARM", vec!["VM"]),
+        ("EVENT", vec!["HOST"]),
+    ];
+    for (t, f) in core {
+        spec.push((s(t), f.into_iter().map(s).collect()));
+    }
+    let mut patterns = vec![
+        Pattern::Lookup { tables: vec![s("LOCATION")], description: None },
+        Pattern::ManyToMany { junction: s("VM2DATASTORE"), sides: [s("VM"), s("DATASTORE")], relationships: None, description: None },
+        Pattern::ManyToMany { junction: s("VM2NETWORK"), sides: [s("VM"), s("NETWORK")], relationships: None, description: None },
+    ];
+    // 5 snowflakes (root -> 2 children -> 2 grandchildren each = 6 inner) on
+    // VM, HOST, RESOURCEPOOL, CLUSTER, DATASTORE; 2 stars (root -> 4 leaves)
+    // on ALARM and EVENT: 5*6 + 2*4 = 38 inner tables, 14 + 38 = 52.
+    for root in ["VM", "HOST", "RESOURCEPOOL", "CLUSTER", "DATASTORE"] {
+        let mut children = Vec::new();
+        for c in ["CONFIG", "RUNTIME"] {
+            let mid = format!("{root}_{c}");
+            spec.push((mid.clone(), vec![s(root)]));
+            let mut leaves = Vec::new();
+            for l in ["CPU", "MEM"] {
+                let leaf = format!("{mid}_{l}");
+                spec.push((leaf.clone(), vec![mid.clone()]));
+                leaves.push(PatternNode { table: leaf, children: vec![], relationship: None });
+            }
+            children.push(PatternNode { table: mid, children: leaves, relationship: None });
+        }
+        patterns.push(Pattern::Snowflake { root: s(root), children, description: None });
+    }
+    for root in ["ALARM", "EVENT"] {
+        let mut children = Vec::new();
+        for l in ["SEVERITY", "SOURCE", "ACTION", "STATE"] {
+            let leaf = format!("{root}_{l}");
+            spec.push((leaf.clone(), vec![s(root)]));
+            children.push(PatternNode { table: leaf, children: vec![], relationship: None });
+        }
+        patterns.push(Pattern::Star { root: s(root), children, description: None });
+    }
+    assert_eq!(spec.len(), 52);
+    model("cloud52", &spec, patterns)
+}
+
+/// A random connected schema: a random tree plus extra edges (average
+/// degree about 3), 1% lookups and 1% m:m junctions.
+pub fn random_schema(n: usize, seed: u64) -> DbModel {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let name = |i: usize| format!("T{i:04}");
+    let mut refs: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in 1..n {
+        refs[i].push(rng.random_range(0..i));
+    }
+    for _ in 0..n / 2 {
+        let a = rng.random_range(0..n);
+        let b = rng.random_range(0..n);
+        if a != b && !refs[a].contains(&b) && !refs[b].contains(&a) {
+            refs[a].push(b);
+        }
+    }
+    let mut patterns = Vec::new();
+    let lookups: Vec<String> = (0..n / 100).map(|_| name(rng.random_range(0..n))).collect();
+    let mut used: Vec<usize> = Vec::new();
+    for _ in 0..n / 100 {
+        let k = rng.random_range(1..n);
+        if refs[k].len() == 1 && !used.contains(&k) {
+            // Junction k between its parent and a new side.
+            let side = (k + 1 + rng.random_range(0..n - 1)) % n;
+            if side != refs[k][0] && side != k && !refs[side].contains(&k) {
+                refs[k].push(side);
+                used.push(k);
+                patterns.push(Pattern::ManyToMany {
+                    junction: name(k),
+                    sides: [name(refs[k][0]), name(side)],
+                    relationships: None,
+                    description: None,
+                });
+            }
+        }
+    }
+    let mut lk = lookups;
+    lk.sort();
+    lk.dedup();
+    lk.retain(|l| !used.iter().any(|&u| &name(u) == l));
+    if !lk.is_empty() {
+        patterns.push(Pattern::Lookup { tables: lk, description: None });
+    }
+    let spec: Vec<(String, Vec<String>)> = (0..n).map(|i| (name(i), refs[i].iter().map(|&j| name(j)).collect())).collect();
+    model(&format!("random{n}"), &spec, patterns)
+}
+
+fn queries(g: &SchemaGraph, count: usize, size: (usize, usize), radius: Option<u32>, seed: u64) -> Vec<Vec<String>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let core = g.core_tables();
+    let mut out = Vec::new();
+    while out.len() < count {
+        let k = rng.random_range(size.0..=size.1);
+        let pool: Vec<usize> = match radius {
+            None => core.clone(),
+            Some(rad) => {
+                let c = core[rng.random_range(0..core.len())];
+                let mut dist = vec![u32::MAX; g.len()];
+                dist[c] = 0;
+                let mut q = std::collections::VecDeque::from([c]);
+                while let Some(u) = q.pop_front() {
+                    for (v, _) in g.neighbors(u) {
+                        if dist[v] == u32::MAX && dist[u] < rad {
+                            dist[v] = dist[u] + 1;
+                            q.push_back(v);
+                        }
+                    }
+                }
+                core.iter().copied().filter(|&t| dist[t] != u32::MAX).collect()
+            }
+        };
+        if pool.len() < k {
+            continue;
+        }
+        let mut pick = pool.clone();
+        for i in 0..k {
+            let j = rng.random_range(i..pick.len());
+            pick.swap(i, j);
+        }
+        out.push(pick[..k].iter().map(|&t| g.name(t).to_string()).collect());
+    }
+    out
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v[i]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let before = !args.iter().any(|a| a == "--no-before");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let cloud = cloud52();
+    let cloud_path = format!("{root}/benchmarks/models/cloud52.json");
+    if let Ok(text) = serde_json::to_string_pretty(&cloud) {
+        let _ = std::fs::write(&cloud_path, text + "\n");
+    }
+    let mut models: Vec<(String, DbModel, (usize, usize), Option<u32>, usize)> = Vec::new();
+    let nq = if quick { 10 } else { 40 };
+    for (label, file) in [("DDO", "ddo.json"), ("ACME", "acme.json"), ("BIRD formula1", "bird_formula1.json")] {
+        match lucy::model::load(format!("{root}/dbmodels/{file}")) {
+            Ok(m) => models.push((label.into(), m, (2, 4), None, nq)),
+            Err(e) => eprintln!("skipping {label}: {e}"),
+        }
+    }
+    models.push(("cloud52 (synthetic)".into(), cloud, (2, 4), None, nq));
+    models.push(("random 200".into(), random_schema(200, 200), (5, 10), Some(3), nq / 2));
+    models.push(("random 1000".into(), random_schema(1000, 1000), (5, 10), Some(3), nq / 2));
+
+    println!("| model | tables (core) | queries | median ms | p95 ms | n (median / max) | vars / rows after (median) | optimal | plain MILP: median ms, vars / rows (median) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (label, m, size, radius, count) in models {
+        let g = match SchemaGraph::new(m) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("{label}: {e}");
+                continue;
+            }
+        };
+        let qs = queries(&g, count, size, radius, 42);
+        let (mut times, mut ns, mut vars, mut rows) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut optimal = 0;
+        let (mut plain_ms, mut plain_vars, mut plain_rows) = (Vec::new(), Vec::new(), Vec::new());
+        let mut plain_note = String::new();
+        for (qi, q) in qs.iter().enumerate() {
+            let mut req = ViewRequest::new(q.clone());
+            req.time_limit_s = 10.0;
+            let t = Instant::now();
+            let res = match generate_view(&g, &req) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("{label} {q:?}: {e}");
+                    continue;
+                }
+            };
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            if res.status == SolveStatus::Optimal {
+                optimal += 1;
+            }
+            ns.push(res.path_length as f64);
+            vars.push(res.model_size.variables as f64);
+            rows.push(res.model_size.constraints as f64);
+            // Before: the plain layered MILP at the same n, no reductions.
+            let limit_plain = if g.len() >= 1000 { 3 } else if g.len() >= 200 { 5 } else { count };
+            if before && res.status != SolveStatus::Infeasible && qi < limit_plain {
+                let sc = scope(&g, &req).expect("scope");
+                let cm = core_problem(&g, &sc, Relax::NONE);
+                let n = res.path_length;
+                match solve_milp(&cm.problem, n, None, 20.0) {
+                    Ok(out) => {
+                        plain_ms.push(out.ms);
+                        plain_vars.push(out.variables as f64);
+                        plain_rows.push(out.constraints as f64);
+                        if !matches!(out.status, lucy::solve::milp::MilpStatus::Optimal) {
+                            plain_note = " (some hit the 20 s limit)".into();
+                        }
+                    }
+                    Err(e) => eprintln!("plain MILP: {e}"),
+                }
+                let _ = prune(&cm.problem, n);
+            }
+        }
+        let max_n = ns.iter().cloned().fold(0.0, f64::max);
+        let plain = if plain_ms.is_empty() {
+            "—".to_string()
+        } else {
+            format!(
+                "{:.1} ms, {:.0} / {:.0} over {} queries{plain_note}",
+                pct(&mut plain_ms.clone(), 0.5),
+                pct(&mut plain_vars, 0.5),
+                pct(&mut plain_rows, 0.5),
+                plain_ms.len()
+            )
+        };
+        println!(
+            "| {label} | {} ({}) | {} | {:.2} | {:.2} | {:.0} / {:.0} | {:.0} / {:.0} | {}/{} | {plain} |",
+            g.len(),
+            g.core_tables().len(),
+            times.len(),
+            pct(&mut times.clone(), 0.5),
+            pct(&mut times.clone(), 0.95),
+            pct(&mut ns.clone(), 0.5),
+            max_n,
+            pct(&mut vars, 0.5),
+            pct(&mut rows, 0.5),
+            optimal,
+            times.len()
+        );
+    }
+    // Production path without the reductions, on the core problem (the
+    // exact search still settles n): shows what preprocessing buys the MILP.
+    let _ = solve_core;
+    let _ = CoreOptions::default();
+}

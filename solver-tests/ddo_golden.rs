@@ -1,0 +1,377 @@
+//! Golden tests of GenerateView on the paper's DDO examples (Q1–Q3), run on
+//! dbmodels/ddo.json and the sample database dbmodels/ddo.sqlite.
+
+use lucy::graph::SchemaGraph;
+use lucy::solve::generate_view;
+use lucy::types::{ColumnRef, Dialect, JoinKind, Pattern, SolveStatus, ViewRequest, ViewResult};
+use lucy::DbModel;
+
+const DDO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
+const DDO_DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
+
+fn ddo_model() -> DbModel {
+    lucy::model::load(DDO).expect("dbmodels/ddo.json loads")
+}
+
+fn ddo() -> SchemaGraph {
+    SchemaGraph::new(ddo_model()).expect("graph")
+}
+
+fn req(tables: &[&str]) -> ViewRequest {
+    ViewRequest::new(tables.iter().map(|s| s.to_string()).collect())
+}
+
+fn solve(g: &SchemaGraph, r: &ViewRequest) -> ViewResult {
+    generate_view(g, r).expect("generate_view")
+}
+
+/// Create the view in a private copy of ddo.sqlite and run `q` on it.
+fn run_on_ddo(view_sql: &str, q: &str) -> Vec<Vec<String>> {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("ddo.sqlite");
+    std::fs::copy(DDO_DB, &copy).expect("copy ddo.sqlite");
+    let mem = rusqlite::Connection::open(&copy).expect("open ddo.sqlite copy");
+    mem.execute_batch(view_sql).unwrap_or_else(|e| panic!("view does not run on SQLite: {e}\n{view_sql}"));
+    let mut st = mem.prepare(q).unwrap();
+    let ncol = st.column_count();
+    let rows = st
+        .query_map([], |row| {
+            (0..ncol)
+                .map(|i| {
+                    let v: rusqlite::types::Value = row.get(i)?;
+                    Ok(match v {
+                        rusqlite::types::Value::Null => "NULL".to_string(),
+                        rusqlite::types::Value::Integer(x) => x.to_string(),
+                        rusqlite::types::Value::Real(x) => format!("{x:.2}"),
+                        rusqlite::types::Value::Text(s) => s,
+                        rusqlite::types::Value::Blob(_) => "<blob>".into(),
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    rows
+}
+
+#[test]
+fn q1_goes_through_the_junction_never_location() {
+    let g = ddo();
+    let mut r = req(&["CLIENT", "DATACENTER"]);
+    r.attributes = vec![ColumnRef::new("CLIENT", "name"), ColumnRef::new("DATACENTER", "name")];
+    let res = solve(&g, &r);
+    assert_eq!(res.status, SolveStatus::Optimal);
+    let fwd = ["DATACENTER", "COMPUTE", "RESOURCEPOOL", "RSPOOL2CLIENT", "CLIENT"];
+    let mut back = fwd;
+    back.reverse();
+    assert!(res.walk == fwd || res.walk == back, "walk {:?}", res.walk);
+    assert!(!res.tables.iter().any(|t| t == "LOCATION"));
+    assert_eq!(res.objective, 3.0);
+    assert_eq!(res.path_length, 5);
+    assert!(res.joins.iter().all(|j| j.kind == JoinKind::Inner));
+    assert!(res.n_bound.starts_with("n=5"), "{}", res.n_bound);
+    // Requested attributes plus keys, aliased TABLE_column.
+    let aliases: Vec<&str> = res.columns.iter().map(|c| c.alias.as_str()).collect();
+    for a in ["CLIENT_id", "CLIENT_name", "DATACENTER_id", "DATACENTER_name"] {
+        assert!(aliases.contains(&a), "{aliases:?}");
+    }
+    assert_eq!(aliases.len(), 4);
+    // The paper's answer: 29 distinct (client, datacenter) pairs for 'dev%'.
+    let rows = run_on_ddo(
+        &res.view_sql,
+        "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'",
+    );
+    assert_eq!(rows.len(), 29);
+    assert!(rows.contains(&vec!["Juniper Labs".to_string(), "dev-apac-2".to_string()]));
+    // The wrong LOCATION answer must not appear.
+    assert!(!rows.contains(&vec!["Helix Biotech".to_string(), "dev-eu-central".to_string()]));
+}
+
+#[test]
+fn q2_left_joins_both_snowflake_branches() {
+    let g = ddo();
+    let mut r = req(&["RESOURCEPOOL", "CCPU", "RCPU"]);
+    r.attributes = vec![
+        ColumnRef::new("RESOURCEPOOL", "name"),
+        ColumnRef::new("CCPU", "overheadlimit"),
+        ColumnRef::new("RCPU", "overallusage"),
+    ];
+    let res = solve(&g, &r);
+    assert_eq!(res.status, SolveStatus::Optimal);
+    assert_eq!(res.walk, vec!["RESOURCEPOOL"]);
+    assert_eq!(res.objective, 0.0);
+    let left: Vec<(&str, &str)> =
+        res.joins.iter().filter(|j| j.kind == JoinKind::Left).map(|j| (j.left.as_str(), j.right.as_str())).collect();
+    for pair in [("RESOURCEPOOL", "CONFIG"), ("CONFIG", "CCPU"), ("RESOURCEPOOL", "RUNTIME"), ("RUNTIME", "RCPU")] {
+        assert!(left.contains(&pair), "{left:?}");
+    }
+    assert_eq!(res.joins.len(), 4);
+    assert!(!res.tables.iter().any(|t| t == "CMEMORY" || t == "RMEMORY"));
+    let rows = run_on_ddo(
+        &res.view_sql,
+        "SELECT DISTINCT RESOURCEPOOL_name FROM lucy_view WHERE CCPU_overheadlimit > RCPU_overallusage + 100 ORDER BY 1",
+    );
+    assert_eq!(rows.len(), 20, "{rows:?}");
+    assert_eq!(rows[0][0], "rp-api-15");
+    // LEFT JOIN keeps pools without a configuration: every pool is in the view.
+    let all = run_on_ddo(&res.view_sql, "SELECT COUNT(DISTINCT RESOURCEPOOL_id) FROM lucy_view");
+    assert_eq!(all[0][0], "40");
+}
+
+#[test]
+fn q3_goes_through_payamount() {
+    let g = ddo();
+    let mut r = req(&["PAYMENT", "TAX", "SUPERCHARGE"]);
+    r.attributes = vec![ColumnRef::new("PAYAMOUNT", "amount")];
+    let res = solve(&g, &r);
+    assert_eq!(res.status, SolveStatus::Optimal);
+    assert_eq!(res.walk, vec!["PAYMENT"]);
+    let pairs: Vec<(&str, &str)> = res.joins.iter().map(|j| (j.left.as_str(), j.right.as_str())).collect();
+    assert_eq!(pairs, vec![("PAYMENT", "PAYAMOUNT"), ("PAYAMOUNT", "TAX"), ("PAYAMOUNT", "SUPERCHARGE")]);
+    assert!(res.joins.iter().all(|j| j.kind == JoinKind::Left));
+    let rows = run_on_ddo(
+        &res.view_sql,
+        "SELECT ROUND(SUM(CASE WHEN TAX_id IS NOT NULL OR SUPERCHARGE_id IS NOT NULL THEN PAYAMOUNT_amount END), 2) FROM lucy_view",
+    );
+    assert_eq!(rows[0][0], "12563.58");
+}
+
+#[test]
+fn without_attributes_all_columns_of_relevant_tables() {
+    let g = ddo();
+    let res = solve(&g, &req(&["CLIENT", "DATACENTER"]));
+    let n_cols = g.table(g.table_id("CLIENT").unwrap()).columns.len() + g.table(g.table_id("DATACENTER").unwrap()).columns.len();
+    assert_eq!(res.columns.len(), n_cols);
+    assert!(res.columns.iter().all(|c| c.table == "CLIENT" || c.table == "DATACENTER"));
+    let rows = run_on_ddo(&res.view_sql, "SELECT COUNT(*) FROM lucy_view");
+    assert_ne!(rows[0][0], "0");
+}
+
+#[test]
+fn view_sql_parses_in_every_dialect() {
+    use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+    use sqlparser::parser::Parser;
+    let g = ddo();
+    for tables in [&["CLIENT", "DATACENTER"][..], &["RESOURCEPOOL", "CCPU", "RCPU"], &["PAYMENT", "TAX", "SUPERCHARGE"], &["LOCATION", "COMPUTE"]] {
+        for d in [Dialect::Sqlite, Dialect::Mysql, Dialect::Postgres] {
+            let mut r = req(tables);
+            r.dialect = d;
+            r.view_name = "order".into(); // reserved: must be quoted
+            let res = solve(&g, &r);
+            let parsed = match d {
+                Dialect::Sqlite => Parser::parse_sql(&SQLiteDialect {}, &res.view_sql),
+                Dialect::Mysql => Parser::parse_sql(&MySqlDialect {}, &res.view_sql),
+                Dialect::Postgres => Parser::parse_sql(&PostgreSqlDialect {}, &res.view_sql),
+            };
+            let stmts = parsed.unwrap_or_else(|e| panic!("{d:?}: {e}\n{}", res.view_sql));
+            assert_eq!(stmts.len(), 1);
+            assert!(matches!(stmts[0], sqlparser::ast::Statement::CreateView(_)));
+            match d {
+                Dialect::Mysql => assert!(res.view_sql.contains("`order`")),
+                _ => assert!(res.view_sql.contains("\"order\"")),
+            }
+            if d == Dialect::Postgres {
+                assert!(res.view_sql.contains("\"CLIENT\"") || !tables.contains(&"CLIENT"));
+            }
+        }
+    }
+}
+
+fn with_constraints(f: impl FnOnce(&mut DbModel)) -> SchemaGraph {
+    let mut m = ddo_model();
+    f(&mut m);
+    SchemaGraph::new(m).expect("graph")
+}
+
+#[test]
+fn forbidding_compute_makes_q1_infeasible_and_explained() {
+    let g = with_constraints(|m| m.constraints.forbid_tables.push("COMPUTE".into()));
+    let res = solve(&g, &req(&["CLIENT", "DATACENTER"]));
+    assert_eq!(res.status, SolveStatus::Infeasible);
+    assert!(res.view_sql.is_empty());
+    let why = res.explanation.expect("explanation");
+    // With COMPUTE gone, only the lookup remains.
+    assert!(why.contains("lookup LOCATION (C4)"), "{why}");
+    assert!(why.contains("CLIENT") && why.contains("DATACENTER"), "{why}");
+}
+
+#[test]
+fn lookup_only_connection_is_explained_with_c4() {
+    // Remove the junction path entirely: only LOCATION connects them.
+    let g = with_constraints(|m| m.constraints.forbid_relationships.push("RESOURCEPOOL-COMPUTE".into()));
+    let res = solve(&g, &req(&["CLIENT", "DATACENTER"]));
+    assert_eq!(res.status, SolveStatus::Infeasible);
+    let why = res.explanation.unwrap();
+    assert!(why.contains("can only be connected through lookup LOCATION (C4)"), "{why}");
+}
+
+#[test]
+fn disconnected_tables_are_explained() {
+    let g = with_constraints(|m| {
+        m.constraints.forbid_tables.push("COMPUTE".into());
+        m.constraints.forbid_tables.push("LOCATION".into());
+    });
+    let res = solve(&g, &req(&["CLIENT", "DATACENTER"]));
+    assert_eq!(res.status, SolveStatus::Infeasible);
+    let why = res.explanation.unwrap();
+    assert!(why.contains("no relationship path between"), "{why}");
+    assert!(why.contains("forbidden"), "{why}");
+}
+
+#[test]
+fn requested_forbidden_table_is_explained() {
+    let g = with_constraints(|m| m.constraints.forbid_tables.push("CLIENT".into()));
+    let res = solve(&g, &req(&["CLIENT", "DATACENTER"]));
+    assert_eq!(res.status, SolveStatus::Infeasible);
+    assert!(res.explanation.unwrap().contains("CLIENT is requested but forbidden"));
+}
+
+#[test]
+fn require_tables_is_honoured() {
+    let g = with_constraints(|m| m.constraints.require_tables.push("PAYMENT".into()));
+    let res = solve(&g, &req(&["DATACENTER"]));
+    assert_eq!(res.status, SolveStatus::Optimal);
+    assert!(res.walk.contains(&"PAYMENT".to_string()) && res.walk.contains(&"DATACENTER".to_string()));
+    assert!(!res.walk.contains(&"LOCATION".to_string()), "{:?}", res.walk);
+}
+
+#[test]
+fn junction_between_both_sides_is_required_even_if_a_shortcut_exists() {
+    // A direct CLIENT–RESOURCEPOOL relationship would skip the junction: C3
+    // still demands RSPOOL2CLIENT between them.
+    let g = with_constraints(|m| {
+        m.tables.iter_mut().find(|t| t.name == "RESOURCEPOOL").unwrap().columns.push(lucy::types::Column {
+            name: "owner_client_id".into(),
+            sql_type: "INTEGER".into(),
+            nullable: true,
+            description: None,
+        });
+        m.relationships.push(lucy::types::Relationship {
+            name: Some("pool_owner".into()),
+            from: "RESOURCEPOOL".into(),
+            to: "CLIENT".into(),
+            cardinality: lucy::types::Cardinality::ManyToOne,
+            on: vec![["owner_client_id".into(), "id".into()]],
+            description: None,
+        });
+    });
+    let res = solve(&g, &req(&["CLIENT", "RESOURCEPOOL"]));
+    assert_eq!(res.status, SolveStatus::Optimal);
+    assert!(res.walk.contains(&"RSPOOL2CLIENT".to_string()), "{:?}", res.walk);
+}
+
+#[test]
+fn parallel_relationships_are_reported() {
+    // A second FK from CLIENT to LOCATION (billing location).
+    let g = with_constraints(|m| {
+        m.tables.iter_mut().find(|t| t.name == "CLIENT").unwrap().columns.push(lucy::types::Column {
+            name: "bill_loc_id".into(),
+            sql_type: "INTEGER".into(),
+            nullable: true,
+            description: None,
+        });
+        m.relationships.push(lucy::types::Relationship {
+            name: Some("client_billing_location".into()),
+            from: "CLIENT".into(),
+            to: "LOCATION".into(),
+            cardinality: lucy::types::Cardinality::ManyToOne,
+            on: vec![["bill_loc_id".into(), "id".into()]],
+            description: None,
+        });
+    });
+    let res = solve(&g, &req(&["CLIENT", "LOCATION"]));
+    assert_eq!(res.status, SolveStatus::Optimal);
+    assert_eq!(res.ambiguities.len(), 1, "{:?}", res.ambiguities);
+    let a = &res.ambiguities[0];
+    assert_eq!(a.candidates.len(), 2);
+    assert_eq!(a.chosen, "CLIENT(loc_id)->LOCATION(id)");
+    assert!(a.reason.contains("first in dbModel order"));
+    assert!(res.joins[0].on[0][0].ends_with("loc_id") || res.joins[0].on[0][1].ends_with("loc_id"));
+    // Forbidding the first one selects the other, without ambiguity.
+    let g2 = with_constraints(|m| {
+        m.tables.iter_mut().find(|t| t.name == "CLIENT").unwrap().columns.push(lucy::types::Column {
+            name: "bill_loc_id".into(),
+            sql_type: "INTEGER".into(),
+            nullable: true,
+            description: None,
+        });
+        m.relationships.push(lucy::types::Relationship {
+            name: Some("client_billing_location".into()),
+            from: "CLIENT".into(),
+            to: "LOCATION".into(),
+            cardinality: lucy::types::Cardinality::ManyToOne,
+            on: vec![["bill_loc_id".into(), "id".into()]],
+            description: None,
+        });
+        m.constraints.forbid_relationships.push("CLIENT(loc_id)->LOCATION(id)".into());
+    });
+    let res2 = solve(&g2, &req(&["CLIENT", "LOCATION"]));
+    assert!(res2.ambiguities.is_empty());
+    assert_eq!(res2.joins[0].relationship, "client_billing_location");
+}
+
+#[test]
+fn lookup_reached_from_two_tables_gets_two_instances() {
+    // A walk that uses LOCATION from CLIENT and again from DATACENTER: two
+    // lookups (client's city, datacenter's city), never one shared row.
+    let g = ddo();
+    let id = |n: &str| g.table_id(n).unwrap();
+    let walk: Vec<usize> = ["CLIENT", "LOCATION", "CLIENT", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER", "LOCATION", "DATACENTER"]
+        .iter()
+        .map(|n| id(n))
+        .collect();
+    let relevant: std::collections::BTreeSet<usize> = [id("CLIENT"), id("DATACENTER"), id("LOCATION")].into();
+    let attrs = vec![ColumnRef::new("LOCATION", "city")];
+    let spec = lucy::view::ViewSpec {
+        relevant: &relevant,
+        inner: &[],
+        attributes: &attrs,
+        forbidden_rels: &Default::default(),
+        dialect: Dialect::Sqlite,
+        name: "v",
+    };
+    let v = lucy::view::build(&g, &walk, &spec).unwrap();
+    assert_eq!(v.tables, vec!["CLIENT", "LOCATION", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER", "LOCATION_2"]);
+    assert_eq!(v.joins.len(), 6, "retracing CLIENT-LOCATION is one join");
+    assert!(v.sql.contains("LOCATION AS LOCATION_2"), "{}", v.sql);
+    let aliases: Vec<&str> = v.columns.iter().map(|c| c.alias.as_str()).collect();
+    assert!(aliases.contains(&"LOCATION_city") && aliases.contains(&"LOCATION_2_city"), "{aliases:?}");
+    let rows = run_on_ddo(&v.sql, "SELECT COUNT(*) FROM v WHERE LOCATION_city <> LOCATION_2_city");
+    assert_ne!(rows[0][0], "0");
+}
+
+#[test]
+fn relevant_lookup_sits_at_an_end_of_the_walk() {
+    let g = ddo();
+    let res = solve(&g, &req(&["LOCATION", "CLIENT", "DATACENTER"]));
+    assert_eq!(res.status, SolveStatus::Optimal);
+    // LOCATION at one end (a lookup may end the walk), never in the middle.
+    let w = &res.walk;
+    let pos: Vec<usize> = (0..w.len()).filter(|&i| w[i] == "LOCATION").collect();
+    for p in pos {
+        assert!(p == 0 || p + 1 == w.len() || w[p - 1] == w[p + 1], "{w:?}");
+    }
+    let rows = run_on_ddo(&res.view_sql, "SELECT COUNT(*) FROM lucy_view");
+    assert_ne!(rows[0][0], "0");
+}
+
+#[test]
+fn unknown_names_are_input_errors() {
+    let g = ddo();
+    let e = generate_view(&g, &req(&["CLIENTS", "DATACENTER"])).unwrap_err();
+    assert!(matches!(e, lucy::Error::Input(_)));
+    assert!(e.to_string().contains("CLIENTS") && e.to_string().contains("CLIENT"), "{e}");
+    let mut r = req(&["CLIENT"]);
+    r.attributes = vec![ColumnRef::new("CLIENT", "nme")];
+    let e = generate_view(&g, &r).unwrap_err();
+    assert!(e.to_string().contains("nme"), "{e}");
+    assert!(generate_view(&g, &req(&[])).is_err());
+}
+
+#[test]
+fn ddo_model_has_the_patterns_the_goldens_rely_on() {
+    let m = ddo_model();
+    assert!(m.patterns.iter().any(|p| matches!(p, Pattern::Lookup { tables, .. } if tables.contains(&"LOCATION".to_string()))));
+    assert!(m.patterns.iter().any(|p| matches!(p, Pattern::ManyToMany { junction, .. } if junction == "RSPOOL2CLIENT")));
+}

@@ -1,0 +1,368 @@
+//! How an LLM is configured: command-line flags, environment variables, and
+//! the one function that turns them into a [`ChatModel`].
+//!
+//! "Configured" means: an LLM model name is given (`--llm-model` or
+//! `LUCY_LLM_MODEL`), or a cassette is replayed (`--replay FILE`). Anything
+//! else (no model, no cassette) is "not configured" and
+//! [`build_chat_model`] returns `Ok(None)`; callers print
+//! [`NOT_CONFIGURED_HINT`].
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::cassette::{Recorder, Replayer};
+use super::openai::OpenAiClient;
+use super::{ChatModel, ChatRequest, ChatResponse};
+use crate::error::{Error, Result};
+
+/// Default base URL of the OpenAI-compatible API.
+pub const DEFAULT_URL: &str = "https://api.openai.com/v1";
+/// Environment variable holding the model name when `--llm-model` is absent.
+pub const ENV_MODEL: &str = "LUCY_LLM_MODEL";
+/// Environment variable holding the base URL when `--llm-url` is absent.
+pub const ENV_URL: &str = "LUCY_LLM_URL";
+/// API key variables, in order of precedence.
+pub const ENV_KEYS: [&str; 2] = ["LUCY_API_KEY", "OPENAI_API_KEY"];
+
+/// What `lucy` prints when a command needs an LLM and none is configured.
+pub const NOT_CONFIGURED_HINT: &str = "no LLM configured: pass --llm-model NAME (plus --llm-url URL for a \
+local server such as vLLM, Ollama or llama.cpp) or set LUCY_LLM_MODEL; the API key, if the server needs \
+one, comes from LUCY_API_KEY or OPENAI_API_KEY; or pass --replay FILE to answer from a recorded cassette \
+(see docs/llm.md)";
+
+/// Whether to ask the server for schema-constrained (structured) output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum StructuredMode {
+    /// Send the schema; if the server rejects it, retry without and stop
+    /// sending it to that server.
+    #[default]
+    Auto,
+    /// Send the schema; a rejection is an error.
+    On,
+    /// Never send the schema; answers are parsed from free text.
+    Off,
+}
+
+/// An API key. Its `Debug` output is redacted and it has no `Display`, so it
+/// cannot end up in logs, errors, traces or cassettes by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wrap a key (empty keys are treated as absent by the caller).
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// The key from `LUCY_API_KEY`, else `OPENAI_API_KEY`, ignoring empty values.
+    pub fn from_env() -> Option<Self> {
+        key_from(&|k| std::env::var(k).ok())
+    }
+
+    /// The secret itself; only the HTTP layer and redaction use it.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+fn key_from(env: &dyn Fn(&str) -> Option<String>) -> Option<ApiKey> {
+    ENV_KEYS.iter().find_map(|k| env(k).filter(|v| !v.trim().is_empty()).map(|v| ApiKey(v.trim().to_string())))
+}
+
+/// Everything the OpenAI-compatible client needs.
+#[derive(Debug, Clone)]
+pub struct LlmConfig {
+    /// Base URL, up to and including `/v1` (the client appends `/chat/completions`).
+    pub url: String,
+    /// Model name sent in every request.
+    pub model: String,
+    /// Bearer token; `None` for local servers that need none.
+    pub api_key: Option<ApiKey>,
+    /// Overrides every request's temperature when set.
+    pub temperature: Option<f64>,
+    /// Per-HTTP-request timeout.
+    pub timeout: Duration,
+    /// Retries after the first attempt (on 429, 5xx, timeouts, connection errors).
+    pub max_retries: u32,
+    /// Maximum number of HTTP requests in flight at once.
+    pub concurrency: usize,
+    /// Structured-output mode.
+    pub structured: StructuredMode,
+    /// First backoff delay; doubles per retry, with jitter.
+    pub backoff_base: Duration,
+    /// Cap on one backoff sleep, including a server's `Retry-After`.
+    pub backoff_max: Duration,
+}
+
+impl LlmConfig {
+    /// A config with the defaults of the command line for `model` at `url`.
+    pub fn new(url: impl Into<String>, model: impl Into<String>) -> Self {
+        LlmConfig {
+            url: url.into(),
+            model: model.into(),
+            api_key: None,
+            temperature: None,
+            timeout: Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS),
+            max_retries: DEFAULT_RETRIES,
+            concurrency: DEFAULT_CONCURRENCY,
+            structured: StructuredMode::Auto,
+            backoff_base: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(30),
+        }
+    }
+}
+
+const DEFAULT_TIMEOUT_SECS: f64 = 180.0;
+const DEFAULT_RETRIES: u32 = 4;
+const DEFAULT_CONCURRENCY: usize = 4;
+
+/// LLM flags, flattened into every subcommand that talks to an LLM
+/// (`lucy ask`, `lucy bench`).
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct LlmArgs {
+    /// Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1 for vLLM
+    /// [env: LUCY_LLM_URL] [default: https://api.openai.com/v1]
+    #[arg(long = "llm-url", value_name = "URL")]
+    pub llm_url: Option<String>,
+    /// Model name; setting it (or LUCY_LLM_MODEL) turns the LLM on [env: LUCY_LLM_MODEL]
+    #[arg(long = "llm-model", value_name = "NAME")]
+    pub llm_model: Option<String>,
+    /// Override the temperature every prompt asks for.
+    #[arg(long = "llm-temperature", value_name = "T")]
+    pub llm_temperature: Option<f64>,
+    /// Timeout of one HTTP request, in seconds.
+    #[arg(long = "llm-timeout", value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
+    pub llm_timeout: f64,
+    /// Retries on 429, 5xx, timeouts and connection errors (exponential backoff with jitter).
+    #[arg(long = "llm-retries", value_name = "N", default_value_t = DEFAULT_RETRIES)]
+    pub llm_retries: u32,
+    /// Maximum number of LLM requests in flight at once.
+    #[arg(long = "llm-concurrency", value_name = "N", default_value_t = DEFAULT_CONCURRENCY)]
+    pub llm_concurrency: usize,
+    /// Ask for schema-constrained answers: auto (fall back when the server rejects it), on, off.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = StructuredMode::Auto)]
+    pub structured: StructuredMode,
+    /// Append every LLM request/response to this JSONL cassette.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Answer every LLM request from this cassette, with no network.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+}
+
+impl Default for LlmArgs {
+    fn default() -> Self {
+        LlmArgs {
+            llm_url: None,
+            llm_model: None,
+            llm_temperature: None,
+            llm_timeout: DEFAULT_TIMEOUT_SECS,
+            llm_retries: DEFAULT_RETRIES,
+            llm_concurrency: DEFAULT_CONCURRENCY,
+            structured: StructuredMode::Auto,
+            record: None,
+            replay: None,
+        }
+    }
+}
+
+impl LlmArgs {
+    /// Whether an LLM is configured (see the module docs), reading the
+    /// process environment.
+    pub fn is_configured(&self) -> bool {
+        self.replay.is_some() || self.model_from(&|k| std::env::var(k).ok()).is_some()
+    }
+
+    fn model_from(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        nonempty(self.llm_model.clone()).or_else(|| nonempty(env(ENV_MODEL)))
+    }
+
+    /// The client configuration these flags describe, with `env` standing in
+    /// for the process environment. `None` when no model is named.
+    pub fn to_config(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<LlmConfig>> {
+        let Some(model) = self.model_from(env) else { return Ok(None) };
+        let url = nonempty(self.llm_url.clone()).or_else(|| nonempty(env(ENV_URL))).unwrap_or_else(|| DEFAULT_URL.into());
+        let parsed = reqwest::Url::parse(&url)
+            .map_err(|e| Error::Input(format!("--llm-url {url:?} is not a URL ({e}); e.g. http://127.0.0.1:8000/v1")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(Error::Input(format!("--llm-url {url:?} must start with http:// or https://")));
+        }
+        if !(self.llm_timeout.is_finite() && self.llm_timeout > 0.0) {
+            return Err(Error::Input(format!("--llm-timeout must be a positive number of seconds, got {}", self.llm_timeout)));
+        }
+        if self.llm_concurrency == 0 {
+            return Err(Error::Input("--llm-concurrency must be at least 1".into()));
+        }
+        if let Some(t) = self.llm_temperature {
+            if !(t.is_finite() && (0.0..=2.0).contains(&t)) {
+                return Err(Error::Input(format!("--llm-temperature must be between 0 and 2, got {t}")));
+            }
+        }
+        let api_key = key_from(env);
+        if api_key.is_none() && parsed.host_str() == Some("api.openai.com") {
+            return Err(Error::Input(
+                "api.openai.com needs an API key: set LUCY_API_KEY or OPENAI_API_KEY, or point --llm-url at a local server".into(),
+            ));
+        }
+        let mut cfg = LlmConfig::new(url.trim_end_matches('/'), model);
+        cfg.api_key = api_key;
+        cfg.temperature = self.llm_temperature;
+        cfg.timeout = Duration::from_secs_f64(self.llm_timeout);
+        cfg.max_retries = self.llm_retries;
+        cfg.concurrency = self.llm_concurrency;
+        cfg.structured = self.structured;
+        Ok(Some(cfg))
+    }
+}
+
+fn nonempty(s: Option<String>) -> Option<String> {
+    s.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+/// Build the chat model the flags describe, reading the process environment:
+/// - `--replay FILE`: a [`Replayer`] (no network);
+/// - else a model name (`--llm-model` / `LUCY_LLM_MODEL`): an
+///   [`OpenAiClient`], wrapped in a [`Recorder`] with `--record FILE`;
+/// - else `Ok(None)`: no LLM configured (print [`NOT_CONFIGURED_HINT`]).
+///
+/// `--llm-temperature` is applied outermost, so cassettes are keyed by the
+/// temperature actually used.
+pub fn build_chat_model(args: &LlmArgs) -> Result<Option<Box<dyn ChatModel>>> {
+    build_chat_model_with_env(args, &|k| std::env::var(k).ok())
+}
+
+/// [`build_chat_model`] with `env` standing in for the process environment.
+pub fn build_chat_model_with_env(
+    args: &LlmArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Box<dyn ChatModel>>> {
+    let inner: Box<dyn ChatModel> = if let Some(path) = &args.replay {
+        Box::new(Replayer::open(path, args.model_from(env))?)
+    } else {
+        let Some(cfg) = args.to_config(env)? else {
+            if args.record.is_some() {
+                return Err(Error::Input(format!("--record needs an LLM to record from; {NOT_CONFIGURED_HINT}")));
+            }
+            return Ok(None);
+        };
+        let client: Box<dyn ChatModel> = Box::new(OpenAiClient::new(cfg)?);
+        match &args.record {
+            Some(path) => Box::new(Recorder::create(path, client)?),
+            None => client,
+        }
+    };
+    Ok(Some(match args.llm_temperature {
+        Some(t) => Box::new(WithTemperature { inner, temperature: t }),
+        None => inner,
+    }))
+}
+
+/// Rewrites every request's temperature before passing it on.
+struct WithTemperature {
+    inner: Box<dyn ChatModel>,
+    temperature: f64,
+}
+
+impl ChatModel for WithTemperature {
+    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+        let mut req = req.clone();
+        req.temperature = self.temperature;
+        self.inner.chat(&req)
+    }
+    fn model_name(&self) -> String {
+        self.inner.model_name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn nothing_configured_is_none() {
+        let args = LlmArgs::default();
+        assert!(build_chat_model_with_env(&args, &env_of(&[])).unwrap().is_none());
+        // An API key alone does not configure an LLM: the model is what says which one.
+        assert!(build_chat_model_with_env(&args, &env_of(&[("OPENAI_API_KEY", "k")])).unwrap().is_none());
+    }
+
+    #[test]
+    fn model_from_env_and_flag_precedence() {
+        let args = LlmArgs { llm_url: Some("http://127.0.0.1:9/v1/".into()), ..Default::default() };
+        let cfg = args.to_config(&env_of(&[("LUCY_LLM_MODEL", "qwen")])).unwrap().unwrap();
+        assert_eq!(cfg.model, "qwen");
+        assert_eq!(cfg.url, "http://127.0.0.1:9/v1");
+        let args = LlmArgs { llm_model: Some("flag".into()), ..args };
+        let cfg = args.to_config(&env_of(&[("LUCY_LLM_MODEL", "qwen")])).unwrap().unwrap();
+        assert_eq!(cfg.model, "flag");
+    }
+
+    #[test]
+    fn key_precedence_and_empty_ignored() {
+        let k = key_from(&env_of(&[("LUCY_API_KEY", " "), ("OPENAI_API_KEY", "sk-b")])).unwrap();
+        assert_eq!(k.expose(), "sk-b");
+        let k = key_from(&env_of(&[("LUCY_API_KEY", "sk-a"), ("OPENAI_API_KEY", "sk-b")])).unwrap();
+        assert_eq!(k.expose(), "sk-a");
+        assert_eq!(format!("{k:?}"), "ApiKey(<redacted>)");
+    }
+
+    #[test]
+    fn openai_without_key_is_a_clear_error() {
+        let args = LlmArgs { llm_model: Some("gpt-4o".into()), ..Default::default() };
+        let err = args.to_config(&env_of(&[])).unwrap_err().to_string();
+        assert!(err.contains("LUCY_API_KEY"), "{err}");
+    }
+
+    #[test]
+    fn bad_flags_are_input_errors() {
+        let base = LlmArgs { llm_model: Some("m".into()), llm_url: Some("http://127.0.0.1:1/v1".into()), ..Default::default() };
+        for (args, needle) in [
+            (LlmArgs { llm_url: Some("not a url".into()), ..base.clone() }, "--llm-url"),
+            (LlmArgs { llm_url: Some("ftp://x/v1".into()), ..base.clone() }, "http://"),
+            (LlmArgs { llm_timeout: 0.0, ..base.clone() }, "--llm-timeout"),
+            (LlmArgs { llm_concurrency: 0, ..base.clone() }, "--llm-concurrency"),
+            (LlmArgs { llm_temperature: Some(-1.0), ..base.clone() }, "--llm-temperature"),
+        ] {
+            let err = args.to_config(&env_of(&[])).unwrap_err();
+            assert!(matches!(err, Error::Input(_)));
+            assert!(err.to_string().contains(needle), "{err}");
+        }
+    }
+
+    #[test]
+    fn record_without_model_is_an_error() {
+        let args = LlmArgs { record: Some("x.jsonl".into()), ..Default::default() };
+        let err = build_chat_model_with_env(&args, &env_of(&[])).err().unwrap().to_string();
+        assert!(err.contains("--record"), "{err}");
+    }
+
+    #[test]
+    fn cli_flags_parse() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct T {
+            #[command(flatten)]
+            llm: LlmArgs,
+        }
+        let t = T::try_parse_from(["t", "--llm-model", "m", "--structured", "off", "--llm-timeout", "2.5"]).unwrap();
+        assert_eq!(t.llm.structured, StructuredMode::Off);
+        assert_eq!(t.llm.llm_timeout, 2.5);
+        let d = T::try_parse_from(["t"]).unwrap();
+        assert_eq!(d.llm, LlmArgs::default());
+        assert!(T::try_parse_from(["t", "--record", "a", "--replay", "b"]).is_err());
+    }
+}

@@ -1,0 +1,254 @@
+//! The combinatorial exact solver: a shortest-path search over walk states
+//! (node, predecessor where C3/C4 need it, relevant tables visited, m:m
+//! bookkeeping) ordered by the lexicographic objective (cost, length).
+//!
+//! Because the objective is additive and the state captures everything the
+//! constraints look at, the first accepting state popped is optimal over
+//! walks of *any* length: this is what proves the MILP's n sufficient. With
+//! `max_len` the length joins the state and the search is the layered DP
+//! over walks of at most that many tables (the brute-force suites compare it
+//! with the MILP at the same n).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::time::Instant;
+
+use super::preprocess::{plain_distances, INF};
+use super::problem::CoreProblem;
+
+/// Outcome of the exact search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExactOutcome {
+    /// Optimal walk (node indices), with its (cost, length).
+    Optimal { walk: Vec<usize>, cost: usize, len: usize },
+    /// Every state was explored: no valid walk exists (of any length, or of
+    /// at most `max_len` tables).
+    Infeasible,
+    /// The state budget, the deadline or the bookkeeping limits were hit.
+    GaveUp(String),
+}
+
+/// Limits of the search.
+#[derive(Debug, Clone, Copy)]
+pub struct ExactLimits {
+    pub max_states: usize,
+    pub deadline: Option<Instant>,
+}
+
+impl Default for ExactLimits {
+    fn default() -> Self {
+        ExactLimits { max_states: 2_000_000, deadline: None }
+    }
+}
+
+const NONE: u32 = u32::MAX;
+// Per-junction bookkeeping, 4 bits: seen side 0, seen side 1, occurrences
+// (0 none, 1 one occurrence that is or will be interior, 2 unusable).
+const SEEN0: u8 = 1;
+const SEEN1: u8 = 2;
+const OCC_ONE: u8 = 4;
+const OCC_BAD: u8 = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct State {
+    node: u32,
+    prev: u32,
+    len: u32,
+    mask: u64,
+    jst: u128,
+}
+
+fn jget(j: u128, q: usize) -> u8 {
+    ((j >> (4 * q)) & 0xF) as u8
+}
+
+fn jset(j: u128, q: usize, v: u8) -> u128 {
+    (j & !(0xFu128 << (4 * q))) | ((v as u128) << (4 * q))
+}
+
+/// Solve exactly. `max_len`: only walks of at most that many tables.
+pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits) -> ExactOutcome {
+    let rel = p.relevant_nodes();
+    if rel.len() > 64 {
+        return ExactOutcome::GaveUp("more than 64 relevant tables".into());
+    }
+    let juncs: Vec<_> = if p.c3 { p.junctions.clone() } else { Vec::new() };
+    if juncs.len() > 32 {
+        return ExactOutcome::GaveUp("more than 32 m:m patterns in the reduced graph".into());
+    }
+    if rel.is_empty() {
+        return ExactOutcome::Infeasible;
+    }
+    let n = p.len();
+    let mut bit = vec![0u64; n];
+    for (k, &t) in rel.iter().enumerate() {
+        bit[t] = 1u64 << k;
+    }
+    let full: u64 = if rel.len() == 64 { u64::MAX } else { (1u64 << rel.len()) - 1 };
+    // Needs the predecessor remembered: C4 lookups and C3 junctions.
+    let special: Vec<bool> = (0..n).map(|i| p.is_active_lookup(i) || p.is_active_junction(i)).collect();
+    // A* heuristic, lexicographic (cost, length): for every unvisited
+    // relevant t, at least cdist(node, t) more tables outside T and
+    // dist(node, t) more steps. Both are consistent along edges.
+    let hdist: Vec<Vec<u32>> = rel.iter().map(|&t| plain_distances(p, t)).collect();
+    let cdist: Vec<Vec<u32>> = rel.iter().map(|&t| cost_distances(p, t)).collect();
+    let h = |node: usize, mask: u64| -> (u32, u32) {
+        let (mut c, mut l) = (0, 0);
+        for k in 0..hdist.len() {
+            if mask & (1u64 << k) == 0 {
+                l = l.max(hdist[k][node]);
+                c = c.max(cdist[k][node]);
+            }
+        }
+        (c, l)
+    };
+    let enter = |jst: u128, v: usize, first: bool| -> u128 {
+        let mut j = jst;
+        for (q, jn) in juncs.iter().enumerate() {
+            let mut s = jget(j, q);
+            if v == jn.sides[0] {
+                s |= SEEN0;
+            }
+            if v == jn.sides[1] {
+                s |= SEEN1;
+            }
+            if v == jn.k {
+                if first || s & (OCC_ONE | OCC_BAD) != 0 {
+                    s = (s & (SEEN0 | SEEN1)) | OCC_BAD;
+                } else {
+                    s |= OCC_ONE;
+                }
+            }
+            j = jset(j, q, s);
+        }
+        j
+    };
+    let accept = |st: &State| -> bool {
+        if st.mask != full {
+            return false;
+        }
+        for (q, jn) in juncs.iter().enumerate() {
+            let s = jget(st.jst, q);
+            if s & SEEN0 != 0 && s & SEEN1 != 0 {
+                // Exactly one occurrence, interior: not the last table.
+                if s & OCC_ONE == 0 || s & OCC_BAD != 0 || st.node as usize == jn.k {
+                    return false;
+                }
+            }
+        }
+        true
+    };
+
+    type Key = (u32, u32, u32, u32); // (cost + hc, len + hl, cost, len)
+    let mut heap: BinaryHeap<Reverse<(Key, usize)>> = BinaryHeap::new();
+    let mut states: Vec<State> = Vec::new();
+    let mut parent: Vec<usize> = Vec::new();
+    let mut best: HashMap<State, (u32, u32)> = HashMap::new();
+    let bounded = max_len.is_some();
+    let cap = max_len.unwrap_or(usize::MAX) as u32;
+    for s in 0..n {
+        if cap == 0 {
+            break;
+        }
+        let st = State {
+            node: s as u32,
+            prev: NONE,
+            len: if bounded { 1 } else { 0 },
+            mask: bit[s],
+            jst: enter(0, s, true),
+        };
+        let cost = (!p.relevant[s]) as u32;
+        let hv = h(s, st.mask);
+        if hv.1 >= INF {
+            continue;
+        }
+        if best.get(&st).is_some_and(|&b| b <= (cost, 1)) {
+            continue;
+        }
+        best.insert(st, (cost, 1));
+        states.push(st);
+        parent.push(usize::MAX);
+        heap.push(Reverse(((cost + hv.0, 1 + hv.1, cost, 1), states.len() - 1)));
+    }
+    let mut popped = 0usize;
+    while let Some(Reverse(((_, _, cost, len), idx))) = heap.pop() {
+        let st = states[idx];
+        if best.get(&st).is_some_and(|&b| b < (cost, len)) {
+            continue;
+        }
+        popped += 1;
+        if popped > limits.max_states {
+            return ExactOutcome::GaveUp(format!("state budget of {} exhausted", limits.max_states));
+        }
+        if popped % 4096 == 0 && limits.deadline.is_some_and(|d| Instant::now() >= d) {
+            return ExactOutcome::GaveUp("time limit".into());
+        }
+        if accept(&st) {
+            let mut walk = Vec::new();
+            let mut i = idx;
+            while i != usize::MAX {
+                walk.push(states[i].node as usize);
+                i = parent[i];
+            }
+            walk.reverse();
+            return ExactOutcome::Optimal { walk, cost: cost as usize, len: len as usize };
+        }
+        if len >= cap {
+            continue;
+        }
+        let u = st.node as usize;
+        let prev = if st.prev == NONE { None } else { Some(st.prev as usize) };
+        for &v in &p.adj[u] {
+            if special[u] && !p.step_allowed(prev, u, v) {
+                continue;
+            }
+            let mask = st.mask | bit[v];
+            let hv = h(v, mask);
+            if hv.1 >= INF {
+                continue;
+            }
+            let ns = State {
+                node: v as u32,
+                prev: if special[v] { u as u32 } else { 0 },
+                len: if bounded { len + 1 } else { 0 },
+                mask,
+                jst: enter(st.jst, v, false),
+            };
+            let nc = cost + (!p.relevant[v]) as u32;
+            let nl = len + 1;
+            if best.get(&ns).is_some_and(|&b| b <= (nc, nl)) {
+                continue;
+            }
+            best.insert(ns, (nc, nl));
+            states.push(ns);
+            parent.push(idx);
+            heap.push(Reverse(((nc + hv.0, nl + hv.1, nc, nl), states.len() - 1)));
+        }
+    }
+    ExactOutcome::Infeasible
+}
+
+/// Fewest tables outside T strictly after `a` on a path from `a` to `t`
+/// (0-1 BFS towards `t`).
+fn cost_distances(p: &CoreProblem, t: usize) -> Vec<u32> {
+    let mut dist = vec![INF; p.len()];
+    let mut dq = std::collections::VecDeque::new();
+    dist[t] = 0;
+    dq.push_back(t);
+    while let Some(v) = dq.pop_front() {
+        // Stepping a -> v costs [v not in T].
+        let w = (!p.relevant[v]) as u32;
+        for &a in &p.adj[v] {
+            let nd = dist[v] + w;
+            if nd < dist[a] {
+                dist[a] = nd;
+                if w == 0 {
+                    dq.push_front(a);
+                } else {
+                    dq.push_back(a);
+                }
+            }
+        }
+    }
+    dist
+}

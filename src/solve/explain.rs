@@ -1,0 +1,167 @@
+//! Why a request is infeasible: first plain connectivity, then the smallest
+//! set of constraint groups (C3 m:m, C4 lookup, user forbids) whose
+//! relaxation admits a walk, described by what that walk would have to
+//! break.
+
+use std::time::Instant;
+
+use crate::graph::SchemaGraph;
+
+use super::exact::{solve_exact, ExactLimits, ExactOutcome};
+use super::problem::CoreProblem;
+use super::relevant::{core_problem, Relax, Scope};
+
+/// A human explanation of the infeasibility of `scope`.
+pub fn explain(graph: &SchemaGraph, scope: &Scope, deadline: Instant) -> String {
+    if !scope.blocked.is_empty() {
+        return scope.blocked.join("; ");
+    }
+    // 1. Connectivity, ignoring C3/C4, with and without the user forbids.
+    let plain = core_problem(graph, scope, Relax { c3: false, c4: false, forbids: true });
+    if let Some((a, b)) = disconnected_pair(&plain.problem) {
+        let unforbidden = core_problem(graph, scope, Relax { c3: false, c4: false, forbids: false });
+        let (la, lb) = (plain.tables[a], plain.tables[b]);
+        let still = match (unforbidden.local(la), unforbidden.local(lb)) {
+            (Some(x), Some(y)) => !connected(&unforbidden.problem, x, y),
+            _ => true,
+        };
+        let (na, nb) = (graph.name(la), graph.name(lb));
+        return if still {
+            format!("no relationship path between {na} and {nb} among core tables")
+        } else {
+            format!("no relationship path between {na} and {nb} once the forbidden tables/relationships are removed{}", forbids_note(graph, scope))
+        };
+    }
+    // 2. Relax constraint groups, smallest sets first.
+    const GROUPS: [(&str, Relax); 6] = [
+        ("c3", Relax { c3: false, c4: true, forbids: true }),
+        ("c4", Relax { c3: true, c4: false, forbids: true }),
+        ("forbids", Relax { c3: true, c4: true, forbids: false }),
+        ("c3+c4", Relax { c3: false, c4: false, forbids: true }),
+        ("c3+forbids", Relax { c3: false, c4: true, forbids: false }),
+        ("c4+forbids", Relax { c3: true, c4: false, forbids: false }),
+    ];
+    for (_, relax) in GROUPS {
+        let cm = core_problem(graph, scope, relax);
+        let limits = ExactLimits { max_states: 500_000, deadline: Some(deadline) };
+        if let ExactOutcome::Optimal { walk, .. } = solve_exact(&cm.problem, None, limits) {
+            let strict = core_problem(graph, scope, Relax::NONE);
+            let mut why = Vec::new();
+            if !relax.c4 {
+                why.extend(c4_breaks(&strict.problem, &walk));
+            }
+            if !relax.c3 {
+                why.extend(c3_breaks(&strict.problem, &walk));
+            }
+            if !relax.forbids {
+                why.extend(forbid_breaks(graph, scope, &cm.tables, &walk));
+            }
+            why.dedup();
+            if !why.is_empty() {
+                return why.join("; ");
+            }
+        }
+    }
+    "no walk satisfies the dbModel constraints even with C3, C4 or the user forbids relaxed in pairs (all three together would be needed)".into()
+}
+
+fn forbids_note(graph: &SchemaGraph, scope: &Scope) -> String {
+    let mut v: Vec<String> = scope.forbidden_tables.iter().map(|&t| graph.name(t).to_string()).collect();
+    v.extend(scope.forbidden_rels.iter().map(|&r| graph.relationship(r).id()));
+    if v.is_empty() {
+        String::new()
+    } else {
+        format!(" (forbidden: {})", v.join(", "))
+    }
+}
+
+fn connected(p: &CoreProblem, a: usize, b: usize) -> bool {
+    let mut seen = vec![false; p.len()];
+    let mut stack = vec![a];
+    seen[a] = true;
+    while let Some(u) = stack.pop() {
+        if u == b {
+            return true;
+        }
+        for &v in &p.adj[u] {
+            if !seen[v] {
+                seen[v] = true;
+                stack.push(v);
+            }
+        }
+    }
+    false
+}
+
+fn disconnected_pair(p: &CoreProblem) -> Option<(usize, usize)> {
+    let rel = p.relevant_nodes();
+    let first = *rel.first()?;
+    rel.iter().skip(1).find(|&&t| !connected(p, first, t)).map(|&t| (first, t))
+}
+
+/// Interior lookups whose neighbours differ: "A and B can only be connected
+/// through lookup L (C4)".
+fn c4_breaks(p: &CoreProblem, walk: &[usize]) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in 1..walk.len().saturating_sub(1) {
+        let l = walk[w];
+        if p.lookup[l] && walk[w - 1] != walk[w + 1] {
+            out.push(format!(
+                "{} and {} can only be connected through lookup {} (C4)",
+                p.names[walk[w - 1]],
+                p.names[walk[w + 1]],
+                p.names[l]
+            ));
+        }
+    }
+    out
+}
+
+fn c3_breaks(p: &CoreProblem, walk: &[usize]) -> Vec<String> {
+    let mut out = Vec::new();
+    for j in &p.junctions {
+        let (s0, s1, k) = (&p.names[j.sides[0]], &p.names[j.sides[1]], &p.names[j.k]);
+        for w in 1..walk.len().saturating_sub(1) {
+            if walk[w] == j.k && !p.step_allowed(Some(walk[w - 1]), walk[w], walk[w + 1]) {
+                out.push(format!(
+                    "the only connection passes through junction {k} from {} to {}, but {k} only relates {s0} and {s1} (C3)",
+                    p.names[walk[w - 1]],
+                    p.names[walk[w + 1]]
+                ));
+            }
+        }
+        if walk.contains(&j.sides[0]) && walk.contains(&j.sides[1]) {
+            let occ: Vec<usize> = (0..walk.len()).filter(|&w| walk[w] == j.k).collect();
+            if occ.len() != 1 || occ[0] == 0 || occ[0] + 1 == walk.len() {
+                out.push(format!(
+                    "{s0} and {s1} must both be in the view, but they can only be connected without passing once through their junction {k} (C3)"
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn forbid_breaks(graph: &SchemaGraph, scope: &Scope, tables: &[usize], walk: &[usize]) -> Vec<String> {
+    let mut out = Vec::new();
+    for &l in walk {
+        let t = tables[l];
+        if scope.forbidden_tables.contains(&t) {
+            out.push(format!("the only valid connection needs {}, forbidden by constraints.forbid_tables", graph.name(t)));
+        }
+    }
+    for w in walk.windows(2) {
+        let (a, b) = (tables[w[0]], tables[w[1]]);
+        let rels = graph.relationships_between(a, b);
+        if !rels.is_empty() && rels.iter().all(|r| scope.forbidden_rels.contains(r)) {
+            out.push(format!(
+                "the only valid connection joins {} and {} through {}, forbidden by constraints.forbid_relationships",
+                graph.name(a),
+                graph.name(b),
+                rels.iter().map(|&r| graph.relationship(r).id()).collect::<Vec<_>>().join(" / ")
+            ));
+        }
+    }
+    out.dedup();
+    out
+}

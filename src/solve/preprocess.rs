@@ -1,0 +1,259 @@
+//! Exact reductions before the MILP: distances that respect the pass-through
+//! rules of C3/C4, a lower bound on the walk length, and which (table, step)
+//! pairs can lie on any walk of at most n tables that visits all of T.
+//!
+//! Every reduction is a relaxation argument, so it never removes a feasible
+//! walk: a walk that visits the relevant tables in some order t1, t2, … needs
+//! at least d(t1,t2) + d(t2,t3) + … steps, where d is the length of the
+//! shortest path whose interior never passes through a lookup (an interior
+//! lookup occurrence X–L–X can be cut out of any valid walk) and passes
+//! through a junction only from one side to the other (loop-erasing a valid
+//! walk keeps that property). See docs/generate-view.md, "n bounds".
+
+use std::collections::VecDeque;
+
+use super::problem::CoreProblem;
+
+/// "Unreachable".
+pub const INF: u32 = u32::MAX / 4;
+
+/// Relevant-set sizes up to this use the subset DP (Held–Karp); larger sets
+/// fall back to pairwise distance bounds.
+const SUBSET_DP_MAX: usize = 12;
+
+/// Shortest distances from `src` in steps, with the C3/C4 pass-through rules
+/// on interior nodes (the source itself may be left in any direction).
+pub fn distances(p: &CoreProblem, src: usize) -> Vec<u32> {
+    let n = p.len();
+    let mut dist = vec![INF; n];
+    // Junction nodes are settled per predecessor: where a walk may go next
+    // depends on where it came from.
+    let mut jseen: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut q = VecDeque::new();
+    dist[src] = 0;
+    q.push_back((src, usize::MAX, 0u32));
+    while let Some((u, pred, du)) = q.pop_front() {
+        let interior = u != src || pred != usize::MAX;
+        if interior && p.is_active_lookup(u) {
+            continue;
+        }
+        let junction = interior && p.is_active_junction(u);
+        for &v in &p.adj[u] {
+            if junction && !p.step_allowed(Some(pred), u, v) {
+                continue;
+            }
+            if v == src {
+                continue;
+            }
+            if p.is_active_junction(v) {
+                if jseen[v].contains(&u) {
+                    continue;
+                }
+                jseen[v].push(u);
+                if du + 1 < dist[v] {
+                    dist[v] = du + 1;
+                }
+                q.push_back((v, u, du + 1));
+            } else if dist[v] == INF {
+                dist[v] = du + 1;
+                q.push_back((v, u, du + 1));
+            }
+        }
+    }
+    dist
+}
+
+/// Plain BFS distances (no C3/C4 rules); consistent heuristic for A*.
+pub fn plain_distances(p: &CoreProblem, src: usize) -> Vec<u32> {
+    let mut dist = vec![INF; p.len()];
+    let mut q = VecDeque::new();
+    dist[src] = 0;
+    q.push_back(src);
+    while let Some(u) = q.pop_front() {
+        for &v in &p.adj[u] {
+            if dist[v] == INF {
+                dist[v] = dist[u] + 1;
+                q.push_back(v);
+            }
+        }
+    }
+    dist
+}
+
+/// Distances from every relevant table, and the derived length bound.
+#[derive(Debug, Clone)]
+pub struct Bounds {
+    /// Relevant nodes, in index order.
+    pub rel: Vec<usize>,
+    /// `from[k][i]`: distance from `rel[k]` to node `i`.
+    pub from: Vec<Vec<u32>>,
+    /// Lower bound on the number of tables of any valid walk (INF when two
+    /// relevant tables cannot be connected).
+    pub lower_nodes: u32,
+    /// `held_karp[S][k]`: fewest steps of a walk covering relevant subset S
+    /// and ending at `rel[k]` (metric closure); only when |T| ≤ 12.
+    held_karp: Option<Vec<Vec<u32>>>,
+}
+
+impl Bounds {
+    /// Compute distances and the lower bound.
+    pub fn new(p: &CoreProblem) -> Self {
+        let rel = p.relevant_nodes();
+        let from: Vec<Vec<u32>> = rel.iter().map(|&t| distances(p, t)).collect();
+        let k = rel.len();
+        let mut lower_nodes = 1u32.max(k as u32);
+        let mut held_karp = None;
+        if k >= 2 {
+            let mut worst = 0;
+            for a in 0..k {
+                for b in 0..k {
+                    worst = worst.max(from[a][rel[b]]);
+                }
+            }
+            if worst >= INF {
+                return Bounds { rel, from, lower_nodes: INF, held_karp: None };
+            }
+            lower_nodes = lower_nodes.max(worst + 1);
+            if k <= SUBSET_DP_MAX {
+                let full = (1usize << k) - 1;
+                let mut h = vec![vec![INF; k]; full + 1];
+                for a in 0..k {
+                    h[1 << a][a] = 0;
+                }
+                for s in 1..=full {
+                    for a in 0..k {
+                        let cur = h[s][a];
+                        if cur >= INF || s & (1 << a) == 0 {
+                            continue;
+                        }
+                        for b in 0..k {
+                            if s & (1 << b) != 0 {
+                                continue;
+                            }
+                            let v = cur + from[a][rel[b]];
+                            let t = s | (1 << b);
+                            if v < h[t][b] {
+                                h[t][b] = v;
+                            }
+                        }
+                    }
+                }
+                let best = h[full].iter().copied().min().unwrap_or(INF);
+                lower_nodes = lower_nodes.max(best.saturating_add(1));
+                held_karp = Some(h);
+            }
+        }
+        Bounds { rel, from, lower_nodes, held_karp }
+    }
+
+    /// Which steps `r` (index 0 = step 1) node `i` may occupy in a walk of at
+    /// most `n` tables that visits every relevant table.
+    pub fn allowed_steps(&self, i: usize, n: usize) -> Vec<bool> {
+        let k = self.rel.len();
+        let mut out = vec![false; n];
+        if k == 0 {
+            return out;
+        }
+        match &self.held_karp {
+            Some(h) => {
+                // a[S]: fewest steps of a walk covering S that ends at i.
+                let full = (1usize << k) - 1;
+                let mut a = vec![INF; full + 1];
+                a[0] = 0;
+                for s in 1..=full {
+                    for t in 0..k {
+                        if s & (1 << t) != 0 && h[s][t] < INF && self.from[t][i] < INF {
+                            a[s] = a[s].min(h[s][t] + self.from[t][i]);
+                        }
+                    }
+                }
+                // g[x]: fewest steps for the rest, given a prefix of at most x steps.
+                let mut g = vec![INF; n];
+                for s in 0..=full {
+                    let pre = a[s] as usize;
+                    if pre < n {
+                        g[pre] = g[pre].min(a[full ^ s]);
+                    }
+                }
+                for x in 1..n {
+                    g[x] = g[x].min(g[x - 1]);
+                }
+                for r in 0..n {
+                    out[r] = (g[r] as usize) < INF as usize && g[r] as usize <= n - 1 - r;
+                }
+            }
+            None => {
+                for r in 0..n {
+                    let room = r.max(n - 1 - r) as u32;
+                    out[r] = (0..k).all(|t| self.from[t][i] <= room);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Result of the reductions for one n.
+#[derive(Debug, Clone)]
+pub struct Pruned {
+    /// `allowed[i][r]`: node i may be at step r+1.
+    pub allowed: Vec<Vec<bool>>,
+    /// Nodes with at least one allowed step.
+    pub kept: usize,
+    /// The reductions alone prove that no walk of at most n tables exists.
+    pub infeasible: bool,
+}
+
+/// Fix b[i][r] = 0 wherever node i cannot be at step r of any walk of at
+/// most `n` tables; repeated on the reduced graph until nothing changes.
+pub fn prune(p: &CoreProblem, n: usize) -> Pruned {
+    let mut cur = p.clone();
+    let mut allowed: Vec<Vec<bool>>;
+    loop {
+        let b = Bounds::new(&cur);
+        if b.lower_nodes as usize > n {
+            return Pruned { allowed: vec![vec![false; n]; p.len()], kept: 0, infeasible: true };
+        }
+        allowed = (0..cur.len()).map(|i| b.allowed_steps(i, n)).collect();
+        // Stepping rules: a node at step r needs an allowed neighbour at r-1
+        // or r+1 (unless the walk is a single table).
+        if n > 1 && b.rel.len() > 1 {
+            loop {
+                let mut changed = false;
+                for i in 0..cur.len() {
+                    for r in 0..n {
+                        if !allowed[i][r] {
+                            continue;
+                        }
+                        let back = r > 0 && cur.adj[i].iter().any(|&j| allowed[j][r - 1]);
+                        let fwd = r + 1 < n && cur.adj[i].iter().any(|&j| allowed[j][r + 1]);
+                        if r > 0 && !back {
+                            allowed[i][r] = false;
+                            changed = true;
+                        } else if r == 0 && !fwd {
+                            allowed[i][r] = false;
+                            changed = true;
+                        }
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+        }
+        let dead: Vec<usize> = (0..cur.len()).filter(|&i| !allowed[i].iter().any(|&x| x)).collect();
+        let newly_dead: Vec<usize> = dead.iter().copied().filter(|&i| !cur.adj[i].is_empty()).collect();
+        if newly_dead.is_empty() {
+            break;
+        }
+        for &i in &newly_dead {
+            let nb = std::mem::take(&mut cur.adj[i]);
+            for j in nb {
+                cur.adj[j].retain(|&x| x != i);
+            }
+        }
+    }
+    let infeasible = p.relevant_nodes().iter().any(|&t| !allowed[t].iter().any(|&x| x));
+    let kept = allowed.iter().filter(|a| a.iter().any(|&x| x)).count();
+    Pruned { allowed, kept, infeasible }
+}

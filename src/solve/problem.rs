@@ -1,0 +1,161 @@
+//! The abstract walk problem every solver in this module works on: a simple
+//! undirected graph over local node indices (the core tables left after user
+//! forbids), the relevant set T, lookup flags and m:m junctions.
+//!
+//! It is deliberately independent of `SchemaGraph` so the brute-force suites
+//! can build random instances directly, and so relaxations for infeasibility
+//! explanations are just flag flips.
+
+/// An m:m pattern on local indices: junction `k` between `sides[0]` and `sides[1]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MmJunction {
+    pub k: usize,
+    pub sides: [usize; 2],
+}
+
+/// One instance of the walk problem (C1–C5 of the Lucy paper).
+#[derive(Debug, Clone)]
+pub struct CoreProblem {
+    /// Node names, for messages only.
+    pub names: Vec<String>,
+    /// Sorted, deduplicated neighbour lists without self loops (C1 allows a
+    /// step only between two different tables joined by a relationship).
+    pub adj: Vec<Vec<usize>>,
+    /// Membership in T (C2, and the cost of C5).
+    pub relevant: Vec<bool>,
+    /// Lookup tables (C4).
+    pub lookup: Vec<bool>,
+    /// m:m patterns (C3).
+    pub junctions: Vec<MmJunction>,
+    /// Enforce C3 (switched off only to explain infeasibility).
+    pub c3: bool,
+    /// Enforce C4 (switched off only to explain infeasibility).
+    pub c4: bool,
+}
+
+impl CoreProblem {
+    /// An instance from an edge list; self loops and duplicates are dropped.
+    pub fn new(n: usize, edges: &[(usize, usize)]) -> Self {
+        let mut adj = vec![Vec::new(); n];
+        for &(a, b) in edges {
+            if a != b && a < n && b < n {
+                adj[a].push(b);
+                adj[b].push(a);
+            }
+        }
+        for l in &mut adj {
+            l.sort_unstable();
+            l.dedup();
+        }
+        CoreProblem {
+            names: (0..n).map(|i| format!("t{i}")).collect(),
+            adj,
+            relevant: vec![false; n],
+            lookup: vec![false; n],
+            junctions: Vec::new(),
+            c3: true,
+            c4: true,
+        }
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.adj.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.adj.is_empty()
+    }
+
+    /// Relevant nodes in index order.
+    pub fn relevant_nodes(&self) -> Vec<usize> {
+        (0..self.len()).filter(|&i| self.relevant[i]).collect()
+    }
+
+    /// Whether `a` and `b` are adjacent.
+    pub fn adjacent(&self, a: usize, b: usize) -> bool {
+        self.adj[a].binary_search(&b).is_ok()
+    }
+
+    /// m:m patterns whose junction is `k` (C3 active only).
+    pub fn junctions_at(&self, k: usize) -> impl Iterator<Item = &MmJunction> + '_ {
+        self.junctions.iter().filter(move |j| self.c3 && j.k == k)
+    }
+
+    /// Whether C3 restricts where a walk may go after `k`.
+    pub fn is_active_junction(&self, k: usize) -> bool {
+        self.junctions_at(k).next().is_some()
+    }
+
+    /// Whether C4 applies to `i`.
+    pub fn is_active_lookup(&self, i: usize) -> bool {
+        self.c4 && self.lookup[i]
+    }
+
+    /// Lexicographic objective (cost, length) of a walk: cost is the number of
+    /// occurrences outside T (C5), length the number of tables.
+    pub fn objective(&self, walk: &[usize]) -> (usize, usize) {
+        (walk.iter().filter(|&&i| !self.relevant[i]).count(), walk.len())
+    }
+
+    /// Whether a step from `cur` (entered from `prev`, `None` at the start of
+    /// the walk) to `next` keeps the interior-position rules of C3 and C4.
+    pub fn step_allowed(&self, prev: Option<usize>, cur: usize, next: usize) -> bool {
+        if !self.adjacent(cur, next) {
+            return false;
+        }
+        let Some(p) = prev else { return true };
+        if self.is_active_lookup(cur) && p != next {
+            return false;
+        }
+        for j in self.junctions_at(cur) {
+            let ok = (p == j.sides[0] && next == j.sides[1]) || (p == j.sides[1] && next == j.sides[0]);
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Full validity of a walk (C1–C4); `None` when valid, else the reason.
+    /// Used by the production path to verify every solver answer before it
+    /// becomes a view.
+    pub fn violation(&self, walk: &[usize]) -> Option<String> {
+        if walk.is_empty() {
+            return Some("empty walk".into());
+        }
+        for w in 0..walk.len() {
+            if walk[w] >= self.len() {
+                return Some("node out of range".into());
+            }
+            if w + 1 < walk.len() {
+                let prev = if w == 0 { None } else { Some(walk[w - 1]) };
+                if !self.step_allowed(prev, walk[w], walk[w + 1]) {
+                    return Some(format!(
+                        "step {} -> {} breaks C1/C3/C4",
+                        self.names[walk[w]], self.names[walk[w + 1]]
+                    ));
+                }
+            }
+        }
+        for t in self.relevant_nodes() {
+            if !walk.contains(&t) {
+                return Some(format!("relevant table {} missing (C2)", self.names[t]));
+            }
+        }
+        if self.c3 {
+            for j in &self.junctions {
+                if walk.contains(&j.sides[0]) && walk.contains(&j.sides[1]) {
+                    let occ: Vec<usize> = (0..walk.len()).filter(|&p| walk[p] == j.k).collect();
+                    if occ.len() != 1 || occ[0] == 0 || occ[0] + 1 == walk.len() {
+                        return Some(format!(
+                            "{} and {} are both in the walk but junction {} is not once between them (C3)",
+                            self.names[j.sides[0]], self.names[j.sides[1]], self.names[j.k]
+                        ));
+                    }
+                }
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,209 @@
+//! From a `ViewRequest` and the model's constraints block to the core walk
+//! problem (the paper's decomposition): relevant core tables, pattern
+//! branches for relevant inner tables, forbidden tables and relationships
+//! removed.
+
+use std::collections::BTreeSet;
+
+use crate::error::{Error, Result};
+use crate::graph::{RelId, SchemaGraph, TableId};
+use crate::types::{ColumnRef, ViewRequest};
+
+use super::problem::{CoreProblem, MmJunction};
+
+/// Everything the solver and the view builder need about one request.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    /// Relevant tables as requested or pulled in (core and inner), model order.
+    pub relevant: BTreeSet<TableId>,
+    /// Relevant core tables (the walk must visit them).
+    pub relevant_core: BTreeSet<TableId>,
+    /// Relevant inner tables, reached by LEFT JOIN branches from their root.
+    pub relevant_inner: Vec<TableId>,
+    /// Requested attributes, resolved to model spelling.
+    pub attributes: Vec<ColumnRef>,
+    /// Forbidden tables (constraints.forbid_tables).
+    pub forbidden_tables: BTreeSet<TableId>,
+    /// Forbidden relationships (constraints.forbid_relationships).
+    pub forbidden_rels: BTreeSet<RelId>,
+    /// Problems found while resolving (a relevant table forbidden, a branch
+    /// through a forbidden relationship): the request is infeasible.
+    pub blocked: Vec<String>,
+}
+
+/// Resolve names, pull in pattern roots, attribute tables and required
+/// tables; collect forbids.
+pub fn scope(graph: &SchemaGraph, req: &ViewRequest) -> Result<Scope> {
+    let model = graph.model();
+    let mut unknown = Vec::new();
+    let mut relevant = BTreeSet::new();
+    for t in &req.tables {
+        match graph.require_table(t.trim()) {
+            Ok(id) => {
+                relevant.insert(id);
+            }
+            Err(e) => unknown.push(e.to_string()),
+        }
+    }
+    let mut attributes = Vec::new();
+    for a in &req.attributes {
+        match graph.require_table(a.table.trim()) {
+            Ok(id) => {
+                let tab = graph.table(id);
+                match tab.column(a.column.trim()) {
+                    Some(c) => {
+                        relevant.insert(id);
+                        let cr = ColumnRef::new(tab.name.clone(), c.name.clone());
+                        if !attributes.contains(&cr) {
+                            attributes.push(cr);
+                        }
+                    }
+                    None => {
+                        let cols: Vec<&str> = tab.columns.iter().map(|c| c.name.as_str()).collect();
+                        unknown.push(format!(
+                            "unknown column `{}` in table {} (columns: {})",
+                            a.column,
+                            tab.name,
+                            cols.join(", ")
+                        ));
+                    }
+                }
+            }
+            Err(e) => unknown.push(e.to_string()),
+        }
+    }
+    let c = &model.constraints;
+    let mut forbidden_tables = BTreeSet::new();
+    for t in &c.forbid_tables {
+        forbidden_tables.insert(graph.require_table(t).map_err(|e| Error::Input(format!("constraints.forbid_tables: {e}")))?);
+    }
+    for t in &c.require_tables {
+        relevant.insert(graph.require_table(t).map_err(|e| Error::Input(format!("constraints.require_tables: {e}")))?);
+    }
+    let mut forbidden_rels = BTreeSet::new();
+    for r in &c.forbid_relationships {
+        let ids = resolve_rel_ref(graph, r);
+        if ids.is_empty() {
+            return Err(Error::Input(format!(
+                "constraints.forbid_relationships: `{r}` names no relationship (use a relationship name, its FROM(cols)->TO(cols) id, or \"A-B\")"
+            )));
+        }
+        forbidden_rels.extend(ids);
+    }
+    if !unknown.is_empty() {
+        return Err(Error::Input(unknown.join("; ")));
+    }
+    if relevant.is_empty() {
+        return Err(Error::Input("no tables requested: give at least one table (--tables A,B)".into()));
+    }
+    let mut blocked = Vec::new();
+    let mut relevant_core = BTreeSet::new();
+    let mut relevant_inner = Vec::new();
+    for &t in &relevant {
+        if forbidden_tables.contains(&t) {
+            blocked.push(format!("{} is requested but forbidden by constraints.forbid_tables", graph.name(t)));
+        }
+        if graph.is_core(t) {
+            relevant_core.insert(t);
+        } else {
+            relevant_inner.push(t);
+            if let Some(pos) = graph.inner_position(t) {
+                relevant_core.insert(pos.root);
+            }
+            for (parent, child, rel) in graph.branch_to(t) {
+                if forbidden_tables.contains(&parent) && !relevant.contains(&parent) {
+                    blocked.push(format!(
+                        "{} can only be reached through {} (its pattern branch), which is forbidden",
+                        graph.name(t),
+                        graph.name(parent)
+                    ));
+                }
+                if forbidden_rels.contains(&rel) {
+                    blocked.push(format!(
+                        "{} can only be reached from {} through relationship {}, which is forbidden",
+                        graph.name(child),
+                        graph.name(parent),
+                        graph.relationship(rel).id()
+                    ));
+                }
+            }
+        }
+    }
+    blocked.dedup();
+    Ok(Scope { relevant, relevant_core, relevant_inner, attributes, forbidden_tables, forbidden_rels, blocked })
+}
+
+/// Relationship ids named by a constraint entry: a name, a `FROM(cols)->TO(cols)`
+/// id, or `A-B` for every relationship between A and B.
+pub fn resolve_rel_ref(graph: &SchemaGraph, r: &str) -> Vec<RelId> {
+    if let Some(id) = graph.relationship_by_ref(r) {
+        return vec![id];
+    }
+    if let Some((a, b)) = r.split_once('-') {
+        if let (Some(a), Some(b)) = (graph.table_id(a.trim()), graph.table_id(b.trim())) {
+            return graph.relationships_between(a, b);
+        }
+    }
+    Vec::new()
+}
+
+/// Which user forbids to apply when building the core problem.
+#[derive(Debug, Clone, Copy)]
+pub struct Relax {
+    pub c3: bool,
+    pub c4: bool,
+    pub forbids: bool,
+}
+
+impl Relax {
+    pub const NONE: Relax = Relax { c3: true, c4: true, forbids: true };
+}
+
+/// The core walk problem and the map from its local nodes to table ids.
+#[derive(Debug, Clone)]
+pub struct CoreMap {
+    pub problem: CoreProblem,
+    pub tables: Vec<TableId>,
+}
+
+impl CoreMap {
+    pub fn local(&self, t: TableId) -> Option<usize> {
+        self.tables.iter().position(|&x| x == t)
+    }
+}
+
+/// Build the core problem. `keep` says which constraint groups apply (all of
+/// them in production; explanations switch groups off).
+pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap {
+    // A forbidden table stays a node (so an m:m pattern through it still
+    // forbids walks with both its sides) but loses every edge.
+    let tables: Vec<TableId> = graph.core_tables();
+    let local = |t: TableId| tables.iter().position(|&x| x == t);
+    let mut edges = Vec::new();
+    for (r, _) in graph.model().relationships.iter().enumerate() {
+        if keep.forbids && scope.forbidden_rels.contains(&r) {
+            continue;
+        }
+        let (a, b) = graph.endpoints(r);
+        if keep.forbids && (scope.forbidden_tables.contains(&a) || scope.forbidden_tables.contains(&b)) {
+            continue;
+        }
+        if let (Some(la), Some(lb)) = (local(a), local(b)) {
+            edges.push((la, lb));
+        }
+    }
+    let mut p = CoreProblem::new(tables.len(), &edges);
+    p.names = tables.iter().map(|&t| graph.name(t).to_string()).collect();
+    for (l, &t) in tables.iter().enumerate() {
+        p.relevant[l] = scope.relevant_core.contains(&t);
+        p.lookup[l] = graph.is_lookup(t);
+    }
+    for j in graph.junctions() {
+        if let (Some(k), Some(s0), Some(s1)) = (local(j.junction), local(j.sides[0]), local(j.sides[1])) {
+            p.junctions.push(MmJunction { k, sides: [s0, s1] });
+        }
+    }
+    p.c3 = keep.c3;
+    p.c4 = keep.c4;
+    CoreMap { problem: p, tables }
+}

@@ -1,0 +1,160 @@
+//! From a solved walk to join instances: which relationship each step uses
+//! (with ambiguity reports), when a revisited table is the same instance and
+//! when it needs a second one, and the LEFT JOIN pattern branches.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::graph::{RelId, SchemaGraph, TableId};
+use crate::types::{Ambiguity, JoinKind};
+
+/// One table instance of the view (a table may appear twice, e.g. a lookup
+/// reached from two different tables).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    pub table: TableId,
+    /// `TABLE` for the first instance, `TABLE_2`, `TABLE_3` … after.
+    pub alias: String,
+}
+
+/// A join between two instances: `right` joins the view through `rel`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstJoin {
+    pub left: usize,
+    pub right: usize,
+    pub rel: RelId,
+    pub kind: JoinKind,
+}
+
+/// Instances in join order, joins, and ambiguity reports.
+#[derive(Debug, Clone, Default)]
+pub struct JoinTree {
+    pub instances: Vec<Instance>,
+    pub joins: Vec<InstJoin>,
+    pub ambiguities: Vec<Ambiguity>,
+}
+
+/// Pick the relationship between consecutive tables `a` and `b` among the
+/// allowed ones. Rule (deterministic, documented in docs/generate-view.md):
+/// 1. the relationship an m:m pattern or a pattern tree declares for this pair;
+/// 2. otherwise the first in dbModel order.
+/// Every pair with more than one candidate is reported.
+pub fn choose_relationship(
+    graph: &SchemaGraph,
+    a: TableId,
+    b: TableId,
+    forbidden: &BTreeSet<RelId>,
+    amb: &mut Vec<Ambiguity>,
+) -> Option<RelId> {
+    let cands: Vec<RelId> = graph.relationships_between(a, b).into_iter().filter(|r| !forbidden.contains(r)).collect();
+    let first = *cands.first()?;
+    if cands.len() == 1 {
+        return Some(first);
+    }
+    let mut declared = None;
+    for j in graph.junctions() {
+        for k in 0..2 {
+            let pair = (j.junction, j.sides[k]);
+            if (pair == (a, b) || pair == (b, a)) && cands.contains(&j.rels[k]) {
+                declared = Some((j.rels[k], format!("declared by the m:m pattern of junction {}", graph.name(j.junction))));
+            }
+        }
+    }
+    for (child, parent) in [(a, b), (b, a)] {
+        if let Some(pos) = graph.inner_position(child) {
+            if pos.parent == parent && cands.contains(&pos.rel) {
+                declared = Some((pos.rel, format!("declared by the pattern tree rooted at {}", graph.name(pos.root))));
+            }
+        }
+    }
+    let (chosen, reason) = declared.unwrap_or((
+        first,
+        "no pattern declares one: the first in dbModel order is used; forbid the others in constraints.forbid_relationships (or name the one to use in a pattern) to choose".to_string(),
+    ));
+    let (l, r) = (graph.name(a).to_string(), graph.name(b).to_string());
+    let already = amb.iter().any(|x| (x.left == l && x.right == r) || (x.left == r && x.right == l));
+    if !already {
+        amb.push(Ambiguity {
+            left: l,
+            right: r,
+            candidates: cands.iter().map(|&c| graph.relationship(c).id()).collect(),
+            chosen: graph.relationship(chosen).id(),
+            reason,
+        });
+    }
+    Some(chosen)
+}
+
+/// Build the instances and joins of a walk (INNER) and of the branches to
+/// the relevant inner tables (LEFT). A step that retraces a join already
+/// made (same instance, same relationship) moves back to the existing
+/// instance; reaching a table again through a different join creates a new
+/// instance, because the walk then relates it to different rows.
+pub fn build(
+    graph: &SchemaGraph,
+    walk: &[TableId],
+    inner: &[TableId],
+    forbidden: &BTreeSet<RelId>,
+) -> Result<JoinTree, String> {
+    let mut jt = JoinTree::default();
+    let Some(&start) = walk.first() else { return Err("empty walk".into()) };
+    let mut count: HashMap<TableId, usize> = HashMap::new();
+    let mut new_inst = |jt: &mut JoinTree, t: TableId| -> usize {
+        let c = count.entry(t).or_insert(0);
+        *c += 1;
+        let alias = if *c == 1 { graph.name(t).to_string() } else { format!("{}_{}", graph.name(t), c) };
+        jt.instances.push(Instance { table: t, alias });
+        jt.instances.len() - 1
+    };
+    // (instance, relationship, other table) -> instance on the other side.
+    let mut edge: HashMap<(usize, RelId, TableId), usize> = HashMap::new();
+    let mut cur = new_inst(&mut jt, start);
+    for &v in &walk[1..] {
+        let u = jt.instances[cur].table;
+        let rel = choose_relationship(graph, u, v, forbidden, &mut jt.ambiguities)
+            .ok_or_else(|| format!("no allowed relationship between {} and {}", graph.name(u), graph.name(v)))?;
+        if let Some(&next) = edge.get(&(cur, rel, v)) {
+            cur = next;
+            continue;
+        }
+        let next = new_inst(&mut jt, v);
+        jt.joins.push(InstJoin { left: cur, right: next, rel, kind: JoinKind::Inner });
+        edge.insert((cur, rel, v), next);
+        edge.insert((next, rel, u), cur);
+        cur = next;
+    }
+    // Branches hang off the first instance of their pattern root.
+    let mut branch_inst: HashMap<TableId, usize> = HashMap::new();
+    for &t in inner {
+        for (parent, child, rel) in graph.branch_to(t) {
+            if branch_inst.contains_key(&child) {
+                continue;
+            }
+            let left = match branch_inst.get(&parent) {
+                Some(&i) => i,
+                None => jt
+                    .instances
+                    .iter()
+                    .position(|x| x.table == parent)
+                    .ok_or_else(|| format!("pattern root {} is not in the walk", graph.name(parent)))?,
+            };
+            let cands: Vec<RelId> =
+                graph.relationships_between(parent, child).into_iter().filter(|r| !forbidden.contains(r)).collect();
+            if cands.len() > 1 {
+                let (l, r) = (graph.name(parent).to_string(), graph.name(child).to_string());
+                if !jt.ambiguities.iter().any(|x| x.left == l && x.right == r) {
+                    jt.ambiguities.push(Ambiguity {
+                        left: l,
+                        right: r,
+                        candidates: cands.iter().map(|&c| graph.relationship(c).id()).collect(),
+                        chosen: graph.relationship(rel).id(),
+                        reason: "the pattern tree's parent–child relationship (first in dbModel order)".into(),
+                    });
+                }
+            }
+            let right = new_inst(&mut jt, child);
+            jt.joins.push(InstJoin { left, right, rel, kind: JoinKind::Left });
+            branch_inst.insert(child, right);
+        }
+    }
+    Ok(jt)
+}

@@ -1,0 +1,254 @@
+//! The OpenAI-compatible client against the scripted mock server on
+//! 127.0.0.1: retries, timeouts, garbage, `n` fallback, structured output.
+
+use std::time::Duration;
+
+use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use lucy::llm::{ChatModel, ChatRequest, LlmConfig, Message, OpenAiClient, StructuredMode};
+use serde_json::{json, Value};
+
+/// Short timeouts and backoffs so failure paths stay fast.
+fn cfg(server: &MockServer) -> LlmConfig {
+    let mut c = LlmConfig::new(server.url(), "mock-model");
+    c.timeout = Duration::from_secs(5);
+    c.max_retries = 3;
+    c.backoff_base = Duration::from_millis(5);
+    c.backoff_max = Duration::from_millis(20);
+    c
+}
+
+fn client(server: &MockServer) -> OpenAiClient {
+    OpenAiClient::new(cfg(server)).unwrap()
+}
+
+fn req(phase: &str, question: &str, n: usize) -> ChatRequest {
+    ChatRequest {
+        phase: phase.into(),
+        messages: vec![Message::system("You pick tables."), Message::user(question)],
+        temperature: 0.0,
+        n,
+        response_schema: None,
+    }
+}
+
+fn table_schema() -> Value {
+    json!({"type": "array", "items": {"type": "string", "enum": ["CLIENT", "DATACENTER"]}})
+}
+
+fn bodies(server: &MockServer) -> Vec<Value> {
+    server.chat_requests().iter().map(|r| r.json().unwrap()).collect()
+}
+
+#[test]
+fn rate_limit_then_success_is_retried() {
+    // Retry-After of 30 s is honoured but capped by backoff_max (20 ms here).
+    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::rate_limited(30.0)).reply(Reply::ok(["[\"CLIENT\"]"]))));
+    let resp = client(&server).chat(&req("match_tables", "which tables?", 1)).unwrap();
+    assert_eq!(resp.choices, vec!["[\"CLIENT\"]"]);
+    assert_eq!(resp.requests, 2);
+    assert_eq!(server.chat_requests().len(), 2);
+    assert!(resp.usage.prompt_tokens > 0 && resp.usage.completion_tokens > 0);
+    assert!(resp.latency_ms > 0.0);
+    assert!(!resp.structured);
+}
+
+#[test]
+fn server_error_forever_is_bounded_and_clear() {
+    let server = MockServer::start(Script::new().default_reply(Reply::status(500, r#"{"error":{"message":"model crashed"}}"#)));
+    let err = client(&server).chat(&req("match_tables", "q", 1)).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, lucy::Error::Llm { .. }));
+    assert!(msg.contains("(match_tables)"), "{msg}");
+    assert!(msg.contains("HTTP 500"), "{msg}");
+    assert!(msg.contains(&server.addr().to_string()), "{msg}");
+    assert!(msg.contains("model crashed"), "{msg}");
+    assert!(msg.contains("4 attempts"), "{msg}");
+    assert_eq!(server.chat_requests().len(), 4, "1 try + max_retries 3");
+}
+
+#[test]
+fn timeout_names_the_phase() {
+    let server = MockServer::start(Script::new().default_reply(Reply::delay(3_000, Reply::ok(["late"]))));
+    let mut c = cfg(&server);
+    c.timeout = Duration::from_millis(200);
+    c.max_retries = 1;
+    let err = OpenAiClient::new(c).unwrap().chat(&req("query_view", "q", 1)).unwrap_err().to_string();
+    assert!(err.contains("(query_view)"), "{err}");
+    assert!(err.contains("within 0.2s") && err.contains("2 attempts") && err.contains("--llm-timeout"), "{err}");
+    assert_eq!(server.chat_requests().len(), 2);
+}
+
+#[test]
+fn garbage_bodies_are_clear_errors_without_retry() {
+    let server = MockServer::start(
+        Script::new()
+            .rule(Rule::when_contains(["html"]).reply(Reply::malformed("<html>Bad gateway page</html>")))
+            .rule(Rule::when_contains(["object"]).reply(Reply::malformed(r#"{"result": "hi"}"#))),
+    );
+    let c = client(&server);
+    let err = c.chat(&req("attributes", "html please", 1)).unwrap_err().to_string();
+    assert!(err.contains("(attributes)") && err.contains("not JSON") && err.contains("<html>Bad gateway page"), "{err}");
+    let err = c.chat(&req("attributes", "object please", 1)).unwrap_err().to_string();
+    assert!(err.contains("no `choices`"), "{err}");
+    assert_eq!(server.chat_requests().len(), 2, "garbage is not retried");
+}
+
+#[test]
+fn closed_connection_is_retried() {
+    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::Close).reply(Reply::ok(["ok"]))));
+    let resp = client(&server).chat(&req("match_tables", "q", 1)).unwrap();
+    assert_eq!(resp.choices, vec!["ok"]);
+    assert_eq!(resp.requests, 2);
+}
+
+#[test]
+fn client_errors_are_not_retried() {
+    let server = MockServer::start(Script::new().default_reply(Reply::status(404, "model not found")));
+    let err = client(&server).chat(&req("match_tables", "q", 1)).unwrap_err().to_string();
+    assert!(err.contains("HTTP 404") && err.contains("1 attempt") && err.contains("--llm-url"), "{err}");
+    assert_eq!(server.chat_requests().len(), 1);
+}
+
+#[test]
+fn unreachable_server_is_a_clear_error() {
+    let mut server = MockServer::start(Script::new());
+    let c = client(&server);
+    server.stop();
+    let err = c.chat(&req("match_tables", "q", 1)).unwrap_err().to_string();
+    assert!(err.contains("(match_tables)") && err.contains("cannot talk to") && err.contains("4 attempts"), "{err}");
+}
+
+#[test]
+fn n_choices_in_one_request_when_supported() {
+    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::ok(["a", "b"]))));
+    let resp = client(&server).chat(&req("match_tables", "q", 3)).unwrap();
+    assert_eq!(resp.choices, vec!["a", "b", "a"]);
+    assert_eq!(resp.requests, 1);
+    assert_eq!(bodies(&server)[0]["n"], 3);
+}
+
+#[test]
+fn server_ignoring_n_gets_separate_calls() {
+    let server = MockServer::start(Script::new().rule(
+        Rule::any().reply(Reply::ok_ignoring_n("a")).reply(Reply::ok_ignoring_n("b")).reply(Reply::ok_ignoring_n("c")),
+    ));
+    let resp = client(&server).chat(&req("match_tables", "q", 3)).unwrap();
+    let mut got = resp.choices.clone();
+    got.sort();
+    assert_eq!(got, vec!["a", "b", "c"]);
+    assert_eq!(resp.choices[0], "a", "the first call's answer comes first");
+    assert_eq!(resp.requests, 3);
+    let b = bodies(&server);
+    assert_eq!(b.len(), 3);
+    assert_eq!(b[0]["n"], 3);
+    assert!(b[1].get("n").is_none() && b[2].get("n").is_none(), "fallback calls ask for one choice");
+    // Usage is summed over the three calls.
+    let one = resp.usage.completion_tokens / 3;
+    assert!(one > 0 && resp.usage.completion_tokens == 3 * one, "{:?}", resp.usage);
+}
+
+#[test]
+fn server_rejecting_n_like_llama_cpp_gets_separate_calls() {
+    let server = MockServer::start(
+        Script::new()
+            .rule(Rule::any().multi_n(true).reply(Reply::status(500, r#"{"error":{"code":500,"message":"Only one completion choice is allowed"}}"#)))
+            .rule(Rule::any().reply(Reply::ok(["x"]))),
+    );
+    let c = client(&server);
+    let resp = c.chat(&req("match_tables", "q", 3)).unwrap();
+    assert_eq!(resp.choices, vec!["x", "x", "x"]);
+    assert_eq!(resp.requests, 4, "the rejection is not retried: 1 rejected + 3 single calls");
+    // The client remembers: no more n > 1 to this server.
+    let resp = c.chat(&req("match_tables", "q2", 2)).unwrap();
+    assert_eq!(resp.requests, 2);
+    assert!(bodies(&server).iter().skip(4).all(|b| b.get("n").is_none()));
+}
+
+#[test]
+fn structured_output_is_sent_and_unwrapped() {
+    let server = MockServer::start(Script::new().rule(Rule::any().structured(true).reply(Reply::ok(["[\"CLIENT\"]"]))));
+    let mut r = req("match_tables", "q", 1);
+    r.response_schema = Some(table_schema());
+    let resp = client(&server).chat(&r).unwrap();
+    assert!(resp.structured);
+    assert_eq!(resp.choices, vec![r#"["CLIENT"]"#]);
+    let body = &bodies(&server)[0];
+    let rf = &body["response_format"];
+    assert_eq!(rf["type"], "json_schema");
+    assert_eq!(rf["json_schema"]["strict"], true);
+    assert_eq!(rf["json_schema"]["name"], "match_tables");
+    // OpenAI wants an object at the root: the array schema is wrapped.
+    assert_eq!(rf["json_schema"]["schema"]["properties"]["answer"], table_schema());
+}
+
+#[test]
+fn structured_rejected_in_auto_falls_back_and_remembers() {
+    let server = MockServer::start(
+        Script::new()
+            .rule(Rule::any().structured(true).reply(Reply::status(400, r#"{"error":{"message":"response_format not supported"}}"#)))
+            .rule(Rule::any().reply(Reply::ok(["CLIENT, DATACENTER"]))),
+    );
+    let c = client(&server);
+    let mut r = req("match_tables", "q", 1);
+    r.response_schema = Some(table_schema());
+    let resp = c.chat(&r).unwrap();
+    assert!(!resp.structured);
+    assert_eq!(resp.choices, vec!["CLIENT, DATACENTER"]);
+    assert_eq!(resp.requests, 2);
+    assert!(!c.schema_supported());
+    let resp = c.chat(&r).unwrap();
+    assert_eq!(resp.requests, 1, "the client remembers the server has no structured output");
+    assert!(!resp.structured);
+    assert!(bodies(&server)[2].get("response_format").is_none());
+}
+
+#[test]
+fn structured_rejected_in_on_mode_is_an_error() {
+    let server = MockServer::start(
+        Script::new()
+            .rule(Rule::any().structured(true).reply(Reply::status(400, "response_format not supported")))
+            .rule(Rule::any().reply(Reply::ok(["x"]))),
+    );
+    let mut c = cfg(&server);
+    c.structured = StructuredMode::On;
+    let mut r = req("attributes", "q", 1);
+    r.response_schema = Some(table_schema());
+    let err = OpenAiClient::new(c).unwrap().chat(&r).unwrap_err().to_string();
+    assert!(err.contains("(attributes)") && err.contains("HTTP 400") && err.contains("--structured"), "{err}");
+    assert_eq!(server.chat_requests().len(), 1);
+}
+
+#[test]
+fn structured_off_never_sends_a_schema() {
+    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::ok(["x"]))));
+    let mut c = cfg(&server);
+    c.structured = StructuredMode::Off;
+    let mut r = req("attributes", "q", 1);
+    r.response_schema = Some(table_schema());
+    let resp = OpenAiClient::new(c).unwrap().chat(&r).unwrap();
+    assert!(!resp.structured);
+    assert!(bodies(&server)[0].get("response_format").is_none());
+}
+
+#[test]
+fn request_carries_model_messages_and_temperature() {
+    let server = MockServer::start(Script::new().rule(Rule::when_contains(["DDO"]).reply(Reply::ok(["ok"]))));
+    let mut r = req("match_tables", "tables for DDO?", 1);
+    r.temperature = 0.7;
+    client(&server).chat(&r).unwrap();
+    let b = &bodies(&server)[0];
+    assert_eq!(b["model"], "mock-model");
+    assert_eq!(b["temperature"], 0.7);
+    assert_eq!(b["messages"][1]["content"], "tables for DDO?");
+    assert_eq!(b["messages"][0]["role"], "system");
+    assert!(server.chat_requests()[0].authorization.is_none(), "no key configured, no Authorization header");
+}
+
+#[test]
+fn unmatched_requests_get_a_loud_default() {
+    let server = MockServer::start(Script::new().rule(Rule::when_contains(["never"]).reply(Reply::ok(["x"]))));
+    let mut c = cfg(&server);
+    c.max_retries = 0;
+    let err = OpenAiClient::new(c).unwrap().chat(&req("match_tables", "hello there", 1)).unwrap_err().to_string();
+    assert!(err.contains("no rule matches") && err.contains("hello there"), "{err}");
+}
