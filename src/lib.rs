@@ -20,6 +20,7 @@ pub mod link;
 pub mod llm;
 pub mod model;
 pub mod pipeline;
+pub mod prompts;
 pub mod query;
 pub mod solve;
 pub mod sql;

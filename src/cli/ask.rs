@@ -1,11 +1,210 @@
-//! `lucy ask` (in progress).
+//! `lucy ask`: a question end to end (MatchTables, GenerateView, QueryView,
+//! optional execution), printing the view, the SQL and the rows, and
+//! writing a trace for `lucy explain`.
+
+use std::path::PathBuf;
 
 use super::Ctx;
 use crate::error::{Error, Result};
+use crate::graph::SchemaGraph;
+use crate::link::MatchOptions;
+use crate::llm::{build_chat_model, LlmArgs, NOT_CONFIGURED_HINT};
+use crate::pipeline::{self, AskOptions, AskOutcome, StopAfter};
+use crate::sql::exec::QueryRows;
+use crate::types::Dialect;
 
 #[derive(Debug, clap::Args)]
-pub struct AskArgs {}
+pub struct AskArgs {
+    /// dbModel file (JSON).
+    #[arg(long, value_name = "FILE")]
+    pub model: PathBuf,
+    /// The question, in natural language.
+    pub question: String,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    /// Sampled answers per MatchTables prompt, voted (paper: 5).
+    #[arg(long, default_value_t = 5)]
+    pub samples: usize,
+    /// Sampling temperature of every prompt (paper: 0.2).
+    #[arg(long, default_value_t = 0.2)]
+    pub temperature: f64,
+    /// Votes an item needs to be kept (default 1: the paper keeps every named item, ranked by votes).
+    #[arg(long, default_value_t = 1)]
+    pub min_votes: usize,
+    /// At most this many tables (and attributes) kept per prompt (paper: 8).
+    #[arg(long, default_value_t = 8)]
+    pub max_items: usize,
+    /// Relevant tables, comma-separated: skip MatchTables (all their columns unless --attrs names some).
+    #[arg(long, value_delimiter = ',', value_name = "T1,T2")]
+    pub tables: Vec<String>,
+    /// Relevant attributes TABLE.column, comma-separated: skip MatchTables.
+    #[arg(long, value_delimiter = ',', value_name = "T.c,…")]
+    pub attrs: Vec<String>,
+    /// Extra knowledge for the question (e.g. BIRD's evidence); shown with --schema-context.
+    #[arg(long)]
+    pub evidence: Option<String>,
+    /// Show the relevant tables' DDL and descriptions (and --evidence) to QueryView (PROMPTC').
+    #[arg(long)]
+    pub schema_context: bool,
+    /// Run the final SQL read-only on this SQLite database and print the rows.
+    #[arg(long, value_name = "DB")]
+    pub execute: Option<PathBuf>,
+    /// Print (and keep) at most this many rows.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    /// Write the trace of every phase to this JSON file (read it with `lucy explain`).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Stop after a phase: match, view, or sql (do not execute).
+    #[arg(long, value_enum)]
+    pub stop_after: Option<StopAfter>,
+    /// Directory of prompt templates overriding the built-in ones (<name>.j2).
+    #[arg(long, value_name = "DIR")]
+    pub prompts: Option<PathBuf>,
+    /// SQL dialect of the view and the query (default: the model's, else sqlite).
+    #[arg(long, value_enum)]
+    pub dialect: Option<Dialect>,
+    /// Solver time limit per call, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub time_limit: f64,
+    /// Use the PROMPTB baseline (whole schema, no view) instead of lucy's phases.
+    #[arg(long)]
+    pub direct: bool,
+}
 
-pub fn run(_args: AskArgs, _ctx: Ctx) -> Result<i32> {
-    Err(Error::Input("not implemented yet".into()))
+impl AskArgs {
+    fn options(&self) -> AskOptions {
+        AskOptions {
+            matching: MatchOptions {
+                samples: self.samples,
+                temperature: self.temperature,
+                min_votes: self.min_votes,
+                max_items: self.max_items,
+                restrict_core_tables: None,
+            },
+            sql_temperature: self.temperature,
+            stop_after: self.stop_after,
+            tables: self.tables.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+            attrs: self.attrs.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+            schema_context: self.schema_context,
+            evidence: self.evidence.clone(),
+            execute: self.execute.clone(),
+            row_limit: Some(self.limit),
+            dialect: self.dialect,
+            time_limit_s: self.time_limit,
+            prompts_dir: self.prompts.clone(),
+            ..AskOptions::default()
+        }
+    }
+
+    /// Whether this run can go without an LLM.
+    fn offline_ok(&self) -> bool {
+        !self.direct
+            && (!self.tables.is_empty() || !self.attrs.is_empty())
+            && matches!(self.stop_after, Some(StopAfter::Match | StopAfter::View))
+    }
+}
+
+pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
+    let model = crate::model::load(&args.model)?;
+    let graph = SchemaGraph::new(model)?;
+    let llm = build_chat_model(&args.llm)?;
+    if llm.is_none() && !args.offline_ok() {
+        return Err(Error::Input(format!(
+            "{NOT_CONFIGURED_HINT}. Without an LLM, `lucy ask --tables T1,T2 --stop-after view` still builds the view"
+        )));
+    }
+    let opts = args.options();
+    if args.direct {
+        let o = pipeline::direct_sql(&graph, &args.question, args.evidence.as_deref(), &opts, llm.as_deref())?;
+        write_trace(args.trace.as_deref(), &o.trace)?;
+        if ctx.json {
+            super::print_json(&serde_json::json!({"sql": o.sql, "rows": o.rows, "failure": o.failure}))?;
+        } else {
+            if let Some(sql) = &o.sql {
+                println!("-- SQL (direct baseline)\n{sql};");
+            }
+            if let Some(rows) = &o.rows {
+                print_rows(rows);
+            }
+        }
+        return Ok(report_failure(o.failure.as_ref(), ctx, args.trace.is_some()));
+    }
+    let o = pipeline::ask(&graph, &args.question, &opts, llm.as_deref())?;
+    write_trace(args.trace.as_deref(), &o.trace)?;
+    if ctx.json {
+        super::print_json(&json_summary(&o))?;
+    } else {
+        print_human(&o);
+    }
+    Ok(report_failure(o.failure.as_ref(), ctx, args.trace.is_some()))
+}
+
+fn write_trace(path: Option<&std::path::Path>, trace: &crate::types::trace::Trace) -> Result<()> {
+    let Some(p) = path else { return Ok(()) };
+    let text = serde_json::to_string_pretty(trace).map_err(|e| Error::Input(format!("cannot serialize the trace: {e}")))?;
+    std::fs::write(p, text + "\n").map_err(|e| Error::io(p, e))
+}
+
+fn report_failure(f: Option<&crate::types::trace::Failure>, ctx: Ctx, traced: bool) -> i32 {
+    let Some(f) = f else { return 0 };
+    let hint = if traced { " (see the trace with `lucy explain`)" } else { " (rerun with --trace FILE and `lucy explain FILE` for details)" };
+    if ctx.json {
+        eprintln!("{}", serde_json::json!({"error": f.message, "phase": f.phase, "kind": f.kind, "exit_code": f.exit_code()}));
+    } else {
+        eprintln!("error: {} failed ({}): {}{hint}", f.phase, f.kind, f.message);
+    }
+    f.exit_code()
+}
+
+fn json_summary(o: &AskOutcome) -> serde_json::Value {
+    serde_json::json!({
+        "tables": o.tables,
+        "attributes": o.attributes,
+        "view": o.view,
+        "sql": o.sql,
+        "rows": o.rows,
+        "stopped_after": o.stopped_after,
+        "failure": o.failure,
+    })
+}
+
+fn print_human(o: &AskOutcome) {
+    if !o.tables.is_empty() {
+        let attrs: Vec<String> = o.attributes.iter().map(|a| a.to_string()).collect();
+        println!("-- relevant tables: {}", o.tables.join(", "));
+        println!("-- relevant attributes: {}", if attrs.is_empty() { "none".into() } else { attrs.join(", ") });
+    }
+    if let Some(v) = &o.view {
+        println!("-- view ({}, objective {}, {:.0} ms)", v.status.as_str(), v.objective, v.solve_ms);
+        println!("{}", v.view_sql.trim());
+    }
+    if let Some(sql) = &o.sql {
+        println!("-- SQL");
+        println!("{};", sql.trim_end_matches(';'));
+    }
+    if let Some(rows) = &o.rows {
+        print_rows(rows);
+    }
+}
+
+fn print_rows(rows: &QueryRows) {
+    println!("-- {} row(s){}", rows.rows.len(), if rows.truncated { " (more not shown: --limit)" } else { "" });
+    let cells: Vec<Vec<String>> = rows.rows.iter().map(|r| r.iter().map(|v| v.to_string()).collect()).collect();
+    let mut widths: Vec<usize> = rows.columns.iter().map(|c| c.chars().count()).collect();
+    for r in &cells {
+        for (i, c) in r.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(c.chars().count()).min(60);
+            }
+        }
+    }
+    let line = |vals: &[String]| {
+        vals.iter().enumerate().map(|(i, v)| format!("{:<w$}", v, w = widths.get(i).copied().unwrap_or(0))).collect::<Vec<_>>().join(" | ")
+    };
+    println!("{}", line(&rows.columns));
+    println!("{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("-+-"));
+    for r in &cells {
+        println!("{}", line(r));
+    }
 }

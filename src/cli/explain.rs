@@ -1,11 +1,25 @@
-//! `lucy explain` (in progress).
+//! `lucy explain TRACE.json`: render a trace written by `lucy ask --trace`
+//! as a per-phase report (`--json`: a compact summary).
+
+use std::path::PathBuf;
 
 use super::Ctx;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::pipeline::explain;
+use crate::types::trace::Trace;
 
 #[derive(Debug, clap::Args)]
-pub struct ExplainArgs {}
+pub struct ExplainArgs {
+    /// Trace file written by `lucy ask --trace` (or by `lucy bench`).
+    pub trace: PathBuf,
+}
 
-pub fn run(_args: ExplainArgs, _ctx: Ctx) -> Result<i32> {
-    Err(Error::Input("not implemented yet".into()))
+pub fn run(args: ExplainArgs, ctx: Ctx) -> Result<i32> {
+    let trace = Trace::load(&args.trace)?;
+    if ctx.json {
+        super::print_json(&explain::summary(&trace))?;
+    } else {
+        print!("{}", explain::render(&trace));
+    }
+    Ok(0)
 }

@@ -1,1 +1,359 @@
-//! (in progress)
+//! Phase 1, MatchTables (Lucy, Algorithm 1 lines 1–12, Algorithm 2).
+//!
+//! Ask which core tables are relevant; explore each relevant pattern root
+//! breadth-first, asking which children (and which of the node's attributes)
+//! are relevant; ask for the relevant attributes of every other relevant
+//! table. Every question is asked `samples` times and the answers are voted
+//! ([`vote`]); names are parsed robustly ([`parse`]) and mapped to the model
+//! ([`names`]); nothing an LLM writes can crash the phase.
+
+pub mod context;
+pub mod names;
+pub mod parse;
+pub mod vote;
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::graph::{SchemaGraph, TableId};
+use crate::llm::{ChatModel, ChatRequest, Message};
+use crate::pipeline::llm_call;
+use crate::prompts::Prompts;
+use crate::types::trace::{ListStep, MatchTrace, Vote};
+use crate::types::ColumnRef;
+use names::{Candidate, Mapped, Mapper};
+use parse::ListShape;
+
+/// Settings of MatchTables.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatchOptions {
+    /// Sampled answers per prompt (the paper uses 5).
+    pub samples: usize,
+    /// Sampling temperature (the paper uses 0.2).
+    pub temperature: f64,
+    /// Votes an item needs to be kept. The paper keeps every item any
+    /// sample named (1), ranked by votes, up to `max_items`.
+    pub min_votes: usize,
+    /// At most this many tables (and, separately, attributes) per prompt (paper: 8).
+    pub max_items: usize,
+    /// Only these core tables are offered to the first prompt (a prefilter
+    /// such as CRUSH); inner tables named here stand for their pattern root.
+    pub restrict_core_tables: Option<Vec<String>>,
+}
+
+impl Default for MatchOptions {
+    fn default() -> Self {
+        MatchOptions { samples: 5, temperature: 0.2, min_votes: 1, max_items: 8, restrict_core_tables: None }
+    }
+}
+
+impl MatchOptions {
+    /// Reject settings that can never keep anything.
+    pub fn check(&self) -> Result<()> {
+        if self.samples == 0 {
+            return Err(Error::Input("--samples must be at least 1".into()));
+        }
+        if self.min_votes > self.samples {
+            return Err(Error::Input(format!(
+                "--min-votes {} exceeds --samples {}: no item could ever be kept",
+                self.min_votes, self.samples
+            )));
+        }
+        if self.max_items == 0 {
+            return Err(Error::Input("--max-items must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Run MatchTables, filling `trace` as it goes (so a failure keeps what was
+/// asked so far). An LLM error ends the phase with `Err`; unusable answers
+/// only produce warnings, and an empty `trace.tables` means nothing matched.
+pub fn match_tables(
+    graph: &SchemaGraph,
+    question: &str,
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    trace: &mut MatchTrace,
+) -> Result<()> {
+    opts.check()?;
+    let started = std::time::Instant::now();
+    trace.source = "llm".into();
+    let core = core_candidates(graph, opts, trace);
+    trace.core_tables = core.iter().map(|&t| graph.name(t).to_string()).collect();
+    let result = run(graph, question, opts, llm, prompts, &core, trace);
+    trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+    if result.is_ok() && trace.tables.is_empty() {
+        trace.warnings.push("MatchTables found no relevant table: every sample was empty or named no offered table".into());
+    }
+    result
+}
+
+fn run(
+    graph: &SchemaGraph,
+    question: &str,
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    core: &[TableId],
+    trace: &mut MatchTrace,
+) -> Result<()> {
+    if core.is_empty() {
+        trace.warnings.push("no core table to offer".into());
+        return Ok(());
+    }
+    // Algorithm 1, line 5: relevant core tables.
+    let cands: Vec<Candidate> = core.iter().map(|&t| Candidate::Table(t)).collect();
+    let vars = serde_json::json!({
+        "question": question,
+        "database": graph.model().name,
+        "schema_json": context::tables_json(graph, core, true),
+        "elements": names_of(graph, &cands),
+    });
+    let prompt = prompts.render("match_tables", &vars)?;
+    let step = ask_list(graph, "match_tables", None, &cands, prompt, opts, llm, trace)?;
+    let relevant_core: Vec<TableId> = step.into_iter().filter_map(|c| match c {
+        Candidate::Table(t) => Some(t),
+        Candidate::Column(_) => None,
+    }).collect();
+    // Lines 7–12.
+    for t in relevant_core {
+        push_table(trace, graph, t);
+        if graph.pattern_root_kind(t).is_some() {
+            iterative_prompting(graph, question, t, opts, llm, prompts, trace)?;
+        } else {
+            ask_attributes(graph, question, t, opts, llm, prompts, trace)?;
+        }
+    }
+    Ok(())
+}
+
+/// Algorithm 2, breadth-first as the paper's text describes: a node with
+/// children gets one prompt for its relevant children and its own
+/// attributes; a leaf gets the attribute prompt.
+fn iterative_prompting(
+    graph: &SchemaGraph,
+    question: &str,
+    root: TableId,
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    trace: &mut MatchTrace,
+) -> Result<()> {
+    let mut queue = VecDeque::from([root]);
+    while let Some(r) = queue.pop_front() {
+        push_table(trace, graph, r);
+        let children = graph.pattern_children(r);
+        if children.is_empty() {
+            ask_attributes(graph, question, r, opts, llm, prompts, trace)?;
+            continue;
+        }
+        let mut cands: Vec<Candidate> = children.iter().map(|&c| Candidate::Table(c)).collect();
+        cands.extend(graph.table(r).columns.iter().map(|c| Candidate::Column(c.name.clone())));
+        let kind = match graph.pattern_root_kind(r).or_else(|| graph.inner_position(r).map(|p| p.kind)) {
+            Some(crate::graph::TreeKind::Star) => "star",
+            _ => "snowflake",
+        };
+        let vars = serde_json::json!({
+            "question": question,
+            "table": graph.name(r),
+            "kind": kind,
+            "schema_json": context::node_json(graph, r),
+            "elements": names_of(graph, &cands),
+        });
+        let prompt = prompts.render("pattern_children", &vars)?;
+        let chosen = ask_list(graph, "pattern_children", Some(r), &cands, prompt, opts, llm, trace)?;
+        for c in chosen {
+            match c {
+                Candidate::Table(child) => queue.push_back(child),
+                Candidate::Column(col) => push_attr(trace, graph, r, &col),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn ask_attributes(
+    graph: &SchemaGraph,
+    question: &str,
+    t: TableId,
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    trace: &mut MatchTrace,
+) -> Result<()> {
+    let cands: Vec<Candidate> = graph.table(t).columns.iter().map(|c| Candidate::Column(c.name.clone())).collect();
+    if cands.is_empty() {
+        return Ok(());
+    }
+    let vars = serde_json::json!({
+        "question": question,
+        "table": graph.name(t),
+        "schema_json": context::attributes_json(graph, t),
+        "elements": names_of(graph, &cands),
+    });
+    let prompt = prompts.render("attributes", &vars)?;
+    for c in ask_list(graph, "attributes", Some(t), &cands, prompt, opts, llm, trace)? {
+        if let Candidate::Column(col) = c {
+            push_attr(trace, graph, t, &col);
+        }
+    }
+    Ok(())
+}
+
+/// Ask one list question `samples` times, parse, map, vote; record a
+/// [`ListStep`]; return the kept candidates in rank order.
+#[allow(clippy::too_many_arguments)]
+fn ask_list(
+    graph: &SchemaGraph,
+    prompt_name: &str,
+    subject: Option<TableId>,
+    cands: &[Candidate],
+    prompt: String,
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    trace: &mut MatchTrace,
+) -> Result<Vec<Candidate>> {
+    let elements = names_of(graph, cands);
+    let req = ChatRequest {
+        phase: prompt_name.to_string(),
+        messages: vec![Message::user(prompt)],
+        temperature: opts.temperature,
+        n: opts.samples,
+        response_schema: Some(serde_json::json!({
+            "type": "array",
+            "items": {"type": "string", "enum": elements},
+        })),
+    };
+    let (call, result) = llm_call::call(llm, &req);
+    trace.cost.add_call(&call);
+    let mut step = ListStep {
+        prompt: prompt_name.to_string(),
+        subject: subject.map(|s| graph.name(s).to_string()),
+        candidates: elements.clone(),
+        call,
+        min_votes: opts.min_votes,
+        ..ListStep::default()
+    };
+    let resp = match result {
+        Ok(r) => r,
+        Err(e) => {
+            trace.steps.push(step);
+            return Err(e);
+        }
+    };
+    if resp.choices.len() < opts.samples {
+        step.warnings.push(format!("asked for {} samples, got {}", opts.samples, resp.choices.len()));
+    }
+    let mapper = Mapper::new(graph, subject, cands, subject.is_none());
+    let mut samples: Vec<Vec<usize>> = Vec::new();
+    for (k, answer) in resp.choices.iter().enumerate() {
+        let (items, shape) = parse::parse_list(answer);
+        let exact_only = shape == ListShape::Scan;
+        let mut mapped = Vec::new();
+        for raw in &items {
+            match mapper.map(raw, exact_only) {
+                Mapped::Hit(i, remap) => {
+                    if let Some(r) = remap {
+                        if !step.remaps.contains(&r) {
+                            step.remaps.push(r);
+                        }
+                    }
+                    mapped.push(i);
+                }
+                // Prose words are expected not to match: no warning per word.
+                Mapped::Dropped(_) if exact_only => {}
+                Mapped::Dropped(w) => {
+                    if !step.warnings.contains(&w) {
+                        step.warnings.push(w);
+                    }
+                }
+            }
+        }
+        if mapped.is_empty() {
+            let what = if answer.trim().is_empty() { "was empty" } else if items.is_empty() { "held no list" } else { "named no offered element" };
+            step.warnings.push(format!("sample {} {what}: {}", k + 1, snippet(answer)));
+        }
+        samples.push(mapped);
+    }
+    let ranked = vote::rank(&samples, opts.min_votes, opts.max_items, |i| usize::from(matches!(cands[i], Candidate::Column(_))));
+    step.samples = samples.iter().map(|s| s.iter().map(|&i| mapper.name(i)).collect()).collect();
+    step.votes = ranked.iter().map(|r| Vote { item: mapper.name(r.item), votes: r.votes, kept: r.kept }).collect();
+    let dropped_by_cap: Vec<String> =
+        ranked.iter().filter(|r| !r.kept && r.votes >= opts.min_votes).map(|r| mapper.name(r.item)).collect();
+    if !dropped_by_cap.is_empty() {
+        step.warnings.push(format!("kept at most {} per prompt; also named: {}", opts.max_items, dropped_by_cap.join(", ")));
+    }
+    let kept: Vec<Candidate> = ranked.iter().filter(|r| r.kept).map(|r| cands[r.item].clone()).collect();
+    for c in &kept {
+        match c {
+            Candidate::Table(t) => step.tables.push(graph.name(*t).to_string()),
+            Candidate::Column(col) => {
+                if let Some(s) = subject {
+                    step.attributes.push(ColumnRef::new(graph.name(s), col.clone()));
+                }
+            }
+        }
+    }
+    trace.steps.push(step);
+    Ok(kept)
+}
+
+fn core_candidates(graph: &SchemaGraph, opts: &MatchOptions, trace: &mut MatchTrace) -> Vec<TableId> {
+    let core = graph.core_tables();
+    let Some(only) = &opts.restrict_core_tables else { return core };
+    let mut keep: Vec<TableId> = Vec::new();
+    for name in only {
+        match graph.table_id(name) {
+            None => trace.warnings.push(format!("prefilter named unknown table `{name}`; ignored")),
+            Some(t) => {
+                let t = graph.inner_position(t).map(|p| p.root).unwrap_or(t);
+                if !keep.contains(&t) {
+                    keep.push(t);
+                }
+            }
+        }
+    }
+    trace.restricted_to = Some(only.clone());
+    core.into_iter().filter(|t| keep.contains(t)).collect()
+}
+
+fn names_of(graph: &SchemaGraph, cands: &[Candidate]) -> Vec<String> {
+    cands
+        .iter()
+        .map(|c| match c {
+            Candidate::Table(t) => graph.name(*t).to_string(),
+            Candidate::Column(col) => col.clone(),
+        })
+        .collect()
+}
+
+fn push_table(trace: &mut MatchTrace, graph: &SchemaGraph, t: TableId) {
+    let name = graph.name(t).to_string();
+    if !trace.tables.contains(&name) {
+        trace.tables.push(name);
+    }
+}
+
+fn push_attr(trace: &mut MatchTrace, graph: &SchemaGraph, t: TableId, col: &str) {
+    let c = ColumnRef::new(graph.name(t), col);
+    if !trace.attributes.contains(&c) {
+        trace.attributes.push(c);
+    }
+}
+
+fn snippet(s: &str) -> String {
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > 80 {
+        format!("{:?}…", one_line.chars().take(80).collect::<String>())
+    } else {
+        format!("{one_line:?}")
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,1 +1,417 @@
-//! (in progress)
+//! `ask`: the three phases end to end (Lucy, Algorithm 1), and the direct
+//! PROMPTB baseline, each producing a [`Trace`] that says what every phase
+//! saw, chose and why a question failed.
+//!
+//! Phase failures (an LLM error, nothing matched, an infeasible view, SQL
+//! still rejected after the repair round, an execution error) are not
+//! `Err`: they come back as `Ok` with [`AskOutcome::failure`] set, so the
+//! caller always has the trace. `Err` is reserved for bad input (unknown
+//! `--tables`, bad options, no LLM where one is needed, broken prompt files).
+
+pub mod ddl;
+pub mod explain;
+pub mod llm_call;
+
+#[cfg(test)]
+pub(crate) mod fake;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::graph::{SchemaGraph, TableId};
+use crate::link::{self, MatchOptions};
+use crate::llm::ChatModel;
+use crate::prompts::{dialect_label, Prompts};
+use crate::query::{self, Allowed, ExecTarget, SqlTask};
+use crate::sql::exec::QueryRows;
+use crate::types::trace::{Failure, MatchTrace, QueryTrace, Trace, ViewTrace, TRACE_VERSION};
+use crate::types::{ColumnRef, Dialect, SolveStatus, ViewRequest, ViewResult};
+
+/// Where to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum StopAfter {
+    /// After MatchTables.
+    Match,
+    /// After GenerateView.
+    View,
+    /// After QueryView, without executing.
+    Sql,
+}
+
+impl StopAfter {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopAfter::Match => "match",
+            StopAfter::View => "view",
+            StopAfter::Sql => "sql",
+        }
+    }
+}
+
+/// Options of [`ask`] and [`direct_sql`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AskOptions {
+    /// MatchTables sampling and voting.
+    pub matching: MatchOptions,
+    /// Temperature of the SQL-writing prompts.
+    pub sql_temperature: f64,
+    pub stop_after: Option<StopAfter>,
+    /// Given relevant tables: MatchTables is skipped.
+    pub tables: Vec<String>,
+    /// Given relevant attributes `TABLE.column`: MatchTables is skipped.
+    pub attrs: Vec<String>,
+    /// PROMPTC' (relevant tables' DDL with descriptions, plus evidence)
+    /// instead of PROMPTC; descriptions as comments in PROMPTB.
+    pub schema_context: bool,
+    /// Extra knowledge for the question (BIRD's evidence).
+    pub evidence: Option<String>,
+    /// Run the final SQL read-only on this SQLite file.
+    pub execute: Option<PathBuf>,
+    /// Keep at most this many result rows.
+    pub row_limit: Option<usize>,
+    /// Time bound of the execution, in seconds.
+    pub exec_timeout_s: f64,
+    /// Dialect of the view and the SQL (default: the model's, else SQLite).
+    pub dialect: Option<Dialect>,
+    /// Solver time limit per call, in seconds.
+    pub time_limit_s: f64,
+    pub view_name: String,
+    /// Prefilter hook (e.g. CRUSH): offer only these core tables.
+    pub restrict_core_tables: Option<Vec<String>>,
+    /// Directory overriding prompt templates.
+    pub prompts_dir: Option<PathBuf>,
+}
+
+impl Default for AskOptions {
+    fn default() -> Self {
+        AskOptions {
+            matching: MatchOptions::default(),
+            sql_temperature: 0.2,
+            stop_after: None,
+            tables: Vec::new(),
+            attrs: Vec::new(),
+            schema_context: false,
+            evidence: None,
+            execute: None,
+            row_limit: None,
+            exec_timeout_s: 30.0,
+            dialect: None,
+            time_limit_s: 10.0,
+            view_name: crate::types::default_view_name(),
+            restrict_core_tables: None,
+            prompts_dir: None,
+        }
+    }
+}
+
+/// What [`ask`] produced.
+#[derive(Debug, Clone)]
+pub struct AskOutcome {
+    pub trace: Trace,
+    pub tables: Vec<String>,
+    pub attributes: Vec<ColumnRef>,
+    pub view: Option<ViewResult>,
+    pub sql: Option<String>,
+    pub rows: Option<QueryRows>,
+    pub stopped_after: Option<StopAfter>,
+    /// Set when a phase failed (also in `trace.failure`).
+    pub failure: Option<Failure>,
+}
+
+/// What [`direct_sql`] produced.
+#[derive(Debug, Clone)]
+pub struct DirectOutcome {
+    pub trace: Trace,
+    pub sql: Option<String>,
+    pub rows: Option<QueryRows>,
+    pub failure: Option<Failure>,
+}
+
+fn no_llm(phase: &str) -> Error {
+    Error::Input(format!(
+        "{phase} needs an LLM. {}; or give --tables/--attrs with --stop-after view to build the view offline",
+        crate::llm::NOT_CONFIGURED_HINT
+    ))
+}
+
+fn new_trace(graph: &SchemaGraph, method: &str, question: &str, opts: &AskOptions, llm: Option<&dyn ChatModel>) -> Trace {
+    Trace {
+        version: TRACE_VERSION,
+        lucy_version: env!("CARGO_PKG_VERSION").into(),
+        method: method.into(),
+        question: question.into(),
+        evidence: opts.evidence.clone(),
+        model: graph.model().name.clone(),
+        llm: llm.map(|l| l.model_name()),
+        options: serde_json::to_value(opts).unwrap_or_default(),
+        ..Trace::default()
+    }
+}
+
+fn failure(phase: &str, kind: &str, message: impl Into<String>) -> Failure {
+    Failure { phase: phase.into(), kind: kind.into(), message: message.into() }
+}
+
+fn kind_of(e: &Error) -> &'static str {
+    match e {
+        Error::Llm { .. } => "llm",
+        Error::Infeasible(_) => "infeasible",
+        Error::Sql(_) => "sql_rejected",
+        Error::Db(_) => "execution",
+        Error::Input(_) | Error::Model(_) | Error::Io { .. } => "input",
+        Error::Solver(_) => "solver",
+    }
+}
+
+fn dialect_for(graph: &SchemaGraph, opts: &AskOptions) -> Result<Dialect> {
+    let d = opts.dialect.or(graph.model().dialect).unwrap_or_default();
+    if opts.execute.is_some() && d != Dialect::Sqlite {
+        return Err(Error::Input(format!(
+            "--execute runs the SQL on SQLite, but the dialect is {}; pass --dialect sqlite",
+            d.as_str()
+        )));
+    }
+    Ok(d)
+}
+
+/// `--tables` / `--attrs` resolved to model names: tables (given ones and
+/// those of the attributes), attributes (given ones; all columns of a given
+/// table that no `--attrs` entry names).
+pub fn given_relevance(graph: &SchemaGraph, tables: &[String], attrs: &[String]) -> Result<(Vec<String>, Vec<ColumnRef>)> {
+    let mut ts: Vec<TableId> = Vec::new();
+    let mut cols: Vec<ColumnRef> = Vec::new();
+    for a in attrs {
+        let Some((t, c)) = a.rsplit_once('.') else {
+            return Err(Error::Input(format!("--attrs takes TABLE.column, got `{a}`")));
+        };
+        let id = graph.require_table(t.trim())?;
+        let table = graph.table(id);
+        let col = table.column(c.trim()).ok_or_else(|| {
+            let names: Vec<&str> = table.columns.iter().map(|x| x.name.as_str()).collect();
+            Error::Input(format!("unknown column `{a}`: {} has columns {}", table.name, names.join(", ")))
+        })?;
+        if !ts.contains(&id) {
+            ts.push(id);
+        }
+        cols.push(ColumnRef::new(&table.name, &col.name));
+    }
+    for t in tables {
+        let id = graph.require_table(t.trim())?;
+        if !ts.contains(&id) {
+            ts.push(id);
+        }
+        if !cols.iter().any(|c| c.table.eq_ignore_ascii_case(graph.name(id))) {
+            cols.extend(graph.table(id).columns.iter().map(|c| ColumnRef::new(graph.name(id), &c.name)));
+        }
+    }
+    Ok((ts.iter().map(|&t| graph.name(t).to_string()).collect(), cols))
+}
+
+/// Answer `question` end to end: MatchTables (or the given tables),
+/// GenerateView, QueryView, and optionally execution.
+pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&dyn ChatModel>) -> Result<AskOutcome> {
+    let started = Instant::now();
+    let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
+    let dialect = dialect_for(graph, opts)?;
+    opts.matching.check()?;
+    let given = !opts.tables.is_empty() || !opts.attrs.is_empty();
+    let stop = opts.stop_after;
+    let needs_llm = !given || !matches!(stop, Some(StopAfter::Match | StopAfter::View));
+    if needs_llm && llm.is_none() {
+        return Err(no_llm(if given { "QueryView" } else { "MatchTables" }));
+    }
+    let mut out = AskOutcome {
+        trace: new_trace(graph, "lucy", question, opts, llm),
+        tables: Vec::new(),
+        attributes: Vec::new(),
+        view: None,
+        sql: None,
+        rows: None,
+        stopped_after: None,
+        failure: None,
+    };
+    let finish = |mut out: AskOutcome, f: Option<Failure>| -> Result<AskOutcome> {
+        out.trace.failure = f.clone();
+        out.failure = f;
+        out.trace.stopped_after = out.stopped_after.map(|s| s.as_str().to_string());
+        out.trace.total_ms = started.elapsed().as_secs_f64() * 1000.0;
+        Ok(out)
+    };
+
+    // Phase 1.
+    let mut mt = MatchTrace::default();
+    if given {
+        let (tables, attrs) = given_relevance(graph, &opts.tables, &opts.attrs)?;
+        mt.source = "given".into();
+        mt.tables = tables;
+        mt.attributes = attrs;
+    } else if let Some(llm) = llm {
+        let mut mopts = opts.matching.clone();
+        mopts.restrict_core_tables = opts.restrict_core_tables.clone().or(mopts.restrict_core_tables);
+        let r = link::match_tables(graph, question, &mopts, llm, &prompts, &mut mt);
+        let fail = match r {
+            Err(e) => Some(failure("match_tables", kind_of(&e), e.to_string())),
+            Ok(()) if mt.tables.is_empty() => {
+                let why = mt.steps.first().map(|s| s.warnings.join("; ")).unwrap_or_default();
+                Some(failure("match_tables", "nothing_matched", format!("MatchTables found no relevant table ({why})")))
+            }
+            Ok(()) => None,
+        };
+        if fail.is_some() {
+            out.tables = mt.tables.clone();
+            out.attributes = mt.attributes.clone();
+            out.trace.match_tables = Some(mt);
+            return finish(out, fail);
+        }
+    }
+    out.tables = mt.tables.clone();
+    out.attributes = mt.attributes.clone();
+    out.trace.match_tables = Some(mt);
+    if stop == Some(StopAfter::Match) {
+        out.stopped_after = Some(StopAfter::Match);
+        return finish(out, None);
+    }
+
+    // Phase 2.
+    let req = ViewRequest {
+        tables: out.tables.clone(),
+        attributes: out.attributes.clone(),
+        dialect,
+        view_name: opts.view_name.clone(),
+        time_limit_s: opts.time_limit_s,
+    };
+    let t0 = Instant::now();
+    let solved = crate::solve::generate_view(graph, &req);
+    let mut vt = ViewTrace { request: req, result: None, error: None, cost: Default::default() };
+    vt.cost.ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let view = match solved {
+        Ok(v) if v.status == SolveStatus::Infeasible => {
+            let why = v.explanation.clone().unwrap_or_else(|| "no view satisfies the model's constraints".into());
+            vt.result = Some(v);
+            out.trace.generate_view = Some(vt);
+            return finish(out, Some(failure("generate_view", "infeasible", format!("GenerateView infeasible: {why}"))));
+        }
+        Ok(v) => v,
+        Err(e) => {
+            vt.error = Some(e.to_string());
+            out.trace.generate_view = Some(vt);
+            return finish(out, Some(failure("generate_view", kind_of(&e), e.to_string())));
+        }
+    };
+    vt.result = Some(view.clone());
+    out.trace.generate_view = Some(vt);
+    out.view = Some(view.clone());
+    if stop == Some(StopAfter::View) {
+        out.stopped_after = Some(StopAfter::View);
+        return finish(out, None);
+    }
+
+    // Phase 3.
+    let Some(llm) = llm else { return Err(no_llm("QueryView")) };
+    let ddl_text;
+    let schema = if opts.schema_context {
+        let ids: Vec<TableId> = view.tables.iter().filter_map(|t| graph.table_id(t)).collect();
+        ddl_text = ddl::ddl(graph, Some(&ids), true);
+        Some((ddl_text.as_str(), opts.evidence.as_deref()))
+    } else {
+        None
+    };
+    let (prompt_name, prompt) = query::view_prompt(&prompts, &view, question, dialect, schema)?;
+    let run_it = stop != Some(StopAfter::Sql);
+    let task = SqlTask {
+        prompt_name,
+        prompt,
+        allowed: Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() },
+        dialect,
+        temperature: opts.sql_temperature,
+        execute: opts.execute.as_deref().filter(|_| run_it).map(|db| ExecTarget {
+            db,
+            view_sql: Some(view.view_sql.as_str()),
+            limit: opts.row_limit,
+            timeout: Duration::from_secs_f64(opts.exec_timeout_s.max(0.001)),
+        }),
+    };
+    let mut qt = QueryTrace::default();
+    let r = query::generate_sql(&task, llm, &prompts, &mut qt);
+    out.trace.query_view = Some(qt);
+    match r {
+        Ok(o) => {
+            out.sql = Some(o.checked.sql);
+            out.rows = o.rows;
+            if stop == Some(StopAfter::Sql) {
+                out.stopped_after = Some(StopAfter::Sql);
+            }
+            finish(out, None)
+        }
+        Err(e) => {
+            let (phase, msg) = match &e {
+                Error::Db(m) => ("execute", format!("execution failed after the repair round: {m}")),
+                Error::Sql(m) => ("query_view", format!("QueryView SQL rejected after the repair round: {m}")),
+                other => ("query_view", other.to_string()),
+            };
+            finish(out, Some(failure(phase, kind_of(&e), msg)))
+        }
+    }
+}
+
+/// The PROMPTB baseline (Appendix C.1.1): the whole schema's DDL and the
+/// question, one SQL query back, checked by the same guard (any model table
+/// and its columns instead of the view), one repair round, optional execution.
+pub fn direct_sql(
+    graph: &SchemaGraph,
+    question: &str,
+    evidence: Option<&str>,
+    opts: &AskOptions,
+    llm: Option<&dyn ChatModel>,
+) -> Result<DirectOutcome> {
+    let started = Instant::now();
+    let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
+    let dialect = dialect_for(graph, opts)?;
+    let Some(llm) = llm else { return Err(no_llm("the direct baseline")) };
+    let mut trace = new_trace(graph, "direct", question, opts, Some(llm));
+    trace.evidence = evidence.map(str::to_string).or(trace.evidence.take());
+    let vars = serde_json::json!({
+        "question": question,
+        "dialect": dialect_label(dialect),
+        "ddl": ddl::ddl(graph, None, opts.schema_context),
+        "evidence": trace.evidence.clone().unwrap_or_default(),
+    });
+    let prompt = prompts.render("direct_sql", &vars)?;
+    let tables: Vec<(String, Vec<String>)> =
+        graph.model().tables.iter().map(|t| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect())).collect();
+    let run_it = opts.stop_after != Some(StopAfter::Sql);
+    let task = SqlTask {
+        prompt_name: "direct_sql".into(),
+        prompt,
+        allowed: Allowed::Tables(tables),
+        dialect,
+        temperature: opts.sql_temperature,
+        execute: opts.execute.as_deref().filter(|_| run_it).map(|db| ExecTarget {
+            db,
+            view_sql: None,
+            limit: opts.row_limit,
+            timeout: Duration::from_secs_f64(opts.exec_timeout_s.max(0.001)),
+        }),
+    };
+    let mut qt = QueryTrace::default();
+    let r = query::generate_sql(&task, llm, &prompts, &mut qt);
+    trace.query_view = Some(qt);
+    let (sql, rows, fail) = match r {
+        Ok(o) => (Some(o.checked.sql), o.rows, None),
+        Err(e) => {
+            let phase = if matches!(e, Error::Db(_)) { "execute" } else { "direct_sql" };
+            (None, None, Some(failure(phase, kind_of(&e), e.to_string())))
+        }
+    };
+    trace.failure = fail.clone();
+    trace.total_ms = started.elapsed().as_secs_f64() * 1000.0;
+    Ok(DirectOutcome { trace, sql, rows, failure: fail })
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,1 +1,225 @@
-//! (in progress)
+//! Phase 3, QueryView (Lucy §3.4): ask for SQL over the view, extract it,
+//! check it with the guard before anything runs, optionally execute it
+//! read-only, and give the model exactly one repair round when the check or
+//! the execution fails. The direct baseline reuses the same loop with the
+//! model's tables as the allowed relations.
+
+pub mod extract;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::llm::{ChatModel, ChatRequest, Message};
+use crate::pipeline::llm_call;
+use crate::prompts::{dialect_label, Prompts};
+use crate::sql::exec::{run_readonly_with, ExecOptions, QueryRows};
+use crate::sql::guard::{check_over_tables, check_query, CheckedSql};
+use crate::types::trace::{ExecSummary, QueryTrace, SqlAttempt, Validation};
+use crate::types::{Dialect, ViewResult};
+
+/// What the SQL may read.
+#[derive(Debug, Clone)]
+pub enum Allowed {
+    /// Only this view and its columns (QueryView).
+    View { name: String, columns: Vec<String> },
+    /// Only these tables and their columns (the direct baseline).
+    Tables(Vec<(String, Vec<String>)>),
+}
+
+impl Allowed {
+    fn describe(&self) -> String {
+        match self {
+            Allowed::View { name, .. } => format!("the view {name}"),
+            Allowed::Tables(_) => "the tables of the schema".into(),
+        }
+    }
+
+    fn check(&self, sql: &str, dialect: Dialect) -> Result<CheckedSql> {
+        match self {
+            Allowed::View { name, columns } => check_query(sql, name, columns, dialect),
+            Allowed::Tables(t) => check_over_tables(sql, t, dialect),
+        }
+    }
+}
+
+/// Where to run the accepted SQL.
+#[derive(Debug, Clone)]
+pub struct ExecTarget<'a> {
+    pub db: &'a Path,
+    /// `CREATE VIEW …` to make available first (QueryView).
+    pub view_sql: Option<&'a str>,
+    pub limit: Option<usize>,
+    pub timeout: Duration,
+}
+
+/// One SQL-writing task.
+#[derive(Debug, Clone)]
+pub struct SqlTask<'a> {
+    /// Prompt name, used as the request phase (`query_view`, `direct_sql`, …).
+    pub prompt_name: String,
+    /// The rendered first prompt.
+    pub prompt: String,
+    pub allowed: Allowed,
+    pub dialect: Dialect,
+    pub temperature: f64,
+    pub execute: Option<ExecTarget<'a>>,
+}
+
+/// The accepted SQL and, when executed, its rows.
+#[derive(Debug, Clone)]
+pub struct SqlOutcome {
+    pub checked: CheckedSql,
+    pub rows: Option<QueryRows>,
+}
+
+/// Render the QueryView prompt for `view`: PROMPTC, or PROMPTC' when
+/// `schema` (DDL of the view's tables) is given.
+pub fn view_prompt(
+    prompts: &Prompts,
+    view: &ViewResult,
+    question: &str,
+    dialect: Dialect,
+    schema: Option<(&str, Option<&str>)>,
+) -> Result<(String, String)> {
+    let columns: Vec<serde_json::Value> = view
+        .columns
+        .iter()
+        .map(|c| serde_json::json!({"alias": c.alias, "table": c.table, "column": c.column, "description": c.description}))
+        .collect();
+    let mut vars = serde_json::json!({
+        "question": question,
+        "dialect": dialect_label(dialect),
+        "view_name": view.view_name,
+        "view_sql": view.view_sql.trim(),
+        "columns": columns,
+    });
+    let name = match schema {
+        Some((ddl, evidence)) => {
+            vars["schema"] = ddl.into();
+            vars["evidence"] = evidence.unwrap_or("").into();
+            "query_view_schema"
+        }
+        None => "query_view",
+    };
+    Ok((name.to_string(), prompts.render(name, &vars)?))
+}
+
+/// Ask for SQL, check it, run it if asked; one repair round on failure.
+/// `trace` receives every attempt, also when the task fails.
+pub fn generate_sql(task: &SqlTask, llm: &dyn ChatModel, prompts: &Prompts, trace: &mut QueryTrace) -> Result<SqlOutcome> {
+    let started = Instant::now();
+    trace.prompt = task.prompt_name.clone();
+    let mut messages = vec![Message::user(task.prompt.clone())];
+    let mut last_err: Option<Error> = None;
+    for round in 0..2 {
+        let req = ChatRequest {
+            phase: if round == 0 { task.prompt_name.clone() } else { format!("{}_repair", task.prompt_name) },
+            messages: messages.clone(),
+            temperature: task.temperature,
+            n: 1,
+            response_schema: None,
+        };
+        let (call, result) = llm_call::call(llm, &req);
+        trace.cost.add_call(&call);
+        let mut attempt = SqlAttempt { round, call, extraction: "none".into(), ..SqlAttempt::default() };
+        let answer = match result {
+            Ok(r) => r.choices.into_iter().next().unwrap_or_default(),
+            Err(e) => {
+                trace.attempts.push(attempt);
+                trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+                return Err(e);
+            }
+        };
+        let (outcome, failed_sql) = attempt_once(task, &answer, &mut attempt);
+        trace.attempts.push(attempt);
+        match outcome {
+            Ok(o) => {
+                trace.sql = Some(o.checked.sql.clone());
+                trace.repaired = round > 0;
+                trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+                return Ok(o);
+            }
+            Err(e) => {
+                let vars = serde_json::json!({
+                    "sql": failed_sql.unwrap_or_default(),
+                    "error": error_text(&e),
+                    "dialect": dialect_label(task.dialect),
+                    "allowed": task.allowed.describe(),
+                });
+                last_err = Some(e);
+                if round == 0 {
+                    messages.push(Message { role: "assistant".into(), content: answer });
+                    messages.push(Message::user(prompts.render("repair_sql", &vars)?));
+                }
+            }
+        }
+    }
+    trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+    Err(last_err.unwrap_or_else(|| Error::Sql("no attempt made".into())))
+}
+
+/// The message of an error without its `SQL rejected:` style prefix.
+fn error_text(e: &Error) -> String {
+    match e {
+        Error::Sql(m) | Error::Db(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Extract, check and (optionally) execute one answer. Returns the outcome
+/// and the SQL that failed, for the repair prompt.
+fn attempt_once(task: &SqlTask, answer: &str, attempt: &mut SqlAttempt) -> (Result<SqlOutcome>, Option<String>) {
+    let Some((sql, how)) = extract::extract_sql(answer) else {
+        let msg = "the answer contains no SQL query (expected a ```sql block)".to_string();
+        attempt.validation = Validation { ok: false, error: Some(msg.clone()), ..Validation::default() };
+        return (Err(Error::Sql(msg)), None);
+    };
+    attempt.extracted = Some(sql.clone());
+    attempt.extraction = how.into();
+    let checked = match task.allowed.check(&sql, task.dialect) {
+        Ok(c) => c,
+        Err(e) => {
+            attempt.validation = Validation { ok: false, error: Some(error_text(&e)), ..Validation::default() };
+            return (Err(e), Some(sql));
+        }
+    };
+    attempt.validation =
+        Validation { ok: true, error: None, relations: checked.relations.clone(), columns: checked.columns.clone() };
+    let Some(target) = &task.execute else {
+        return (Ok(SqlOutcome { checked, rows: None }), None);
+    };
+    let started = Instant::now();
+    let opts = ExecOptions { limit: target.limit, timeout: target.timeout };
+    match run_readonly_with(target.db, target.view_sql, &checked.sql, &opts) {
+        Ok(rows) => {
+            attempt.execution = Some(summary(&rows, started));
+            (Ok(SqlOutcome { checked, rows: Some(rows) }), None)
+        }
+        Err(e) => {
+            attempt.execution = Some(ExecSummary {
+                ok: false,
+                error: Some(error_text(&e)),
+                ms: started.elapsed().as_secs_f64() * 1000.0,
+                ..ExecSummary::default()
+            });
+            (Err(e), Some(sql))
+        }
+    }
+}
+
+fn summary(rows: &QueryRows, started: Instant) -> ExecSummary {
+    ExecSummary {
+        ok: true,
+        error: None,
+        columns: rows.columns.clone(),
+        row_count: rows.rows.len(),
+        truncated: rows.truncated,
+        sample_rows: rows.rows.iter().take(10).cloned().collect(),
+        ms: started.elapsed().as_secs_f64() * 1000.0,
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -3,3 +3,4 @@
 
 pub mod analyze;
 pub mod guard;
+pub mod exec;

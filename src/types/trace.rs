@@ -1,2 +1,267 @@
 //! Trace of one `lucy ask` run: what each phase saw, chose and why.
 //! Written by `lucy ask --trace`, read by `lucy explain` and `lucy bench`.
+//!
+//! A trace never contains secrets: it holds prompts, answers and results,
+//! never client configuration.
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::{ColumnRef, ViewRequest, ViewResult};
+use crate::llm::{Message, Usage};
+use crate::sql::exec::SqlValue;
+
+/// Version of the trace format.
+pub const TRACE_VERSION: u32 = 1;
+
+/// One `lucy ask` (or `--method direct`) run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub version: u32,
+    pub lucy_version: String,
+    /// `lucy` (the three phases) or `direct` (the PROMPTB baseline).
+    pub method: String,
+    pub question: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// dbModel name.
+    pub model: String,
+    /// LLM model name, when one was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<String>,
+    /// The options the run used (samples, temperature, ...).
+    #[serde(default)]
+    pub options: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub match_tables: Option<MatchTrace>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate_view: Option<ViewTrace>,
+    /// QueryView, or the direct baseline's single SQL phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_view: Option<QueryTrace>,
+    /// Phase after which the run stopped on request (`match`, `view`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_after: Option<String>,
+    /// Why the run failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    /// Wall time of the whole run.
+    pub total_ms: f64,
+}
+
+/// Where and why a run failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// `match_tables`, `generate_view`, `query_view` or `execute`.
+    pub phase: String,
+    /// `llm`, `nothing_matched`, `infeasible`, `solver`, `sql_rejected`,
+    /// `execution`, `input`.
+    pub kind: String,
+    pub message: String,
+}
+
+impl Failure {
+    /// Process exit code for a failed run: 3 infeasible, 2 bad input, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self.kind.as_str() {
+            "infeasible" => 3,
+            "input" => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Cost of a phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseCost {
+    pub ms: f64,
+    /// LLM calls (prompts sent).
+    pub llm_calls: u32,
+    /// HTTP requests those calls took (retries and per-sample fallbacks count).
+    pub requests: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl PhaseCost {
+    /// Add one LLM call.
+    pub fn add_call(&mut self, call: &LlmCall) {
+        self.llm_calls += 1;
+        self.requests += call.requests;
+        self.prompt_tokens += call.usage.prompt_tokens;
+        self.completion_tokens += call.usage.completion_tokens;
+    }
+}
+
+/// One prompt sent to the LLM and what came back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LlmCall {
+    /// Prompt/phase name, e.g. `match_tables`, `attributes`, `query_view`.
+    pub phase: String,
+    pub messages: Vec<Message>,
+    pub temperature: f64,
+    pub n: usize,
+    /// Whether a JSON schema was sent (`response_schema`).
+    pub schema_sent: bool,
+    /// Whether the answers were produced under that schema.
+    pub structured: bool,
+    /// Raw answers, one per sample.
+    pub choices: Vec<String>,
+    pub usage: Usage,
+    pub latency_ms: f64,
+    pub requests: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// An item and how many samples chose it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Vote {
+    pub item: String,
+    pub votes: usize,
+    pub kept: bool,
+}
+
+/// A name from an answer mapped to a different model name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Remap {
+    pub from: String,
+    pub to: String,
+    /// `case`, `qualifier`, `normalized`, `fuzzy` or `inner_to_root`.
+    pub how: String,
+    /// Similarity for fuzzy remaps (Jaro-Winkler on normalised names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+}
+
+/// One PROMPTA-style list question (Algorithm 1 lines 5/12, Algorithm 2 line 7/11).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListStep {
+    /// `match_tables`, `pattern_children` or `attributes`.
+    pub prompt: String,
+    /// The table asked about (None for the core-table question).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// The names offered to the LLM.
+    pub candidates: Vec<String>,
+    pub call: LlmCall,
+    /// Each sample's answer after parsing and mapping to model names.
+    pub samples: Vec<Vec<String>>,
+    /// Every item chosen by some sample, ranked.
+    pub votes: Vec<Vote>,
+    /// Minimum number of votes an item needed.
+    pub min_votes: usize,
+    /// Relevant tables chosen by this step.
+    pub tables: Vec<String>,
+    /// Relevant attributes chosen by this step.
+    pub attributes: Vec<ColumnRef>,
+    pub remaps: Vec<Remap>,
+    pub warnings: Vec<String>,
+}
+
+/// Phase 1: MatchTables.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MatchTrace {
+    /// `llm`, or `given` when `--tables/--attrs` replaced the phase.
+    pub source: String,
+    /// Core tables offered to the first prompt.
+    pub core_tables: Vec<String>,
+    /// The prefilter's restriction of the core tables, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restricted_to: Option<Vec<String>>,
+    pub steps: Vec<ListStep>,
+    pub tables: Vec<String>,
+    pub attributes: Vec<ColumnRef>,
+    pub warnings: Vec<String>,
+    pub cost: PhaseCost,
+}
+
+/// Phase 2: GenerateView.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ViewTrace {
+    /// The solver's input.
+    pub request: ViewRequest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ViewResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub cost: PhaseCost,
+}
+
+/// What the guard said about one SQL answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Validation {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub relations: Vec<String>,
+    #[serde(default)]
+    pub columns: Vec<String>,
+}
+
+/// Summary of one execution.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExecSummary {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub columns: Vec<String>,
+    pub row_count: usize,
+    pub truncated: bool,
+    /// The first rows (at most 10).
+    pub sample_rows: Vec<Vec<SqlValue>>,
+    pub ms: f64,
+}
+
+/// One SQL answer: the initial one (round 0) or the repair (round 1).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SqlAttempt {
+    pub round: usize,
+    pub call: LlmCall,
+    /// The SQL found in the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extracted: Option<String>,
+    /// How it was found: `sql_fence`, `fence`, `bare` or `none`.
+    pub extraction: String,
+    pub validation: Validation,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ExecSummary>,
+}
+
+/// Phase 3: QueryView (or the direct baseline's SQL phase).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueryTrace {
+    /// Prompt used: `query_view`, `query_view_schema` or `direct_sql`.
+    pub prompt: String,
+    pub attempts: Vec<SqlAttempt>,
+    /// The accepted SQL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<String>,
+    pub repaired: bool,
+    pub cost: PhaseCost,
+}
+
+impl Trace {
+    /// Cost per phase, in pipeline order (phases that ran only).
+    pub fn phase_costs(&self) -> Vec<(&'static str, PhaseCost)> {
+        let mut v = Vec::new();
+        if let Some(m) = &self.match_tables {
+            v.push(("match_tables", m.cost));
+        }
+        if let Some(g) = &self.generate_view {
+            v.push(("generate_view", g.cost));
+        }
+        if let Some(q) = &self.query_view {
+            v.push((if self.method == "direct" { "direct_sql" } else { "query_view" }, q.cost));
+        }
+        v
+    }
+
+    /// Read a trace file.
+    pub fn load(path: &std::path::Path) -> crate::Result<Trace> {
+        let text = crate::error::read_to_string(path)?;
+        serde_json::from_str(&text).map_err(|e| {
+            crate::Error::Input(format!("{}: not a lucy trace ({e}); write one with `lucy ask --trace FILE`", path.display()))
+        })
+    }
+}

@@ -1,0 +1,242 @@
+//! `lucy explain`: a trace as a readable per-phase report, and a short JSON
+//! summary of it.
+
+use std::fmt::Write;
+
+use serde_json::json;
+
+use crate::types::trace::{ListStep, MatchTrace, PhaseCost, QueryTrace, Trace, ViewTrace};
+
+/// The whole report.
+pub fn render(t: &Trace) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "question: {}", t.question);
+    if let Some(e) = &t.evidence {
+        let _ = writeln!(s, "evidence: {e}");
+    }
+    let llm = t.llm.as_deref().unwrap_or("none");
+    let _ = writeln!(s, "model {} · method {} · LLM {} · {:.0} ms in all", t.model, t.method, llm, t.total_ms);
+    let _ = writeln!(s, "{}", verdict(t));
+    if let Some(m) = &t.match_tables {
+        match_section(&mut s, m);
+    }
+    if let Some(v) = &t.generate_view {
+        view_section(&mut s, v);
+    }
+    if let Some(q) = &t.query_view {
+        let title = if t.method == "direct" { "Direct SQL (PROMPTB baseline)" } else { "Phase 3: QueryView" };
+        query_section(&mut s, title, q);
+    }
+    s
+}
+
+/// One line: how the run ended.
+pub fn verdict(t: &Trace) -> String {
+    if let Some(f) = &t.failure {
+        return format!("RESULT: failed in {} ({}): {}", f.phase, f.kind, f.message);
+    }
+    if let Some(stop) = &t.stopped_after {
+        return format!("RESULT: stopped after {stop}, as asked");
+    }
+    let rows = t
+        .query_view
+        .as_ref()
+        .and_then(|q| q.attempts.last())
+        .and_then(|a| a.execution.as_ref())
+        .map(|e| format!(", {} row(s){}", e.row_count, if e.truncated { " (truncated)" } else { "" }))
+        .unwrap_or_default();
+    let repaired = t.query_view.as_ref().is_some_and(|q| q.repaired);
+    format!("RESULT: ok — SQL accepted{}{rows}", if repaired { " after the repair round" } else { "" })
+}
+
+fn cost(c: &PhaseCost) -> String {
+    if c.llm_calls == 0 {
+        return format!("{:.0} ms", c.ms);
+    }
+    format!(
+        "{} LLM call(s), {} request(s), {} prompt + {} completion tokens, {:.0} ms",
+        c.llm_calls, c.requests, c.prompt_tokens, c.completion_tokens, c.ms
+    )
+}
+
+fn match_section(s: &mut String, m: &MatchTrace) {
+    let _ = writeln!(s, "\n== Phase 1: MatchTables ({}; {})", m.source, cost(&m.cost));
+    if m.source == "given" {
+        let _ = writeln!(s, "skipped: relevant tables and attributes were given (--tables/--attrs)");
+    } else {
+        let _ = writeln!(s, "core tables offered: {}", m.core_tables.join(", "));
+        if let Some(r) = &m.restricted_to {
+            let _ = writeln!(s, "prefilter restricted the core tables to: {}", r.join(", "));
+        }
+        for step in &m.steps {
+            step_section(s, step);
+        }
+    }
+    for w in &m.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    let _ = writeln!(s, "relevant tables: {}", list_or_none(&m.tables));
+    let attrs: Vec<String> = m.attributes.iter().map(|a| a.to_string()).collect();
+    let _ = writeln!(s, "relevant attributes: {}", list_or_none(&attrs));
+}
+
+fn step_section(s: &mut String, st: &ListStep) {
+    let subject = st.subject.as_deref().map(|x| format!(" {x}")).unwrap_or_default();
+    let mode = if !st.call.schema_sent {
+        "free text"
+    } else if st.call.structured {
+        "structured output"
+    } else {
+        "free text, schema not honoured by the server"
+    };
+    let _ = writeln!(s, "- [{}{}] {} sample(s), {}", st.prompt, subject, st.call.choices.len(), mode);
+    if let Some(e) = &st.call.error {
+        let _ = writeln!(s, "    LLM error: {e}");
+        return;
+    }
+    let n = st.call.choices.len().max(1);
+    let votes: Vec<String> = st
+        .votes
+        .iter()
+        .map(|v| format!("{} {}/{}{}", v.item, v.votes, n, if v.kept { "" } else { " (dropped)" }))
+        .collect();
+    let _ = writeln!(s, "    votes: {}", if votes.is_empty() { "none".to_string() } else { votes.join(", ") });
+    for r in &st.remaps {
+        let score = r.score.map(|x| format!(", {x:.2}")).unwrap_or_default();
+        let _ = writeln!(s, "    remapped `{}` -> {} ({}{score})", r.from, r.to, r.how);
+    }
+    for w in &st.warnings {
+        let _ = writeln!(s, "    warning: {w}");
+    }
+}
+
+fn view_section(s: &mut String, v: &ViewTrace) {
+    let _ = writeln!(s, "\n== Phase 2: GenerateView ({})", cost(&v.cost));
+    let attrs: Vec<String> = v.request.attributes.iter().map(|a| a.to_string()).collect();
+    let _ = writeln!(s, "input: tables {}; attributes {}", list_or_none(&v.request.tables), list_or_none(&attrs));
+    if let Some(e) = &v.error {
+        let _ = writeln!(s, "error: {e}");
+    }
+    let Some(r) = &v.result else { return };
+    let _ = writeln!(
+        s,
+        "status {} · objective {} · path length {} · solver {:.1} ms · model {} variables / {} constraints",
+        r.status.as_str(),
+        r.objective,
+        r.path_length,
+        r.solve_ms,
+        r.model_size.variables,
+        r.model_size.constraints
+    );
+    if !r.n_bound.is_empty() {
+        let _ = writeln!(s, "path bound: {}", r.n_bound);
+    }
+    if !r.relevant.is_empty() {
+        let _ = writeln!(s, "solved for: {}", r.relevant.join(", "));
+    }
+    if !r.walk.is_empty() {
+        let _ = writeln!(s, "walk: {}", r.walk.join(" -> "));
+    }
+    for j in &r.joins {
+        let on: Vec<String> = j.on.iter().map(|p| format!("{} = {}", p[0], p[1])).collect();
+        let _ = writeln!(s, "  {:?} join {} on {}", j.kind, j.right, on.join(" AND "));
+    }
+    for a in &r.ambiguities {
+        let _ = writeln!(s, "ambiguity: {} – {}: chose {} among {} ({})", a.left, a.right, a.chosen, a.candidates.join(", "), a.reason);
+    }
+    if let Some(e) = &r.explanation {
+        let _ = writeln!(s, "explanation: {e}");
+    }
+    if !r.view_sql.is_empty() {
+        let _ = writeln!(s, "view:\n{}", indent(&r.view_sql));
+    }
+}
+
+fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
+    let _ = writeln!(s, "\n== {title} (prompt {}; {})", q.prompt, cost(&q.cost));
+    for a in &q.attempts {
+        let label = if a.round == 0 { "answer".to_string() } else { "repair round".to_string() };
+        if let Some(e) = &a.call.error {
+            let _ = writeln!(s, "- {label}: LLM error: {e}");
+            continue;
+        }
+        match &a.extracted {
+            Some(sql) => {
+                let _ = writeln!(s, "- {label} ({}):\n{}", a.extraction, indent(sql));
+            }
+            None => {
+                let _ = writeln!(s, "- {label}: no SQL found in {:?}", a.call.choices.first().map(|c| short(c)).unwrap_or_default());
+            }
+        }
+        match (&a.validation.ok, &a.validation.error) {
+            (true, _) => {
+                let _ = writeln!(s, "    guard: ok (reads {}; columns {})", list_or_none(&a.validation.relations), list_or_none(&a.validation.columns));
+            }
+            (false, Some(e)) => {
+                let _ = writeln!(s, "    guard: rejected: {e}");
+            }
+            (false, None) => {}
+        }
+        if let Some(x) = &a.execution {
+            if x.ok {
+                let _ = writeln!(s, "    executed: {} row(s), columns {} ({:.0} ms)", x.row_count, x.columns.join(", "), x.ms);
+                for r in x.sample_rows.iter().take(5) {
+                    let cells: Vec<String> = r.iter().map(|v| v.to_string()).collect();
+                    let _ = writeln!(s, "      {}", cells.join(" | "));
+                }
+            } else {
+                let _ = writeln!(s, "    execution failed: {}", x.error.as_deref().unwrap_or("unknown error"));
+            }
+        }
+    }
+    match &q.sql {
+        Some(sql) => {
+            let _ = writeln!(s, "final SQL:\n{}", indent(sql));
+        }
+        None => {
+            let _ = writeln!(s, "no SQL accepted");
+        }
+    }
+}
+
+/// A compact machine-readable summary (`lucy explain --json`).
+pub fn summary(t: &Trace) -> serde_json::Value {
+    let steps: Vec<serde_json::Value> = t
+        .match_tables
+        .iter()
+        .flat_map(|m| m.steps.iter())
+        .map(|st| json!({"prompt": st.prompt, "subject": st.subject, "votes": st.votes, "remaps": st.remaps, "warnings": st.warnings, "structured": st.call.structured}))
+        .collect();
+    let costs: serde_json::Map<String, serde_json::Value> =
+        t.phase_costs().into_iter().map(|(k, v)| (k.to_string(), serde_json::to_value(v).unwrap_or_default())).collect();
+    json!({
+        "question": t.question,
+        "method": t.method,
+        "verdict": verdict(t),
+        "failure": t.failure,
+        "stopped_after": t.stopped_after,
+        "tables": t.match_tables.as_ref().map(|m| m.tables.clone()),
+        "attributes": t.match_tables.as_ref().map(|m| m.attributes.clone()),
+        "match_steps": steps,
+        "view_status": t.generate_view.as_ref().and_then(|v| v.result.as_ref()).map(|r| r.status),
+        "view_sql": t.generate_view.as_ref().and_then(|v| v.result.as_ref()).map(|r| r.view_sql.clone()),
+        "sql": t.query_view.as_ref().and_then(|q| q.sql.clone()),
+        "repaired": t.query_view.as_ref().map(|q| q.repaired),
+        "rows": t.query_view.as_ref().and_then(|q| q.attempts.last()).and_then(|a| a.execution.as_ref()).map(|e| e.row_count),
+        "costs": costs,
+        "total_ms": t.total_ms,
+    })
+}
+
+fn list_or_none(v: &[String]) -> String {
+    if v.is_empty() { "none".into() } else { v.join(", ") }
+}
+
+fn indent(text: &str) -> String {
+    text.trim().lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
+
+fn short(s: &str) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    one.chars().take(100).collect()
+}

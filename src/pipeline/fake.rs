@@ -1,0 +1,67 @@
+//! An in-process scripted ChatModel for unit tests: the first rule whose
+//! substrings all occur in the last user message answers.
+
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::llm::{ChatModel, ChatRequest, ChatResponse, Usage};
+
+pub struct FakeChat {
+    rules: Vec<(Vec<String>, Result<Vec<String>, String>)>,
+    pub requests: Mutex<Vec<ChatRequest>>,
+}
+
+impl FakeChat {
+    pub fn new() -> Self {
+        FakeChat { rules: Vec::new(), requests: Mutex::new(Vec::new()) }
+    }
+
+    /// Answer requests whose last message contains every `needle` with `choices`
+    /// (repeated to fill `n` when shorter).
+    pub fn on(mut self, needles: &[&str], choices: &[&str]) -> Self {
+        self.rules.push((needles.iter().map(|s| s.to_string()).collect(), Ok(choices.iter().map(|s| s.to_string()).collect())));
+        self
+    }
+
+    /// Fail requests that match.
+    pub fn fail(mut self, needles: &[&str], message: &str) -> Self {
+        self.rules.push((needles.iter().map(|s| s.to_string()).collect(), Err(message.to_string())));
+        self
+    }
+
+    pub fn phases(&self) -> Vec<String> {
+        self.requests.lock().unwrap().iter().map(|r| r.phase.clone()).collect()
+    }
+}
+
+impl ChatModel for FakeChat {
+    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+        self.requests.lock().unwrap().push(req.clone());
+        let last = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+        for (needles, answer) in &self.rules {
+            if needles.iter().all(|n| last.contains(n.as_str())) {
+                return match answer {
+                    Err(m) => Err(Error::llm(&req.phase, m.clone())),
+                    Ok(choices) => {
+                        let mut c: Vec<String> = choices.clone();
+                        while !c.is_empty() && c.len() < req.n {
+                            c.push(choices[c.len() % choices.len()].clone());
+                        }
+                        Ok(ChatResponse {
+                            choices: c,
+                            usage: Usage { prompt_tokens: 10, completion_tokens: 2 },
+                            latency_ms: 1.0,
+                            structured: false,
+                            requests: 1,
+                        })
+                    }
+                };
+            }
+        }
+        Err(Error::llm(&req.phase, format!("fake: no rule for {:?}", &last[..last.len().min(120)])))
+    }
+
+    fn model_name(&self) -> String {
+        "fake".into()
+    }
+}

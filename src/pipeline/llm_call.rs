@@ -1,0 +1,34 @@
+//! One LLM call, recorded for the trace whatever happens.
+
+use crate::error::Result;
+use crate::llm::{ChatModel, ChatRequest, ChatResponse};
+use crate::types::trace::LlmCall;
+
+/// Send `req` and return the trace record together with the outcome. On an
+/// error the record carries the message and no answers.
+pub fn call(llm: &dyn ChatModel, req: &ChatRequest) -> (LlmCall, Result<ChatResponse>) {
+    let started = std::time::Instant::now();
+    let result = llm.chat(req);
+    let mut rec = LlmCall {
+        phase: req.phase.clone(),
+        messages: req.messages.clone(),
+        temperature: req.temperature,
+        n: req.n,
+        schema_sent: req.response_schema.is_some(),
+        ..LlmCall::default()
+    };
+    match &result {
+        Ok(resp) => {
+            rec.structured = resp.structured;
+            rec.choices = resp.choices.clone();
+            rec.usage = resp.usage;
+            rec.latency_ms = resp.latency_ms;
+            rec.requests = resp.requests;
+        }
+        Err(e) => {
+            rec.error = Some(e.to_string());
+            rec.latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+        }
+    }
+    (rec, result)
+}

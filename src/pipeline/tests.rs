@@ -1,0 +1,112 @@
+//! `ask` and `direct_sql` on DDO with an in-process scripted model.
+
+use super::*;
+use crate::pipeline::fake::FakeChat;
+
+fn ddo() -> SchemaGraph {
+    let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
+    SchemaGraph::new(m).unwrap()
+}
+
+const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
+const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+
+fn q1_chat() -> FakeChat {
+    FakeChat::new()
+        .on(&["JSON schema of the database"], &["[\"CLIENT\", \"DATACENTER\"]"])
+        .on(&["JSON schema of the table CLIENT"], &["[name, gender]"])
+        .on(&["JSON schema of the table DATACENTER"], &["[name]"])
+        .on(&["I created a view table lucy_view"], &["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"])
+}
+
+#[test]
+fn q1_end_to_end_through_the_m_to_m() {
+    let chat = q1_chat();
+    let opts = AskOptions { execute: Some(DB.into()), ..AskOptions::default() };
+    let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    assert_eq!(o.tables, ["CLIENT", "DATACENTER"]);
+    let view = o.view.as_ref().unwrap();
+    assert!(view.tables.iter().any(|t| t == "RSPOOL2CLIENT"), "the view joins through the m:m junction: {:?}", view.tables);
+    assert!(!view.tables.iter().any(|t| t == "LOCATION"), "never through the lookup");
+    assert_eq!(o.rows.as_ref().unwrap().rows.len(), 29);
+    let t = &o.trace;
+    assert_eq!(t.method, "lucy");
+    assert!(t.generate_view.as_ref().unwrap().result.is_some());
+    assert_eq!(t.phase_costs().len(), 3);
+    let text = explain::render(t);
+    assert!(text.contains("RESULT: ok — SQL accepted, 29 row(s)"), "{text}");
+    assert!(text.contains("== Phase 2: GenerateView"));
+}
+
+#[test]
+fn offline_view_from_given_tables() {
+    let opts = AskOptions { tables: vec!["client".into(), "DATACENTER".into()], stop_after: Some(StopAfter::View), ..AskOptions::default() };
+    let o = ask(&ddo(), Q1, &opts, None).unwrap();
+    assert_eq!(o.stopped_after, Some(StopAfter::View));
+    let v = o.view.unwrap();
+    assert!(v.columns.iter().any(|c| c.alias.eq_ignore_ascii_case("CLIENT_gender")), "all columns of given tables");
+    assert_eq!(o.trace.match_tables.as_ref().unwrap().source, "given");
+    // Without --stop-after view an LLM is needed, and the error says how to configure one.
+    let opts = AskOptions { tables: vec!["CLIENT".into()], ..AskOptions::default() };
+    let e = ask(&ddo(), Q1, &opts, None).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().contains("--llm-model"), "{e}");
+}
+
+#[test]
+fn given_attrs_are_validated() {
+    let g = ddo();
+    let (t, a) = given_relevance(&g, &["datacenter".into()], &["client.NAME".into()]).unwrap();
+    assert_eq!(t, ["CLIENT", "DATACENTER"]);
+    assert_eq!(a[0], ColumnRef::new("CLIENT", "name"));
+    assert_eq!(a.len(), 1 + g.table(g.table_id("DATACENTER").unwrap()).columns.len());
+    assert!(given_relevance(&g, &[], &["CLIENT.salary".into()]).unwrap_err().to_string().contains("CLIENT has columns id, name"));
+    assert!(given_relevance(&g, &["CUSTOMERS".into()], &[]).unwrap_err().to_string().contains("unknown table"));
+    assert!(given_relevance(&g, &[], &["name".into()]).is_err());
+}
+
+#[test]
+fn failures_come_back_with_the_trace() {
+    // Nothing matched.
+    let chat = FakeChat::new().on(&["JSON schema of the database"], &["no idea"]);
+    let o = ask(&ddo(), Q1, &AskOptions::default(), Some(&chat)).unwrap();
+    let f = o.failure.unwrap();
+    assert_eq!((f.phase.as_str(), f.kind.as_str()), ("match_tables", "nothing_matched"));
+    assert!(o.trace.generate_view.is_none());
+    // LLM error in phase 1.
+    let chat = FakeChat::new().fail(&["JSON schema"], "HTTP 500 Internal Server Error after 3 retries");
+    let o = ask(&ddo(), Q1, &AskOptions::default(), Some(&chat)).unwrap();
+    assert_eq!(o.failure.as_ref().unwrap().kind, "llm");
+    assert_eq!(o.failure.as_ref().unwrap().exit_code(), 1);
+    // SQL still rejected after the repair round.
+    let chat = FakeChat::new()
+        .on(&["JSON schema of the database"], &["[CLIENT]"])
+        .on(&["JSON schema of the table CLIENT"], &["[name]"])
+        .on(&["cannot be used"], &["SELECT secret FROM lucy_view"])
+        .on(&["I created a view table"], &["DROP TABLE CLIENT"]);
+    let o = ask(&ddo(), "names?", &AskOptions { execute: Some(DB.into()), ..AskOptions::default() }, Some(&chat)).unwrap();
+    let f = o.failure.unwrap();
+    assert_eq!((f.phase.as_str(), f.kind.as_str()), ("query_view", "sql_rejected"), "{}", f.message);
+    assert!(f.message.contains("column `secret`"), "{}", f.message);
+    let report = explain::render(&o.trace);
+    assert!(report.contains("guard: rejected: only a read-only SELECT is allowed, got DROP TABLE"), "{report}");
+}
+
+#[test]
+fn direct_baseline_uses_prompt_b_and_the_table_guard() {
+    let gold = "SELECT DISTINCT c.name, d.name FROM CLIENT c JOIN RSPOOL2CLIENT r ON r.client_id = c.id JOIN RESOURCEPOOL p ON p.id = r.rspool_id JOIN COMPUTE k ON k.id = p.compute_id JOIN DATACENTER d ON d.id = k.dc_id WHERE d.name LIKE 'dev%'";
+    let answer = format!("```sql\n{gold}\n```");
+    let chat = FakeChat::new().on(&["Given the database described by the following DDL"], &[answer.as_str()]);
+    let opts = AskOptions { execute: Some(DB.into()), ..AskOptions::default() };
+    let o = direct_sql(&ddo(), Q1, Some("dev = development"), &opts, Some(&chat)).unwrap();
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    assert_eq!(o.rows.unwrap().rows.len(), 29);
+    let msg = &o.trace.query_view.as_ref().unwrap().attempts[0].call.messages[0].content;
+    assert!(msg.contains("CREATE TABLE RSPOOL2CLIENT") && msg.contains("Additional knowledge to answer: dev = development"));
+    assert_eq!(o.trace.method, "direct");
+    // A hallucinated column is caught by the same guard.
+    let chat = FakeChat::new().on(&["DDL"], &["SELECT amount FROM TAX"]).on(&["cannot be used"], &["SELECT amount FROM TAX"]);
+    let o = direct_sql(&ddo(), "total tax?", None, &opts, Some(&chat)).unwrap();
+    assert!(o.failure.unwrap().message.contains("column `amount`"));
+}

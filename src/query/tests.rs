@@ -1,0 +1,129 @@
+//! QueryView with scripted answers over a hand-written Q1 view.
+
+use super::*;
+use crate::pipeline::fake::FakeChat;
+use crate::sql::exec::SqlValue;
+use crate::types::{SolveStatus, ViewColumn};
+
+const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
+
+fn q1_view() -> ViewResult {
+    let cols = [("CLIENT_id", "CLIENT", "id"), ("CLIENT_name", "CLIENT", "name"), ("DATACENTER_id", "DATACENTER", "id"), ("DATACENTER_name", "DATACENTER", "name")];
+    ViewResult {
+        status: SolveStatus::Optimal,
+        tables: vec![],
+        joins: vec![],
+        objective: 3.0,
+        path_length: 5,
+        solve_ms: 0.0,
+        view_name: "lucy_view".into(),
+        view_sql: "CREATE VIEW lucy_view AS SELECT CLIENT.id AS CLIENT_id, CLIENT.name AS CLIENT_name, DATACENTER.id AS DATACENTER_id, DATACENTER.name AS DATACENTER_name FROM DATACENTER JOIN COMPUTE ON DATACENTER.id = COMPUTE.dc_id JOIN RESOURCEPOOL ON COMPUTE.id = RESOURCEPOOL.compute_id JOIN RSPOOL2CLIENT ON RESOURCEPOOL.id = RSPOOL2CLIENT.rspool_id JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id;".into(),
+        columns: cols.iter().map(|(a, t, c)| ViewColumn { alias: a.to_string(), table: t.to_string(), column: c.to_string(), description: None }).collect(),
+        walk: vec![],
+        ambiguities: vec![],
+        explanation: None,
+        n_bound: String::new(),
+        model_size: Default::default(),
+        relevant: vec![],
+    }
+}
+
+fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
+    let (name, prompt) = view_prompt(&Prompts::embedded(), view, "Q1?", Dialect::Sqlite, None).unwrap();
+    SqlTask {
+        prompt_name: name,
+        prompt,
+        allowed: Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() },
+        dialect: Dialect::Sqlite,
+        temperature: 0.2,
+        execute: execute.then(|| ExecTarget { db: Path::new(DB), view_sql: Some(&view.view_sql), limit: None, timeout: Duration::from_secs(30) }),
+    }
+}
+
+const GOOD: &str = "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```";
+
+#[test]
+fn accepted_first_time_and_executed() {
+    let v = q1_view();
+    let chat = FakeChat::new().on(&["I created a view table lucy_view"], &[GOOD]);
+    let mut t = QueryTrace::default();
+    let o = generate_sql(&task(&v, true), &chat, &Prompts::embedded(), &mut t).unwrap();
+    let rows = o.rows.unwrap();
+    assert_eq!(rows.columns, ["CLIENT_name", "DATACENTER_name"]);
+    assert_eq!(rows.rows.len(), 29, "dbmodels/README.md lists 29 pairs");
+    assert!(rows.rows.contains(&vec![SqlValue::Text("Juniper Labs".into()), SqlValue::Text("dev-apac-2".into())]));
+    assert_eq!(t.attempts.len(), 1);
+    assert!(!t.repaired);
+    assert_eq!(t.attempts[0].extraction, "sql_fence");
+    assert_eq!(t.attempts[0].execution.as_ref().unwrap().row_count, 29);
+}
+
+#[test]
+fn drop_table_gets_one_repair_round_and_is_never_run() {
+    let v = q1_view();
+    let chat = FakeChat::new()
+        .on(&["cannot be used"], &[GOOD])
+        .on(&["I created a view table"], &["```sql\nDROP TABLE CLIENT;\n```"]);
+    let mut t = QueryTrace::default();
+    let o = generate_sql(&task(&v, true), &chat, &Prompts::embedded(), &mut t).unwrap();
+    assert_eq!(o.rows.unwrap().rows.len(), 29);
+    assert!(t.repaired);
+    assert_eq!(t.attempts[0].validation.error.as_deref().unwrap(), "only a read-only SELECT is allowed, got DROP TABLE");
+    assert!(t.attempts[0].execution.is_none(), "a rejected statement is never executed");
+    let repair = &t.attempts[1].call.messages;
+    assert_eq!(repair.len(), 3);
+    assert_eq!(repair[1].role, "assistant");
+    assert!(repair[2].content.contains("DROP TABLE CLIENT;") && repair[2].content.contains("read-only SELECT"));
+    assert_eq!(t.attempts[1].call.phase, "query_view_repair");
+    // The database is intact.
+    let n = crate::sql::exec::run_readonly(Path::new(DB), None, "SELECT count(*) FROM CLIENT", None).unwrap();
+    assert!(matches!(n.rows[0][0], SqlValue::Integer(k) if k > 0));
+}
+
+#[test]
+fn still_invalid_after_repair_is_a_clear_error() {
+    let v = q1_view();
+    let chat = FakeChat::new().on(&["cannot be used"], &["SELECT CLIENT_name FROM lucy_view; DELETE FROM CLIENT"]).on(&["I created a view table"], &["```sql\nSELECT name FROM lucy_view\n```"]);
+    let mut t = QueryTrace::default();
+    let e = generate_sql(&task(&v, true), &chat, &Prompts::embedded(), &mut t).unwrap_err();
+    assert!(e.to_string().contains("exactly one statement, found 2"), "{e}");
+    assert_eq!(t.attempts.len(), 2, "exactly one repair round");
+    assert!(t.attempts[0].validation.error.as_deref().unwrap().contains("column `name` is not a column of the view lucy_view"));
+    assert!(t.attempts.iter().all(|a| a.execution.is_none()));
+    assert!(t.sql.is_none());
+}
+
+#[test]
+fn execution_errors_are_repaired_too() {
+    let v = q1_view();
+    // Valid for the guard, but fails in SQLite (unknown function).
+    let chat = FakeChat::new()
+        .on(&["cannot be used"], &[GOOD])
+        .on(&["I created a view table"], &["SELECT no_such_fn(CLIENT_name) FROM lucy_view"]);
+    let mut t = QueryTrace::default();
+    generate_sql(&task(&v, true), &chat, &Prompts::embedded(), &mut t).unwrap();
+    let ex = t.attempts[0].execution.as_ref().unwrap();
+    assert!(!ex.ok && ex.error.as_deref().unwrap().contains("no_such_fn"));
+    assert!(t.repaired);
+}
+
+#[test]
+fn no_sql_in_answer_and_pragma_attach() {
+    let v = q1_view();
+    for bad in ["I cannot answer this question.", "PRAGMA writable_schema = 1", "ATTACH DATABASE '/tmp/x.db' AS x"] {
+        let chat = FakeChat::new().on(&["I created a view table"], &[bad]).on(&["cannot be used"], &[bad]).on(&["could not find a SQL query"], &[bad]);
+        let mut t = QueryTrace::default();
+        let e = generate_sql(&task(&v, true), &chat, &Prompts::embedded(), &mut t).unwrap_err();
+        assert!(matches!(e, Error::Sql(_)), "{bad}: {e}");
+        assert_eq!(t.attempts.len(), 2);
+        assert!(t.attempts.iter().all(|a| a.execution.is_none()), "{bad}");
+    }
+}
+
+#[test]
+fn schema_context_uses_prompt_c_prime() {
+    let v = q1_view();
+    let (name, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Mysql, Some(("CREATE TABLE CLIENT(id INT);", Some("dev = development")))).unwrap();
+    assert_eq!(name, "query_view_schema");
+    assert!(p.contains("MySQL query") && p.contains("CREATE TABLE CLIENT") && p.contains("dev = development"));
+}

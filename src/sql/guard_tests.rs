@@ -1,0 +1,134 @@
+//! Hand-made cases for the SQL guard.
+
+use super::*;
+
+fn cols() -> Vec<String> {
+    ["CLIENT_id", "CLIENT_name", "CLIENT_gender", "DATACENTER_id", "DATACENTER_name"].iter().map(|s| s.to_string()).collect()
+}
+
+fn ok(sql: &str) -> CheckedSql {
+    match check_query(sql, "lucy_view", &cols(), Dialect::Sqlite) {
+        Ok(c) => c,
+        Err(e) => panic!("rejected {sql}: {e}"),
+    }
+}
+
+fn err(sql: &str) -> String {
+    match check_query(sql, "lucy_view", &cols(), Dialect::Sqlite) {
+        Ok(c) => panic!("accepted {sql}: {c:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn accepts_plain_and_aliased_queries() {
+    let c = ok("SELECT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%';");
+    assert_eq!(c.relations, vec!["lucy_view"]);
+    assert_eq!(c.sql, "SELECT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'");
+    ok("select distinct client_name from LUCY_VIEW");
+    ok("SELECT v.CLIENT_name FROM lucy_view AS v WHERE v.DATACENTER_id > 1");
+    ok("SELECT lucy_view.CLIENT_name FROM lucy_view");
+    ok("SELECT * FROM lucy_view");
+    ok("SELECT v.* FROM lucy_view v");
+    ok("SELECT COUNT(DISTINCT CLIENT_id) AS n FROM lucy_view GROUP BY DATACENTER_name HAVING n > 2 ORDER BY n DESC LIMIT 3");
+    ok("SELECT CLIENT_gender AS g, COUNT(*) FROM lucy_view GROUP BY g ORDER BY 2");
+    ok("SELECT CASE WHEN CLIENT_gender = 'F' THEN 1 ELSE 0 END AS f FROM lucy_view");
+    ok("SELECT CAST(CLIENT_id AS REAL) / 2, strftime('%Y', 'now') FROM lucy_view");
+    ok("SELECT CLIENT_name FROM lucy_view WHERE CLIENT_id IN (SELECT CLIENT_id FROM lucy_view WHERE DATACENTER_id = 2)");
+    ok("SELECT CLIENT_name FROM lucy_view a WHERE EXISTS (SELECT 1 FROM lucy_view b WHERE b.CLIENT_id = a.CLIENT_id)");
+    ok("SELECT CLIENT_name FROM lucy_view UNION SELECT DATACENTER_name FROM lucy_view");
+}
+
+#[test]
+fn accepts_ctes_and_derived_tables() {
+    let c = ok("WITH dev AS (SELECT CLIENT_name AS c, DATACENTER_name FROM lucy_view) SELECT c, dev.DATACENTER_name FROM dev");
+    assert_eq!(c.ctes, vec!["dev"]);
+    assert_eq!(c.relations, vec!["lucy_view"]);
+    ok("SELECT t.total FROM (SELECT COUNT(*) AS total FROM lucy_view) AS t");
+    ok("SELECT x FROM (SELECT CLIENT_id FROM lucy_view) AS t(x)");
+    ok("WITH t(a) AS (SELECT CLIENT_id FROM lucy_view) SELECT a FROM t");
+    ok("WITH t AS (SELECT * FROM lucy_view) SELECT t.CLIENT_name FROM t");
+    ok("SELECT MAX(cnt) FROM (SELECT COUNT(*) AS cnt FROM lucy_view GROUP BY CLIENT_id)");
+}
+
+#[test]
+fn rejects_writes_and_admin_statements() {
+    assert!(err("DROP TABLE CLIENT").contains("only a read-only SELECT is allowed, got DROP TABLE"));
+    assert!(err("DELETE FROM lucy_view").contains("got DELETE"));
+    assert!(err("INSERT INTO lucy_view VALUES (1)").contains("got INSERT"));
+    assert!(err("UPDATE lucy_view SET CLIENT_name = 'x'").contains("got UPDATE"));
+    assert!(err("CREATE TABLE x AS SELECT * FROM lucy_view").contains("got CREATE TABLE"));
+    assert!(err("ALTER TABLE CLIENT ADD COLUMN z INT").contains("got ALTER TABLE"));
+    assert!(err("PRAGMA table_info(CLIENT)").contains("got PRAGMA"));
+    assert!(err("ATTACH DATABASE 'x.db' AS x").contains("got ATTACH"));
+    assert!(err("VACUUM").contains("SQL rejected"));
+}
+
+#[test]
+fn rejects_two_statements() {
+    let e = err("SELECT CLIENT_name FROM lucy_view; DROP TABLE CLIENT;");
+    assert!(e.contains("exactly one statement, found 2 (SELECT, DROP TABLE)"), "{e}");
+    let e = err("SELECT 1; SELECT 2");
+    assert!(e.contains("found 2"), "{e}");
+}
+
+#[test]
+fn rejects_select_into_and_locks() {
+    assert!(err("SELECT CLIENT_name INTO backup FROM lucy_view").contains("INTO"));
+}
+
+#[test]
+fn rejects_other_relations() {
+    let e = err("SELECT name FROM CLIENT");
+    assert!(e.contains("relation `CLIENT` is not allowed: the query may read only the view lucy_view"), "{e}");
+    let e = err("SELECT CLIENT_name FROM lucy_view JOIN DATACENTER d ON d.id = DATACENTER_id");
+    assert!(e.contains("relation `DATACENTER`"), "{e}");
+    let e = err("SELECT * FROM pragma_table_info('CLIENT')");
+    assert!(e.contains("table function"), "{e}");
+    let e = err("SELECT * FROM sqlite_master");
+    assert!(e.contains("sqlite_master"), "{e}");
+    let e = err("SELECT CLIENT_name FROM lucy_view WHERE CLIENT_id IN (SELECT id FROM CLIENT)");
+    assert!(e.contains("relation `CLIENT`"), "{e}");
+}
+
+#[test]
+fn rejects_unknown_columns_with_the_available_list() {
+    let e = err("SELECT name FROM lucy_view");
+    assert!(e.contains("column `name` is not a column of the view lucy_view; available: client_id, client_name"), "{e}");
+    let e = err("SELECT v.nope FROM lucy_view v");
+    assert!(e.contains("column `v.nope` is not a column of lucy_view"), "{e}");
+    let e = err("SELECT CLIENT.name FROM lucy_view");
+    assert!(e.contains("`CLIENT` is not the view lucy_view nor an alias"), "{e}");
+    let e = err("SELECT CLIENT_name FROM lucy_view WHERE DATACENTER_name LIKE \"dev%\"");
+    assert!(e.contains("single quotes"), "{e}");
+    let e = err("WITH t AS (SELECT CLIENT_id AS a FROM lucy_view) SELECT t.b FROM t");
+    assert!(e.contains("`t` defines no column `b`"), "{e}");
+}
+
+#[test]
+fn rejects_dangerous_functions_and_garbage() {
+    assert!(err("SELECT load_extension('x') FROM lucy_view").contains("load_extension"));
+    assert!(err("").contains("no SQL statement"));
+    assert!(err("Here is the query you asked for").contains("cannot parse"));
+}
+
+#[test]
+fn direct_mode_checks_model_tables() {
+    let tables = vec![
+        ("CLIENT".to_string(), vec!["id".to_string(), "name".to_string()]),
+        ("DATACENTER".to_string(), vec!["id".to_string(), "name".to_string(), "loc_id".to_string()]),
+    ];
+    let c = check_over_tables("SELECT c.name, d.name FROM CLIENT c JOIN DATACENTER d ON d.id = c.id", &tables, Dialect::Sqlite).unwrap();
+    assert_eq!(c.relations, vec!["CLIENT", "DATACENTER"]);
+    let e = check_over_tables("SELECT c.gender FROM CLIENT c", &tables, Dialect::Sqlite).unwrap_err().to_string();
+    assert!(e.contains("column `c.gender` is not a column of CLIENT"), "{e}");
+    let e = check_over_tables("SELECT loc_id FROM CLIENT", &tables, Dialect::Sqlite).unwrap_err().to_string();
+    assert!(e.contains("`loc_id`"), "{e}");
+    assert!(check_over_tables("SELECT * FROM LOCATION", &tables, Dialect::Sqlite).is_err());
+}
+
+#[test]
+fn other_dialects_parse() {
+    check_query("SELECT `CLIENT_name` FROM `lucy_view` LIMIT 5", "lucy_view", &cols(), Dialect::Mysql).unwrap();
+    check_query("SELECT \"CLIENT_name\" FROM lucy_view WHERE CLIENT_id::text = '1'", "lucy_view", &cols(), Dialect::Postgres).unwrap();
+}
