@@ -1,25 +1,77 @@
-//! `lucy model …`: check, show, import, suggest.
+//! `lucy model …`: check, show, import, suggest, schema.
 
 use std::path::PathBuf;
 
 use super::Ctx;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::model::{render, suggest};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ModelCommand {
-    /// Validate a dbModel and print a summary.
+    /// Validate a dbModel (native or split-file form) and print a summary;
+    /// exit 2 with every validation error on stderr.
     Check { file: PathBuf },
+    /// List tables, columns, keys, relationships and patterns; with --json,
+    /// print the normalized model.
+    Show { file: PathBuf },
     /// Import a dbModel from DDL, a SQLite file or BIRD/Spider tables.json.
     Import(super::model_import::ImportArgs),
+    /// Propose m:m, lookup, star and snowflake patterns from the keys, as a
+    /// JSON patch (RFC 6902) to review and apply.
+    Suggest { file: PathBuf },
+    /// Print the JSON Schema of the dbModel format
+    /// (docs/dbmodel.schema.json is this output).
+    Schema,
 }
 
 pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
     match cmd {
         ModelCommand::Check { file } => {
-            let m = crate::model::load(&file)?;
-            println!("{}: {} tables, {} relationships, {} patterns", file.display(), m.tables.len(), m.relationships.len(), m.patterns.len());
+            let g = crate::model::load_graph(&file)?;
+            let s = render::summary(&g);
+            if ctx.json {
+                let mut v = serde_json::to_value(&s).map_err(|e| Error::Input(e.to_string()))?;
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("file".into(), file.display().to_string().into());
+                    o.insert("valid".into(), true.into());
+                }
+                super::print_json(&v)?;
+            } else {
+                print!("{}", render::summary_text(&s, &file.display().to_string()));
+            }
+            Ok(0)
+        }
+        ModelCommand::Show { file } => {
+            let g = crate::model::load_graph(&file)?;
+            if ctx.json {
+                super::print_json(g.model())?;
+            } else {
+                print!("{}", render::show_text(&g));
+            }
             Ok(0)
         }
         ModelCommand::Import(a) => super::model_import::run(a, ctx),
+        ModelCommand::Suggest { file } => {
+            let g = crate::model::load_graph(&file)?;
+            let proposals = suggest::suggest(&g);
+            if ctx.json {
+                super::print_json(&proposals)?;
+            } else {
+                if proposals.is_empty() {
+                    eprintln!("{}: no new patterns to propose", file.display());
+                } else {
+                    eprintln!("{}: {} proposal(s); review, then add the chosen values to $.patterns:", file.display(), proposals.len());
+                    for (i, p) in proposals.iter().enumerate() {
+                        eprintln!("  {}. {}: {}", i + 1, render::pattern_kind(&p.value), p.reason);
+                    }
+                }
+                super::print_json(&proposals)?;
+            }
+            Ok(0)
+        }
+        ModelCommand::Schema => {
+            print!("{}", crate::model::schema::json_schema_text());
+            Ok(0)
+        }
     }
 }

@@ -11,7 +11,7 @@ use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 use petgraph::visit::EdgeRef;
 
 use crate::error::{Error, ModelIssue, Result};
-use crate::types::{Cardinality, DbModel, Pattern, PatternNode, Relationship, Table};
+use crate::types::{Cardinality, DbModel, Relationship, Table};
 
 /// Index of a table in `DbModel::tables` (and of its node).
 pub type TableId = usize;
@@ -59,31 +59,33 @@ pub struct SchemaGraph {
 }
 
 impl SchemaGraph {
-    /// Build the graph. Names are resolved case-insensitively; anything that
-    /// does not resolve is reported as a `ModelIssue` (full validation lives
-    /// in `model::validate`).
+    /// Build the graph. The model must pass every rule of
+    /// `model::validate` (names resolve case-insensitively); otherwise the
+    /// error lists every `ModelIssue`, as `lucy model check` would.
     pub fn new(model: DbModel) -> Result<Self> {
-        let mut issues = Vec::new();
+        let (resolved, issues) = crate::model::validate::analyze(&model);
+        if !issues.is_empty() {
+            return Err(Error::Model(issues));
+        }
         let mut graph = UnGraph::with_capacity(model.tables.len(), model.relationships.len());
         let mut by_name = HashMap::new();
         for (i, t) in model.tables.iter().enumerate() {
             let n = graph.add_node(i);
             debug_assert_eq!(n.index(), i);
-            by_name.insert(t.name.to_ascii_lowercase(), i);
+            by_name.entry(t.name.to_lowercase()).or_insert(i);
         }
-        let lookup = |name: &str| by_name.get(&name.to_ascii_lowercase()).copied();
         for (r, rel) in model.relationships.iter().enumerate() {
-            match (lookup(&rel.from), lookup(&rel.to)) {
-                (Some(a), Some(b)) => {
-                    let e = graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), r);
-                    debug_assert_eq!(e.index(), r);
-                }
-                _ => issues.push(issue(
+            let ends = by_name.get(&rel.from.to_lowercase()).zip(by_name.get(&rel.to.to_lowercase()));
+            // Validation guarantees both ends resolve; keep edge index == RelId regardless.
+            let Some((&a, &b)) = ends else {
+                return Err(Error::Model(vec![issue(
                     format!("$.relationships[{r}]"),
                     format!("relationship {} names an unknown table", rel.id()),
                     "use table names defined in $.tables",
-                )),
-            }
+                )]));
+            };
+            let e = graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), r);
+            debug_assert_eq!(e.index(), r);
         }
         let mut sg = SchemaGraph {
             model,
@@ -92,126 +94,22 @@ impl SchemaGraph {
             inner: HashMap::new(),
             children: HashMap::new(),
             roots: HashMap::new(),
-            junctions: Vec::new(),
+            junctions: resolved.junctions.into_iter().map(|(j, _)| j).collect(),
             lookups: Vec::new(),
         };
-        if issues.is_empty() {
-            sg.resolve_patterns(&mut issues);
-        }
-        if issues.is_empty() {
-            Ok(sg)
-        } else {
-            Err(Error::Model(issues))
-        }
-    }
-
-    fn resolve_patterns(&mut self, issues: &mut Vec<ModelIssue>) {
-        let patterns = self.model.patterns.clone();
-        for (p, pat) in patterns.iter().enumerate() {
-            let base = format!("$.patterns[{p}]");
-            match pat {
-                Pattern::Lookup { tables, .. } => {
-                    for (k, t) in tables.iter().enumerate() {
-                        match self.table_id(t) {
-                            Some(id) => self.lookups.push(id),
-                            None => issues.push(unknown(format!("{base}.tables[{k}]"), t)),
-                        }
-                    }
-                }
-                Pattern::ManyToMany { junction, sides, relationships, .. } => {
-                    let j = self.table_id(junction);
-                    let s0 = self.table_id(&sides[0]);
-                    let s1 = self.table_id(&sides[1]);
-                    let (Some(j), Some(s0), Some(s1)) = (j, s0, s1) else {
-                        for (path, name, id) in [
-                            (format!("{base}.junction"), junction, j),
-                            (format!("{base}.sides[0]"), &sides[0], s0),
-                            (format!("{base}.sides[1]"), &sides[1], s1),
-                        ] {
-                            if id.is_none() {
-                                issues.push(unknown(path, name));
-                            }
-                        }
-                        continue;
-                    };
-                    let mut rels = [0; 2];
-                    for (k, side) in [s0, s1].into_iter().enumerate() {
-                        let found = match relationships {
-                            Some(names) => self.relationship_by_ref(&names[k]).filter(|&r| {
-                                let (a, b) = self.endpoints(r);
-                                (a == j && b == side) || (a == side && b == j)
-                            }),
-                            None => {
-                                let between = self.relationships_between(j, side);
-                                if between.len() == 1 { Some(between[0]) } else { None }
-                            }
-                        };
-                        match found {
-                            Some(r) => rels[k] = r,
-                            None => issues.push(issue(
-                                format!("{base}.sides[{k}]"),
-                                format!(
-                                    "junction {} is not connected to side table {} by exactly one relationship",
-                                    self.model.tables[j].name, self.model.tables[side].name
-                                ),
-                                "add a relationship between the junction and the side table, or name it in `relationships`",
-                            )),
-                        }
-                    }
-                    self.junctions.push(Junction { junction: j, sides: [s0, s1], rels });
-                }
-                Pattern::Star { root, children, .. } | Pattern::Snowflake { root, children, .. } => {
-                    let kind = if matches!(pat, Pattern::Star { .. }) { TreeKind::Star } else { TreeKind::Snowflake };
-                    let Some(r) = self.table_id(root) else {
-                        issues.push(unknown(format!("{base}.root"), root));
-                        continue;
-                    };
-                    self.roots.insert(r, kind);
-                    self.resolve_tree(r, r, kind, children, &format!("{base}.children"), issues);
-                }
+        for (t, _) in resolved.lookups {
+            if !sg.lookups.contains(&t) {
+                sg.lookups.push(t);
             }
         }
-    }
-
-    fn resolve_tree(
-        &mut self,
-        root: TableId,
-        parent: TableId,
-        kind: TreeKind,
-        nodes: &[PatternNode],
-        path: &str,
-        issues: &mut Vec<ModelIssue>,
-    ) {
-        for (k, node) in nodes.iter().enumerate() {
-            let here = format!("{path}[{k}]");
-            let Some(t) = self.table_id(&node.table) else {
-                issues.push(unknown(format!("{here}.table"), &node.table));
-                continue;
-            };
-            let rels = self.relationships_between(parent, t);
-            let Some(&rel) = rels.first() else {
-                issues.push(issue(
-                    format!("{here}.table"),
-                    format!(
-                        "no relationship between {} and its pattern parent {}",
-                        self.model.tables[t].name, self.model.tables[parent].name
-                    ),
-                    "add the relationship that joins the inner table to its parent",
-                ));
-                continue;
-            };
-            if self.inner.contains_key(&t) || t == root {
-                issues.push(issue(
-                    format!("{here}.table"),
-                    format!("{} appears twice in pattern trees", self.model.tables[t].name),
-                    "an inner table belongs to exactly one star/snowflake tree, once",
-                ));
-                continue;
+        for tree in resolved.trees {
+            sg.roots.insert(tree.root, tree.kind);
+            for n in tree.nodes {
+                sg.inner.insert(n.table, InnerPosition { root: tree.root, parent: n.parent, kind: tree.kind, rel: n.rel });
+                sg.children.entry(n.parent).or_default().push(n.table);
             }
-            self.inner.insert(t, InnerPosition { root, parent, kind, rel });
-            self.children.entry(parent).or_default().push(t);
-            self.resolve_tree(root, t, kind, &node.children, &format!("{here}.children"), issues);
         }
+        Ok(sg)
     }
 
     /// The underlying dbModel.
@@ -235,7 +133,7 @@ impl SchemaGraph {
 
     /// A table id by name, case-insensitively.
     pub fn table_id(&self, name: &str) -> Option<TableId> {
-        self.by_name.get(&name.to_ascii_lowercase()).copied()
+        self.by_name.get(&name.to_lowercase()).copied()
     }
 
     /// A table id by name, or an `Error::Input` naming the unknown table and
@@ -275,6 +173,9 @@ impl SchemaGraph {
     }
 
     /// `(from, to)` table ids of a relationship.
+    ///
+    /// # Panics
+    /// If `rel` is not a relationship index of this graph's model.
     pub fn endpoints(&self, rel: RelId) -> (TableId, TableId) {
         let (a, b) = self.graph.edge_endpoints(EdgeIndex::new(rel)).expect("edge per relationship");
         (self.graph[a], self.graph[b])
@@ -378,10 +279,66 @@ impl SchemaGraph {
     }
 }
 
-fn issue(path: String, message: String, hint: &str) -> ModelIssue {
-    ModelIssue { file: None, path, message, hint: hint.to_string() }
+impl SchemaGraph {
+    /// Roots of stars and snowflakes, in table order.
+    pub fn pattern_roots(&self) -> Vec<(TableId, TreeKind)> {
+        let mut v: Vec<_> = self.roots.iter().map(|(&t, &k)| (t, k)).collect();
+        v.sort_unstable_by_key(|&(t, _)| t);
+        v
+    }
+
+    /// Every inner table of the tree rooted at `root`, parents before
+    /// children (breadth-first, the order IterativePrompting explores).
+    pub fn tree_tables(&self, root: TableId) -> Vec<TableId> {
+        let mut out = Vec::new();
+        let mut queue: std::collections::VecDeque<TableId> = self.pattern_children(root).iter().copied().collect();
+        while let Some(t) = queue.pop_front() {
+            out.push(t);
+            queue.extend(self.pattern_children(t).iter().copied());
+        }
+        out
+    }
+
+    /// The relationships a `forbid_relationships` entry refers to: one for
+    /// a name or `FROM(cols)->TO(cols)` id, every relationship between A and
+    /// B for `"A-B"`. `None` when it matches nothing.
+    pub fn resolve_relationship_ref(&self, r: &str) -> Option<Vec<RelId>> {
+        if let Some(id) = self.relationship_by_ref(r) {
+            return Some(vec![id]);
+        }
+        r.match_indices('-').find_map(|(pos, _)| {
+            let (a, b) = (self.table_id(r[..pos].trim())?, self.table_id(r[pos + 1..].trim())?);
+            Some(self.relationships_between(a, b))
+        })
+    }
+
+    /// Tables the user forbade (`constraints.forbid_tables`).
+    pub fn forbidden_tables(&self) -> Vec<TableId> {
+        self.model.constraints.forbid_tables.iter().filter_map(|t| self.table_id(t)).collect()
+    }
+
+    /// Tables every view must include (`constraints.require_tables`).
+    pub fn required_tables(&self) -> Vec<TableId> {
+        self.model.constraints.require_tables.iter().filter_map(|t| self.table_id(t)).collect()
+    }
+
+    /// Relationships the user forbade (`constraints.forbid_relationships`),
+    /// sorted, without duplicates.
+    pub fn forbidden_relationships(&self) -> Vec<RelId> {
+        let mut v: Vec<RelId> = self
+            .model
+            .constraints
+            .forbid_relationships
+            .iter()
+            .filter_map(|r| self.resolve_relationship_ref(r))
+            .flatten()
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
 }
 
-fn unknown(path: String, name: &str) -> ModelIssue {
-    issue(path, format!("unknown table `{name}`"), "use a table name defined in $.tables")
+fn issue(path: String, message: String, hint: &str) -> ModelIssue {
+    ModelIssue { file: None, path, message, hint: hint.to_string() }
 }

@@ -1,26 +1,40 @@
 //! Loading, validating and importing dbModels.
+//!
+//! A dbModel comes in two forms (docs/dbmodel.md): the native one-file form
+//! (`DbModel` serialized) and the split-file form of the Lucy paper's
+//! Appendix D.1, recognised by `tables` being a JSON object whose entries
+//! point at `<Table>.json` / `<Table>_types.json` files. Both load into the
+//! same `DbModel`.
 
 pub mod import;
+pub mod parse;
+pub mod render;
+pub mod schema;
+pub mod split;
+pub mod suggest;
 pub mod validate;
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::graph::SchemaGraph;
 use crate::types::DbModel;
 
-/// Parse a dbModel from JSON text. `file` is used in error messages.
+/// Parse a dbModel from JSON text. `file` is used in error messages and,
+/// for the split-file form, to resolve the relative paths of the table files
+/// (against the file's directory; the current directory when `file` is
+/// `None`). Only JSON syntax and types are checked here; `load` also
+/// validates.
 pub fn parse(text: &str, file: Option<&str>) -> Result<DbModel> {
-    serde_json::from_str(text).map_err(|e| {
-        Error::Model(vec![crate::error::ModelIssue {
-            file: file.map(str::to_string),
-            path: "$".into(),
-            message: e.to_string(),
-            hint: "fix the JSON syntax or field names".into(),
-        }])
-    })
+    let value = parse::value(text, file).map_err(Error::Model)?;
+    if split::is_split(&value) {
+        let base = file.and_then(|f| Path::new(f).parent()).unwrap_or(Path::new(""));
+        return split::convert(&value, file, base).map_err(Error::Model);
+    }
+    parse::native(&value, file).map_err(Error::Model)
 }
 
-/// Read, parse and validate a dbModel file.
+/// Read, parse and fully validate a dbModel file (either form).
 pub fn load(path: impl AsRef<Path>) -> Result<DbModel> {
     let path = path.as_ref();
     let text = crate::error::read_to_string(path)?;
@@ -28,4 +42,20 @@ pub fn load(path: impl AsRef<Path>) -> Result<DbModel> {
     let model = parse(&text, Some(&file))?;
     validate::check(&model, Some(&file))?;
     Ok(model)
+}
+
+/// Load a dbModel file and build its schema graph.
+pub fn load_graph(path: impl AsRef<Path>) -> Result<SchemaGraph> {
+    SchemaGraph::new(load(path)?)
+}
+
+/// The candidate closest to `name` (case-insensitive Jaro–Winkler > 0.8),
+/// for "did you mean" hints.
+pub(crate) fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let n = name.to_lowercase();
+    candidates
+        .map(|c| (strsim::jaro_winkler(&n, &c.to_lowercase()), c))
+        .filter(|(s, _)| *s > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
 }

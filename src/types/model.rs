@@ -168,12 +168,30 @@ pub enum Pattern {
 }
 
 /// An inner table of a star or snowflake and its own children.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatternNode {
     pub table: String,
+    /// Name (or `FROM(cols)->TO(cols)` id) of the relationship that joins
+    /// this table to its parent. Needed only when several relationships
+    /// connect the two tables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relationship: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<PatternNode>,
+}
+
+impl PatternNode {
+    /// An inner table without children, joined to its parent by the only
+    /// relationship between them.
+    pub fn leaf(table: impl Into<String>) -> Self {
+        PatternNode { table: table.into(), ..Default::default() }
+    }
+
+    /// An inner table with children.
+    pub fn with_children(table: impl Into<String>, children: Vec<PatternNode>) -> Self {
+        PatternNode { table: table.into(), children, ..Default::default() }
+    }
 }
 
 /// User constraints honoured by GenerateView.

@@ -1,0 +1,336 @@
+//! `lucy model suggest`: propose patterns from keys alone.
+//!
+//! The Lucy paper leaves pattern discovery to the user (§3.1, "in the
+//! future ... partially automated"). These heuristics read only the
+//! relationships, reading each as child (the side holding the foreign key:
+//! `from` for `M:1` and `1:1`, `to` for `1:M`) → parent:
+//!
+//! - **m:m**: a table with exactly two foreign keys, referenced by no table,
+//!   whose primary key is those foreign-key columns (with at most 3 other
+//!   columns) or a single surrogate column (with at most 2 other columns);
+//! - **lookup**: a table that references no table and is referenced by at
+//!   least two other tables;
+//! - **star / snowflake**: a *dependent* table has exactly one foreign key,
+//!   and every table referencing it is itself one of its dependents; a
+//!   non-dependent table with dependents roots a 1:M tree of them. Trees
+//!   deeper than two levels are split at the first level (a first-level
+//!   table with its own dependents roots its own tree and stays core),
+//!   because a deep first level usually holds facts in their own right
+//!   (the paper's PAYMENT under CLIENT). Depth 1 is proposed as a star,
+//!   deeper as a snowflake (the solver treats both alike).
+//!
+//! Tables that already hold a pattern role are left alone. Proposals are
+//! RFC 6902 `add` operations on `/patterns/-`, each with a `reason`.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Serialize;
+
+use crate::graph::{RelId, SchemaGraph, TableId};
+use crate::types::{Cardinality, DbModel, Pattern, PatternNode};
+
+/// One proposed pattern, as a JSON-patch operation with a reason.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Proposal {
+    /// Always `"add"`.
+    pub op: String,
+    /// Always `"/patterns/-"` (append).
+    pub path: String,
+    pub value: Pattern,
+    /// Why the keys suggest this pattern.
+    pub reason: String,
+}
+
+/// Propose patterns for tables of `g` that hold no pattern role yet.
+pub fn suggest(g: &SchemaGraph) -> Vec<Proposal> {
+    let k = Keys::new(g);
+    let mut out = Vec::new();
+    let junctions = k.junctions(&mut out);
+    let lookups = k.lookups(&junctions, &mut out);
+    k.trees(&junctions, &lookups, &mut out);
+    out
+}
+
+/// Apply proposals to a model (append their patterns).
+pub fn apply(model: &mut DbModel, proposals: &[Proposal]) {
+    model.patterns.extend(proposals.iter().map(|p| p.value.clone()));
+}
+
+/// Foreign-key structure of the graph.
+struct Keys<'a> {
+    g: &'a SchemaGraph,
+    /// Per table: relationships where it is the child (holds the FK).
+    out: Vec<Vec<(RelId, TableId)>>,
+    /// Per table: relationships where it is the parent (is referenced).
+    inc: Vec<Vec<(RelId, TableId)>>,
+    /// Tables that already hold a pattern role (sides excluded).
+    taken: HashSet<TableId>,
+}
+
+impl<'a> Keys<'a> {
+    fn new(g: &'a SchemaGraph) -> Self {
+        let n = g.len();
+        let (mut out, mut inc) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+        for r in 0..g.model().relationships.len() {
+            let (from, to) = g.endpoints(r);
+            let (child, parent) = match g.relationship(r).cardinality {
+                Cardinality::ManyToOne | Cardinality::OneToOne => (from, to),
+                Cardinality::OneToMany => (to, from),
+            };
+            out[child].push((r, parent));
+            inc[parent].push((r, child));
+        }
+        let mut taken: HashSet<TableId> = g.lookup_tables().iter().copied().collect();
+        for j in g.junctions() {
+            taken.insert(j.junction);
+        }
+        for t in 0..n {
+            if !g.is_core(t) || g.pattern_root_kind(t).is_some() {
+                taken.insert(t);
+            }
+        }
+        Keys { g, out, inc, taken }
+    }
+
+    fn name(&self, t: TableId) -> String {
+        self.g.name(t).to_string()
+    }
+
+    fn junctions(&self, out: &mut Vec<Proposal>) -> HashSet<TableId> {
+        let mut found = HashSet::new();
+        for j in 0..self.g.len() {
+            let [(r0, a), (r1, b)] = self.out[j][..] else { continue };
+            if self.taken.contains(&j) || !self.inc[j].is_empty() || a == j || b == j {
+                continue;
+            }
+            let t = self.g.table(j);
+            let fk_cols: HashSet<String> = [r0, r1]
+                .iter()
+                .flat_map(|&r| {
+                    let rel = self.g.relationship(r);
+                    let (from, _) = self.g.endpoints(r);
+                    let side = usize::from(from != j);
+                    rel.on.iter().map(move |p| p[side].to_lowercase())
+                })
+                .collect();
+            let pk: HashSet<String> = t.primary_key.iter().map(|c| c.to_lowercase()).collect();
+            let others = t
+                .columns
+                .iter()
+                .filter(|c| !pk.contains(&c.name.to_lowercase()) && !fk_cols.contains(&c.name.to_lowercase()))
+                .count();
+            let key_reason = if !pk.is_empty() && pk == fk_cols && others <= 3 {
+                "its primary key is made of its two foreign keys".to_string()
+            } else if pk.len() == 1 && pk.is_disjoint(&fk_cols) && others <= 2 {
+                format!("it has a surrogate primary key ({}) besides its two foreign keys", t.primary_key.join(", "))
+            } else {
+                continue;
+            };
+            found.insert(j);
+            let (na, nb) = (self.name(a), self.name(b));
+            out.push(Proposal {
+                op: "add".into(),
+                path: "/patterns/-".into(),
+                value: Pattern::ManyToMany {
+                    junction: self.name(j),
+                    sides: [na.clone(), nb.clone()],
+                    relationships: Some([self.g.relationship(r0).id(), self.g.relationship(r1).id()]),
+                    description: Some(format!("{na} and {nb} relate many-to-many through {}.", t.name)),
+                },
+                reason: format!(
+                    "{} has exactly two foreign keys (to {na} and {nb}), no table references it, {key_reason}, and it has {others} other column(s)",
+                    t.name
+                ),
+            });
+        }
+        found
+    }
+
+    fn lookups(&self, junctions: &HashSet<TableId>, out: &mut Vec<Proposal>) -> HashSet<TableId> {
+        let mut found = HashSet::new();
+        for t in 0..self.g.len() {
+            if self.taken.contains(&t) || junctions.contains(&t) || self.out[t].iter().any(|&(_, p)| p != t) {
+                continue;
+            }
+            let mut users: Vec<TableId> = self.inc[t].iter().map(|&(_, c)| c).filter(|&c| c != t).collect();
+            users.sort_unstable();
+            users.dedup();
+            if users.len() < 2 {
+                continue;
+            }
+            found.insert(t);
+            let names: Vec<String> = users.iter().map(|&u| self.name(u)).collect();
+            out.push(Proposal {
+                op: "add".into(),
+                path: "/patterns/-".into(),
+                value: Pattern::Lookup {
+                    tables: vec![self.name(t)],
+                    description: Some(format!("{} is shared reference data.", self.name(t))),
+                },
+                reason: format!(
+                    "{} references no table and is referenced by {} tables ({}): a path should not pass through it from one of them to another",
+                    self.name(t),
+                    users.len(),
+                    names.join(", ")
+                ),
+            });
+        }
+        found
+    }
+
+    fn trees(&self, junctions: &HashSet<TableId>, lookups: &HashSet<TableId>, out: &mut Vec<Proposal>) {
+        let blocked = |t: TableId| self.taken.contains(&t) || junctions.contains(&t) || lookups.contains(&t);
+        // parent of each dependent candidate
+        let mut parent: BTreeMap<TableId, TableId> = BTreeMap::new();
+        for t in 0..self.g.len() {
+            if let [(_, p)] = self.out[t][..] {
+                if p != t && !blocked(t) && !blocked(p) {
+                    parent.insert(t, p);
+                }
+            }
+        }
+        // Drop candidates referenced by anything but their own dependents.
+        loop {
+            let drop: Vec<TableId> = parent
+                .keys()
+                .copied()
+                .filter(|&t| self.inc[t].iter().any(|&(_, c)| parent.get(&c) != Some(&t)))
+                .collect();
+            if drop.is_empty() {
+                break;
+            }
+            for t in drop {
+                parent.remove(&t);
+            }
+        }
+        let mut kids: BTreeMap<TableId, Vec<TableId>> = BTreeMap::new();
+        for (&c, &p) in &parent {
+            kids.entry(p).or_default().push(c);
+        }
+        for (&root, _) in kids.iter().filter(|(r, _)| !parent.contains_key(*r)) {
+            self.emit(root, &kids, out);
+        }
+    }
+
+    /// Propose the tree under `root`, split at the first level when deeper than two.
+    fn emit(&self, root: TableId, kids: &BTreeMap<TableId, Vec<TableId>>, out: &mut Vec<Proposal>) {
+        let children = kids.get(&root).cloned().unwrap_or_default();
+        if depth(root, kids, 0) <= 2 {
+            self.propose_tree(root, &children, kids, out);
+            return;
+        }
+        let (deep, leaves): (Vec<TableId>, Vec<TableId>) = children.into_iter().partition(|c| kids.contains_key(c));
+        if !leaves.is_empty() {
+            self.propose_tree(root, &leaves, kids, out);
+        }
+        for c in deep {
+            self.emit(c, kids, out);
+        }
+    }
+
+    fn propose_tree(&self, root: TableId, children: &[TableId], kids: &BTreeMap<TableId, Vec<TableId>>, out: &mut Vec<Proposal>) {
+        let nodes: Vec<PatternNode> = children.iter().map(|&c| self.node(c, kids, 0)).collect();
+        let d = children.iter().map(|&c| depth(c, kids, 0) + 1).max().unwrap_or(0);
+        let mut inner = Vec::new();
+        collect(children, kids, &mut inner, 0);
+        let inner: Vec<String> = inner.iter().map(|&t| self.name(t)).collect();
+        let r = self.name(root);
+        let description = Some(format!("{r} and the detail tables that hang off it."));
+        let value = if d <= 1 {
+            Pattern::Star { root: r.clone(), children: nodes, description }
+        } else {
+            Pattern::Snowflake { root: r.clone(), children: nodes, description }
+        };
+        out.push(Proposal {
+            op: "add".into(),
+            path: "/patterns/-".into(),
+            value,
+            reason: format!(
+                "{} hang(s) off {r} in a 1:M tree of depth {d}: each has a single foreign key to its parent and is referenced only by its own children",
+                inner.join(", ")
+            ),
+        });
+    }
+
+    fn node(&self, t: TableId, kids: &BTreeMap<TableId, Vec<TableId>>, level: usize) -> PatternNode {
+        let children = match kids.get(&t) {
+            Some(cs) if level < MAX_DEPTH => cs.iter().map(|&c| self.node(c, kids, level + 1)).collect(),
+            _ => Vec::new(),
+        };
+        PatternNode::with_children(self.name(t), children)
+    }
+}
+
+/// Guards recursion on pathological inputs (the dependents relation is a
+/// forest, so this is never reached on real schemas).
+const MAX_DEPTH: usize = 64;
+
+fn depth(t: TableId, kids: &BTreeMap<TableId, Vec<TableId>>, level: usize) -> usize {
+    match kids.get(&t) {
+        Some(cs) if level < MAX_DEPTH => 1 + cs.iter().map(|&c| depth(c, kids, level + 1)).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn collect(ts: &[TableId], kids: &BTreeMap<TableId, Vec<TableId>>, acc: &mut Vec<TableId>, level: usize) {
+    for &t in ts {
+        acc.push(t);
+        if let (Some(cs), true) = (kids.get(&t), level < MAX_DEPTH) {
+            collect(cs, kids, acc, level + 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ddo_without_patterns() -> DbModel {
+        let text = include_str!("../../dbmodels/ddo.json");
+        let mut m = crate::model::parse(text, None).expect("ddo.json parses");
+        m.patterns.clear();
+        m
+    }
+
+    #[test]
+    fn ddo_proposals_match_the_paper() {
+        let g = SchemaGraph::new(ddo_without_patterns()).expect("valid");
+        let p = suggest(&g);
+        let summary: Vec<String> = p
+            .iter()
+            .map(|p| match &p.value {
+                Pattern::ManyToMany { junction, sides, .. } => format!("m:m {junction} {} {}", sides[0], sides[1]),
+                Pattern::Lookup { tables, .. } => format!("lookup {}", tables.join(",")),
+                Pattern::Star { root, .. } => format!("star {root}"),
+                Pattern::Snowflake { root, .. } => format!("snowflake {root}"),
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                "m:m RSPOOL2CLIENT RESOURCEPOOL CLIENT",
+                "lookup LOCATION",
+                // CLIENT's tree is three levels deep: split into PAYMENT's and RETENTION's.
+                "snowflake PAYMENT",
+                "star RETENTION",
+                "snowflake RESOURCEPOOL"
+            ]
+        );
+    }
+
+    #[test]
+    fn applied_proposals_validate_and_give_the_paper_core_tables() {
+        let mut m = ddo_without_patterns();
+        let p = suggest(&SchemaGraph::new(m.clone()).expect("valid"));
+        apply(&mut m, &p);
+        let g = SchemaGraph::new(m).expect("proposals validate");
+        let core: Vec<&str> = g.core_tables().into_iter().map(|t| g.name(t)).collect();
+        assert_eq!(core, ["LOCATION", "CLIENT", "DATACENTER", "COMPUTE", "RESOURCEPOOL", "RSPOOL2CLIENT", "PAYMENT", "RETENTION"]);
+    }
+
+    #[test]
+    fn nothing_new_on_the_curated_model() {
+        let m = crate::model::parse(include_str!("../../dbmodels/ddo.json"), None).expect("parses");
+        assert!(suggest(&SchemaGraph::new(m).expect("valid")).is_empty());
+    }
+}

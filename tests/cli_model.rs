@@ -1,0 +1,154 @@
+//! `lucy model …` through the real binary: output, exit codes, stderr.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const DDO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
+
+fn lucy(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lucy")).args(args).output().expect("run lucy")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn check_prints_a_summary() {
+    let o = lucy(&["model", "check", DDO]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("dbModel `ddo` is valid"), "{out}");
+    assert!(out.contains("tables:        20 (66 columns)"), "{out}");
+    assert!(out.contains("relationships: 20"), "{out}");
+    assert!(out.contains("patterns:      5 (1 lookup, 1 many_to_many, 1 snowflake, 2 star)"), "{out}");
+    assert!(out.contains("core tables:   8 (LOCATION, CLIENT, DATACENTER, COMPUTE, RESOURCEPOOL, RSPOOL2CLIENT, PAYMENT, RETENTION)"), "{out}");
+}
+
+#[test]
+fn check_json() {
+    let o = lucy(&["--json", "model", "check", DDO]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["tables"], 20);
+    assert_eq!(v["patterns"]["star"], 2);
+    assert_eq!(v["core_tables"].as_array().unwrap().len(), 8);
+}
+
+#[test]
+fn check_reports_every_error_with_file_and_path_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(DDO).unwrap()).unwrap();
+    m["relationships"][3]["on"][0][1] = "ident".into();
+    m["patterns"][2]["children"][0]["table"] = "CONFIGS".into();
+    std::fs::write(&bad, m.to_string()).unwrap();
+    let o = lucy(&["model", "check", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).is_empty());
+    let err = stderr(&o);
+    assert!(err.contains("bad.json: $.relationships[3].on[0][1]: unknown column `ident` in table `COMPUTE`"), "{err}");
+    assert!(err.contains("bad.json: $.patterns[2].children[0].table: unknown table `CONFIGS`"), "{err}");
+    assert!(err.contains("did you mean `CONFIG`?"), "{err}");
+
+    let o = lucy(&["--json", "model", "check", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: Value = serde_json::from_str(stderr(&o).trim()).unwrap();
+    assert_eq!(v["issues"].as_array().unwrap().len(), 2);
+    assert_eq!(v["issues"][0]["path"], "$.relationships[3].on[0][1]");
+}
+
+#[test]
+fn check_syntax_error_and_missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("trunc.json");
+    std::fs::write(&bad, "{\"name\": \"x\", \"tables\": [").unwrap();
+    let o = lucy(&["model", "check", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("trunc.json: $: unexpected end of JSON input at line 1"), "{}", stderr(&o));
+
+    let o = lucy(&["model", "check", "/nonexistent/model.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/model.json"), "{}", stderr(&o));
+}
+
+#[test]
+fn show_lists_tables_relationships_and_patterns() {
+    let o = lucy(&["model", "show", DDO]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    for needle in [
+        "RSPOOL2CLIENT [core, m:m junction of CLIENT and RESOURCEPOOL]",
+        "LOCATION [core, lookup]",
+        "CCPU [inner of snowflake RESOURCEPOOL]",
+        "loc_id INTEGER [→ LOCATION.id]",
+        "id INTEGER [PK, NOT NULL]",
+        "CLIENT(loc_id)->LOCATION(id)  M:1  CLIENT.loc_id = LOCATION.id",
+        "many_to_many: RSPOOL2CLIENT between CLIENT and RESOURCEPOOL",
+        "snowflake rooted at RESOURCEPOOL",
+        "└ CONFIG",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
+
+#[test]
+fn show_json_prints_the_normalized_model() {
+    let o = lucy(&["--json", "model", "show", DDO]);
+    assert_eq!(o.status.code(), Some(0));
+    let shown = lucy::model::parse(&stdout(&o), None).unwrap();
+    assert_eq!(shown, lucy::model::load(DDO).unwrap());
+}
+
+#[test]
+fn suggest_on_ddo_without_patterns() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("ddo_bare.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(DDO).unwrap()).unwrap();
+    m["patterns"] = Value::Array(vec![]);
+    std::fs::write(&bare, m.to_string()).unwrap();
+
+    let o = lucy(&["model", "suggest", bare.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("RSPOOL2CLIENT has exactly two foreign keys"), "{}", stderr(&o));
+    let patch: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    for op in &patch {
+        assert_eq!(op["op"], "add");
+        assert_eq!(op["path"], "/patterns/-");
+        assert!(!op["reason"].as_str().unwrap().is_empty());
+    }
+    let mm: Vec<&Value> = patch.iter().filter(|p| p["value"]["kind"] == "many_to_many").collect();
+    assert_eq!(mm.len(), 1);
+    assert_eq!(mm[0]["value"]["junction"], "RSPOOL2CLIENT");
+    let lookups: Vec<&Value> = patch.iter().filter(|p| p["value"]["kind"] == "lookup").collect();
+    assert_eq!(lookups.len(), 1);
+    assert_eq!(lookups[0]["value"]["tables"], serde_json::json!(["LOCATION"]));
+    assert!(!patch.iter().any(|p| p["value"]["kind"] == "lookup" && p["value"]["tables"][0] == "CLIENT"));
+
+    // --json prints the same patch and nothing on stderr.
+    let o = lucy(&["--json", "model", "suggest", bare.to_str().unwrap()]);
+    assert_eq!(serde_json::from_str::<Vec<Value>>(&stdout(&o)).unwrap(), patch);
+    assert!(stderr(&o).is_empty());
+}
+
+#[test]
+fn schema_subcommand_prints_the_committed_schema() {
+    let o = lucy(&["model", "schema"]);
+    assert_eq!(o.status.code(), Some(0));
+    let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/dbmodel.schema.json")).unwrap();
+    assert_eq!(stdout(&o), committed);
+}
+
+#[test]
+fn check_accepts_the_split_form() {
+    let main = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/split/financial.json");
+    let o = lucy(&["model", "check", main]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("dbModel `financial_mini` is valid"));
+}
