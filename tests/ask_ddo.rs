@@ -1,0 +1,136 @@
+//! The paper's DDO questions Q1 and Q2 end to end through `lucy ask`, with a
+//! scripted OpenAI-compatible mock on 127.0.0.1: the final SQL reads only
+//! the view, runs on dbmodels/ddo.sqlite, and returns the same rows as
+//! independently written gold SQL over the base tables.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+
+const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
+const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
+const SENTINEL: &str = "sk-SENTINEL-ask-ddo-0123456789";
+
+const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+const Q2: &str = "List resource pool names with CPU overhead limit greater than runtime overall usage by 100";
+
+fn rule(needle: &str, answers: &[&str]) -> Rule {
+    Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()))
+}
+
+fn lucy(args: &[&str], url: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lucy"))
+        .args(args)
+        .args(["--llm-url", url, "--llm-model", "mock-model", "--llm-retries", "0"])
+        .env("LUCY_API_KEY", SENTINEL)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("LUCY_LLM_MODEL")
+        .env_remove("LUCY_LLM_URL")
+        .output()
+        .expect("run lucy")
+}
+
+/// Rows of `sql` on the DDO database, as a set of text tuples.
+fn gold(sql: &str) -> BTreeSet<Vec<String>> {
+    let c = rusqlite::Connection::open_with_flags(DB, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut st = c.prepare(sql).unwrap();
+    let n = st.column_count();
+    let rows = st
+        .query_map([], |r| (0..n).map(|i| r.get::<_, String>(i)).collect::<Result<Vec<_>, _>>())
+        .unwrap();
+    rows.map(|r| r.unwrap()).collect()
+}
+
+fn rows_of(json: &serde_json::Value) -> BTreeSet<Vec<String>> {
+    json["rows"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap().iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect())
+        .collect()
+}
+
+fn no_secret(out: &Output, trace: &Path) {
+    let all = format!("{}{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr), std::fs::read_to_string(trace).unwrap_or_default());
+    assert!(!all.contains(SENTINEL), "the API key leaked");
+}
+
+#[test]
+fn q1_clients_and_datacenters_through_the_m_to_m() {
+    let server = MockServer::start(
+        Script::new()
+            .rule(rule("JSON schema of the database", &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER']", "- CLIENT\n- DATACENTER\n- LOCATION"]))
+            .rule(rule("JSON schema of the table CLIENT", &["[\"name\", \"gender\"]"]))
+            .rule(rule("JSON schema of the table DATACENTER", &["[\"name\"]"]))
+            .rule(rule(
+                "I created a view table lucy_view",
+                &["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"],
+            )),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("q1.json");
+    let out = lucy(
+        &["--json", "ask", "--model", MODEL, Q1, "--execute", DB, "--min-votes", "2", "--trace", trace.to_str().unwrap()],
+        &server.url(),
+    );
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // LOCATION got 1 of 5 votes: below --min-votes 2.
+    assert_eq!(v["tables"], serde_json::json!(["CLIENT", "DATACENTER"]));
+    let view_sql = v["view"]["view_sql"].as_str().unwrap();
+    assert!(view_sql.contains("RSPOOL2CLIENT") && !view_sql.contains("LOCATION"), "{view_sql}");
+    let sql = v["sql"].as_str().unwrap();
+    assert!(sql.contains("CLIENT_name") && sql.contains("DATACENTER_name") && sql.contains("FROM lucy_view"));
+    let expected = gold(
+        "SELECT DISTINCT c.name, d.name FROM CLIENT c JOIN RSPOOL2CLIENT j ON j.client_id = c.id \
+         JOIN RESOURCEPOOL p ON p.id = j.rspool_id JOIN COMPUTE k ON k.id = p.compute_id \
+         JOIN DATACENTER d ON d.id = k.dc_id WHERE d.name LIKE 'dev%'",
+    );
+    assert_eq!(expected.len(), 29);
+    assert_eq!(rows_of(&v), expected);
+    no_secret(&out, &trace);
+    // The trace holds every phase and renders.
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    assert_eq!(t["match_tables"]["steps"][0]["votes"][2], serde_json::json!({"item": "LOCATION", "votes": 1, "kept": false}));
+    assert!(t["generate_view"]["request"]["tables"].is_array());
+    assert_eq!(t["query_view"]["attempts"][0]["execution"]["row_count"], 29);
+    let ex = Command::new(env!("CARGO_BIN_EXE_lucy")).args(["explain", trace.to_str().unwrap()]).output().unwrap();
+    let report = String::from_utf8_lossy(&ex.stdout);
+    assert!(ex.status.success());
+    assert!(report.contains("RESULT: ok — SQL accepted, 29 row(s)"), "{report}");
+    assert!(report.contains("LOCATION 1/5 (dropped)"), "{report}");
+}
+
+#[test]
+fn q2_resource_pools_through_the_snowflake() {
+    let server = MockServer::start(
+        Script::new()
+            .rule(rule("JSON schema of the database", &["[\"RESOURCEPOOL\"]"]))
+            .rule(rule("The table RESOURCEPOOL is part of a snowflake", &["[\"CONFIG\", \"RUNTIME\", \"name\"]"]))
+            .rule(rule("The table CONFIG is part of a snowflake", &["[\"CCPU\"]"]))
+            .rule(rule("The table RUNTIME is part of a snowflake", &["[\"RCPU\"]"]))
+            .rule(rule("JSON schema of the table CCPU", &["[\"overheadlimit\"]"]))
+            .rule(rule("JSON schema of the table RCPU", &["[\"overallusage\"]"]))
+            .rule(rule(
+                "I created a view table lucy_view",
+                &["SELECT DISTINCT RESOURCEPOOL_name FROM lucy_view WHERE CCPU_overheadlimit > RCPU_overallusage + 100;\nThis query compares the limits."],
+            )),
+    );
+    let out = lucy(&["--json", "ask", "--model", MODEL, Q2, "--execute", DB, "--samples", "3"], &server.url());
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["tables"], serde_json::json!(["RESOURCEPOOL", "CONFIG", "RUNTIME", "CCPU", "RCPU"]));
+    let expected = gold(
+        "SELECT DISTINCT p.name FROM RESOURCEPOOL p JOIN CONFIG c ON c.rspool_id = p.id JOIN CCPU cc ON cc.config_id = c.id \
+         JOIN RUNTIME r ON r.rspool_id = p.id JOIN RCPU rc ON rc.runtime_id = r.id WHERE cc.overheadlimit > rc.overallusage + 100",
+    );
+    assert_eq!(expected.len(), 20, "dbmodels/README.md lists 20 pools");
+    assert_eq!(rows_of(&v), expected);
+    // Every MatchTables request asked for 3 samples and offered the enum of names.
+    let reqs = server.chat_requests();
+    let first = reqs[0].json().unwrap();
+    assert_eq!(first["n"], 3);
+    assert!(!reqs.iter().any(|r| r.body.contains(SENTINEL)), "the key travels only in the Authorization header");
+}

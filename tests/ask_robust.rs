@@ -1,0 +1,114 @@
+//! `lucy ask` when things go wrong: no LLM configured, a server that fails
+//! forever, garbage answers, unknown names, a DROP TABLE answer.
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+
+const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
+const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
+const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+
+fn bare_lucy() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
+    for k in ["LUCY_API_KEY", "OPENAI_API_KEY", "LUCY_LLM_MODEL", "LUCY_LLM_URL"] {
+        c.env_remove(k);
+    }
+    c
+}
+
+fn with_mock(args: &[&str], url: &str) -> Output {
+    bare_lucy()
+        .args(args)
+        .args(["--llm-url", url, "--llm-model", "mock", "--llm-retries", "1", "--llm-timeout", "5"])
+        .env("LUCY_API_KEY", "sk-SENTINEL-robust-42")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn no_llm_configured_says_how_and_exits_2() {
+    let started = Instant::now();
+    let o = bare_lucy().args(["ask", "--model", MODEL, Q1]).output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20), "must not hang");
+    assert_eq!(o.status.code(), Some(2));
+    let (_, err) = text(&o);
+    assert!(err.contains("no LLM configured") && err.contains("--llm-model") && err.contains("LUCY_API_KEY"), "{err}");
+    assert!(err.contains("--stop-after view"), "{err}");
+}
+
+#[test]
+fn offline_view_with_given_tables() {
+    let o = bare_lucy().args(["ask", "--model", MODEL, Q1, "--tables", "CLIENT,DATACENTER", "--stop-after", "view"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("CREATE VIEW lucy_view"), "{out}");
+    assert!(out.contains("RSPOOL2CLIENT"), "{out}");
+    assert!(!out.contains("-- SQL"));
+    // --stop-after match also works offline.
+    let o = bare_lucy().args(["--json", "ask", "--model", MODEL, Q1, "--attrs", "CLIENT.name", "--stop-after", "match"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["tables"], serde_json::json!(["CLIENT"]));
+    assert_eq!(v["stopped_after"], "match");
+    // Unknown given tables are input errors naming the table.
+    let o = bare_lucy().args(["ask", "--model", MODEL, Q1, "--tables", "CUSTOMER", "--stop-after", "view"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("unknown table `CUSTOMER`"));
+}
+
+#[test]
+fn server_error_forever_is_a_clear_error() {
+    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::status(500, "{\"error\":{\"message\":\"boom\"}}"))));
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let o = with_mock(&["ask", "--model", MODEL, Q1, "--trace", trace.to_str().unwrap()], &server.url());
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(err.contains("match_tables failed (llm)"), "{err}");
+    assert!(err.contains("500"), "{err}");
+    let all = format!("{out}{err}{}", std::fs::read_to_string(&trace).unwrap());
+    assert!(!all.contains("SENTINEL"), "the API key leaked");
+    let ex = bare_lucy().args(["explain", trace.to_str().unwrap()]).output().unwrap();
+    assert!(text(&ex).0.contains("RESULT: failed in match_tables (llm)"));
+}
+
+#[test]
+fn garbage_answers_end_with_nothing_matched() {
+    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::ok(["", "Sorry, I can't.", "[]", "[CUSTOMERS, ORDERS]"]))));
+    let o = with_mock(&["ask", "--model", MODEL, Q1], &server.url());
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("MatchTables found no relevant table"), "{err}");
+    assert!(err.contains("dropped unknown table `CUSTOMERS`"), "{err}");
+}
+
+#[test]
+fn drop_table_answer_is_repaired_and_never_run() {
+    let server = MockServer::start(
+        Script::new()
+            .rule(Rule::when_contains(["JSON schema of the database"]).reply(Reply::ok(["[\"CLIENT\", \"DATACENTER\"]"])))
+            .rule(Rule::when_contains(["JSON schema of the table"]).reply(Reply::ok(["[\"name\"]"])))
+            .rule(Rule::when_contains(["cannot be used"]).reply(Reply::ok(["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"])))
+            .rule(Rule::when_contains(["I created a view table"]).reply(Reply::ok(["```sql\nDROP TABLE CLIENT; SELECT CLIENT_name FROM lucy_view\n```"]))),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let o = with_mock(&["ask", "--model", MODEL, Q1, "--samples", "1", "--execute", DB, "--trace", trace.to_str().unwrap()], &server.url());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("-- 29 row(s)"), "{out}");
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let a0 = &t["query_view"]["attempts"][0];
+    assert!(a0["validation"]["error"].as_str().unwrap().contains("exactly one statement, found 2 (DROP TABLE, SELECT)"));
+    assert!(a0.get("execution").is_none());
+    assert_eq!(t["query_view"]["repaired"], true);
+    // The database still has its clients.
+    let c = rusqlite::Connection::open_with_flags(DB, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let n: i64 = c.query_row("SELECT count(*) FROM CLIENT", [], |r| r.get(0)).unwrap();
+    assert!(n > 0);
+}

@@ -1,0 +1,51 @@
+//! `lucy explain` on traces written by `lucy ask --trace`.
+
+use std::process::Command;
+
+const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
+
+fn lucy() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
+    for k in ["LUCY_API_KEY", "OPENAI_API_KEY", "LUCY_LLM_MODEL", "LUCY_LLM_URL"] {
+        c.env_remove(k);
+    }
+    c
+}
+
+#[test]
+fn explains_an_offline_view_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let o = lucy()
+        .args(["ask", "--model", MODEL, "Which pools are overloaded?", "--tables", "RESOURCEPOOL,RCPU", "--stop-after", "view", "--trace", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ex = lucy().args(["explain", trace.to_str().unwrap()]).output().unwrap();
+    let report = String::from_utf8_lossy(&ex.stdout);
+    assert!(ex.status.success());
+    assert!(report.contains("RESULT: stopped after view, as asked"), "{report}");
+    assert!(report.contains("skipped: relevant tables and attributes were given"), "{report}");
+    assert!(report.contains("== Phase 2: GenerateView"), "{report}");
+    assert!(report.contains("input: tables RESOURCEPOOL, RCPU"), "{report}");
+    assert!(report.contains("Left join RCPU") || report.contains("Left join RUNTIME"), "pattern branches are LEFT JOINs: {report}");
+    let js = lucy().args(["--json", "explain", trace.to_str().unwrap()]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&js.stdout).unwrap();
+    assert_eq!(v["stopped_after"], "view");
+    assert_eq!(v["view_status"], "optimal");
+    assert_eq!(v["tables"], serde_json::json!(["RESOURCEPOOL", "RCPU"]));
+}
+
+#[test]
+fn bad_trace_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.json");
+    std::fs::write(&p, "{\"not\": \"a trace\"}").unwrap();
+    let o = lucy().args(["explain", p.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("not a lucy trace") && err.contains("lucy ask --trace"), "{err}");
+    let o = lucy().args(["explain", dir.path().join("missing.json").to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json"));
+}
