@@ -1,11 +1,126 @@
-//! `lucy bench` (in progress).
+//! `lucy bench SUITE`: run a benchmark suite and write `results.json`,
+//! `report.md` and one trace per question.
+
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::Ctx;
+use crate::bench::report::{git_commit, render, today_utc};
+use crate::bench::{run_suite, BenchRun, Method, Oracle, RunOptions, Suite, Summary};
 use crate::error::{Error, Result};
+use crate::link::MatchOptions;
+use crate::llm::{build_chat_model, LlmArgs};
+use crate::pipeline::AskOptions;
 
 #[derive(Debug, clap::Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// Suite name (benchmarks/suites/<name>.json) or path to a suite file.
+    pub suite: String,
+    /// Replace phases by the gold SQL: `tables` measures GenerateView alone
+    /// (no LLM), `view` measures QueryView alone.
+    #[arg(long, value_enum)]
+    pub oracle: Option<Oracle>,
+    /// lucy (the three phases) or direct (the PROMPTB baseline).
+    #[arg(long, value_enum, default_value_t = Method::Lucy)]
+    pub method: Method,
+    /// Only the first N questions.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Questions run in parallel (results keep suite order).
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Output directory (default: bench-out/<suite>-<mode>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Solver time limit per GenerateView call, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub time_limit: f64,
+    /// Sampled answers per MatchTables prompt (paper: 5).
+    #[arg(long, default_value_t = 5)]
+    pub samples: usize,
+    /// Sampling temperature (paper: 0.2).
+    #[arg(long, default_value_t = 0.2)]
+    pub temperature: f64,
+    /// Show relevant tables' DDL and the evidence to QueryView (PROMPTC').
+    #[arg(long)]
+    pub schema_context: bool,
+    /// Do not draw a progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
 
-pub fn run(_args: BenchArgs, _ctx: Ctx) -> Result<i32> {
-    Err(Error::Input("not implemented yet".into()))
+fn mode_name(oracle: Option<Oracle>) -> &'static str {
+    match oracle {
+        Some(Oracle::Tables) => "oracle-tables",
+        Some(Oracle::View) => "oracle-view",
+        None => "full",
+    }
+}
+
+pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
+    if args.jobs == 0 {
+        return Err(Error::Input("--jobs must be at least 1".into()));
+    }
+    if args.method == Method::Direct && args.oracle.is_some() {
+        return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
+    }
+    let path = Suite::find(&args.suite)?;
+    let suite = Suite::load(&path)?;
+    let llm = if args.oracle == Some(Oracle::Tables) { None } else { build_chat_model(&args.llm)?.map(Arc::from) };
+    let mode = mode_name(args.oracle);
+    let method = match args.method {
+        Method::Lucy => "lucy",
+        Method::Direct => "direct",
+    };
+    let out = args.out.clone().unwrap_or_else(|| {
+        let tag = if args.method == Method::Direct { "direct".to_string() } else { mode.to_string() };
+        PathBuf::from("bench-out").join(format!("{}-{tag}", suite.file.name))
+    });
+    std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
+    let ask = AskOptions {
+        matching: MatchOptions { samples: args.samples, temperature: args.temperature, ..MatchOptions::default() },
+        sql_temperature: args.temperature,
+        schema_context: args.schema_context,
+        time_limit_s: args.time_limit,
+        ..AskOptions::default()
+    };
+    let opts = RunOptions {
+        oracle: args.oracle,
+        method: args.method,
+        limit: args.limit,
+        jobs: args.jobs,
+        time_limit_s: args.time_limit,
+        ask,
+        trace_dir: Some(out.join("traces")),
+        progress: !args.no_progress && !ctx.json,
+        llm: llm.clone(),
+    };
+    let results = run_suite(&suite, &opts)?;
+    let run = BenchRun {
+        suite: suite.file.name.clone(),
+        mode: mode.into(),
+        method: method.into(),
+        llm: llm.map(|l| l.model_name()),
+        date: today_utc(),
+        commit: git_commit(),
+        summary: Summary::of(&results),
+        questions: results,
+    };
+    let json = serde_json::to_string_pretty(&run).map_err(|e| Error::Input(e.to_string()))?;
+    let results_path = out.join("results.json");
+    std::fs::write(&results_path, json).map_err(|e| Error::io(&results_path, e))?;
+    let report = render(&run);
+    let report_path = out.join("report.md");
+    std::fs::write(&report_path, &report).map_err(|e| Error::io(&report_path, e))?;
+    if ctx.json {
+        super::print_json(&serde_json::json!({
+            "results": results_path, "report": report_path, "summary": run.summary
+        }))?;
+    } else {
+        print!("{report}");
+        eprintln!("wrote {} and {}", results_path.display(), report_path.display());
+    }
+    Ok(0)
 }

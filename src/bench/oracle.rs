@@ -1,0 +1,380 @@
+//! Oracle join accuracy: GenerateView given the gold SQL's tables.
+//!
+//! For one gold query: extract its tables, attributes and join pairs
+//! (`sql::analyze`), ask GenerateView for a view over exactly those tables,
+//! and compare the view's join pairs with the gold pairs. A mismatch is
+//! classified so a reader can tell a solver problem from a model curation
+//! gap or a gold query no single join view can express.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::metrics::{join_accuracy, view_join_pairs, JoinAccuracy};
+use crate::graph::SchemaGraph;
+use crate::sql::analyze::{analyze, JoinPair, QueryRefs};
+use crate::types::{ColumnRef, Dialect, SolveStatus, ViewRequest, ViewResult};
+
+/// Why the view's joins differ from the gold query's (first that applies,
+/// in this order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MismatchClass {
+    /// sqlparser cannot parse the gold SQL.
+    GoldUnparseable,
+    /// The gold query reads a table the dbModel does not have.
+    ModelMissingTable,
+    /// The gold query uses one table more than once (self join, or again in
+    /// a subquery): one view over a set of tables cannot express it.
+    MultipleUse,
+    /// UNION / INTERSECT / EXCEPT: the branches are separate queries.
+    SetOperation,
+    /// The gold joins along a path the model forbids: through a lookup
+    /// table between two different tables (C4), or a forbidden
+    /// relationship/table.
+    ModelForbids,
+    /// The gold joins on a column pair the model declares no relationship
+    /// for (model curation gap).
+    ModelGap,
+    /// The gold path is valid in the model, yet GenerateView found no view.
+    Infeasible,
+    /// GenerateView failed (time limit without a walk, bad input).
+    SolverError,
+    /// The gold query relates its tables without column equalities (e.g.
+    /// comparisons or a cross join).
+    NoGoldJoin,
+    /// Both paths are valid in the model; the solver chose another one
+    /// (e.g. fewer tables, or another relationship between the same tables).
+    SolverChoice,
+}
+
+impl MismatchClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MismatchClass::GoldUnparseable => "gold SQL unparseable",
+            MismatchClass::ModelMissingTable => "model missing table",
+            MismatchClass::MultipleUse => "multiple use of one table",
+            MismatchClass::SetOperation => "set operation (UNION/INTERSECT/EXCEPT)",
+            MismatchClass::ModelForbids => "gold path forbidden by the model",
+            MismatchClass::ModelGap => "gold join not declared in the model (curation gap)",
+            MismatchClass::Infeasible => "infeasible",
+            MismatchClass::SolverError => "solver error",
+            MismatchClass::NoGoldJoin => "gold has no join equality",
+            MismatchClass::SolverChoice => "solver choice (both valid, different path)",
+        }
+    }
+
+    /// All classes, in classification order.
+    pub const ALL: [MismatchClass; 10] = [
+        MismatchClass::GoldUnparseable,
+        MismatchClass::ModelMissingTable,
+        MismatchClass::MultipleUse,
+        MismatchClass::SetOperation,
+        MismatchClass::ModelForbids,
+        MismatchClass::ModelGap,
+        MismatchClass::Infeasible,
+        MismatchClass::SolverError,
+        MismatchClass::NoGoldJoin,
+        MismatchClass::SolverChoice,
+    ];
+}
+
+/// The oracle outcome of one question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OracleCase {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_id: Option<String>,
+    /// Gold tables (lower-case).
+    pub gold_tables: Vec<String>,
+    /// Gold join and semi-join pairs.
+    pub gold_pairs: Vec<JoinPair>,
+    /// Single-table gold queries are not join questions: not counted.
+    pub multi_table: bool,
+    /// `None` when the view's joins match the gold; the class otherwise.
+    pub mismatch: Option<MismatchClass>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<JoinAccuracy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view_status: Option<SolveStatus>,
+    /// Tables of the view (model spelling), in join order.
+    #[serde(default)]
+    pub view_tables: Vec<String>,
+    #[serde(default)]
+    pub view_pairs: Vec<JoinPair>,
+    pub solve_ms: f64,
+    /// Human-readable reason (error text, offending pair or table).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    #[serde(skip)]
+    pub view: Option<ViewResult>,
+    #[serde(skip)]
+    pub gold_refs: Option<QueryRefs>,
+}
+
+impl OracleCase {
+    fn new(id: &str, db_id: Option<&str>) -> Self {
+        OracleCase {
+            id: id.to_string(),
+            db_id: db_id.map(str::to_string),
+            gold_tables: Vec::new(),
+            gold_pairs: Vec::new(),
+            multi_table: false,
+            mismatch: None,
+            accuracy: None,
+            view_status: None,
+            view_tables: Vec::new(),
+            view_pairs: Vec::new(),
+            solve_ms: 0.0,
+            detail: String::new(),
+            view: None,
+            gold_refs: None,
+        }
+    }
+
+    /// The view's joins matched the gold joins.
+    pub fn matched(&self) -> bool {
+        self.multi_table && self.mismatch.is_none()
+    }
+}
+
+/// The ViewRequest the oracle sends: the gold tables and the gold
+/// attributes the model knows, in model spelling.
+pub fn oracle_request(graph: &SchemaGraph, refs: &QueryRefs, time_limit_s: f64) -> ViewRequest {
+    let model = graph.model();
+    let tables: Vec<String> = refs.tables.iter().filter_map(|t| model.table(t).map(|x| x.name.clone())).collect();
+    let attributes: Vec<ColumnRef> = refs
+        .columns
+        .iter()
+        .filter_map(|c| {
+            let t = model.table(&c.table)?;
+            let col = t.column(&c.column)?;
+            Some(ColumnRef::new(t.name.clone(), col.name.clone()))
+        })
+        .collect();
+    let mut req = ViewRequest::new(tables);
+    req.attributes = attributes;
+    req.time_limit_s = time_limit_s;
+    req
+}
+
+/// Run the oracle on one gold query.
+pub fn oracle_case(
+    graph: &SchemaGraph,
+    id: &str,
+    db_id: Option<&str>,
+    gold_sql: &str,
+    dialect: Dialect,
+    time_limit_s: f64,
+) -> OracleCase {
+    let mut case = OracleCase::new(id, db_id);
+    let refs = match analyze(gold_sql, dialect, Some(graph.model())) {
+        Ok(r) => r,
+        Err(e) => {
+            case.multi_table = true;
+            case.mismatch = Some(MismatchClass::GoldUnparseable);
+            case.detail = e.to_string();
+            return case;
+        }
+    };
+    case.gold_tables = refs.tables.iter().cloned().collect();
+    case.gold_pairs = refs.all_pairs().into_iter().collect();
+    case.multi_table = refs.tables.len() >= 2;
+    case.gold_refs = Some(refs.clone());
+    if !case.multi_table {
+        return case;
+    }
+    let missing: Vec<&str> = refs.tables.iter().filter(|t| graph.table_id(t).is_none()).map(String::as_str).collect();
+    if !missing.is_empty() {
+        case.mismatch = Some(MismatchClass::ModelMissingTable);
+        case.detail = format!("not in the model: {}", missing.join(", "));
+        return case;
+    }
+    let req = oracle_request(graph, &refs, time_limit_s);
+    let start = Instant::now();
+    let result = crate::solve::generate_view(graph, &req);
+    case.solve_ms = start.elapsed().as_secs_f64() * 1e3;
+    let gold_pairs: BTreeSet<JoinPair> = refs.all_pairs();
+    match result {
+        Ok(view) => {
+            case.view_status = Some(view.status);
+            case.view_tables = view.tables.clone();
+            let joins = view_join_pairs(&view);
+            case.view_pairs = joins.iter().flatten().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+            if view.status == SolveStatus::Infeasible {
+                case.detail = view.explanation.clone().unwrap_or_default();
+            } else {
+                let acc = join_accuracy(&gold_pairs, &joins);
+                let ok = acc.matched;
+                case.accuracy = Some(acc);
+                if ok {
+                    case.view = Some(view);
+                    return case;
+                }
+            }
+            let infeasible = view.status == SolveStatus::Infeasible;
+            case.view = Some(view);
+            case.mismatch = Some(classify(graph, &refs, infeasible, &mut case.detail));
+        }
+        Err(e) => {
+            case.detail = e.to_string();
+            let mut detail = String::new();
+            let class = classify(graph, &refs, false, &mut detail);
+            case.mismatch = Some(if class == MismatchClass::SolverChoice { MismatchClass::SolverError } else { class });
+            if !detail.is_empty() {
+                case.detail = format!("{detail}; solver: {}", case.detail);
+            }
+        }
+    }
+    case
+}
+
+/// Classify a mismatch (see [`MismatchClass`] for the order).
+fn classify(graph: &SchemaGraph, refs: &QueryRefs, infeasible: bool, detail: &mut String) -> MismatchClass {
+    let multi = refs.multi_use_tables();
+    if !multi.is_empty() {
+        *detail = format!("used more than once: {}", multi.join(", "));
+        return MismatchClass::MultipleUse;
+    }
+    if refs.set_operation {
+        return MismatchClass::SetOperation;
+    }
+    let pairs = refs.all_pairs();
+    if let Some(why) = forbidden(graph, &pairs) {
+        *detail = why;
+        return MismatchClass::ModelForbids;
+    }
+    let undeclared: Vec<String> = pairs.iter().filter(|p| declared(graph, p).is_none()).map(|p| p.to_string()).collect();
+    if !undeclared.is_empty() {
+        *detail = format!("no relationship for {}", undeclared.join(", "));
+        return MismatchClass::ModelGap;
+    }
+    if infeasible {
+        return MismatchClass::Infeasible;
+    }
+    if pairs.is_empty() {
+        return MismatchClass::NoGoldJoin;
+    }
+    MismatchClass::SolverChoice
+}
+
+/// The relationship of the model that joins on exactly this column pair
+/// (as one of its `on` pairs), in either direction.
+fn declared(graph: &SchemaGraph, p: &JoinPair) -> Option<usize> {
+    let m = graph.model();
+    m.relationships.iter().position(|r| {
+        let f = r.from.to_ascii_lowercase();
+        let t = r.to.to_ascii_lowercase();
+        r.on.iter().any(|[a, b]| {
+            let a = ColumnRef::new(f.clone(), a.to_ascii_lowercase());
+            let b = ColumnRef::new(t.clone(), b.to_ascii_lowercase());
+            JoinPair::new(&a, &b) == *p
+        })
+    })
+}
+
+/// Why the gold pairs use a path the model forbids, if they do.
+fn forbidden(graph: &SchemaGraph, pairs: &BTreeSet<JoinPair>) -> Option<String> {
+    let c = &graph.model().constraints;
+    for p in pairs {
+        for t in [&p.left.table, &p.right.table] {
+            if c.forbid_tables.iter().any(|f| f.eq_ignore_ascii_case(t)) {
+                return Some(format!("table {t} is forbidden"));
+            }
+        }
+        if let Some(r) = declared(graph, p) {
+            let rel = graph.relationship(r);
+            let id = rel.id();
+            let ab = format!("{}-{}", rel.from, rel.to);
+            let ba = format!("{}-{}", rel.to, rel.from);
+            if c.forbid_relationships.iter().any(|f| {
+                f.eq_ignore_ascii_case(&id)
+                    || rel.name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(f))
+                    || f.eq_ignore_ascii_case(&ab)
+                    || f.eq_ignore_ascii_case(&ba)
+            }) {
+                return Some(format!("relationship {id} is forbidden"));
+            }
+        }
+    }
+    // C4: a lookup table that connects two different tables.
+    for &l in graph.lookup_tables() {
+        let name = graph.name(l).to_ascii_lowercase();
+        let others: BTreeSet<&str> = pairs
+            .iter()
+            .filter_map(|p| {
+                if p.left.table == name && p.right.table != name {
+                    Some(p.right.table.as_str())
+                } else if p.right.table == name && p.left.table != name {
+                    Some(p.left.table.as_str())
+                } else {
+                    None
+                }
+            })
+            .collect();
+        if others.len() >= 2 {
+            let v: Vec<&str> = others.into_iter().collect();
+            return Some(format!("joins {} through lookup table {} (C4)", v.join(" and "), graph.name(l)));
+        }
+    }
+    // Two tables both joined on the same lookup-key column, without the
+    // lookup table itself (e.g. client.district_id = account.district_id).
+    for p in pairs {
+        for &l in graph.lookup_tables() {
+            let key_side = |c: &ColumnRef| {
+                graph.neighbors(l).any(|(t, r)| {
+                    graph.name(t).eq_ignore_ascii_case(&c.table)
+                        && graph.relationship(r).on.iter().any(|[a, b]| a.eq_ignore_ascii_case(&c.column) || b.eq_ignore_ascii_case(&c.column))
+                })
+            };
+            if p.left.table != p.right.table && key_side(&p.left) && key_side(&p.right) && declared(graph, p).is_none() {
+                return Some(format!("{p} relates two tables through their keys to lookup table {} (C4)", graph.name(l)));
+            }
+        }
+    }
+    None
+}
+
+/// Match rate and class counts over many cases.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OracleSummary {
+    pub questions: usize,
+    pub multi_table: usize,
+    pub matched: usize,
+    pub exact: usize,
+    pub infeasible: usize,
+    pub by_class: Vec<(MismatchClass, usize)>,
+    pub solve_ms_median: f64,
+    pub solve_ms_p95: f64,
+    pub solve_ms_max: f64,
+}
+
+impl OracleSummary {
+    pub fn of(cases: &[OracleCase]) -> Self {
+        let multi: Vec<&OracleCase> = cases.iter().filter(|c| c.multi_table).collect();
+        let mut times: Vec<f64> = multi.iter().filter(|c| c.view_status.is_some()).map(|c| c.solve_ms).collect();
+        times.sort_by(f64::total_cmp);
+        let pct = |p: f64| if times.is_empty() { 0.0 } else { times[((times.len() - 1) as f64 * p).round() as usize] };
+        OracleSummary {
+            questions: cases.len(),
+            multi_table: multi.len(),
+            matched: multi.iter().filter(|c| c.matched()).count(),
+            exact: multi.iter().filter(|c| c.accuracy.as_ref().is_some_and(|a| a.exact)).count(),
+            infeasible: multi.iter().filter(|c| c.view_status == Some(SolveStatus::Infeasible)).count(),
+            by_class: MismatchClass::ALL
+                .iter()
+                .map(|&k| (k, multi.iter().filter(|c| c.mismatch == Some(k)).count()))
+                .filter(|(_, n)| *n > 0)
+                .collect(),
+            solve_ms_median: pct(0.5),
+            solve_ms_p95: pct(0.95),
+            solve_ms_max: times.last().copied().unwrap_or(0.0),
+        }
+    }
+
+    /// matched / multi-table questions.
+    pub fn match_rate(&self) -> f64 {
+        if self.multi_table == 0 { 0.0 } else { self.matched as f64 / self.multi_table as f64 }
+    }
+}

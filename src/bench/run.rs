@@ -1,0 +1,481 @@
+//! The benchmark runner: every question of a suite through one mode, in
+//! parallel, with results in suite order whatever `jobs` is.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::attribution::{attribute, Attribution, Observed};
+use super::metrics::{cov, esx, ex, join_accuracy, view_join_pairs, Cell, JoinAccuracy, Rows};
+use super::oracle::{oracle_case, oracle_request, MismatchClass};
+use super::suite::{Question, Suite};
+use crate::error::{Error, Result};
+use crate::graph::SchemaGraph;
+use crate::llm::ChatModel;
+use crate::pipeline::{self, AskOptions};
+use crate::sql::analyze::{analyze, analyze_view_query, QueryRefs};
+use crate::sql::exec::{run_readonly_with, ExecOptions, QueryRows, SqlValue};
+use crate::types::trace::{PhaseCost, Trace, ViewTrace};
+use crate::types::{ColumnRef, SolveStatus, ViewResult};
+
+/// What is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Oracle {
+    /// Phase 1 replaced by the gold SQL's tables and columns; GenerateView
+    /// alone (no LLM).
+    Tables,
+    /// Phases 1–2 replaced by the view over the gold tables and columns;
+    /// QueryView alone (needs an LLM or a cassette).
+    View,
+}
+
+/// Which method answers the questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The three phases.
+    Lucy,
+    /// The PROMPTB baseline: the whole schema and the question, one SQL.
+    Direct,
+}
+
+/// Runner settings.
+#[derive(Clone)]
+pub struct RunOptions {
+    pub oracle: Option<Oracle>,
+    pub method: Method,
+    pub limit: Option<usize>,
+    pub jobs: usize,
+    /// Solver time limit per GenerateView call, seconds.
+    pub time_limit_s: f64,
+    /// Options passed to the pipeline (execution and evidence are set per question).
+    pub ask: AskOptions,
+    /// Write `traces/<id>.json` under this directory.
+    pub trace_dir: Option<PathBuf>,
+    pub progress: bool,
+    pub llm: Option<Arc<dyn ChatModel>>,
+}
+
+/// Execution-metric status of the gold query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status", content = "reason")]
+pub enum GoldStatus {
+    Ok,
+    NotExecutable(String),
+    NoDatabase,
+    Unparseable(String),
+    NotRun,
+}
+
+/// What the method produced for one question.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    /// Tables chosen by phase 1 (or given by the oracle).
+    pub tables: Vec<String>,
+    pub attributes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view_status: Option<SolveStatus>,
+    #[serde(default)]
+    pub view_tables: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view_sql: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_count: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Metrics of one question; `None` where a metric does not apply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionMetrics {
+    pub gold: GoldStatus,
+    pub ex: Option<bool>,
+    pub esx: Option<bool>,
+    pub cov_t: Option<f64>,
+    pub cov_a: Option<f64>,
+    /// Phase-2 join accuracy against the gold (multi-table gold only).
+    pub join: Option<JoinAccuracy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join_mismatch: Option<MismatchClass>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub join_detail: String,
+    pub solve_ms: Option<f64>,
+    /// The view SQL ran on the database (oracle tables, when a database exists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view_runs: Option<bool>,
+}
+
+/// Cost of one question.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    pub wall_ms: f64,
+    pub llm_calls: u32,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub phases: Vec<(String, PhaseCost)>,
+}
+
+/// One row of `results.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionResult {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_id: Option<String>,
+    pub question: String,
+    pub gold_sql: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub prediction: Prediction,
+    pub metrics: QuestionMetrics,
+    pub attribution: Attribution,
+    pub cost: Cost,
+    /// Trace file, relative to the output directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+}
+
+/// Load every dbModel a suite needs (once per distinct path).
+fn load_graphs(suite: &Suite, questions: &[Question]) -> Result<HashMap<PathBuf, Arc<SchemaGraph>>> {
+    let mut graphs = HashMap::new();
+    for q in questions {
+        let p = suite.model_path(q)?;
+        if !graphs.contains_key(&p) {
+            let model = crate::model::load(&p)?;
+            graphs.insert(p, Arc::new(SchemaGraph::new(model)?));
+        }
+    }
+    Ok(graphs)
+}
+
+/// Run a suite; results come back in suite order.
+pub fn run_suite(suite: &Suite, opts: &RunOptions) -> Result<Vec<QuestionResult>> {
+    let questions: Vec<Question> = match opts.limit {
+        Some(n) => suite.questions.iter().take(n).cloned().collect(),
+        None => suite.questions.clone(),
+    };
+    if opts.oracle != Some(Oracle::Tables) && opts.llm.is_none() {
+        return Err(Error::Input(format!(
+            "this mode needs an LLM: {} (or use --oracle tables, which needs none)",
+            crate::llm::NOT_CONFIGURED_HINT
+        )));
+    }
+    let graphs = load_graphs(suite, &questions)?;
+    for q in &questions {
+        suite.database_path(q)?;
+    }
+    if let Some(dir) = &opts.trace_dir {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let bar = super::report::progress_bar(questions.len() as u64, opts.progress);
+    let results: Mutex<Vec<Option<QuestionResult>>> = Mutex::new(vec![None; questions.len()]);
+    let next = AtomicUsize::new(0);
+    let tally = Mutex::new((0usize, 0usize));
+    let jobs = opts.jobs.max(1).min(questions.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(q) = questions.get(i) else { break };
+                let r = match suite.model_path(q).map(|p| graphs.get(&p).cloned()) {
+                    Ok(Some(graph)) => run_question(suite, q, &graph, opts),
+                    Ok(None) | Err(_) => error_result(q, "dbModel not loaded".into()),
+                };
+                if let Ok(mut t) = tally.lock() {
+                    t.0 += 1;
+                    if r.metrics.ex == Some(true) || (opts.oracle == Some(Oracle::Tables) && r.metrics.join_mismatch.is_none() && r.metrics.join.is_some()) {
+                        t.1 += 1;
+                    }
+                    let label = if opts.oracle == Some(Oracle::Tables) { "joins ok" } else { "ex" };
+                    bar.set_message(format!("{label} {}/{}", t.1, t.0));
+                }
+                bar.inc(1);
+                if let Ok(mut v) = results.lock() {
+                    v[i] = Some(r);
+                }
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let v = results.into_inner().map_err(|_| Error::Input("a benchmark worker panicked".into()))?;
+    Ok(v.into_iter().zip(&questions).map(|(r, q)| r.unwrap_or_else(|| error_result(q, "not run".into()))).collect())
+}
+
+fn error_result(q: &Question, msg: String) -> QuestionResult {
+    QuestionResult {
+        id: q.id.clone(),
+        db_id: q.db_id.clone(),
+        question: q.question.clone(),
+        gold_sql: q.gold_sql.clone(),
+        note: q.note.clone(),
+        prediction: Prediction { error: Some(msg), ..Default::default() },
+        metrics: QuestionMetrics {
+            gold: GoldStatus::NotRun,
+            ex: None,
+            esx: None,
+            cov_t: None,
+            cov_a: None,
+            join: None,
+            join_mismatch: None,
+            join_detail: String::new(),
+            solve_ms: None,
+            view_runs: None,
+        },
+        attribution: Attribution { label: super::attribution::Label::NotExecuted, findings: vec![] },
+        cost: Cost::default(),
+        trace: None,
+    }
+}
+
+/// A file name for a question id.
+fn trace_name(id: &str) -> String {
+    let s: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    format!("{s}.json")
+}
+
+fn write_trace(opts: &RunOptions, id: &str, trace: &Trace) -> Option<String> {
+    let dir = opts.trace_dir.as_ref()?;
+    let name = trace_name(id);
+    let text = serde_json::to_string_pretty(trace).ok()?;
+    std::fs::write(dir.join(&name), text).ok()?;
+    Some(format!("traces/{name}"))
+}
+
+/// Convert an execution result to metric rows.
+pub fn to_rows(r: &QueryRows) -> Rows {
+    r.rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|v| match v {
+                    SqlValue::Null => Cell::Null,
+                    SqlValue::Integer(i) => Cell::Int(*i),
+                    SqlValue::Real(f) => Cell::Real(*f),
+                    SqlValue::Text(s) => Cell::Text(s.clone()),
+                    SqlValue::Blob(b) => Cell::Text(b.iter().map(|x| format!("{x:02x}")).collect()),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn exec_opts() -> ExecOptions {
+    ExecOptions { limit: Some(100_000), timeout: std::time::Duration::from_secs(30) }
+}
+
+/// Gold status and rows for a question.
+fn gold_rows(q: &Question, db: Option<&Path>) -> (GoldStatus, Option<Rows>) {
+    if let Some(reason) = q.gold_not_executable() {
+        return (GoldStatus::NotExecutable(reason.to_string()), None);
+    }
+    let Some(db) = db else { return (GoldStatus::NoDatabase, None) };
+    match run_readonly_with(db, None, &q.gold_sql, &exec_opts()) {
+        Ok(r) => (GoldStatus::Ok, Some(to_rows(&r))),
+        Err(e) => (GoldStatus::NotExecutable(e.to_string()), None),
+    }
+}
+
+/// Base columns exposed by a view (lower-case).
+fn view_columns(v: &ViewResult) -> BTreeSet<ColumnRef> {
+    v.columns.iter().map(|c| ColumnRef::new(c.table.to_ascii_lowercase(), c.column.to_ascii_lowercase())).collect()
+}
+
+/// What one mode produced for a question, before metrics.
+#[derive(Default)]
+struct Produced {
+    prediction: Prediction,
+    trace: Option<Trace>,
+    rows: Option<Rows>,
+    failure: Option<crate::types::trace::Failure>,
+    /// Tables phase 1 chose (lower-case); None when the oracle gave them.
+    phase1_tables: Option<BTreeSet<String>>,
+    view: Option<ViewResult>,
+    /// Oracle classification of a join mismatch.
+    join_mismatch: Option<MismatchClass>,
+    join_detail: String,
+    view_runs: Option<bool>,
+}
+
+fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOptions) -> QuestionResult {
+    let start = Instant::now();
+    let db = suite.database_path(q).ok().flatten();
+    let gold_refs = analyze(&q.gold_sql, suite.file.dialect, Some(graph.model()));
+    let mut r = error_result(q, String::new());
+    r.prediction.error = None;
+    let (gold_status, gold) = match &gold_refs {
+        Err(e) => (GoldStatus::Unparseable(e.to_string()), None),
+        Ok(_) => gold_rows(q, db.as_deref()),
+    };
+    let gold_ok = matches!(gold_status, GoldStatus::Ok);
+    r.metrics.gold = gold_status;
+    let g = gold_refs.as_ref().ok();
+    let p = match opts.oracle {
+        Some(Oracle::Tables) => oracle_tables(q, graph, suite, db.as_deref(), opts),
+        _ => pipeline_question(q, graph, db.as_deref(), opts, g),
+    };
+    // Execution metrics.
+    if let (Some(gr), Some(pr)) = (&gold, &p.rows) {
+        let ordered = g.is_some_and(|g| g.ordered);
+        r.metrics.ex = Some(ex(gr, pr, ordered));
+        r.metrics.esx = Some(esx(gr, pr, ordered));
+    } else if gold.is_some() && opts.oracle != Some(Oracle::Tables) {
+        // The method produced no rows (failure): counted as wrong.
+        r.metrics.ex = Some(false);
+        r.metrics.esx = Some(false);
+    }
+    // Coverage of the predicted SQL (over the view for lucy).
+    if let (Some(g), Some(sql)) = (g, &p.prediction.sql) {
+        let pred = match &p.view {
+            Some(v) => analyze_view_query(sql, v),
+            None => analyze(sql, suite.file.dialect, Some(graph.model())),
+        };
+        let c = pred.map(|pr| cov(g, &pr)).unwrap_or(super::metrics::Coverage { cov_t: 0.0, cov_a: 0.0 });
+        r.metrics.cov_t = Some(c.cov_t);
+        r.metrics.cov_a = Some(c.cov_a);
+    } else if g.is_some() && opts.oracle != Some(Oracle::Tables) {
+        r.metrics.cov_t = Some(0.0);
+        r.metrics.cov_a = Some(0.0);
+    }
+    // Join accuracy of the view (multi-table gold with join pairs).
+    if let (Some(g), Some(v)) = (g, &p.view) {
+        if g.tables.len() >= 2 && v.status != SolveStatus::Infeasible {
+            r.metrics.join = Some(join_accuracy(&g.all_pairs(), &view_join_pairs(v)));
+        }
+        r.metrics.solve_ms = Some(v.solve_ms);
+    }
+    r.metrics.join_mismatch = p.join_mismatch;
+    r.metrics.join_detail = p.join_detail.clone();
+    r.metrics.view_runs = p.view_runs;
+    let observed = Observed {
+        failure: p.failure.as_ref(),
+        phase1_tables: p.phase1_tables.clone(),
+        view_columns: p.view.as_ref().map(view_columns),
+        join_matched: r.metrics.join.as_ref().map(|j| j.matched),
+        ex: r.metrics.ex,
+        esx: r.metrics.esx,
+        gold_executable: gold_ok,
+        has_database: db.is_some(),
+    };
+    r.attribution = attribute(g, &observed);
+    if let Some(t) = &p.trace {
+        r.cost.llm_calls = t.phase_costs().iter().map(|(_, c)| c.llm_calls).sum();
+        r.cost.prompt_tokens = t.phase_costs().iter().map(|(_, c)| c.prompt_tokens).sum();
+        r.cost.completion_tokens = t.phase_costs().iter().map(|(_, c)| c.completion_tokens).sum();
+        r.cost.phases = t.phase_costs().into_iter().map(|(n, c)| (n.to_string(), c)).collect();
+        r.trace = write_trace(opts, &q.id, t);
+    }
+    r.prediction = p.prediction;
+    r.cost.wall_ms = start.elapsed().as_secs_f64() * 1e3;
+    r
+}
+
+/// `--oracle tables`: GenerateView on the gold tables and attributes.
+fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&Path>, opts: &RunOptions) -> Produced {
+    let case = oracle_case(graph, &q.id, q.db_id.as_deref(), &q.gold_sql, suite.file.dialect, opts.time_limit_s);
+    let mut p = Produced { join_mismatch: case.mismatch, join_detail: case.detail.clone(), ..Default::default() };
+    p.prediction.tables = case.gold_tables.clone();
+    p.prediction.view_status = case.view_status;
+    p.prediction.view_tables = case.view_tables.clone();
+    if let Some(refs) = &case.gold_refs {
+        p.prediction.attributes = refs.columns.iter().map(|c| c.to_string()).collect();
+        let req = oracle_request(graph, refs, opts.time_limit_s);
+        let mut trace = Trace {
+            version: crate::types::trace::TRACE_VERSION,
+            lucy_version: env!("CARGO_PKG_VERSION").to_string(),
+            method: "oracle-tables".into(),
+            question: q.question.clone(),
+            evidence: q.evidence.clone(),
+            model: graph.model().name.clone(),
+            ..Default::default()
+        };
+        trace.generate_view = Some(ViewTrace {
+            request: req,
+            result: case.view.clone(),
+            error: if case.view.is_none() && !case.detail.is_empty() { Some(case.detail.clone()) } else { None },
+            cost: PhaseCost { ms: case.solve_ms, ..Default::default() },
+        });
+        trace.total_ms = case.solve_ms;
+        p.trace = Some(trace);
+    } else {
+        p.prediction.error = Some(case.detail.clone());
+    }
+    if let (Some(v), Some(db)) = (&case.view, db) {
+        if v.status != SolveStatus::Infeasible && !v.view_sql.is_empty() {
+            let probe = format!("SELECT COUNT(*) FROM {}", v.view_name);
+            let res = run_readonly_with(db, Some(&v.view_sql), &probe, &exec_opts());
+            p.view_runs = Some(res.is_ok());
+            if let Err(e) = res {
+                p.join_detail = format!("{} view SQL failed: {e}", p.join_detail).trim().to_string();
+            }
+        }
+    }
+    p.prediction.view_sql = case.view.as_ref().map(|v| v.view_sql.clone()).filter(|s| !s.is_empty());
+    p.view = case.view;
+    p
+}
+
+/// Full pipeline (`--method lucy`), `--oracle view`, or `--method direct`.
+fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Path>, opts: &RunOptions, gold: Option<&QueryRefs>) -> Produced {
+    let mut p = Produced::default();
+    let Some(llm) = opts.llm.as_deref() else {
+        p.prediction.error = Some("no LLM configured".into());
+        return p;
+    };
+    let mut ask = opts.ask.clone();
+    ask.execute = db.map(Path::to_path_buf);
+    ask.evidence = q.evidence.clone();
+    ask.time_limit_s = opts.time_limit_s;
+    if ask.row_limit.is_none() {
+        ask.row_limit = Some(100_000);
+    }
+    if opts.method == Method::Direct {
+        match pipeline::direct_sql(graph, &q.question, q.evidence.as_deref(), &ask, Some(llm)) {
+            Ok(out) => {
+                p.prediction.sql = out.sql.clone();
+                p.prediction.row_count = out.rows.as_ref().map(|r| r.rows.len());
+                p.rows = out.rows.as_ref().map(to_rows);
+                p.failure = out.failure.clone();
+                p.trace = Some(out.trace);
+            }
+            Err(e) => p.prediction.error = Some(e.to_string()),
+        }
+        return p;
+    }
+    if opts.oracle == Some(Oracle::View) {
+        let Some(g) = gold else {
+            p.prediction.error = Some("gold SQL unparseable: no oracle view".into());
+            return p;
+        };
+        let req = oracle_request(graph, g, opts.time_limit_s);
+        ask.tables = req.tables.clone();
+        ask.attrs = req.attributes.iter().map(|c| c.to_string()).collect();
+    }
+    match pipeline::ask(graph, &q.question, &ask, Some(llm)) {
+        Ok(out) => {
+            if opts.oracle != Some(Oracle::View) {
+                p.phase1_tables = Some(out.tables.iter().map(|t| t.to_ascii_lowercase()).collect());
+            }
+            p.prediction.tables = out.tables.clone();
+            p.prediction.attributes = out.attributes.iter().map(|c| c.to_string()).collect();
+            if let Some(v) = &out.view {
+                p.prediction.view_status = Some(v.status);
+                p.prediction.view_tables = v.tables.clone();
+                p.prediction.view_sql = Some(v.view_sql.clone()).filter(|s| !s.is_empty());
+            }
+            p.prediction.sql = out.sql.clone();
+            p.prediction.row_count = out.rows.as_ref().map(|r| r.rows.len());
+            p.rows = out.rows.as_ref().map(to_rows);
+            p.failure = out.failure.clone();
+            p.view = out.view.clone();
+            p.trace = Some(out.trace);
+        }
+        Err(e) => p.prediction.error = Some(e.to_string()),
+    }
+    p
+}
