@@ -99,6 +99,7 @@ fn closed_connection_is_retried() {
     let resp = client(&server).chat(&req("match_tables", "q", 1)).unwrap();
     assert_eq!(resp.choices, vec!["ok"]);
     assert_eq!(resp.requests, 2);
+    assert_eq!(server.chat_requests().len(), 2, "no hidden retries below the client");
 }
 
 #[test]
@@ -251,4 +252,56 @@ fn unmatched_requests_get_a_loud_default() {
     c.max_retries = 0;
     let err = OpenAiClient::new(c).unwrap().chat(&req("match_tables", "hello there", 1)).unwrap_err().to_string();
     assert!(err.contains("no rule matches") && err.contains("hello there"), "{err}");
+}
+
+#[test]
+fn fallback_calls_respect_the_concurrency_limit() {
+    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::delay(30, Reply::ok_ignoring_n("x")))));
+    let mut c = cfg(&server);
+    c.concurrency = 2;
+    let resp = OpenAiClient::new(c).unwrap().chat(&req("match_tables", "q", 7)).unwrap();
+    assert_eq!(resp.choices.len(), 7);
+    assert_eq!(resp.requests, 7);
+    assert!(server.peak_in_flight() <= 2, "peak {}", server.peak_in_flight());
+}
+
+#[test]
+fn concurrent_callers_share_one_limit() {
+    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::delay(20, Reply::ok(["x"])))));
+    let mut c = cfg(&server);
+    c.concurrency = 3;
+    let client = OpenAiClient::new(c).unwrap();
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let client = &client;
+            s.spawn(move || client.chat(&req("attributes", &format!("table {i}"), 1)).unwrap());
+        }
+    });
+    assert_eq!(server.chat_requests().len(), 8);
+    assert!(server.peak_in_flight() <= 3, "peak {}", server.peak_in_flight());
+}
+
+#[test]
+fn mock_serves_embeddings_and_stops_at_its_limit() {
+    let script = Script::from_json(
+        r#"{"embeddings": {"dim": 4, "vectors": [{"contains": "client", "vector": [1, 0, 0, 0]}]}, "max_requests": 3}"#,
+        "inline script",
+    )
+    .unwrap();
+    let server = MockServer::start(script);
+    let http = reqwest::blocking::Client::builder().no_proxy().build().unwrap();
+    let embed = |input: Value| -> Value {
+        http.post(format!("{}/embeddings", server.url())).json(&json!({"model": "e", "input": input})).send().unwrap().json().unwrap()
+    };
+    let v = embed(json!(["a client", "something else"]));
+    assert_eq!(v["data"][0]["embedding"], json!([1.0, 0.0, 0.0, 0.0]));
+    let other: Vec<f64> = serde_json::from_value(v["data"][1]["embedding"].clone()).unwrap();
+    assert_eq!(other.len(), 4);
+    assert!((other.iter().map(|x| x * x).sum::<f64>() - 1.0).abs() < 1e-4, "{other:?}");
+    assert_eq!(embed(json!("something else"))["data"][0]["embedding"], v["data"][1]["embedding"], "deterministic");
+    let models = http.get(format!("{}/models", server.url())).send().unwrap();
+    assert_eq!(models.status().as_u16(), 200);
+    let over = http.get(format!("{}/models", server.url())).send().unwrap();
+    assert_eq!(over.status().as_u16(), 503);
+    assert!(server.is_stopped());
 }

@@ -48,9 +48,13 @@ impl OpenAiClient {
             (Some(h), None) => h.to_string(),
             _ => return Err(Error::Input(format!("--llm-url {:?} has no host", cfg.url))),
         };
-        let http = reqwest::blocking::Client::builder()
-            .timeout(cfg.timeout)
-            .user_agent(concat!("lucy/", env!("CARGO_PKG_VERSION")))
+        let mut builder = reqwest::blocking::Client::builder().timeout(cfg.timeout).user_agent(concat!("lucy/", env!("CARGO_PKG_VERSION")));
+        // A local server (vLLM, Ollama, llama.cpp, the mock) is never behind
+        // the HTTP(S)_PROXY a CI machine may set.
+        if is_loopback(&url) {
+            builder = builder.no_proxy();
+        }
+        let http = builder
             .build()
             .map_err(|e| Error::llm("setup", format!("cannot build the HTTP client: {e}")))?;
         Ok(OpenAiClient {
@@ -209,6 +213,16 @@ impl OpenAiClient {
     }
 }
 
+fn is_loopback(url: &reqwest::Url) -> bool {
+    match url.host_str() {
+        Some(h) => {
+            h.eq_ignore_ascii_case("localhost")
+                || h.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        }
+        None => false,
+    }
+}
+
 fn add_usage(total: &mut Usage, u: Usage) {
     total.prompt_tokens += u.prompt_tokens;
     total.completion_tokens += u.completion_tokens;
@@ -278,5 +292,23 @@ impl ChatModel for OpenAiClient {
 
     fn model_name(&self) -> String {
         self.cfg.model.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for (u, want) in [
+            ("http://127.0.0.1:8000/v1", true),
+            ("http://localhost:11434/v1", true),
+            ("http://[::1]:8080/v1", true),
+            ("https://api.openai.com/v1", false),
+            ("http://10.0.0.5:8000/v1", false),
+        ] {
+            assert_eq!(is_loopback(&reqwest::Url::parse(u).unwrap()), want, "{u}");
+        }
     }
 }

@@ -57,6 +57,8 @@ struct Shared {
     log: Mutex<Vec<RecordedRequest>>,
     stop: AtomicBool,
     served: AtomicUsize,
+    in_flight: AtomicUsize,
+    peak_in_flight: AtomicUsize,
     last_activity: Mutex<Instant>,
 }
 
@@ -91,6 +93,8 @@ impl MockServer {
             log: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             served: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            peak_in_flight: AtomicUsize::new(0),
             last_activity: Mutex::new(Instant::now()),
         });
         let s2 = Arc::clone(&shared);
@@ -129,6 +133,12 @@ impl MockServer {
     /// Number of requests received so far.
     pub fn request_count(&self) -> usize {
         self.shared.log.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// The most requests ever being answered at the same time (to check a
+    /// client's concurrency limit).
+    pub fn peak_in_flight(&self) -> usize {
+        self.shared.peak_in_flight.load(Ordering::SeqCst)
     }
 
     /// Whether the server has stopped (stop, limit or idle timeout).
@@ -192,6 +202,33 @@ fn handle(mut stream: TcpStream, shared: Arc<Shared>) {
             return;
         }
     };
+    let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    shared.peak_in_flight.fetch_max(now, Ordering::SeqCst);
+    let answer = respond(&shared, &req);
+    // Counted out before the first byte goes back, so a client that sends
+    // its next request after reading this answer is never double-counted.
+    shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+    match answer {
+        Answer::Http { code, headers, body } => {
+            let _ = http::write_response(&mut stream, code, &headers, body.as_bytes());
+        }
+        Answer::Close => {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// What to send back, decided (and any scripted delay served) before writing.
+enum Answer {
+    Http { code: u16, headers: Vec<(&'static str, String)>, body: String },
+    Close,
+}
+
+fn answer(code: u16, body: String) -> Answer {
+    Answer::Http { code, headers: Vec::new(), body }
+}
+
+fn respond(shared: &Shared, req: &http::HttpRequest) -> Answer {
     let body = String::from_utf8_lossy(&req.body).into_owned();
     {
         let mut log = shared.log.lock().unwrap_or_else(|p| p.into_inner());
@@ -205,21 +242,16 @@ fn handle(mut stream: TcpStream, shared: Arc<Shared>) {
     let served = shared.served.fetch_add(1, Ordering::SeqCst) + 1;
     if served > shared.script.max_requests {
         shared.stop.store(true, Ordering::SeqCst);
-        let _ = http::write_response(&mut stream, 503, &[], error_body("mock: max_requests reached, server stopping").as_bytes());
-        return;
+        return answer(503, error_body("mock: max_requests reached, server stopping"));
     }
     let path = req.path.split('?').next().unwrap_or("");
     match (req.method.as_str(), path) {
-        ("POST", p) if p.ends_with("/chat/completions") => chat(&mut stream, &shared, &body),
-        ("POST", p) if p.ends_with("/embeddings") => embeddings(&mut stream, &shared, &body),
+        ("POST", p) if p.ends_with("/chat/completions") => chat(shared, &body),
+        ("POST", p) if p.ends_with("/embeddings") => embeddings(shared, &body),
         ("GET", p) if p.ends_with("/models") => {
-            let v = json!({"object": "list", "data": [{"id": "mock", "object": "model", "owned_by": "lucy"}]});
-            let _ = http::write_response(&mut stream, 200, &[], v.to_string().as_bytes());
+            answer(200, json!({"object": "list", "data": [{"id": "mock", "object": "model", "owned_by": "lucy"}]}).to_string())
         }
-        _ => {
-            let msg = format!("mock: no route for {} {}", req.method, req.path);
-            let _ = http::write_response(&mut stream, 404, &[], error_body(&msg).as_bytes());
-        }
+        _ => answer(404, error_body(&format!("mock: no route for {} {}", req.method, req.path))),
     }
 }
 
@@ -227,14 +259,13 @@ fn error_body(msg: &str) -> String {
     json!({"error": {"message": msg, "type": "mock_error"}}).to_string()
 }
 
-fn chat(stream: &mut TcpStream, shared: &Shared, body: &str) {
+fn chat(shared: &Shared, body: &str) -> Answer {
     let Ok(v) = serde_json::from_str::<Value>(body) else {
-        let _ = http::write_response(stream, 400, &[], error_body("mock: request body is not JSON").as_bytes());
-        return;
+        return answer(400, error_body("mock: request body is not JSON"));
     };
     let facts = RequestFacts::of(&v);
     let reply = pick_reply(shared, &facts);
-    send_reply(stream, shared, &v, &facts, &reply);
+    render(shared, &v, &facts, &reply)
 }
 
 fn pick_reply(shared: &Shared, facts: &RequestFacts) -> Reply {
@@ -253,7 +284,7 @@ fn pick_reply(shared: &Shared, facts: &RequestFacts) -> Reply {
     })
 }
 
-fn send_reply(stream: &mut TcpStream, shared: &Shared, req: &Value, facts: &RequestFacts, reply: &Reply) {
+fn render(shared: &Shared, req: &Value, facts: &RequestFacts, reply: &Reply) -> Answer {
     match reply {
         Reply::Ok { choices, ignore_n, usage } => {
             let count = if *ignore_n { 1 } else { facts.n };
@@ -276,26 +307,23 @@ fn send_reply(stream: &mut TcpStream, shared: &Shared, req: &Value, facts: &Requ
                 "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
                           "total_tokens": usage.prompt_tokens + usage.completion_tokens},
             });
-            let _ = http::write_response(stream, 200, &[], v.to_string().as_bytes());
+            answer(200, v.to_string())
         }
-        Reply::Status { code, body, retry_after } => {
-            let extra: Vec<(&str, String)> = retry_after.iter().map(|r| ("Retry-After", r.clone())).collect();
-            let _ = http::write_response(stream, *code, &extra, body.as_bytes());
-        }
+        Reply::Status { code, body, retry_after } => Answer::Http {
+            code: *code,
+            headers: retry_after.iter().map(|r| ("Retry-After", r.clone())).collect(),
+            body: body.clone(),
+        },
         Reply::Delay { ms, then } => {
             let until = Instant::now() + Duration::from_millis(*ms);
             // Sleep in slices so a stopped server does not keep threads alive.
             while Instant::now() < until && !shared.stop.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(5).min(until.saturating_duration_since(Instant::now())));
             }
-            send_reply(stream, shared, req, facts, then);
+            render(shared, req, facts, then)
         }
-        Reply::Malformed { body } => {
-            let _ = http::write_response(stream, 200, &[], body.as_bytes());
-        }
-        Reply::Close => {
-            let _ = stream.shutdown(std::net::Shutdown::Both);
-        }
+        Reply::Malformed { body } => answer(200, body.clone()),
+        Reply::Close => Answer::Close,
     }
 }
 
@@ -324,18 +352,14 @@ fn approx_tokens(s: &str) -> u64 {
     (s.chars().count() as u64).div_ceil(4)
 }
 
-fn embeddings(stream: &mut TcpStream, shared: &Shared, body: &str) {
+fn embeddings(shared: &Shared, body: &str) -> Answer {
     let Ok(v) = serde_json::from_str::<Value>(body) else {
-        let _ = http::write_response(stream, 400, &[], error_body("mock: request body is not JSON").as_bytes());
-        return;
+        return answer(400, error_body("mock: request body is not JSON"));
     };
     let inputs: Vec<String> = match v.get("input") {
         Some(Value::String(s)) => vec![s.clone()],
         Some(Value::Array(a)) => a.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())).collect(),
-        _ => {
-            let _ = http::write_response(stream, 400, &[], error_body("mock: `input` must be a string or a list of strings").as_bytes());
-            return;
-        }
+        _ => return answer(400, error_body("mock: `input` must be a string or a list of strings")),
     };
     let cfg = &shared.script.embeddings;
     let data: Vec<Value> = inputs
@@ -354,7 +378,7 @@ fn embeddings(stream: &mut TcpStream, shared: &Shared, body: &str) {
     let tokens: u64 = inputs.iter().map(|t| approx_tokens(t)).sum();
     let v = json!({"object": "list", "data": data, "model": v.get("model").cloned().unwrap_or(Value::Null),
                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens}});
-    let _ = http::write_response(stream, 200, &[], v.to_string().as_bytes());
+    answer(200, v.to_string())
 }
 
 /// A deterministic unit vector derived from the text (same text, same vector).
