@@ -250,6 +250,7 @@ fn ask_list(
     }
     let mapper = Mapper::new(graph, subject, cands, subject.is_none());
     let mut samples: Vec<Vec<usize>> = Vec::new();
+    let mut unusable: Vec<(String, Vec<usize>)> = Vec::new();
     for (k, answer) in resp.choices.iter().enumerate() {
         let (items, shape) = parse::parse_list(answer);
         let exact_only = shape == ListShape::Scan;
@@ -274,10 +275,28 @@ fn ask_list(
             }
         }
         if mapped.is_empty() {
-            let what = if answer.trim().is_empty() { "was empty" } else if items.is_empty() { "held no list" } else { "named no offered element" };
-            step.warnings.push(format!("sample {} {what}: {}", k + 1, snippet(answer)));
+            let what = if answer.trim().is_empty() {
+                "was empty"
+            } else if items.is_empty() && shape == ListShape::Bracketed {
+                "was an empty list"
+            } else if items.is_empty() {
+                "held no list"
+            } else {
+                "named no offered element"
+            };
+            let key = format!("{what}: {}", snippet(answer));
+            match unusable.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, ks)) => ks.push(k + 1),
+                None => unusable.push((key, vec![k + 1])),
+            }
         }
         samples.push(mapped);
+    }
+    // Identical unusable samples are reported once, with their numbers.
+    for (key, ks) in unusable {
+        let which: Vec<String> = ks.iter().map(|k| k.to_string()).collect();
+        let label = if ks.len() == 1 { "sample" } else { "samples" };
+        step.warnings.push(format!("{label} {} {key}", which.join(", ")));
     }
     let ranked = vote::rank(&samples, opts.min_votes, opts.max_items, |i| usize::from(matches!(cands[i], Candidate::Column(_))));
     step.samples = samples.iter().map(|s| s.iter().map(|&i| mapper.name(i)).collect()).collect();

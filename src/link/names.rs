@@ -155,7 +155,7 @@ impl<'a> Mapper<'a> {
                 None => format!("dropped `{raw}`: table {t_name} of the model is not offered by this prompt"),
             };
         } else if let Some((i, best, _)) = closest {
-            if best >= 0.5 {
+            if best >= 0.7 && raw.chars().filter(|c| c.is_alphabetic()).count() >= 3 {
                 msg.push_str(&format!(" (did you mean {}?)", self.name(i)));
             }
         }

@@ -16,8 +16,11 @@ pub enum ListShape {
 /// The raw items of an answer, in order, and how they were found.
 pub fn parse_list(answer: &str) -> (Vec<String>, ListShape) {
     let body = fence_body(answer).unwrap_or(answer);
-    if let Some(items) = bracketed(body).filter(|v| !v.is_empty()) {
-        return (items, ListShape::Bracketed);
+    match bracketed(body) {
+        Some(items) if !items.is_empty() => return (items, ListShape::Bracketed),
+        // An explicit `[]` is an answer: nothing is relevant.
+        Some(_) if body.trim().starts_with('[') => return (Vec::new(), ListShape::Bracketed),
+        _ => {}
     }
     let items = lines(body);
     if !items.is_empty() {
@@ -187,7 +190,8 @@ mod tests {
         assert_eq!(items("[CLIENT, DATACENTER]"), ["CLIENT", "DATACENTER"]);
         assert_eq!(items("[`CLIENT.name`, DATACENTER.name]"), ["CLIENT.name", "DATACENTER.name"]);
         assert_eq!(items(r#"[["CLIENT"], {"table": "DATACENTER"}]"#), ["CLIENT", "DATACENTER"]);
-        assert_eq!(items("[]"), Vec::<String>::new());
+        assert_eq!(parse_list("[]"), (Vec::<String>::new(), ListShape::Bracketed));
+        assert_eq!(parse_list("```json\n[ ]\n```"), (Vec::<String>::new(), ListShape::Bracketed));
     }
 
     #[test]

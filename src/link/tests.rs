@@ -115,6 +115,9 @@ fn garbage_answers_give_an_empty_result_with_warnings() {
     let w = &t.steps[0].warnings;
     assert!(w.iter().any(|x| x.starts_with("sample 1 was empty")), "{w:?}");
     assert!(w.iter().any(|x| x.starts_with("sample 2 named no offered element")), "{w:?}");
+    assert!(w.iter().any(|x| x.starts_with("sample 3 was an empty list")), "{w:?}");
+    assert!(w.iter().any(|x| x.starts_with("sample 4 named no offered element")), "{w:?}");
+    assert!(w.iter().any(|x| x == "dropped unknown table `42`"), "no silly suggestion: {w:?}");
 }
 
 #[test]

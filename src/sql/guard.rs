@@ -149,7 +149,7 @@ fn check_against(sql: &str, allowed: &[(String, Vec<String>)], dialect: Dialect,
             if visible.contains(&col) || (wildcard_defined && rels.values().any(|(_, cs)| cs.contains(&col))) {
                 continue;
             }
-            let mut msg = format!("column `{written}` is not a column of {what}; available: {}", available(&rels, &scope));
+            let mut msg = format!("column `{written}` is not a column of {what}; available: {}", available(allowed, &scope));
             if *quoted && dialect == Dialect::Sqlite {
                 msg.push_str(" (string literals take single quotes: 'text', not \"text\")");
             }
@@ -167,7 +167,7 @@ fn check_against(sql: &str, allowed: &[(String, Vec<String>)], dialect: Dialect,
             if !cols.contains(&col) {
                 problems.push(format!(
                     "column `{written}` is not a column of {display}; available: {}",
-                    available(&rels, &[&target])
+                    available(allowed, &[&target])
                 ));
             }
         } else {
@@ -194,12 +194,13 @@ fn cte_hint(c: &Collector) -> String {
     }
 }
 
-fn available(rels: &HashMap<String, (&str, Vec<String>)>, scope: &[&String]) -> String {
-    let mut out = Vec::new();
-    for r in scope {
-        if let Some((_, cols)) = rels.get(*r) {
-            out.extend(cols.iter().cloned());
-        }
+fn available(allowed: &[(String, Vec<String>)], scope: &[&String]) -> String {
+    let in_scope: Vec<&(String, Vec<String>)> =
+        allowed.iter().filter(|(n, _)| scope.iter().any(|s| s.eq_ignore_ascii_case(n))).collect();
+    let qualify = in_scope.len() > 1;
+    let mut out: Vec<String> = Vec::new();
+    for (table, cols) in in_scope {
+        out.extend(cols.iter().map(|c| if qualify { format!("{table}.{c}") } else { c.clone() }));
     }
     if out.len() > 40 {
         let n = out.len();

@@ -94,7 +94,7 @@ fn rejects_other_relations() {
 #[test]
 fn rejects_unknown_columns_with_the_available_list() {
     let e = err("SELECT name FROM lucy_view");
-    assert!(e.contains("column `name` is not a column of the view lucy_view; available: client_id, client_name"), "{e}");
+    assert!(e.contains("column `name` is not a column of the view lucy_view; available: CLIENT_id, CLIENT_name"), "{e}");
     let e = err("SELECT v.nope FROM lucy_view v");
     assert!(e.contains("column `v.nope` is not a column of lucy_view"), "{e}");
     let e = err("SELECT CLIENT.name FROM lucy_view");
@@ -131,4 +131,26 @@ fn direct_mode_checks_model_tables() {
 fn other_dialects_parse() {
     check_query("SELECT `CLIENT_name` FROM `lucy_view` LIMIT 5", "lucy_view", &cols(), Dialect::Mysql).unwrap();
     check_query("SELECT \"CLIENT_name\" FROM lucy_view WHERE CLIENT_id::text = '1'", "lucy_view", &cols(), Dialect::Postgres).unwrap();
+}
+
+#[test]
+fn accepts_what_llms_usually_write() {
+    for sql in [
+        "SELECT CLIENT_name FROM lucy_view WHERE DATACENTER_id BETWEEN 1 AND 3 AND CLIENT_gender IN ('F', 'M') AND CLIENT_name IS NOT NULL",
+        "SELECT CLIENT_name, ROW_NUMBER() OVER (PARTITION BY DATACENTER_name ORDER BY CLIENT_id DESC) AS rn FROM lucy_view",
+        "SELECT DATACENTER_name, GROUP_CONCAT(CLIENT_name, ', ') FROM lucy_view GROUP BY DATACENTER_name",
+        "SELECT COALESCE(CLIENT_gender, 'unknown'), IIF(CLIENT_id > 3, 'big', 'small'), ROUND(AVG(CLIENT_id), 2) FROM lucy_view GROUP BY 1, 2",
+        "SELECT CLIENT_name FROM lucy_view WHERE date('now') > '2020-01-01' AND CURRENT_DATE IS NOT NULL AND julianday('now') > 0",
+        "SELECT CLIENT_name FROM lucy_view ORDER BY CLIENT_id LIMIT 5 OFFSET 10",
+        "SELECT CLIENT_name FROM lucy_view WHERE NOT EXISTS (SELECT 1 FROM lucy_view AS w WHERE w.CLIENT_id = lucy_view.CLIENT_id AND w.DATACENTER_id = 9)",
+        "WITH a AS (SELECT CLIENT_id FROM lucy_view), b AS (SELECT CLIENT_id FROM a) SELECT COUNT(DISTINCT b.CLIENT_id) FROM b",
+        "SELECT CLIENT_name FROM lucy_view UNION ALL SELECT DATACENTER_name FROM lucy_view ORDER BY 1",
+        "SELECT CLIENT_name AS \"name\" FROM lucy_view ORDER BY \"name\"",
+        "SELECT CLIENT_name FROM lucy_view WHERE CLIENT_name LIKE '%x\\_%' ESCAPE '\\'",
+        "SELECT CAST(COUNT(CASE WHEN CLIENT_gender = 'F' THEN 1 END) AS REAL) * 100 / COUNT(CLIENT_id) FROM lucy_view",
+        "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM lucy_view GROUP BY CLIENT_id)",
+        "select client_name from lucy_view where datacenter_name like 'dev%' ;",
+    ] {
+        ok(sql);
+    }
 }
