@@ -1,11 +1,98 @@
-//! `lucy model import` (in progress).
+//! `lucy model import`: build a dbModel from DDL, a SQLite file or a
+//! BIRD/Spider `tables.json`. The model goes to stdout (or `--out`),
+//! import warnings to stderr; with `--json` stdout carries
+//! `{"model": …, "warnings": […]}` instead.
+
+use std::path::PathBuf;
 
 use super::Ctx;
 use crate::error::{Error, Result};
+use crate::model::import::{self, Imported};
+use crate::types::Dialect;
 
+/// Arguments of `lucy model import`.
 #[derive(Debug, clap::Args)]
-pub struct ImportArgs {}
+#[command(group(clap::ArgGroup::new("source").required(true).args(["ddl", "sqlite", "bird_tables"])))]
+pub struct ImportArgs {
+    /// A file of CREATE TABLE statements (`;` separators optional).
+    #[arg(long, value_name = "FILE")]
+    pub ddl: Option<PathBuf>,
+    /// SQL dialect of the DDL (tried first; other dialects are tried on
+    /// statements that do not parse). Also recorded in the model.
+    #[arg(long, value_enum, requires = "ddl")]
+    pub dialect: Option<Dialect>,
+    /// A SQLite database file, opened read-only.
+    #[arg(long, value_name = "DB")]
+    pub sqlite: Option<PathBuf>,
+    /// A BIRD/Spider tables.json file.
+    #[arg(long, value_name = "FILE", requires = "db_id")]
+    pub bird_tables: Option<PathBuf>,
+    /// The database to import from --bird-tables.
+    #[arg(long, value_name = "ID", requires = "bird_tables")]
+    pub db_id: Option<String>,
+    /// BIRD database_description directory of that database (one CSV per table).
+    #[arg(long, value_name = "DIR", requires = "bird_tables")]
+    pub descriptions: Option<PathBuf>,
+    /// Model name (default: the file stem, or the db id).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Write the model here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
 
-pub fn run(_args: ImportArgs, _ctx: Ctx) -> Result<i32> {
-    Err(Error::Input("not implemented yet".into()))
+/// Run the import; exit code 0 even with warnings (they are reported).
+pub fn run(args: ImportArgs, ctx: Ctx) -> Result<i32> {
+    let mut imported = import(&args)?;
+    if let Some(n) = &args.name {
+        imported.model.name = n.clone();
+    }
+    let Imported { model, warnings } = &imported;
+    if let Some(out) = &args.out {
+        let text = serde_json::to_string_pretty(model).map_err(|e| Error::Input(e.to_string()))? + "\n";
+        std::fs::write(out, text).map_err(|e| Error::io(out, e))?;
+    }
+    if ctx.json {
+        let v = match &args.out {
+            Some(out) => serde_json::json!({"out": out.display().to_string(), "warnings": warnings}),
+            None => serde_json::json!({"model": model, "warnings": warnings}),
+        };
+        super::print_json(&v)?;
+    } else {
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+        match &args.out {
+            Some(out) => eprintln!(
+                "wrote {}: {} tables, {} relationships, {} warnings",
+                out.display(),
+                model.tables.len(),
+                model.relationships.len(),
+                warnings.len()
+            ),
+            None => super::print_json(model)?,
+        }
+    }
+    Ok(0)
+}
+
+fn import(args: &ImportArgs) -> Result<Imported> {
+    let stem = |p: &PathBuf| p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    if let Some(path) = &args.ddl {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        // DDL files are usually UTF-8; a Latin-1 file must not abort the import.
+        let sql = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => e.into_bytes().iter().map(|&b| b as char).collect(),
+        };
+        let name = args.name.clone().unwrap_or_else(|| stem(path));
+        return import::ddl_with_warnings(&sql, args.dialect, &name);
+    }
+    if let Some(path) = &args.sqlite {
+        return import::sqlite_with_warnings(path, args.name.as_deref());
+    }
+    if let (Some(path), Some(db)) = (&args.bird_tables, &args.db_id) {
+        return import::bird_tables_with_warnings(path, db, args.descriptions.as_deref());
+    }
+    Err(Error::Input("give one source: --ddl FILE, --sqlite DB, or --bird-tables FILE --db-id ID".into()))
 }
