@@ -134,3 +134,49 @@ fn q2_resource_pools_through_the_snowflake() {
     assert_eq!(first["n"], 3);
     assert!(!reqs.iter().any(|r| r.body.contains(SENTINEL)), "the key travels only in the Authorization header");
 }
+
+/// A run recorded against the mock replays bit-identically with the mock
+/// gone: the phases ask the same prompts in the same order every time.
+#[test]
+fn recorded_run_replays_identically_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("q1.jsonl");
+    let cassette = cassette.to_str().unwrap();
+    let url;
+    let recorded = {
+        let server = MockServer::start(
+            Script::new()
+                .rule(rule("JSON schema of the database", &["[\"CLIENT\", \"DATACENTER\"]", "[\"CLIENT\"]"]))
+                .rule(rule("JSON schema of the table", &["[\"name\"]"]))
+                .rule(rule("I created a view table", &["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"])),
+        );
+        url = server.url();
+        lucy(&["--json", "ask", "--model", MODEL, Q1, "--execute", DB, "--record", cassette], &url)
+    };
+    assert!(recorded.status.success(), "{}", String::from_utf8_lossy(&recorded.stderr));
+    let text = std::fs::read_to_string(cassette).unwrap();
+    assert!(!text.contains(SENTINEL), "the API key leaked into the cassette");
+    let replayed = Command::new(env!("CARGO_BIN_EXE_lucy"))
+        .args(["--json", "ask", "--model", MODEL, Q1, "--execute", DB, "--replay", cassette])
+        .env_remove("LUCY_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("LUCY_LLM_MODEL")
+        .env_remove("LUCY_LLM_URL")
+        .output()
+        .unwrap();
+    assert!(replayed.status.success(), "{}", String::from_utf8_lossy(&replayed.stderr));
+    let strip = |o: &Output| {
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        // Solver wall time differs between runs; everything else must not.
+        v["view"]["solve_ms"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(strip(&recorded), strip(&replayed));
+    // A different question is a cassette miss, reported as an LLM failure.
+    let miss = Command::new(env!("CARGO_BIN_EXE_lucy"))
+        .args(["ask", "--model", MODEL, "Which pools are red?", "--replay", cassette])
+        .output()
+        .unwrap();
+    assert_eq!(miss.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&miss.stderr).contains("match_tables failed (llm)"), "{}", String::from_utf8_lossy(&miss.stderr));
+}
