@@ -8,6 +8,7 @@
 //! ([`names`]); nothing an LLM writes can crash the phase.
 
 pub mod context;
+pub mod describe;
 pub mod names;
 pub mod parse;
 pub mod vote;
