@@ -44,8 +44,12 @@ pub enum MismatchClass {
     /// The gold query relates its tables without column equalities (e.g.
     /// comparisons or a cross join).
     NoGoldJoin,
+    /// Two tables are joined by more than one relationship (e.g. a source
+    /// and a destination airport) and the view used another one than the
+    /// gold; GenerateView reports these as ambiguities.
+    ParallelRelationship,
     /// Both paths are valid in the model; the solver chose another one
-    /// (e.g. fewer tables, or another relationship between the same tables).
+    /// (e.g. through fewer tables).
     SolverChoice,
 }
 
@@ -61,12 +65,13 @@ impl MismatchClass {
             MismatchClass::Infeasible => "infeasible",
             MismatchClass::SolverError => "solver error",
             MismatchClass::NoGoldJoin => "gold has no join equality",
+            MismatchClass::ParallelRelationship => "other relationship between the same tables (ambiguity)",
             MismatchClass::SolverChoice => "solver choice (both valid, different path)",
         }
     }
 
     /// All classes, in classification order.
-    pub const ALL: [MismatchClass; 10] = [
+    pub const ALL: [MismatchClass; 11] = [
         MismatchClass::GoldUnparseable,
         MismatchClass::ModelMissingTable,
         MismatchClass::MultipleUse,
@@ -76,6 +81,7 @@ impl MismatchClass {
         MismatchClass::Infeasible,
         MismatchClass::SolverError,
         MismatchClass::NoGoldJoin,
+        MismatchClass::ParallelRelationship,
         MismatchClass::SolverChoice,
     ];
 }
@@ -215,12 +221,12 @@ pub fn oracle_case(
             }
             let infeasible = view.status == SolveStatus::Infeasible;
             case.view = Some(view);
-            case.mismatch = Some(classify(graph, &refs, infeasible, &mut case.detail));
+            case.mismatch = Some(classify(graph, &refs, infeasible, case.accuracy.as_ref(), &mut case.detail));
         }
         Err(e) => {
             case.detail = e.to_string();
             let mut detail = String::new();
-            let class = classify(graph, &refs, false, &mut detail);
+            let class = classify(graph, &refs, false, None, &mut detail);
             case.mismatch = Some(if class == MismatchClass::SolverChoice { MismatchClass::SolverError } else { class });
             if !detail.is_empty() {
                 case.detail = format!("{detail}; solver: {}", case.detail);
@@ -231,7 +237,13 @@ pub fn oracle_case(
 }
 
 /// Classify a mismatch (see [`MismatchClass`] for the order).
-fn classify(graph: &SchemaGraph, refs: &QueryRefs, infeasible: bool, detail: &mut String) -> MismatchClass {
+fn classify(
+    graph: &SchemaGraph,
+    refs: &QueryRefs,
+    infeasible: bool,
+    acc: Option<&JoinAccuracy>,
+    detail: &mut String,
+) -> MismatchClass {
     let multi = refs.multi_use_tables();
     if !multi.is_empty() {
         *detail = format!("used more than once: {}", multi.join(", "));
@@ -255,6 +267,12 @@ fn classify(graph: &SchemaGraph, refs: &QueryRefs, infeasible: bool, detail: &mu
     }
     if pairs.is_empty() {
         return MismatchClass::NoGoldJoin;
+    }
+    if let Some(a) = acc {
+        let same_tables = |p: &JoinPair| a.extra.iter().any(|x| x.tables() == p.tables());
+        if !a.missing.is_empty() && a.missing.iter().all(same_tables) {
+            return MismatchClass::ParallelRelationship;
+        }
     }
     MismatchClass::SolverChoice
 }

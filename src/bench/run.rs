@@ -96,6 +96,9 @@ pub struct Prediction {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionMetrics {
     pub gold: GoldStatus,
+    /// Number of base tables the gold SQL reads (0 when unparseable).
+    #[serde(default)]
+    pub gold_tables: usize,
     pub ex: Option<bool>,
     pub esx: Option<bool>,
     pub cov_t: Option<f64>,
@@ -217,6 +220,7 @@ fn error_result(q: &Question, msg: String) -> QuestionResult {
         prediction: Prediction { error: Some(msg), ..Default::default() },
         metrics: QuestionMetrics {
             gold: GoldStatus::NotRun,
+            gold_tables: 0,
             ex: None,
             esx: None,
             cov_t: None,
@@ -313,6 +317,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
         Ok(_) => gold_rows(q, db.as_deref()),
     };
     let gold_ok = matches!(gold_status, GoldStatus::Ok);
+    r.metrics.gold_tables = gold_refs.as_ref().map(|g| g.tables.len()).unwrap_or(0);
     r.metrics.gold = gold_status;
     let g = gold_refs.as_ref().ok();
     let p = match opts.oracle {

@@ -525,6 +525,23 @@ struct ExprVisitor<'a, 'm, 's, 'p> {
     done: HashSet<*const Query>,
 }
 
+impl ExprVisitor<'_, '_, '_, '_> {
+    /// Analyze `subquery` now (the walk skips it) and link its first output
+    /// column to `outer` when both are plain columns.
+    fn semi_join(&mut self, outer: &Expr, subquery: &Query) {
+        if self.done.contains(&(subquery as *const Query)) {
+            return;
+        }
+        let outs = self.a.query(subquery, self.scope);
+        self.done.insert(subquery as *const Query);
+        let inner = outs.first().and_then(|o| o.source.clone());
+        let outer = self.a.column_expr(strip(outer), self.scope).and_then(|r| r.col);
+        if let (Some(x), Some(y)) = (outer, inner) {
+            self.a.refs.semi_join_pairs.insert(JoinPair::new(&x, &y));
+        }
+    }
+}
+
 impl Visitor for ExprVisitor<'_, '_, '_, '_> {
     type Break = ();
 
@@ -551,15 +568,12 @@ impl Visitor for ExprVisitor<'_, '_, '_, '_> {
                     self.a.refs.columns.insert(c);
                 }
             }
-            Expr::InSubquery { expr, subquery, .. } => {
-                let outs = self.a.query(subquery, self.scope);
-                self.done.insert(subquery.as_ref() as *const Query);
-                let inner = outs.first().and_then(|o| o.source.clone());
-                let outer = self.a.column_expr(strip(expr), self.scope).and_then(|r| r.col);
-                if let (Some(x), Some(y)) = (outer, inner) {
-                    self.a.refs.semi_join_pairs.insert(JoinPair::new(&x, &y));
-                }
-            }
+            Expr::InSubquery { expr, subquery, .. } => self.semi_join(expr, subquery),
+            // `col = (SELECT col2 …)`: a scalar subquery compared with a column.
+            Expr::BinaryOp { left, op: BinaryOperator::Eq, right } => match (strip(left), strip(right)) {
+                (Expr::Subquery(q), other) | (other, Expr::Subquery(q)) => self.semi_join(other, q),
+                _ => {}
+            },
             _ => {}
         }
         ControlFlow::Continue(())

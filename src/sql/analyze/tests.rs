@@ -144,6 +144,10 @@ fn in_subquery_is_a_semi_join() {
     let semi: Vec<String> = r.semi_join_pairs.iter().map(|p| p.to_string()).collect();
     assert_eq!(semi, ["account.client_id = client.id"]);
     assert_eq!(r.all_pairs().len(), 1);
+    let r = run("SELECT name FROM client WHERE id = (SELECT client_id FROM account ORDER BY kind LIMIT 1)");
+    let semi: Vec<String> = r.semi_join_pairs.iter().map(|p| p.to_string()).collect();
+    assert_eq!(semi, ["account.client_id = client.id"], "scalar subquery compared with a column");
+    assert!(r.columns.contains(&ColumnRef::new("account", "kind")));
 }
 
 #[test]
