@@ -185,7 +185,7 @@ pub fn split_view(view_sql: &str) -> Result<(String, String)> {
 
 fn inline_as_cte(name: &str, select: &str, sql: &str) -> String {
     let trimmed = sql.trim_start();
-    if trimmed.len() >= 5 && trimmed[..5].eq_ignore_ascii_case("WITH ") {
+    if trimmed.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("WITH ")) {
         let rest = &trimmed[5..];
         let rest = rest.strip_prefix("RECURSIVE ").map(|r| format!("RECURSIVE {name} AS ({select}), {r}"));
         match rest {

@@ -154,3 +154,29 @@ fn accepts_what_llms_usually_write() {
         ok(sql);
     }
 }
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn on_arbitrary_text(s in "\\PC{0,200}") {
+            let _ = check_query(&s, "lucy_view", &cols(), Dialect::Sqlite);
+            let _ = crate::query::extract::extract_sql(&s);
+            let _ = crate::link::parse::parse_list(&s);
+        }
+
+        #[test]
+        fn on_sql_like_text(s in "(SELECT|WITH|DROP|PRAGMA|;|\\(|\\)|,|\\*|lucy_view|CLIENT_name|FROM|WHERE|AS|x|'a'|\"b\"|\\[|\\]|```sql|\n| ){0,30}") {
+            let _ = check_query(&s, "lucy_view", &cols(), Dialect::Sqlite);
+            let _ = check_query(&s, "lucy_view", &cols(), Dialect::Mysql);
+            if let Some((sql, _)) = crate::query::extract::extract_sql(&s) {
+                let _ = check_query(&sql, "lucy_view", &cols(), Dialect::Postgres);
+            }
+            let _ = crate::link::parse::parse_list(&s);
+            let _ = crate::sql::exec::split_view(&s);
+        }
+    }
+}
