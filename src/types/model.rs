@@ -37,12 +37,15 @@ pub struct DbModel {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Table {
+    /// SQL name of the table; unique case-insensitively.
     pub name: String,
+    /// What a row of the table is; shown to the LLM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Primary key columns; composite keys list several columns.
     #[serde(default)]
     pub primary_key: Vec<String>,
+    /// The table's columns (at least one).
     pub columns: Vec<Column>,
 }
 
@@ -50,12 +53,15 @@ pub struct Table {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Column {
+    /// SQL name of the column; unique within its table, case-insensitively.
     pub name: String,
     /// SQL type as written in the DDL (e.g. `INTEGER`, `varchar(100)`).
     #[serde(rename = "type", default)]
     pub sql_type: String,
+    /// Whether the column may be NULL (default true).
     #[serde(default = "default_true")]
     pub nullable: bool,
+    /// What the column holds (units, codes, meaning); shown to the LLM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
@@ -67,10 +73,13 @@ fn default_true() -> bool {
 /// Cardinality of a relationship, read from `from` to `to`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Cardinality {
+    /// One `from` row per `to` row and vice versa.
     #[serde(rename = "1:1")]
     OneToOne,
+    /// Many `to` rows per `from` row: `to` holds the foreign key.
     #[serde(rename = "1:M", alias = "1:m", alias = "1:N", alias = "1:n")]
     OneToMany,
+    /// Many `from` rows per `to` row: `from` holds the foreign key.
     #[serde(rename = "M:1", alias = "m:1", alias = "N:1", alias = "n:1")]
     ManyToOne,
 }
@@ -103,11 +112,15 @@ pub struct Relationship {
     /// absent the relationship is named `FROM(cols)->TO(cols)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Table on the `from` side (for `M:1`, the table holding the foreign key).
     pub from: String,
+    /// Table on the `to` side (for `M:1`, the referenced table).
     pub to: String,
+    /// Cardinality read from `from` to `to`.
     pub cardinality: Cardinality,
     /// Join column pairs `[from_column, to_column]`; several for composite keys.
     pub on: Vec<[String; 2]>,
+    /// What the relationship means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
@@ -134,6 +147,7 @@ pub enum Pattern {
     /// A junction table that models a many-to-many relationship between two
     /// side tables.
     ManyToMany {
+        /// The junction (join) table.
         junction: String,
         /// The two side tables.
         sides: [String; 2],
@@ -141,27 +155,36 @@ pub enum Pattern {
         /// 0, junction–side 1). Inferred when absent and unambiguous.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         relationships: Option<[String; 2]>,
+        /// What the pattern models, in the user's words.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
     },
     /// A fact table with dimension tables around it.
     Star {
+        /// The central fact table (a core table).
         root: String,
+        /// Inner tables joined to the root, each with its own children.
         children: Vec<PatternNode>,
+        /// What the pattern models, in the user's words.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
     },
     /// A root table with a tree of inner tables of any depth.
     Snowflake {
+        /// The root table (a core table).
         root: String,
+        /// Inner tables joined to the root, each with its own children.
         children: Vec<PatternNode>,
+        /// What the pattern models, in the user's words.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
     },
     /// Tables that act as look-up functions (e.g. LOCATION): a path may
     /// enter and leave them only from the same table.
     Lookup {
+        /// The look-up tables.
         tables: Vec<String>,
+        /// What the pattern models, in the user's words.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
     },
@@ -171,12 +194,14 @@ pub enum Pattern {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatternNode {
+    /// The inner table.
     pub table: String,
     /// Name (or `FROM(cols)->TO(cols)` id) of the relationship that joins
     /// this table to its parent. Needed only when several relationships
     /// connect the two tables.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relationship: Option<String>,
+    /// Inner tables joined to this one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<PatternNode>,
 }
