@@ -129,7 +129,7 @@ fn missing_key_names_the_phase_and_the_first_difference() {
     assert!(matches!(err, lucy::Error::Llm { ref phase, .. } if phase == "pattern_children"), "{msg}");
     assert!(msg.contains("run.jsonl"), "{msg}");
     assert!(msg.contains("line 2"), "the closest entry is the second cassette line: {msg}");
-    assert!(msg.contains("message 2 (user), line 2") && msg.contains("`VM`") && msg.contains("`HOST`"), "{msg}");
+    assert!(msg.contains("message 2 (user), line 2, column 1") && msg.contains("`VM`") && msg.contains("`HOST`"), "{msg}");
     assert!(msg.contains("--record"), "{msg}");
 }
 

@@ -229,12 +229,25 @@ fn first_difference(rec: &CassetteEntry, model: &str, req: &ChatRequest) -> Stri
         if r.content != q.content {
             let (rl, ql): (Vec<&str>, Vec<&str>) = (r.content.lines().collect(), q.content.lines().collect());
             let j = rl.iter().zip(&ql).take_while(|(a, b)| a == b).count();
-            let show = |v: &Vec<&str>| v.get(j).map(|l| format!("`{}`", excerpt(l, 120))).unwrap_or_else(|| "(end of message)".into());
+            let (a, b) = (rl.get(j).copied().unwrap_or(""), ql.get(j).copied().unwrap_or(""));
+            let col = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+            // Long lines (schemas, table lists) are shown around the first
+            // differing character, or the two excerpts would look equal.
+            let from = col.saturating_sub(40);
+            let show = |v: &Vec<&str>| {
+                v.get(j)
+                    .map(|l| {
+                        let tail: String = l.chars().skip(from).collect();
+                        format!("`{}{}`", if from > 0 { "…" } else { "" }, excerpt(&tail, 120))
+                    })
+                    .unwrap_or_else(|| "(end of message)".into())
+            };
             return format!(
-                "first differs at message {} ({}), line {}: recorded {} / now {}",
+                "first differs at message {} ({}), line {}, column {}: recorded {} / now {}",
                 i + 1,
                 r.role,
                 j + 1,
+                col + 1,
                 show(&rl),
                 show(&ql)
             );
@@ -329,7 +342,7 @@ mod tests {
         let err = rep.chat(&req("match_tables", "Tables:\nCLIENT\nSERVER\nQuestion: who?")).unwrap_err().to_string();
         assert!(err.contains("(match_tables)"), "{err}");
         assert!(err.contains("line 1"), "{err}");
-        assert!(err.contains("message 2 (user), line 3"), "{err}");
+        assert!(err.contains("message 2 (user), line 3, column 1"), "{err}");
         assert!(err.contains("`DATACENTER`") && err.contains("`SERVER`"), "{err}");
         let err = rep.chat(&req("query_view", "x")).unwrap_err().to_string();
         assert!(err.contains("no query_view prompt at all") && err.contains("match_tables (2)"), "{err}");
@@ -337,6 +350,18 @@ mod tests {
         hot.temperature = 0.7;
         let err = rep.chat(&hot).unwrap_err().to_string();
         assert!(err.contains("temperature (recorded 0, now 0.7)"), "{err}");
+    }
+
+    #[test]
+    fn long_lines_are_shown_around_the_difference() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let long = format!("{}CLIENT{}", "x".repeat(300), "y".repeat(300));
+        Recorder::create(&path, Box::new(Echo)).unwrap().chat(&req("attributes", &long)).unwrap();
+        let rep = Replayer::open(&path, None).unwrap();
+        let err = rep.chat(&req("attributes", &long.replace("CLIENT", "SERVER"))).unwrap_err().to_string();
+        assert!(err.contains("line 1, column 301"), "{err}");
+        assert!(err.contains("CLIENT") && err.contains("SERVER"), "{err}");
     }
 
     #[test]
