@@ -3,3 +3,4 @@
 mod crush_brute;
 mod brute_force;
 mod ddo_golden;
+mod oracle_joins;
