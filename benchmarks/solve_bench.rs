@@ -203,6 +203,7 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
+    let diag = args.iter().any(|a| a == "--diag");
     let before = !args.iter().any(|a| a == "--no-before");
     let root = env!("CARGO_MANIFEST_DIR");
     let cloud = cloud52();
@@ -222,8 +223,8 @@ fn main() {
     models.push(("random 200".into(), random_schema(200, 200), (5, 10), Some(3), nq / 2));
     models.push(("random 1000".into(), random_schema(1000, 1000), (5, 10), Some(3), nq / 2));
 
-    println!("| model | tables (core) | queries | median ms | p95 ms | n (median / max) | vars / rows after (median) | optimal | plain MILP: median ms, vars / rows (median) |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| model | tables (core) | queries | median ms | p95 ms | n (median / max) | optimal | exact search / reductions / MILP, median ms | tables kept (median) | MILP vars / rows after reductions (median) | plain MILP at the same n: median ms, vars / rows (median) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (label, m, size, radius, count) in models {
         let g = match SchemaGraph::new(m) {
             Ok(g) => g,
@@ -237,6 +238,7 @@ fn main() {
         let mut optimal = 0;
         let (mut plain_ms, mut plain_vars, mut plain_rows) = (Vec::new(), Vec::new(), Vec::new());
         let mut plain_note = String::new();
+        let (mut exact_ms, mut prune_ms, mut milp_ms, mut kept) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (qi, q) in qs.iter().enumerate() {
             let mut req = ViewRequest::new(q.clone());
             req.time_limit_s = 10.0;
@@ -249,6 +251,22 @@ fn main() {
                 }
             };
             times.push(t.elapsed().as_secs_f64() * 1e3);
+            {
+                let sc = scope(&g, &req).expect("scope");
+                let cm = core_problem(&g, &sc, Relax::NONE);
+                if let Ok(c) = solve_core(&cm.problem, 10.0, CoreOptions::default()) {
+                    exact_ms.push(c.exact_ms);
+                    prune_ms.push(c.prune_ms);
+                    milp_ms.push(c.milp_ms);
+                    kept.push(c.kept as f64);
+                    if diag {
+                        eprintln!(
+                            "{label} |T|={} n={} status={:?} exact {:.1} ms, prune {:.1} ms, milp {:.1} ms, kept {} of {}",
+                            q.len(), c.n, c.status, c.exact_ms, c.prune_ms, c.milp_ms, c.kept, cm.problem.len()
+                        );
+                    }
+                }
+            }
             if res.status == SolveStatus::Optimal {
                 optimal += 1;
             }
@@ -288,7 +306,7 @@ fn main() {
             )
         };
         println!(
-            "| {label} | {} ({}) | {} | {:.2} | {:.2} | {:.0} / {:.0} | {:.0} / {:.0} | {}/{} | {plain} |",
+            "| {label} | {} ({}) | {} | {:.2} | {:.2} | {:.0} / {:.0} | {}/{} | {:.2} / {:.2} / {:.2} | {:.0} | {:.0} / {:.0} | {plain} |",
             g.len(),
             g.core_tables().len(),
             times.len(),
@@ -296,14 +314,14 @@ fn main() {
             pct(&mut times.clone(), 0.95),
             pct(&mut ns.clone(), 0.5),
             max_n,
+            optimal,
+            times.len(),
+            pct(&mut exact_ms, 0.5),
+            pct(&mut prune_ms, 0.5),
+            pct(&mut milp_ms, 0.5),
+            pct(&mut kept, 0.5),
             pct(&mut vars, 0.5),
             pct(&mut rows, 0.5),
-            optimal,
-            times.len()
         );
     }
-    // Production path without the reductions, on the core problem (the
-    // exact search still settles n): shows what preprocessing buys the MILP.
-    let _ = solve_core;
-    let _ = CoreOptions::default();
 }

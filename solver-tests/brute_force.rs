@@ -211,6 +211,14 @@ fn milp_dp_and_exact_match_brute_force() {
         }
         // The production path (unbounded exact search settles n).
         let sol = solve_core(&p, 30.0, CoreOptions::default()).expect("solve_core");
+        // Same without the MIP start: the MILP must find the optimum itself.
+        let cold = solve_core(&p, 30.0, CoreOptions { warm_start: false, ..CoreOptions::default() }).expect("solve_core");
+        assert_eq!(cold.status, sol.status, "{ctx}");
+        if !cold.walk.is_empty() {
+            assert!(inst.valid(&cold.walk), "{ctx}");
+            assert_eq!(inst.objective(&cold.walk), inst.objective(&sol.walk), "cold MILP {ctx}");
+            assert!(cold.note.is_none(), "{:?}", cold.note);
+        }
         let unbounded = match solve_exact(&p, None, limits()) {
             ExactOutcome::Optimal { cost, len, walk } => {
                 assert!(inst.valid(&walk));

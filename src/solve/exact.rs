@@ -87,21 +87,12 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
     let full: u64 = if rel.len() == 64 { u64::MAX } else { (1u64 << rel.len()) - 1 };
     // Needs the predecessor remembered: C4 lookups and C3 junctions.
     let special: Vec<bool> = (0..n).map(|i| p.is_active_lookup(i) || p.is_active_junction(i)).collect();
-    // A* heuristic, lexicographic (cost, length): for every unvisited
-    // relevant t, at least cdist(node, t) more tables outside T and
-    // dist(node, t) more steps. Both are consistent along edges.
-    let hdist: Vec<Vec<u32>> = rel.iter().map(|&t| plain_distances(p, t)).collect();
-    let cdist: Vec<Vec<u32>> = rel.iter().map(|&t| cost_distances(p, t)).collect();
-    let h = |node: usize, mask: u64| -> (u32, u32) {
-        let (mut c, mut l) = (0, 0);
-        for k in 0..hdist.len() {
-            if mask & (1u64 << k) == 0 {
-                l = l.max(hdist[k][node]);
-                c = c.max(cdist[k][node]);
-            }
-        }
-        (c, l)
-    };
+    // A* heuristic, lexicographic (cost, length), consistent along edges:
+    // the remaining walk visits every unvisited relevant table, so it needs
+    // at least the cheapest tour over them in the metric closure of plain
+    // distances (length) and of "tables outside T in between" (cost).
+    let heur = Heuristic::new(p, &rel);
+    let h = |node: usize, mask: u64| -> (u32, u32) { heur.eval(node, full & !mask) };
     let enter = |jst: u128, v: usize, first: bool| -> u128 {
         let mut j = jst;
         for (q, jn) in juncs.iter().enumerate() {
@@ -139,7 +130,8 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
         true
     };
 
-    type Key = (u32, u32, u32, u32); // (cost + hc, len + hl, cost, len)
+    // (cost + hc, len + hl, deeper first, cost, len)
+    type Key = (u32, u32, u32, u32, u32);
     let mut heap: BinaryHeap<Reverse<(Key, usize)>> = BinaryHeap::new();
     let mut states: Vec<State> = Vec::new();
     let mut parent: Vec<usize> = Vec::new();
@@ -168,10 +160,10 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
         best.insert(st, (cost, 1));
         states.push(st);
         parent.push(usize::MAX);
-        heap.push(Reverse(((cost + hv.0, 1 + hv.1, cost, 1), states.len() - 1)));
+        heap.push(Reverse(((cost + hv.0, 1 + hv.1, u32::MAX - 1, cost, 1), states.len() - 1)));
     }
     let mut popped = 0usize;
-    while let Some(Reverse(((_, _, cost, len), idx))) = heap.pop() {
+    while let Some(Reverse(((_, _, _, cost, len), idx))) = heap.pop() {
         let st = states[idx];
         if best.get(&st).is_some_and(|&b| b < (cost, len)) {
             continue;
@@ -222,7 +214,7 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
             best.insert(ns, (nc, nl));
             states.push(ns);
             parent.push(idx);
-            heap.push(Reverse(((nc + hv.0, nl + hv.1, nc, nl), states.len() - 1)));
+            heap.push(Reverse(((nc + hv.0, nl + hv.1, u32::MAX - nl, nc, nl), states.len() - 1)));
         }
     }
     ExactOutcome::Infeasible
@@ -251,4 +243,83 @@ fn cost_distances(p: &CoreProblem, t: usize) -> Vec<u32> {
         }
     }
     dist
+}
+
+/// Lower bounds on the rest of a walk from a node that still has to visit a
+/// set U of relevant tables: min over the first table t in U of
+/// dist(node, t) + tour(U starting at t), for both objective components.
+struct Heuristic {
+    /// Per relevant k: plain distance and cost distance from every node.
+    len_d: Vec<Vec<u32>>,
+    cost_d: Vec<Vec<u32>>,
+    /// Held–Karp tables over subsets (|T| ≤ 12), else None (max bound).
+    len_h: Option<Vec<Vec<u32>>>,
+    cost_h: Option<Vec<Vec<u32>>>,
+}
+
+impl Heuristic {
+    fn new(p: &CoreProblem, rel: &[usize]) -> Self {
+        let len_d: Vec<Vec<u32>> = rel.iter().map(|&t| plain_distances(p, t)).collect();
+        let cost_d: Vec<Vec<u32>> = rel.iter().map(|&t| cost_distances(p, t)).collect();
+        let k = rel.len();
+        let (len_h, cost_h) = if k <= 12 {
+            let tour = |d: &Vec<Vec<u32>>| {
+                let full = (1usize << k) - 1;
+                let mut h = vec![vec![INF; k]; full + 1];
+                for a in 0..k {
+                    h[1 << a][a] = 0;
+                }
+                for s in 1..=full {
+                    for a in 0..k {
+                        if s & (1 << a) == 0 || h[s][a] >= INF {
+                            continue;
+                        }
+                        for b in 0..k {
+                            if s & (1 << b) == 0 {
+                                let v = h[s][a] + d[b][rel[a]];
+                                let t = s | (1 << b);
+                                if v < h[t][b] {
+                                    h[t][b] = v;
+                                }
+                            }
+                        }
+                    }
+                }
+                h
+            };
+            (Some(tour(&len_d)), Some(tour(&cost_d)))
+        } else {
+            (None, None)
+        };
+        Heuristic { len_d, cost_d, len_h, cost_h }
+    }
+
+    /// (cost, length) lower bound from `node` with unvisited set `u`.
+    fn eval(&self, node: usize, u: u64) -> (u32, u32) {
+        if u == 0 {
+            return (0, 0);
+        }
+        let one = |d: &Vec<Vec<u32>>, h: &Option<Vec<Vec<u32>>>| -> u32 {
+            let mut best = INF;
+            let mut worst = 0;
+            for (k, dk) in d.iter().enumerate() {
+                if u & (1u64 << k) == 0 {
+                    continue;
+                }
+                worst = worst.max(dk[node]);
+                if let Some(h) = h {
+                    let tour = h[u as usize][k];
+                    if tour < INF && dk[node] < INF {
+                        best = best.min(dk[node] + tour);
+                    }
+                }
+            }
+            if h.is_some() {
+                best
+            } else {
+                worst
+            }
+        };
+        (one(&self.cost_d, &self.cost_h), one(&self.len_d, &self.len_h))
+    }
 }

@@ -46,6 +46,33 @@ pub fn solve_milp(
     allowed: Option<&[Vec<bool>]>,
     time_limit_s: f64,
 ) -> Result<MilpOutcome, String> {
+    solve_milp_from(p, n, allowed, None, time_limit_s)
+}
+
+/// [`solve_milp`] with an optional starting walk (a MIP start: HiGHS still
+/// proves optimality itself; a start that violates the model is ignored).
+pub fn solve_milp_from(
+    p: &CoreProblem,
+    n: usize,
+    allowed: Option<&[Vec<bool>]>,
+    start_walk: Option<&[usize]>,
+    time_limit_s: f64,
+) -> Result<MilpOutcome, String> {
+    solve_milp_full(p, n, allowed, start_walk, None, time_limit_s)
+}
+
+/// The full entry point. `proven`: a (cost, length) proved optimal over all
+/// walks (by the exact search); its objective value is then a valid lower
+/// bound and is added as the row `objective ≥ (n+1)·cost + length`, which
+/// closes the MIP gap as soon as HiGHS holds a walk of that value.
+pub fn solve_milp_full(
+    p: &CoreProblem,
+    n: usize,
+    allowed: Option<&[Vec<bool>]>,
+    start_walk: Option<&[usize]>,
+    proven: Option<(usize, usize)>,
+    time_limit_s: f64,
+) -> Result<MilpOutcome, String> {
     let start = Instant::now();
     let nn = p.len();
     let ok = |i: usize, r: usize| allowed.map_or(true, |a| a[i][r]);
@@ -114,9 +141,43 @@ pub fn solve_milp(
             obj += wgt * *v;
         }
     }
+    let obj_row = obj.clone();
+    let mut start_vals: Vec<(Variable, f64)> = Vec::new();
+    if let Some(wk) = start_walk.filter(|w| w.len() <= n) {
+        for (r, &i) in wk.iter().enumerate() {
+            if let Some(v) = b[i][r] {
+                start_vals.push((v, 1.0));
+            }
+            if r + 1 < wk.len() {
+                if let Some(&v) = x.get(&(i, wk[r + 1], r)) {
+                    start_vals.push((v, 1.0));
+                }
+            }
+        }
+        for (&s, &v) in &u {
+            if wk.contains(&s) {
+                start_vals.push((v, 1.0));
+            }
+        }
+        for (q, jn) in p.junctions.iter().enumerate() {
+            if let Some(Some(v)) = w.get(q) {
+                if wk.contains(&jn.sides[0]) && wk.contains(&jn.sides[1]) {
+                    start_vals.push((*v, 1.0));
+                }
+            }
+        }
+    }
     let mut model = vars.minimise(obj).using(highs).set_threads(1).set_time_limit(time_limit_s.max(0.001));
     model = model.set_option("mip_rel_gap", 0.0).set_option("mip_abs_gap", 0.999);
+    if !start_vals.is_empty() {
+        use good_lp::WithInitialSolution;
+        model = model.with_initial_solution(start_vals);
+    }
     let mut rows = 0usize;
+    if let Some((c, l)) = proven {
+        model.add_constraint(obj_row.geq(((n + 1) * c + l) as f64));
+        rows += 1;
+    }
     let sum = |it: &mut dyn Iterator<Item = Variable>| -> Expression {
         let mut e = Expression::from(0.0);
         for v in it {

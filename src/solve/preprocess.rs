@@ -154,6 +154,10 @@ impl Bounds {
         if k == 0 {
             return out;
         }
+        // Cheap necessary condition first: every relevant table within n-1 steps.
+        if (0..k).any(|t| self.from[t][i] as usize >= n) {
+            return out;
+        }
         match &self.held_karp {
             Some(h) => {
                 // a[S]: fewest steps of a walk covering S that ends at i.
@@ -209,7 +213,11 @@ pub struct Pruned {
 pub fn prune(p: &CoreProblem, n: usize) -> Pruned {
     let mut cur = p.clone();
     let mut allowed: Vec<Vec<bool>>;
+    // A few rounds reach (nearly) the fixpoint; stopping early only keeps
+    // more variables, never loses a walk.
+    let mut rounds = 0;
     loop {
+        rounds += 1;
         let b = Bounds::new(&cur);
         if b.lower_nodes as usize > n {
             return Pruned { allowed: vec![vec![false; n]; p.len()], kept: 0, infeasible: true };
@@ -243,7 +251,7 @@ pub fn prune(p: &CoreProblem, n: usize) -> Pruned {
         }
         let dead: Vec<usize> = (0..cur.len()).filter(|&i| !allowed[i].iter().any(|&x| x)).collect();
         let newly_dead: Vec<usize> = dead.iter().copied().filter(|&i| !cur.adj[i].is_empty()).collect();
-        if newly_dead.is_empty() {
+        if newly_dead.is_empty() || rounds >= 4 {
             break;
         }
         for &i in &newly_dead {
