@@ -342,3 +342,70 @@ impl SchemaGraph {
 fn issue(path: String, message: String, hint: &str) -> ModelIssue {
     ModelIssue { file: None, path, message, hint: hint.to_string() }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(json: serde_json::Value) -> DbModel {
+        crate::model::parse(&json.to_string(), None).expect("test model parses")
+    }
+
+    /// PERSON with a self m:m through FRIEND, and ORDERS with two FKs to PERSON.
+    fn people() -> SchemaGraph {
+        SchemaGraph::new(model(serde_json::json!({
+            "name": "people",
+            "tables": [
+                {"name": "PERSON", "primary_key": ["id"], "columns": [{"name": "id"}]},
+                {"name": "FRIEND", "primary_key": ["a", "b"], "columns": [{"name": "a"}, {"name": "b"}]},
+                {"name": "ORDERS", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "buyer"}, {"name": "seller"}]}
+            ],
+            "relationships": [
+                {"from": "FRIEND", "to": "PERSON", "cardinality": "M:1", "on": [["a", "id"]]},
+                {"from": "FRIEND", "to": "PERSON", "cardinality": "M:1", "on": [["b", "id"]]},
+                {"name": "bought", "from": "ORDERS", "to": "PERSON", "cardinality": "M:1", "on": [["buyer", "id"]]},
+                {"name": "sold", "from": "PERSON", "to": "ORDERS", "cardinality": "1:M", "on": [["id", "seller"]]}
+            ],
+            "patterns": [{"kind": "many_to_many", "junction": "FRIEND", "sides": ["PERSON", "PERSON"]}],
+            "constraints": {"forbid_relationships": ["sold"]}
+        })))
+        .expect("valid")
+    }
+
+    #[test]
+    fn parallel_edges_and_cardinality_both_ways() {
+        let g = people();
+        let (p, o) = (g.table_id("person").unwrap(), g.table_id("Orders").unwrap());
+        assert_eq!(g.relationships_between(p, o), vec![2, 3]);
+        assert_eq!(g.relationships_between(o, p), vec![2, 3]);
+        assert_eq!(g.cardinality_from(2, o), Cardinality::ManyToOne);
+        assert_eq!(g.cardinality_from(2, p), Cardinality::OneToMany);
+        assert_eq!(g.cardinality_from(3, o), Cardinality::ManyToOne);
+        assert_eq!(g.neighbors(p).count(), 4);
+    }
+
+    #[test]
+    fn self_many_to_many_uses_both_edges() {
+        let g = people();
+        let j = g.junction_of(g.table_id("FRIEND").unwrap()).unwrap();
+        assert_eq!(j.sides, [0, 0]);
+        assert_eq!(j.rels, [0, 1]);
+        assert_eq!(g.core_tables(), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn relationship_references() {
+        let g = people();
+        assert_eq!(g.resolve_relationship_ref("BOUGHT"), Some(vec![2]));
+        assert_eq!(g.resolve_relationship_ref("FRIEND(a)->PERSON(id)"), Some(vec![0]));
+        assert_eq!(g.resolve_relationship_ref("orders-person"), Some(vec![2, 3]));
+        assert_eq!(g.resolve_relationship_ref("nothing"), None);
+        assert_eq!(g.forbidden_relationships(), vec![3]);
+    }
+
+    #[test]
+    fn unknown_table_error_suggests_close_names() {
+        let e = people().require_table("PERSONS").unwrap_err().to_string();
+        assert!(e.contains("did you mean PERSON"), "{e}");
+    }
+}
