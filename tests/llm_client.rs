@@ -305,3 +305,22 @@ fn mock_serves_embeddings_and_stops_at_its_limit() {
     assert_eq!(over.status().as_u16(), 503);
     assert!(server.is_stopped());
 }
+
+#[test]
+fn unrelated_bad_request_does_not_disable_structured_output() {
+    let server = MockServer::start(
+        Script::new()
+            .rule(Rule::when_contains(["huge"]).reply(Reply::status(400, "maximum context length exceeded")))
+            .rule(Rule::any().structured(true).reply(Reply::ok(["[\"CLIENT\"]"]))),
+    );
+    let c = client(&server);
+    let mut r = req("match_tables", "huge prompt", 1);
+    r.response_schema = Some(table_schema());
+    let err = c.chat(&r).unwrap_err().to_string();
+    assert!(err.contains("HTTP 400") && err.contains("maximum context length"), "{err}");
+    assert_eq!(server.chat_requests().len(), 2, "one try with the schema, one without");
+    assert!(c.schema_supported(), "the schema was not the problem");
+    let mut r = req("match_tables", "small prompt", 1);
+    r.response_schema = Some(table_schema());
+    assert!(c.chat(&r).unwrap().structured);
+}

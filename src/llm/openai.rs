@@ -257,6 +257,7 @@ impl ChatModel for OpenAiClient {
                 StructuredMode::Auto => self.schema_supported.load(Ordering::Relaxed),
             };
         let mut send_n = if self.n_supported.load(Ordering::Relaxed) { want } else { 1 };
+        let mut schema_dropped = false;
         // Each fallback flips one flag, so this loop runs at most three times.
         let first = loop {
             match self.complete(req, send_n, schema, &attempts) {
@@ -264,8 +265,8 @@ impl ChatModel for OpenAiClient {
                 Err((CallError::Status { status, body }, _))
                     if schema && mode == StructuredMode::Auto && wire::is_schema_rejection(status, &body) =>
                 {
-                    self.schema_supported.store(false, Ordering::Relaxed);
                     schema = false;
+                    schema_dropped = true;
                 }
                 Err((CallError::Status { body, .. }, _)) if send_n > 1 && wire::is_n_rejection(&body) => {
                     self.n_supported.store(false, Ordering::Relaxed);
@@ -274,6 +275,11 @@ impl ChatModel for OpenAiClient {
                 Err((e, tries)) => return Err(self.error(&req.phase, e, tries, schema)),
             }
         };
+        if schema_dropped {
+            // Only now is it clear the schema was the problem (a 400 for, say,
+            // an over-long prompt would have failed again without it).
+            self.schema_supported.store(false, Ordering::Relaxed);
+        }
         let Completion { mut choices, mut usage } = first;
         if choices.len() < want {
             let extra = self.extra_samples(req, want - choices.len(), schema, &attempts)?;
