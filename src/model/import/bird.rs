@@ -174,6 +174,7 @@ fn decode(bytes: &[u8]) -> String {
 fn tidy(s: &str) -> String {
     s.lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|l| l.trim_end_matches([';', ',']).trim_end().to_string())
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join("; ")
@@ -271,6 +272,11 @@ mod tests {
         assert_eq!(describe("gender", "", "", "F: female; M: male").as_deref(), Some("Values: F: female; M: male"));
         assert_eq!(describe("x", "", "", ""), None);
         assert_eq!(describe("bank_to", "bank", "of the recipient", "").as_deref(), Some("bank: of the recipient"));
+    }
+
+    #[test]
+    fn tidy_joins_lines_once() {
+        assert_eq!(tidy("\"a\": x; \r\n\r\n\"b\": y;\n"), "\"a\": x; \"b\": y");
     }
 
     #[test]
