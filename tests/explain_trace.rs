@@ -49,3 +49,25 @@ fn bad_trace_files_are_clear_errors() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json"));
 }
+
+#[test]
+fn explains_why_generate_view_failed() {
+    // Forbid the m:m junction: CLIENT and DATACENTER can no longer be joined
+    // (LOCATION is a lookup and may not connect them).
+    let mut m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(MODEL).unwrap()).unwrap();
+    m["constraints"] = serde_json::json!({"forbid_tables": ["RSPOOL2CLIENT"]});
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("ddo_no_junction.json");
+    std::fs::write(&model, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let trace = dir.path().join("t.json");
+    let o = lucy()
+        .args(["ask", "--model", model.to_str().unwrap(), "Clients per datacenter?", "--tables", "CLIENT,DATACENTER", "--stop-after", "view", "--trace", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("generate_view failed (infeasible)"));
+    let ex = lucy().args(["explain", trace.to_str().unwrap()]).output().unwrap();
+    let report = String::from_utf8_lossy(&ex.stdout);
+    assert!(report.contains("RESULT: failed in generate_view (infeasible): GenerateView infeasible:"), "{report}");
+    assert!(report.contains("status infeasible"), "{report}");
+}
