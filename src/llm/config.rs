@@ -24,6 +24,8 @@ pub const DEFAULT_URL: &str = "https://api.openai.com/v1";
 pub const ENV_MODEL: &str = "LUCY_LLM_MODEL";
 /// Environment variable holding the base URL when `--llm-url` is absent.
 pub const ENV_URL: &str = "LUCY_LLM_URL";
+/// The OpenAI SDKs' base-URL variable, used after `LUCY_LLM_URL`.
+pub const ENV_OPENAI_URL: &str = "OPENAI_BASE_URL";
 /// API key variables, in order of precedence.
 pub const ENV_KEYS: [&str; 2] = ["LUCY_API_KEY", "OPENAI_API_KEY"];
 
@@ -131,7 +133,7 @@ const DEFAULT_CONCURRENCY: usize = 4;
 #[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct LlmArgs {
     /// Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1 for vLLM
-    /// [env: LUCY_LLM_URL] [default: https://api.openai.com/v1]
+    /// [env: LUCY_LLM_URL, then OPENAI_BASE_URL] [default: https://api.openai.com/v1]
     #[arg(long = "llm-url", value_name = "URL")]
     pub llm_url: Option<String>,
     /// Model name; setting it (or LUCY_LLM_MODEL) turns the LLM on [env: LUCY_LLM_MODEL]
@@ -191,7 +193,10 @@ impl LlmArgs {
     /// for the process environment. `None` when no model is named.
     pub fn to_config(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<LlmConfig>> {
         let Some(model) = self.model_from(env) else { return Ok(None) };
-        let url = nonempty(self.llm_url.clone()).or_else(|| nonempty(env(ENV_URL))).unwrap_or_else(|| DEFAULT_URL.into());
+        let url = nonempty(self.llm_url.clone())
+            .or_else(|| nonempty(env(ENV_URL)))
+            .or_else(|| nonempty(env(ENV_OPENAI_URL)))
+            .unwrap_or_else(|| DEFAULT_URL.into());
         let parsed = reqwest::Url::parse(&url)
             .map_err(|e| Error::Input(format!("--llm-url {url:?} is not a URL ({e}); e.g. http://127.0.0.1:8000/v1")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -309,6 +314,11 @@ mod tests {
         let args = LlmArgs { llm_model: Some("flag".into()), ..args };
         let cfg = args.to_config(&env_of(&[("LUCY_LLM_MODEL", "qwen")])).unwrap().unwrap();
         assert_eq!(cfg.model, "flag");
+        let no_url = LlmArgs { llm_url: None, ..args };
+        let cfg = no_url.to_config(&env_of(&[("OPENAI_BASE_URL", "http://127.0.0.1:2/v1")])).unwrap().unwrap();
+        assert_eq!(cfg.url, "http://127.0.0.1:2/v1");
+        static BOTH: [(&str, &str); 2] = [("OPENAI_BASE_URL", "http://127.0.0.1:2/v1"), ("LUCY_LLM_URL", "http://127.0.0.1:3/v1")];
+        assert_eq!(no_url.to_config(&env_of(&BOTH)).unwrap().unwrap().url, "http://127.0.0.1:3/v1");
     }
 
     #[test]
