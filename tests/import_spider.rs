@@ -48,3 +48,29 @@ fn spider_models_have_keys_and_relationships() {
     let world = lucy::model::load(root().join("dbmodels/spider/world_1.json")).unwrap();
     assert!(world.table("sqlite_sequence").is_none(), "SQLite's internal tables are not part of the model");
 }
+
+/// Two importers, one schema: the SpiderMan MySQL `schema.sql` files (DDL
+/// import) and the SQLite files built from them (SQLite import) must give
+/// the same tables, keys and relationships.
+#[test]
+fn ddl_and_sqlite_importers_agree_on_spider() {
+    let ddl_dir = root().join("../shared/benchmarks/spider/spiderman_source/dataset_mysql/databases");
+    let committed = root().join("dbmodels/spider");
+    let mut n = 0;
+    for id in stems(&committed, "json") {
+        let sql = std::fs::read_to_string(ddl_dir.join(&id).join("schema.sql")).unwrap();
+        let imp = lucy::model::import::ddl_with_warnings(&sql, Some(lucy::types::Dialect::Mysql), &id).unwrap();
+        assert!(imp.warnings.is_empty(), "{id}: {:#?}", imp.warnings);
+        let stored = lucy::model::load(committed.join(format!("{id}.json"))).unwrap();
+        let keys = |m: &lucy::types::DbModel| -> Vec<(String, Vec<String>, Vec<String>)> {
+            m.tables
+                .iter()
+                .map(|t| (t.name.clone(), t.primary_key.clone(), t.columns.iter().map(|c| c.name.clone()).collect()))
+                .collect()
+        };
+        assert_eq!(keys(&imp.model), keys(&stored), "{id}: tables, columns or keys differ");
+        assert_eq!(imp.model.relationships, stored.relationships, "{id}: relationships differ");
+        n += 1;
+    }
+    assert_eq!(n, 20);
+}

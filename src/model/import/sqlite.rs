@@ -98,7 +98,9 @@ fn read_table(conn: &Connection, name: &str) -> rusqlite::Result<(RawTable, Vec<
             fk.to_columns.clear();
         }
     }
-    Ok((table, fks.into_iter().map(|(_, f)| f).collect()))
+    // SQLite numbers foreign keys newest first (id 0 is the last one
+    // declared); report them in declaration order, as the DDL reads.
+    Ok((table, fks.into_iter().rev().map(|(_, f)| f).collect()))
 }
 
 #[cfg(test)]
