@@ -152,3 +152,20 @@ fn check_accepts_the_split_form() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("dbModel `financial_mini` is valid"));
 }
+
+#[test]
+fn check_prints_warnings_but_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("w.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(DDO).unwrap()).unwrap();
+    m["tables"].as_array_mut().unwrap().push(serde_json::json!({"name": "AUDIT", "columns": [{"name": "at"}]}));
+    std::fs::write(&f, m.to_string()).unwrap();
+    let o = lucy(&["model", "check", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("warning: ") && err.contains("w.json: $.tables[20]: table `AUDIT` has no relationship"), "{err}");
+    assert!(err.contains("$.tables[20].primary_key: table `AUDIT` has no primary key"), "{err}");
+    let o = lucy(&["--json", "model", "check", f.to_str().unwrap()]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 2);
+}

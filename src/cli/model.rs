@@ -29,15 +29,27 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
         ModelCommand::Check { file } => {
             let g = crate::model::load_graph(&file)?;
             let s = render::summary(&g);
+            let shown = file.display().to_string();
+            let warnings: Vec<_> = crate::model::lint::warnings(g.model())
+                .into_iter()
+                .map(|mut w| {
+                    w.file = Some(shown.clone());
+                    w
+                })
+                .collect();
             if ctx.json {
                 let mut v = serde_json::to_value(&s).map_err(|e| Error::Input(e.to_string()))?;
                 if let Some(o) = v.as_object_mut() {
-                    o.insert("file".into(), file.display().to_string().into());
+                    o.insert("file".into(), shown.into());
                     o.insert("valid".into(), true.into());
+                    o.insert("warnings".into(), serde_json::to_value(&warnings).unwrap_or_default());
                 }
                 super::print_json(&v)?;
             } else {
-                print!("{}", render::summary_text(&s, &file.display().to_string()));
+                print!("{}", render::summary_text(&s, &shown));
+                for w in &warnings {
+                    eprintln!("warning: {w}");
+                }
             }
             Ok(0)
         }

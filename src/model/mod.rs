@@ -7,6 +7,7 @@
 //! same `DbModel`.
 
 pub mod import;
+pub mod lint;
 pub mod parse;
 pub mod render;
 pub mod schema;

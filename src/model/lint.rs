@@ -1,0 +1,105 @@
+//! Warnings: things that are legal in a dbModel but usually a mistake.
+//! `lucy model check` prints them without failing; the planner ignores them.
+
+use crate::error::ModelIssue;
+use crate::types::{Cardinality, DbModel};
+
+/// Warnings for a model (meaningful only once it passes validation).
+pub fn warnings(model: &DbModel) -> Vec<ModelIssue> {
+    let mut out = Vec::new();
+    let mut connected = vec![false; model.tables.len()];
+    for rel in &model.relationships {
+        for t in [&rel.from, &rel.to] {
+            if let Some(i) = model.table_index(t) {
+                connected[i] = true;
+            }
+        }
+    }
+    for (i, t) in model.tables.iter().enumerate() {
+        if t.primary_key.is_empty() {
+            out.push(warn(
+                format!("$.tables[{i}].primary_key"),
+                format!("table `{}` has no primary key", t.name),
+                "declare it if the table has one: cardinalities and pattern suggestions rely on keys",
+            ));
+        }
+        if !connected[i] && model.tables.len() > 1 {
+            out.push(warn(
+                format!("$.tables[{i}]"),
+                format!("table `{}` has no relationship to any other table", t.name),
+                "a view can join it to nothing; add the relationship the data supports, if any",
+            ));
+        }
+    }
+    for (r, rel) in model.relationships.iter().enumerate() {
+        // The "one" side of a M:1 / 1:M should be joined on its key.
+        let (one, cols, side) = match rel.cardinality {
+            Cardinality::ManyToOne | Cardinality::OneToOne => (&rel.to, rel.on.iter().map(|p| &p[1]).collect::<Vec<_>>(), 1),
+            Cardinality::OneToMany => (&rel.from, rel.on.iter().map(|p| &p[0]).collect::<Vec<_>>(), 0),
+        };
+        let Some(t) = model.table(one) else { continue };
+        if t.primary_key.is_empty() {
+            continue;
+        }
+        let mut key: Vec<String> = t.primary_key.iter().map(|c| c.to_lowercase()).collect();
+        let mut got: Vec<String> = cols.iter().map(|c| c.to_lowercase()).collect();
+        key.sort();
+        got.sort();
+        if key != got {
+            out.push(warn(
+                format!("$.relationships[{r}].on"),
+                format!(
+                    "relationship `{}` is {} but joins `{}` on ({}), not on its primary key ({})",
+                    rel.id(),
+                    rel.cardinality.as_str(),
+                    t.name,
+                    cols.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
+                    t.primary_key.join(", ")
+                ),
+                if side == 1 {
+                    "fine for a unique column; otherwise the cardinality is probably wrong"
+                } else {
+                    "fine for a unique column; otherwise the cardinality is probably wrong (1:M reads from the `from` side)"
+                },
+            ));
+        }
+    }
+    out
+}
+
+fn warn(path: String, message: String, hint: &str) -> ModelIssue {
+    ModelIssue { file: None, path, message, hint: hint.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ddo_has_no_warnings() {
+        let m = crate::model::parse(include_str!("../../dbmodels/ddo.json"), None).expect("parses");
+        assert_eq!(warnings(&m), vec![]);
+    }
+
+    #[test]
+    fn isolated_table_missing_key_and_non_key_join() {
+        let m = crate::model::parse(
+            r#"{"name": "w", "tables": [
+                {"name": "A", "columns": [{"name": "id"}, {"name": "b_code"}]},
+                {"name": "B", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "code"}]},
+                {"name": "C", "primary_key": ["id"], "columns": [{"name": "id"}]}],
+              "relationships": [{"from": "A", "to": "B", "cardinality": "M:1", "on": [["b_code", "code"]]}]}"#,
+            None,
+        )
+        .expect("parses");
+        let w: Vec<String> = warnings(&m).into_iter().map(|i| format!("{}: {}", i.path, i.message)).collect();
+        assert_eq!(
+            w,
+            [
+                "$.tables[0].primary_key: table `A` has no primary key",
+                "$.tables[2]: table `C` has no relationship to any other table",
+                "$.relationships[0].on: relationship `A(b_code)->B(code)` is M:1 but joins `B` on (code), not on its primary key (id)",
+            ]
+        );
+    }
+}
