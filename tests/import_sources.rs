@@ -162,6 +162,11 @@ fn cli_bad_input_exits_2_with_the_reason() {
     let out = lucy(&["model", "import", "--sqlite", "/nonexistent/db.sqlite"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/db.sqlite"));
+    let junk = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(junk.path(), b"not a database, just some text that is long enough").unwrap();
+    let out = lucy(&["model", "import", "--sqlite", junk.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "a file that is not SQLite is bad input");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a readable SQLite database"));
     let out = lucy(&["model", "import"]);
     assert_eq!(out.status.code(), Some(2), "no source is a usage error");
     let tables = shared("benchmarks/bird/dev_tables.json");

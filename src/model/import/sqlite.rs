@@ -19,14 +19,16 @@ pub fn sqlite_with_warnings(path: &Path, name: Option<&str>) -> Result<Imported>
         return Err(Error::Input(format!("{}: no such SQLite file", path.display())));
     }
     let db_err = |e: rusqlite::Error| Error::Db(format!("{}: {e}", path.display()));
+    // A file that does not open or has no readable schema is the user's
+    // input problem (wrong file), reported like a missing file.
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(db_err)?;
+        .map_err(|e| Error::Input(format!("{}: cannot open as SQLite ({e})", path.display())))?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sqlite".into());
     let mut raw = RawSchema { name: name.map(str::to_string).unwrap_or(stem), dialect: Some(Dialect::Sqlite), ..Default::default() };
     let names: Vec<String> = {
         let mut st = conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid")
-            .map_err(|e| Error::Db(format!("{}: not a readable SQLite database ({e})", path.display())))?;
+            .map_err(|e| Error::Input(format!("{}: not a readable SQLite database ({e})", path.display())))?;
         let rows = st.query_map([], |r| r.get::<_, String>(0)).map_err(db_err)?;
         rows.collect::<rusqlite::Result<_>>().map_err(db_err)?
     };
