@@ -251,23 +251,10 @@ pub fn join_accuracy(gold: &BTreeSet<JoinPair>, view_joins: &[Vec<JoinPair>]) ->
     JoinAccuracy { matched: missing.is_empty() && every_join_used, exact: missing.is_empty() && extra.is_empty(), missing, extra }
 }
 
-/// The join pairs of a GenerateView result, one list per join.
+/// The join pairs of a GenerateView result, one list per join, on base
+/// tables (a table joined twice appears under an alias in the view).
 pub fn view_join_pairs(view: &crate::types::ViewResult) -> Vec<Vec<JoinPair>> {
-    view.joins
-        .iter()
-        .map(|j| {
-            j.on.iter()
-                .filter_map(|[l, r]| {
-                    let (lt, lc) = l.rsplit_once('.')?;
-                    let (rt, rc) = r.rsplit_once('.')?;
-                    Some(JoinPair::new(
-                        &crate::types::ColumnRef::new(lt, lc),
-                        &crate::types::ColumnRef::new(rt, rc),
-                    ))
-                })
-                .collect()
-        })
-        .collect()
+    crate::sql::analyze::view_pairs(view)
 }
 
 #[cfg(test)]

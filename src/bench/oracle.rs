@@ -48,6 +48,10 @@ pub enum MismatchClass {
     /// and a destination airport) and the view used another one than the
     /// gold; GenerateView reports these as ambiguities.
     ParallelRelationship,
+    /// The view holds m:m junction tables the gold does not use: with both
+    /// sides of an m:m pattern in the view, C3 puts its junction between
+    /// them (several junctions between the same sides force all of them).
+    ForcedJunction,
     /// Both paths are valid in the model; the solver chose another one
     /// (e.g. through fewer tables).
     SolverChoice,
@@ -66,12 +70,13 @@ impl MismatchClass {
             MismatchClass::SolverError => "solver error",
             MismatchClass::NoGoldJoin => "gold has no join equality",
             MismatchClass::ParallelRelationship => "other relationship between the same tables (ambiguity)",
+            MismatchClass::ForcedJunction => "m:m junction forced into the view (C3)",
             MismatchClass::SolverChoice => "solver choice (both valid, different path)",
         }
     }
 
     /// All classes, in classification order.
-    pub const ALL: [MismatchClass; 11] = [
+    pub const ALL: [MismatchClass; 12] = [
         MismatchClass::GoldUnparseable,
         MismatchClass::ModelMissingTable,
         MismatchClass::MultipleUse,
@@ -82,6 +87,7 @@ impl MismatchClass {
         MismatchClass::SolverError,
         MismatchClass::NoGoldJoin,
         MismatchClass::ParallelRelationship,
+        MismatchClass::ForcedJunction,
         MismatchClass::SolverChoice,
     ];
 }
@@ -273,6 +279,18 @@ fn classify(
         if !a.missing.is_empty() && a.missing.iter().all(same_tables) {
             return MismatchClass::ParallelRelationship;
         }
+        let extra_tables: BTreeSet<&str> =
+            a.extra.iter().flat_map(|p| [p.left.table.as_str(), p.right.table.as_str()]).filter(|t| !refs.tables.contains(*t)).collect();
+        let forced: Vec<&str> = graph
+            .junctions()
+            .iter()
+            .map(|j| graph.name(j.junction))
+            .filter(|n| extra_tables.iter().any(|t| t.eq_ignore_ascii_case(n) || t.to_ascii_lowercase().starts_with(&format!("{}_", n.to_ascii_lowercase()))))
+            .collect();
+        if !forced.is_empty() {
+            *detail = format!("junctions in the view but not in the gold: {}", forced.join(", "));
+            return MismatchClass::ForcedJunction;
+        }
     }
     MismatchClass::SolverChoice
 }
@@ -334,6 +352,33 @@ fn forbidden(graph: &SchemaGraph, pairs: &BTreeSet<JoinPair>) -> Option<String> 
         if others.len() >= 2 {
             let v: Vec<&str> = others.into_iter().collect();
             return Some(format!("joins {} through lookup table {} (C4)", v.join(" and "), graph.name(l)));
+        }
+    }
+    // C3: a junction joined to a table that is not one of its two sides,
+    // while a side is in the gold too (e.g. card–disp–client).
+    for j in graph.junctions() {
+        let name = graph.name(j.junction).to_ascii_lowercase();
+        let sides: Vec<String> = j.sides.iter().map(|&t| graph.name(t).to_ascii_lowercase()).collect();
+        let neighbours: BTreeSet<&str> = pairs
+            .iter()
+            .filter_map(|p| {
+                if p.left.table == name && p.right.table != name {
+                    Some(p.right.table.as_str())
+                } else if p.right.table == name && p.left.table != name {
+                    Some(p.left.table.as_str())
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let other = neighbours.iter().find(|n| !sides.iter().any(|s| s == *n));
+        let side = neighbours.iter().find(|n| sides.iter().any(|s| s == *n));
+        if let (Some(o), Some(sd)) = (other, side) {
+            return Some(format!(
+                "joins {o} to {sd} through m:m junction {} whose sides are {} (C3)",
+                graph.name(j.junction),
+                sides.join(" and ")
+            ));
         }
     }
     // Two tables both joined on the same lookup-key column, without the

@@ -114,17 +114,39 @@ pub fn analyze_view_query(sql: &str, view: &ViewResult) -> Result<QueryRefs> {
         .collect();
     let mut base = ViewBase { name: view.view_name.to_ascii_lowercase(), cols, tables: Vec::new(), pairs: Vec::new() };
     for t in &view.tables {
-        base.tables.push(t.to_ascii_lowercase());
-    }
-    for j in &view.joins {
-        for [l, r] in &j.on {
-            if let (Some(l), Some(r)) = (split_ref(l), split_ref(r)) {
-                base.pairs.push(JoinPair::new(&l, &r));
-            }
+        let b = view_base_table(view, t).to_ascii_lowercase();
+        if !base.tables.contains(&b) {
+            base.tables.push(b);
         }
     }
+    base.pairs = view_pairs(view).into_iter().flatten().collect();
     a.top_level(&query, Some(&base));
     Ok(a.refs)
+}
+
+/// The base table behind a table name of a view: a table that occurs
+/// twice in the walk joins again under an alias `<table>_<n>`.
+pub fn view_base_table<'v>(view: &'v ViewResult, name: &'v str) -> &'v str {
+    let known = |n: &str| view.walk.iter().chain(&view.relevant).chain(view.columns.iter().map(|c| &c.table)).any(|w| w.eq_ignore_ascii_case(n));
+    if known(name) {
+        return name;
+    }
+    match name.rsplit_once('_') {
+        Some((prefix, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && known(prefix) => prefix,
+        _ => name,
+    }
+}
+
+/// The join pairs of a view, one list per join, on base tables.
+pub fn view_pairs(view: &ViewResult) -> Vec<Vec<JoinPair>> {
+    let base = |s: &str| {
+        let c = split_ref(s)?;
+        Some(ColumnRef::new(view_base_table(view, &c.table).to_ascii_lowercase(), c.column))
+    };
+    view.joins
+        .iter()
+        .map(|j| j.on.iter().filter_map(|[l, r]| Some(JoinPair::new(&base(l)?, &base(r)?))).collect())
+        .collect()
 }
 
 /// Parse exactly one query statement, trying the requested dialect first and

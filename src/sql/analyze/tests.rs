@@ -221,3 +221,26 @@ fn view_columns_map_back_to_base_columns() {
     assert_eq!(pairs(&r), ["account.client_id = client.id"]);
     assert!(r.unresolved.is_empty());
 }
+
+#[test]
+fn view_aliases_of_a_repeated_table_map_to_the_base_table() {
+    let mut view: ViewResult = serde_json::from_value(serde_json::json!({
+        "status": "optimal", "tables": ["results", "races", "laptimes", "races_2"],
+        "joins": [
+            {"left": "results", "right": "races", "kind": "inner", "on": [["results.raceId", "races.raceId"]], "relationship": "r1"},
+            {"left": "laptimes", "right": "races_2", "kind": "inner", "on": [["laptimes.raceId", "races_2.raceId"]], "relationship": "r2"}
+        ],
+        "objective": 1.0, "path_length": 4, "solve_ms": 0.0, "view_name": "lucy_view", "view_sql": "",
+        "columns": [{"alias": "races_2_name", "table": "races", "column": "name"}],
+        "walk": ["results", "races", "laptimes", "races"]
+    }))
+    .unwrap();
+    let pairs: Vec<String> = view_pairs(&view).into_iter().flatten().map(|p| p.to_string()).collect();
+    assert_eq!(pairs, ["races.raceid = results.raceid", "laptimes.raceid = races.raceid"]);
+    let r = analyze_view_query("SELECT races_2_name FROM lucy_view", &view).unwrap();
+    assert_eq!(tables(&r), ["laptimes", "races", "results"]);
+    assert!(r.columns.contains(&ColumnRef::new("races", "name")));
+    // A table literally named like an alias stays itself.
+    view.walk.push("races_2".into());
+    assert_eq!(view_base_table(&view, "races_2"), "races_2");
+}
