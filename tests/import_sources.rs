@@ -173,3 +173,45 @@ fn cli_bad_input_exits_2_with_the_reason() {
     let out = lucy(&["model", "import", "--bird-tables", tables.to_str().unwrap()]);
     assert_ne!(out.status.code(), Some(0), "--db-id is required");
 }
+
+mod bird_fuzz {
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn index() -> impl Strategy<Value = Value> {
+        prop_oneof![(-3i64..12).prop_map(Value::from), Just(json!("x")), Just(Value::Null), Just(json!([1, 99]))]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+
+        /// Malformed tables.json entries (bad indexes, wrong types, missing
+        /// fields) give a model or an error, never a panic.
+        #[test]
+        fn malformed_tables_json_never_panics(
+            tables in prop::collection::vec("[a-c]{0,2}", 0..4),
+            cols in prop::collection::vec((index(), "[a-d]{0,2}"), 0..10),
+            pks in prop::collection::vec(prop_oneof![index(), prop::collection::vec(index(), 0..3).prop_map(Value::from)], 0..4),
+            fks in prop::collection::vec(prop::collection::vec(index(), 0..3), 0..5),
+            drop_field in 0usize..8,
+        ) {
+            let mut db = json!({
+                "db_id": "d",
+                "table_names_original": tables,
+                "column_names_original": cols.iter().map(|(i, n)| json!([i, n])).collect::<Vec<_>>(),
+                "column_types": ["text", 3, null],
+                "primary_keys": pks,
+                "foreign_keys": fks,
+            });
+            let fields = ["table_names_original", "column_names_original", "column_types", "primary_keys", "foreign_keys"];
+            if let Some(f) = fields.get(drop_field) {
+                db.as_object_mut().unwrap().remove(*f);
+            }
+            let file = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(file.path(), serde_json::to_vec(&json!([db])).unwrap()).unwrap();
+            if let Ok(m) = lucy::model::import::from_bird_tables(file.path(), "d", None) {
+                prop_assert!(lucy::model::validate::check(&m, None).is_ok());
+            }
+        }
+    }
+}
