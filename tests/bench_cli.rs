@@ -101,3 +101,28 @@ fn oracle_view_measures_query_view_alone() {
     assert_eq!(qs[1]["attribution"]["label"], "phase3_wrong_sql");
     assert_eq!(v["summary"]["llm_calls"], 2, "only QueryView called the LLM");
 }
+
+#[test]
+fn direct_baseline_is_scored_on_base_tables() {
+    let server = MockServer::start(Script::new().rule(
+        Rule::when_contains(["Given the database described by the following DDL", "starting with 'dev'"]).reply(Reply::ok([
+            "```sql\nSELECT DISTINCT c.name, d.name FROM CLIENT c JOIN LOCATION l ON l.id = c.loc_id \
+             JOIN DATACENTER d ON d.loc_id = l.id WHERE d.name LIKE 'dev%'\n```",
+        ])),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let o = lucy(&[
+        "bench", SUITE, "--method", "direct", "--limit", "1", "--out", dir.path().to_str().unwrap(),
+        "--llm-url", &server.url(), "--llm-model", "mock", "--llm-retries", "0",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = results(dir.path());
+    assert_eq!(v["method"], "direct");
+    let q = &v["questions"][0];
+    // The paper's wrong answer for Q1: clients and datacenters sharing a LOCATION.
+    assert_eq!(q["metrics"]["ex"], false);
+    assert_eq!(q["metrics"]["cov_t"], 0.4, "2 of the 5 gold tables");
+    assert!(q["metrics"]["join"].is_null(), "no view, no phase-2 metric");
+    assert_eq!(q["attribution"]["label"], "wrong_sql");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("| | direct |"));
+}

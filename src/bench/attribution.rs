@@ -35,6 +35,8 @@ pub enum Label {
     ExecutionError,
     /// The view was right but the SQL answer is not (phase 3).
     Phase3WrongSql,
+    /// The direct baseline's SQL answer is wrong (it has no phases).
+    WrongSql,
     /// The gold query cannot run on the suite database.
     GoldNotExecutable,
     /// No database: execution metrics not available and no structural fault found.
@@ -54,12 +56,13 @@ impl Label {
             Label::ValidationRejected => "validation rejection",
             Label::ExecutionError => "execution error",
             Label::Phase3WrongSql => "phase 3: wrong SQL given a correct view",
+            Label::WrongSql => "wrong SQL (direct baseline)",
             Label::GoldNotExecutable => "gold not executable",
             Label::NotExecuted => "not executed (no database)",
         }
     }
 
-    pub const ALL: [Label; 12] = [
+    pub const ALL: [Label; 13] = [
         Label::Correct,
         Label::LlmError,
         Label::Phase1MissedTable,
@@ -70,6 +73,7 @@ impl Label {
         Label::ValidationRejected,
         Label::ExecutionError,
         Label::Phase3WrongSql,
+        Label::WrongSql,
         Label::GoldNotExecutable,
         Label::NotExecuted,
     ];
@@ -99,6 +103,8 @@ pub struct Observed<'a> {
     pub esx: Option<bool>,
     pub gold_executable: bool,
     pub has_database: bool,
+    /// The direct baseline answered (no phases to blame).
+    pub direct: bool,
 }
 
 /// Attribute one question (see [`Label`] for the order of checks).
@@ -157,6 +163,8 @@ pub fn attribute(gold: Option<&QueryRefs>, o: &Observed) -> Attribution {
         Label::NotExecuted
     } else if extra_table {
         Label::Phase1ExtraTable
+    } else if o.direct {
+        Label::WrongSql
     } else {
         Label::Phase3WrongSql
     };
@@ -195,6 +203,7 @@ mod tests {
             gold_executable: true,
             has_database: true,
             failure: None,
+            direct: false,
         }
     }
 
@@ -240,5 +249,7 @@ mod tests {
         assert_eq!(attribute(Some(&g), &o).label, Label::NotExecuted);
         let o = Observed { gold_executable: false, ex: None, ..base() };
         assert_eq!(attribute(Some(&g), &o).label, Label::GoldNotExecutable);
+        let o = Observed { direct: true, phase1_tables: None, view_columns: None, join_matched: None, ..base() };
+        assert_eq!(attribute(Some(&g), &o).label, Label::WrongSql);
     }
 }

@@ -366,6 +366,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
         esx: r.metrics.esx,
         gold_executable: gold_ok,
         has_database: db.is_some(),
+        direct: opts.method == Method::Direct,
     };
     r.attribution = attribute(g, &observed);
     if let Some(t) = &p.trace {
