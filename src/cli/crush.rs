@@ -44,6 +44,9 @@ pub struct CrushArgs {
     /// Connectivity score e(d,d') of same-table / foreign-key pairs.
     #[arg(long, default_value_t = 0.01)]
     pub gamma: f64,
+    /// Soft-max temperature τ (paper: 1; smaller rewards covering every probe).
+    #[arg(long, default_value_t = 1.0)]
+    pub temperature: f64,
     #[arg(long, value_enum, default_value = "minilm")]
     pub embedder: EmbedderKind,
 }
@@ -67,6 +70,9 @@ pub fn run(args: CrushArgs, ctx: Ctx) -> Result<i32> {
     if !(args.time_limit > 0.0) {
         return Err(Error::Input("--time-limit must be a positive number of seconds".into()));
     }
+    if !(args.temperature.is_finite() && args.temperature > 0.0) {
+        return Err(Error::Input("--temperature must be a positive number".into()));
+    }
     let model = crate::model::load(&args.model)?;
     let graph = SchemaGraph::new(model)?;
     let question = args.question.clone().unwrap_or_default();
@@ -82,6 +88,7 @@ pub fn run(args: CrushArgs, ctx: Ctx) -> Result<i32> {
         gamma: args.gamma,
         solver: args.solver,
         time_limit_s: args.time_limit,
+        temperature: args.temperature,
         ..Default::default()
     };
     let q = args.question.as_deref();

@@ -99,7 +99,11 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
     let add = |m: &mut Model, cost: f64, lo: f64, hi: f64, int: bool| -> Result<Col> {
         m.try_add_column_with_integrality(cost, lo..=hi, std::iter::empty(), int).map_err(|e| herr("add a variable", e))
     };
-    let a: Vec<Vec<f64>> = inst.s.iter().map(|row| row.iter().map(|s| s.exp()).collect()).collect();
+    // a_kd = exp(s_kd − M_k), M_k = max_d s_kd: the same log-sum-exp up to
+    // the constant M_k, with coefficients in (0, 1] however large s/τ gets.
+    let shift: Vec<f64> = inst.s.iter().map(|row| row.iter().copied().fold(f64::NEG_INFINITY, f64::max)).collect();
+    let shift_total: f64 = shift.iter().sum();
+    let a: Vec<Vec<f64>> = inst.s.iter().zip(&shift).map(|(row, m)| row.iter().map(|s| (s - m).exp()).collect()).collect();
     let mut x = Vec::with_capacity(n);
     for _ in 0..n {
         x.push(add(&mut model, 0.0, 0.0, 1.0, true)?);
@@ -112,7 +116,10 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
         let lo: f64 = sorted[..bsz].iter().sum();
         let hi: f64 = sorted[n - bsz..].iter().sum();
         zrange.push((lo, hi));
-        t.push(add(&mut model, 1.0, lo.ln(), hi.ln(), false)?);
+        // After the shift hi ≥ 1; lo may underflow at low temperature, and
+        // an unbounded-below t is as valid (it is maximised).
+        let lower = if lo > 1e-100 { lo.ln() } else { f64::NEG_INFINITY };
+        t.push(add(&mut model, 1.0, lower, hi.ln(), false)?);
     }
     let mut pairs = Vec::new();
     let mut incident = vec![Vec::new(); n];
@@ -130,6 +137,14 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
         model.try_add_row(..=0.0, [(c, 1.0), (x[i], -1.0)]).map_err(|e| herr("add a row", e))?;
         model.try_add_row(..=0.0, [(c, 1.0), (x[j], -1.0)]).map_err(|e| herr("add a row", e))?;
         y.push(c);
+    }
+    // Valid and much tighter than y ≤ x alone in the LP relaxation: a
+    // chosen d has at most B−1 chosen partners, an unchosen one none.
+    for d in 0..n {
+        if incident[d].len() > bsz - 1 {
+            let row = incident[d].iter().map(|&(p, _)| (y[p], 1.0)).chain(std::iter::once((x[d], -((bsz - 1) as f64))));
+            model.try_add_row(..=0.0, row).map_err(|e| herr("add a row", e))?;
+        }
     }
     let mut u = Vec::with_capacity(n);
     let mut qmax = vec![0.0; n];
@@ -154,7 +169,8 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
     let mut cuts = 0usize;
     for k in 0..inst.m() {
         let (lo, hi) = zrange[k];
-        for z0 in [lo, (lo * hi).sqrt(), hi] {
+        for i in 0..=4 {
+            let z0 = lo * (hi / lo).powf(i as f64 / 4.0);
             add_t_cut(&mut model, &lay, k, z0)?;
             cuts += 1;
         }
@@ -199,7 +215,8 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
             _ => {
                 if dual.is_finite() { dual } else { f64::INFINITY }
             }
-        } + lambda * b * b.ln();
+        } + lambda * b * b.ln()
+            + shift_total;
         // Cuts only tighten the model, so the latest bound is the best.
         upper = upper.min(round_upper);
         let point = if has_sol {
@@ -267,6 +284,9 @@ fn mask(n: usize, chosen: &[usize]) -> Vec<bool> {
 
 /// t_k ≤ log z0 + (z_k − z0)/z0.
 fn add_t_cut(model: &mut Model, lay: &Layout, k: usize, z0: f64) -> Result<()> {
+    // A tangent at any positive point is valid; flooring the point keeps
+    // the coefficients a/z0 ≤ 1e6 (every row has an a = 1 after the shift).
+    let z0 = z0.max(1e-6);
     let row = std::iter::once((lay.t[k], 1.0)).chain(lay.x.iter().zip(&lay.a[k]).map(|(&c, a)| (c, -a / z0)));
     model.try_add_row(..=z0.ln() - 1.0, row).map_err(|e| herr("add a cut", e))?;
     Ok(())

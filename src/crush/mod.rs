@@ -95,11 +95,18 @@ pub struct CrushConfig {
     pub time_limit_s: f64,
     /// Certified-gap target of the exact solver.
     pub gap_tolerance: f64,
+    /// Temperature τ of the soft maximum: smx = τ·log Σ exp(s/τ). The paper
+    /// uses τ = 1; with s ∈ [0, 1] that is nearly a sum, so its exact
+    /// optimum favours documents similar to many probes over covering each
+    /// probe (docs/crush.md). Smaller τ makes smx closer to a true maximum.
+    /// Solved as argmax of Σ log Σ exp(s/τ) + (λ/τ)·O2, i.e. the instance
+    /// holds s/τ and λ/τ, and its objective values are the paper's ÷ τ.
+    pub temperature: f64,
 }
 
 impl Default for CrushConfig {
     fn default() -> Self {
-        CrushConfig { budget: 10, candidates: 100, gamma: 0.01, lambda: 1.0, solver: SolverKind::Exact, time_limit_s: 10.0, gap_tolerance: 1e-6 }
+        CrushConfig { budget: 10, candidates: 100, gamma: 0.01, lambda: 1.0, solver: SolverKind::Exact, time_limit_s: 10.0, gap_tolerance: 1e-6, temperature: 1.0 }
     }
 }
 
@@ -132,7 +139,8 @@ impl Index {
         let cos = score::cosine_matrix(probe_vecs, &self.vectors);
         let cand = score::candidates(&cos, cfg.candidates);
         let cos_c: Vec<Vec<f64>> = cos.iter().map(|row| cand.iter().map(|&d| row[d]).collect()).collect();
-        let s = score::entropy_guided(&cos_c);
+        let tau = if cfg.temperature > 0.0 { cfg.temperature } else { 1.0 };
+        let s: Vec<Vec<f64>> = score::entropy_guided(&cos_c).into_iter().map(|row| row.into_iter().map(|v| v / tau).collect()).collect();
         let mut edges = Vec::new();
         if cfg.gamma > 0.0 {
             for i in 0..cand.len() {
@@ -143,7 +151,7 @@ impl Index {
                 }
             }
         }
-        (cand, Instance { s, edges, lambda: cfg.lambda, budget: cfg.budget })
+        (cand, Instance { s, edges, lambda: cfg.lambda / tau, budget: cfg.budget })
     }
 }
 
