@@ -56,7 +56,7 @@ impl Prompts {
         let mut env = new_env();
         for (name, text) in DEFAULTS {
             // The defaults are compiled in and covered by tests.
-            if let Err(e) = env.add_template(*name, *text) {
+            if let Err(e) = env.add_template(name, text) {
                 panic!("embedded prompt {name} does not parse: {e}");
             }
         }

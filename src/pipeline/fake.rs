@@ -6,8 +6,11 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, Usage};
 
+/// Needles that must all occur, and the answers (or an error message).
+type FakeRule = (Vec<String>, Result<Vec<String>, String>);
+
 pub struct FakeChat {
-    rules: Vec<(Vec<String>, Result<Vec<String>, String>)>,
+    rules: Vec<FakeRule>,
     pub requests: Mutex<Vec<ChatRequest>>,
 }
 
