@@ -298,3 +298,139 @@ fn checker_agrees_with_problem_violation() {
         all(&inst, &p, &mut w, 5);
     }
 }
+
+/// End to end on random dbModels: parallel relationships, user forbids and
+/// required tables, through `generate_view`, against the brute force above
+/// applied to the model's meaning (forbidden tables and relationships gone,
+/// required tables relevant).
+#[test]
+fn generate_view_matches_brute_force_on_random_models() {
+    use lucy::graph::SchemaGraph;
+    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, Table, ViewRequest};
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let (mut checked, mut infeasible, mut ambiguous) = (0, 0, 0);
+    for case in 0..250 {
+        let n = rng.random_range(2..=6);
+        let name = |i: usize| format!("T{i}");
+        let mut tables: Vec<Table> = (0..n)
+            .map(|i| Table {
+                name: name(i),
+                description: None,
+                primary_key: vec!["id".into()],
+                columns: vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }],
+            })
+            .collect();
+        let mut rels: Vec<Relationship> = Vec::new();
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        for a in 0..n {
+            for b in 0..n {
+                if a != b && rng.random_bool(0.25) {
+                    let copies = if rng.random_bool(0.25) { 2 } else { 1 };
+                    for c in 0..copies {
+                        let col = format!("fk{b}_{c}");
+                        tables[a].columns.push(Column { name: col.clone(), sql_type: "INTEGER".into(), nullable: true, description: None });
+                        rels.push(Relationship {
+                            name: Some(format!("r{}", rels.len())),
+                            from: name(a),
+                            to: name(b),
+                            cardinality: Cardinality::ManyToOne,
+                            on: vec![[col, "id".into()]],
+                            description: None,
+                        });
+                        pairs.push((a, b));
+                    }
+                }
+            }
+        }
+        let between = |x: usize, y: usize| pairs.iter().filter(|&&(a, b)| (a, b) == (x, y) || (a, b) == (y, x)).count();
+        let mut patterns = Vec::new();
+        let mut mm = Vec::new();
+        if n >= 3 && rng.random_bool(0.5) {
+            let (k, i, j) = (rng.random_range(0..n), rng.random_range(0..n), rng.random_range(0..n));
+            if k != i && k != j && i != j && between(k, i) == 1 && between(k, j) == 1 {
+                patterns.push(Pattern::ManyToMany { junction: name(k), sides: [name(i), name(j)], relationships: None, description: None });
+                mm.push((k, i, j));
+            }
+        }
+        let lookups: Vec<usize> = (0..n).filter(|&i| rng.random_bool(0.2) && !mm.iter().any(|m| m.0 == i)).collect();
+        if !lookups.is_empty() {
+            patterns.push(Pattern::Lookup { tables: lookups.iter().map(|&i| name(i)).collect(), description: None });
+        }
+        let forbid_t: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.12)).collect();
+        let forbid_r: Vec<usize> = (0..rels.len()).filter(|_| rng.random_bool(0.12)).collect();
+        let require: Vec<usize> = (0..n).filter(|i| rng.random_bool(0.1) && !forbid_t.contains(i)).collect();
+        let mut requested: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.4)).collect();
+        if requested.is_empty() {
+            requested.push(rng.random_range(0..n));
+        }
+        let mut model = DbModel { name: format!("rnd{case}"), tables, relationships: rels.clone(), patterns, ..Default::default() };
+        model.constraints.forbid_tables = forbid_t.iter().map(|&i| name(i)).collect();
+        model.constraints.forbid_relationships = forbid_r.iter().map(|&r| format!("r{r}")).collect();
+        model.constraints.require_tables = require.iter().map(|&i| name(i)).collect();
+        let g = SchemaGraph::new(model.clone()).unwrap_or_else(|e| panic!("case {case}: {e}"));
+        let req = ViewRequest::new(requested.iter().map(|&i| name(i)).collect());
+        let res = lucy::solve::generate_view(&g, &req).expect("generate_view");
+
+        // The model's meaning as a plain instance.
+        let mut relevant: Vec<usize> = requested.clone();
+        relevant.extend(&require);
+        relevant.sort();
+        relevant.dedup();
+        let allowed_rel = |r: usize| {
+            let (a, b) = pairs[r];
+            !forbid_r.contains(&r) && !forbid_t.contains(&a) && !forbid_t.contains(&b)
+        };
+        let edges: Vec<(usize, usize)> = (0..rels.len()).filter(|&r| allowed_rel(r)).map(|r| pairs[r]).collect();
+        let inst = Inst { n, edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone() };
+        let bf = if relevant.iter().any(|t| forbid_t.contains(t)) { None } else { inst.brute(N) };
+        let ctx = format!("case {case}: {model:?} requested {requested:?} -> {res:?}");
+        match res.status {
+            SolveStatus::Infeasible => {
+                assert_eq!(bf, None, "{ctx}");
+                assert!(res.explanation.as_deref().is_some_and(|e| !e.is_empty()), "{ctx}");
+                infeasible += 1;
+            }
+            _ => {
+                assert_eq!(res.status, SolveStatus::Optimal, "{ctx}");
+                let walk: Vec<usize> = res.walk.iter().map(|t| t[1..].parse().unwrap()).collect();
+                assert!(inst.valid(&walk), "invalid walk {ctx}");
+                let got = inst.objective(&walk);
+                assert_eq!((res.objective as usize, res.path_length), got, "{ctx}");
+                match bf {
+                    Some(b) => {
+                        assert!(got <= b, "{ctx}");
+                        if got.1 <= N {
+                            assert_eq!(got, b, "{ctx}");
+                        }
+                    }
+                    None => assert!(got.1 > N, "brute force found nothing within {N} {ctx}"),
+                }
+                // Joins only along allowed relationships; parallel ones reported.
+                for j in &res.joins {
+                    let r: usize = j.relationship[1..].parse().unwrap();
+                    assert!(allowed_rel(r), "{ctx}");
+                }
+                for w in walk.windows(2) {
+                    let cands = (0..rels.len()).filter(|&r| allowed_rel(r) && (pairs[r] == (w[0], w[1]) || pairs[r] == (w[1], w[0]))).count();
+                    if cands > 1 {
+                        assert!(
+                            res.ambiguities.iter().any(|a| [&a.left, &a.right].contains(&&name(w[0])) && [&a.left, &a.right].contains(&&name(w[1]))),
+                            "unreported ambiguity {ctx}"
+                        );
+                        ambiguous += 1;
+                    }
+                }
+                // The view runs on an empty database with this schema.
+                let db = rusqlite::Connection::open_in_memory().unwrap();
+                for t in &model.tables {
+                    let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.sql_type)).collect();
+                    db.execute_batch(&format!("CREATE TABLE {} ({});", t.name, cols.join(", "))).unwrap();
+                }
+                db.execute_batch(&res.view_sql).unwrap_or_else(|e| panic!("{e}: {ctx}"));
+                db.prepare("SELECT * FROM lucy_view").unwrap();
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100 && infeasible > 20 && ambiguous > 10, "checked {checked}, infeasible {infeasible}, ambiguous {ambiguous}");
+}
