@@ -103,20 +103,31 @@ fn oracle_view_measures_query_view_alone() {
 }
 
 #[test]
-fn direct_baseline_is_scored_on_base_tables() {
-    let server = MockServer::start(Script::new().rule(
-        Rule::when_contains(["Given the database described by the following DDL", "starting with 'dev'"]).reply(Reply::ok([
-            "```sql\nSELECT DISTINCT c.name, d.name FROM CLIENT c JOIN LOCATION l ON l.id = c.loc_id \
-             JOIN DATACENTER d ON d.loc_id = l.id WHERE d.name LIKE 'dev%'\n```",
-        ])),
-    ));
+fn lucy_and_direct_compared_on_the_same_questions() {
+    let q1 = "starting with 'dev'";
+    let server = MockServer::start(
+        Script::new()
+            .rule(Rule::when_contains([q1, "JSON schema of the database"]).reply(Reply::ok(["[\"CLIENT\", \"DATACENTER\"]"])))
+            .rule(Rule::when_contains([q1, "JSON schema of the table CLIENT."]).reply(Reply::ok(["[\"name\"]"])))
+            .rule(Rule::when_contains([q1, "JSON schema of the table DATACENTER."]).reply(Reply::ok(["[\"name\"]"])))
+            .rule(Rule::when_contains([q1, "I created a view table"]).reply(Reply::ok([
+                "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```",
+            ])))
+            .rule(Rule::when_contains([q1, "Given the database described by the following DDL"]).reply(Reply::ok([
+                "```sql\nSELECT DISTINCT c.name, d.name FROM CLIENT c JOIN LOCATION l ON l.id = c.loc_id \
+                 JOIN DATACENTER d ON d.loc_id = l.id WHERE d.name LIKE 'dev%'\n```",
+            ]))),
+    );
     let dir = tempfile::tempdir().unwrap();
     let o = lucy(&[
-        "bench", SUITE, "--method", "direct", "--limit", "1", "--out", dir.path().to_str().unwrap(),
+        "bench", SUITE, "--method", "lucy,direct", "--limit", "1", "--out", dir.path().to_str().unwrap(),
         "--llm-url", &server.url(), "--llm-model", "mock", "--llm-retries", "0",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v = results(dir.path());
+    let lucy_run = results(&dir.path().join("lucy"));
+    assert_eq!(lucy_run["questions"][0]["metrics"]["ex"], true);
+    assert_eq!(lucy_run["questions"][0]["metrics"]["cov_t"], 1.0);
+    let v = results(&dir.path().join("direct"));
     assert_eq!(v["method"], "direct");
     let q = &v["questions"][0];
     // The paper's wrong answer for Q1: clients and datacenters sharing a LOCATION.
@@ -124,5 +135,7 @@ fn direct_baseline_is_scored_on_base_tables() {
     assert_eq!(q["metrics"]["cov_t"], 0.4, "2 of the 5 gold tables");
     assert!(q["metrics"]["join"].is_null(), "no view, no phase-2 metric");
     assert_eq!(q["attribution"]["label"], "wrong_sql");
-    assert!(String::from_utf8_lossy(&o.stdout).contains("| | direct |"));
+    let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(report.contains("| | lucy | direct |") && report.contains("| ex | 1 | 0 |"), "{report}");
+    assert!(report.contains("| cov_t | 1.00 | 0.40 |"), "{report}");
 }

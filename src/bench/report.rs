@@ -255,3 +255,40 @@ pub fn render(run: &BenchRun) -> String {
     }
     o
 }
+
+/// Several methods on the same suite: the paper's table with one column
+/// per method, and the failure attribution side by side.
+pub fn render_comparison(runs: &[BenchRun]) -> String {
+    let mut o = String::new();
+    let Some(first) = runs.first() else { return o };
+    let _ = writeln!(o, "# lucy bench `{}` — {}\n", first.suite, first.mode);
+    let _ = writeln!(
+        o,
+        "{} · commit `{}` · {} questions{}\n",
+        first.date,
+        first.commit,
+        first.summary.questions,
+        first.llm.as_ref().map(|l| format!(" · LLM `{l}`")).unwrap_or_default()
+    );
+    let header: Vec<&str> = runs.iter().map(|r| r.method.as_str()).collect();
+    let _ = writeln!(o, "| | {} |\n|---|{}", header.join(" | "), "---|".repeat(runs.len()));
+    let row = |name: &str, f: &dyn Fn(&Summary) -> String| {
+        format!("| {name} | {} |\n", runs.iter().map(|r| f(&r.summary)).collect::<Vec<_>>().join(" | "))
+    };
+    o.push_str(&row("cov_t", &|s| f2(s.cov_t)));
+    o.push_str(&row("cov_a", &|s| f2(s.cov_a)));
+    o.push_str(&row("ex", &|s| s.ex.to_string()));
+    o.push_str(&row("esx", &|s| s.esx.to_string()));
+    o.push_str(&row("LLM calls", &|s| s.llm_calls.to_string()));
+    o.push_str(&row("tokens (prompt/completion)", &|s| format!("{}/{}", s.prompt_tokens, s.completion_tokens)));
+    let _ = writeln!(o, "\n## Failure attribution\n\n| label | {} |\n|---|{}", header.join(" | "), "---|".repeat(runs.len()));
+    for k in Label::ALL {
+        let counts: Vec<usize> =
+            runs.iter().map(|r| r.summary.attribution.iter().find(|(l, _)| *l == k).map(|(_, n)| *n).unwrap_or(0)).collect();
+        if counts.iter().any(|&n| n > 0) {
+            let _ = writeln!(o, "| {} | {} |", k.as_str(), counts.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(" | "));
+        }
+    }
+    let _ = writeln!(o, "\nPer-method reports and results: `<method>/report.md`, `<method>/results.json`.");
+    o
+}

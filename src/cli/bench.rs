@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::Ctx;
-use crate::bench::report::{git_commit, render, today_utc};
+use crate::bench::report::{git_commit, render, render_comparison, today_utc};
 use crate::bench::{run_suite, BenchRun, Method, Oracle, RunOptions, Suite, Summary};
 use crate::error::{Error, Result};
 use crate::link::MatchOptions;
@@ -20,9 +20,10 @@ pub struct BenchArgs {
     /// (no LLM), `view` measures QueryView alone.
     #[arg(long, value_enum)]
     pub oracle: Option<Oracle>,
-    /// lucy (the three phases) or direct (the PROMPTB baseline).
-    #[arg(long, value_enum, default_value_t = Method::Lucy)]
-    pub method: Method,
+    /// lucy (the three phases) and/or direct (the PROMPTB baseline);
+    /// `lucy,direct` runs both on the same questions and writes a comparison.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "lucy")]
+    pub method: Vec<Method>,
     /// Only the first N questions.
     #[arg(long)]
     pub limit: Option<usize>,
@@ -59,26 +60,41 @@ fn mode_name(oracle: Option<Oracle>) -> &'static str {
     }
 }
 
+fn method_name(m: Method) -> &'static str {
+    match m {
+        Method::Lucy => "lucy",
+        Method::Direct => "direct",
+    }
+}
+
 pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     if args.jobs == 0 {
         return Err(Error::Input("--jobs must be at least 1".into()));
     }
-    if args.method == Method::Direct && args.oracle.is_some() {
+    let mut methods: Vec<Method> = Vec::new();
+    for m in &args.method {
+        if !methods.contains(m) {
+            methods.push(*m);
+        }
+    }
+    if methods.contains(&Method::Direct) && args.oracle.is_some() {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
     }
     let path = Suite::find(&args.suite)?;
     let suite = Suite::load(&path)?;
     let llm = if args.oracle == Some(Oracle::Tables) { None } else { build_chat_model(&args.llm)?.map(Arc::from) };
     let mode = mode_name(args.oracle);
-    let method = match args.method {
-        Method::Lucy => "lucy",
-        Method::Direct => "direct",
-    };
+    let multi = methods.len() > 1;
     let out = args.out.clone().unwrap_or_else(|| {
-        let tag = if args.method == Method::Direct { "direct".to_string() } else { mode.to_string() };
+        let tag = if multi {
+            "compare".to_string()
+        } else if methods == [Method::Direct] {
+            "direct".to_string()
+        } else {
+            mode.to_string()
+        };
         PathBuf::from("bench-out").join(format!("{}-{tag}", suite.file.name))
     });
-    std::fs::create_dir_all(&out).map_err(|e| Error::io(&out, e))?;
     let ask = AskOptions {
         matching: MatchOptions { samples: args.samples, temperature: args.temperature, ..MatchOptions::default() },
         sql_temperature: args.temperature,
@@ -86,41 +102,51 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         time_limit_s: args.time_limit,
         ..AskOptions::default()
     };
-    let opts = RunOptions {
-        oracle: args.oracle,
-        method: args.method,
-        limit: args.limit,
-        jobs: args.jobs,
-        time_limit_s: args.time_limit,
-        ask,
-        trace_dir: Some(out.join("traces")),
-        progress: !args.no_progress && !ctx.json,
-        llm: llm.clone(),
-    };
-    let results = run_suite(&suite, &opts)?;
-    let run = BenchRun {
-        suite: suite.file.name.clone(),
-        mode: mode.into(),
-        method: method.into(),
-        llm: llm.map(|l| l.model_name()),
-        date: today_utc(),
-        commit: git_commit(),
-        summary: Summary::of(&results),
-        questions: results,
-    };
-    let json = serde_json::to_string_pretty(&run).map_err(|e| Error::Input(e.to_string()))?;
-    let results_path = out.join("results.json");
-    std::fs::write(&results_path, json).map_err(|e| Error::io(&results_path, e))?;
-    let report = render(&run);
+    let mut runs = Vec::new();
+    let mut written = Vec::new();
+    for &m in &methods {
+        let dir = if multi { out.join(method_name(m)) } else { out.clone() };
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let opts = RunOptions {
+            oracle: args.oracle,
+            method: m,
+            limit: args.limit,
+            jobs: args.jobs,
+            time_limit_s: args.time_limit,
+            ask: ask.clone(),
+            trace_dir: Some(dir.join("traces")),
+            progress: !args.no_progress && !ctx.json,
+            llm: llm.clone(),
+        };
+        let results = run_suite(&suite, &opts)?;
+        let run = BenchRun {
+            suite: suite.file.name.clone(),
+            mode: mode.into(),
+            method: method_name(m).into(),
+            llm: llm.as_ref().map(|l| l.model_name()),
+            date: today_utc(),
+            commit: git_commit(),
+            summary: Summary::of(&results),
+            questions: results,
+        };
+        let json = serde_json::to_string_pretty(&run).map_err(|e| Error::Input(e.to_string()))?;
+        let results_path = dir.join("results.json");
+        std::fs::write(&results_path, json).map_err(|e| Error::io(&results_path, e))?;
+        let report_path = dir.join("report.md");
+        std::fs::write(&report_path, render(&run)).map_err(|e| Error::io(&report_path, e))?;
+        written.push(serde_json::json!({"method": run.method, "results": results_path, "report": report_path, "summary": run.summary}));
+        runs.push(run);
+    }
+    let report = if multi { render_comparison(&runs) } else { render(&runs[0]) };
     let report_path = out.join("report.md");
-    std::fs::write(&report_path, &report).map_err(|e| Error::io(&report_path, e))?;
+    if multi {
+        std::fs::write(&report_path, &report).map_err(|e| Error::io(&report_path, e))?;
+    }
     if ctx.json {
-        super::print_json(&serde_json::json!({
-            "results": results_path, "report": report_path, "summary": run.summary
-        }))?;
+        super::print_json(&serde_json::json!({"report": report_path, "runs": written}))?;
     } else {
         print!("{report}");
-        eprintln!("wrote {} and {}", results_path.display(), report_path.display());
+        eprintln!("wrote {}", out.display());
     }
     Ok(0)
 }
