@@ -169,3 +169,21 @@ fn check_prints_warnings_but_succeeds() {
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["warnings"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn check_several_files_reports_each_and_fails_if_one_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"name": "b", "tables": [{"name": "T", "primary_key": ["x"], "columns": [{"name": "id"}]}]}"#).unwrap();
+    let split = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/split/financial.json");
+    let o = lucy(&["model", "check", DDO, bad.to_str().unwrap(), split]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o);
+    assert!(out.contains("dbModel `ddo` is valid") && out.contains("dbModel `financial_mini` is valid"), "{out}");
+    assert!(stderr(&o).contains("bad.json: $.tables[0].primary_key[0]: primary key column `x`"), "{}", stderr(&o));
+
+    let o = lucy(&["--json", "model", "check", DDO, split]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+}

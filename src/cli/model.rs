@@ -8,9 +8,12 @@ use crate::model::{render, suggest};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ModelCommand {
-    /// Validate a dbModel (native or split-file form) and print a summary;
-    /// exit 2 with every validation error on stderr.
-    Check { file: PathBuf },
+    /// Validate dbModels (native or split-file form) and print a summary of
+    /// each, warnings on stderr; exit 2 with every validation error on stderr.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// List tables, columns, keys, relationships and patterns; with --json,
     /// print the normalized model.
     Show { file: PathBuf },
@@ -26,32 +29,28 @@ pub enum ModelCommand {
 
 pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
     match cmd {
-        ModelCommand::Check { file } => {
-            let g = crate::model::load_graph(&file)?;
-            let s = render::summary(&g);
-            let shown = file.display().to_string();
-            let warnings: Vec<_> = crate::model::lint::warnings(g.model())
-                .into_iter()
-                .map(|mut w| {
-                    w.file = Some(shown.clone());
-                    w
-                })
-                .collect();
-            if ctx.json {
-                let mut v = serde_json::to_value(&s).map_err(|e| Error::Input(e.to_string()))?;
-                if let Some(o) = v.as_object_mut() {
-                    o.insert("file".into(), shown.into());
-                    o.insert("valid".into(), true.into());
-                    o.insert("warnings".into(), serde_json::to_value(&warnings).unwrap_or_default());
-                }
-                super::print_json(&v)?;
-            } else {
-                print!("{}", render::summary_text(&s, &shown));
-                for w in &warnings {
-                    eprintln!("warning: {w}");
+        ModelCommand::Check { files } => {
+            let mut summaries = Vec::new();
+            let mut failed: Option<Error> = None;
+            for file in &files {
+                match check_one(file, ctx) {
+                    Ok(v) => summaries.push(v),
+                    // With one file the error is the command's error; with
+                    // several, report each and carry on.
+                    Err(e) if files.len() == 1 => return Err(e),
+                    Err(e) => {
+                        super::report_error(&e, ctx);
+                        failed = Some(e);
+                    }
                 }
             }
-            Ok(0)
+            if ctx.json {
+                match &summaries[..] {
+                    [one] if files.len() == 1 => super::print_json(one)?,
+                    _ => super::print_json(&summaries)?,
+                }
+            }
+            Ok(failed.map_or(0, |e| e.exit_code()))
         }
         ModelCommand::Show { file } => {
             let g = crate::model::load_graph(&file)?;
@@ -86,4 +85,32 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// Check one file: print its summary (text mode) and warnings; return the
+/// JSON summary.
+fn check_one(file: &std::path::Path, ctx: Ctx) -> Result<serde_json::Value> {
+    let g = crate::model::load_graph(file)?;
+    let s = render::summary(&g);
+    let shown = file.display().to_string();
+    let warnings: Vec<_> = crate::model::lint::warnings(g.model())
+        .into_iter()
+        .map(|mut w| {
+            w.file = Some(shown.clone());
+            w
+        })
+        .collect();
+    let mut v = serde_json::to_value(&s).map_err(|e| Error::Input(e.to_string()))?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert("file".into(), shown.clone().into());
+        o.insert("valid".into(), true.into());
+        o.insert("warnings".into(), serde_json::to_value(&warnings).unwrap_or_default());
+    }
+    if !ctx.json {
+        print!("{}", render::summary_text(&s, &shown));
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(v)
 }
