@@ -187,3 +187,20 @@ fn check_several_files_reports_each_and_fails_if_one_fails() {
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn suggest_apply_prints_a_valid_model_with_the_proposals() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("bare.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(DDO).unwrap()).unwrap();
+    m["patterns"] = Value::Array(vec![]);
+    std::fs::write(&bare, m.to_string()).unwrap();
+    let o = lucy(&["model", "suggest", "--apply", bare.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let applied = dir.path().join("applied.json");
+    std::fs::write(&applied, stdout(&o)).unwrap();
+    let g = lucy::model::load_graph(&applied).unwrap();
+    assert_eq!(g.model().patterns.len(), 5);
+    assert!(g.is_lookup(g.table_id("LOCATION").unwrap()));
+    assert!(g.junction_of(g.table_id("RSPOOL2CLIENT").unwrap()).is_some());
+}

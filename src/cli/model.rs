@@ -21,7 +21,13 @@ pub enum ModelCommand {
     Import(super::model_import::ImportArgs),
     /// Propose m:m, lookup, star and snowflake patterns from the keys, as a
     /// JSON patch (RFC 6902) to review and apply.
-    Suggest { file: PathBuf },
+    Suggest {
+        file: PathBuf,
+        /// Print the whole model with every proposal applied instead of the
+        /// patch (review it with a diff).
+        #[arg(long)]
+        apply: bool,
+    },
     /// Print the JSON Schema of the dbModel format
     /// (docs/dbmodel.schema.json is this output).
     Schema,
@@ -62,10 +68,19 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
             Ok(0)
         }
         ModelCommand::Import(a) => super::model_import::run(a, ctx),
-        ModelCommand::Suggest { file } => {
+        ModelCommand::Suggest { file, apply } => {
             let g = crate::model::load_graph(&file)?;
             let proposals = suggest::suggest(&g);
-            if ctx.json {
+            if apply {
+                let mut m = g.model().clone();
+                suggest::apply(&mut m, &proposals);
+                // Proposals are built to validate; check anyway before printing.
+                crate::model::validate::check(&m, Some(&file.display().to_string()))?;
+                if !ctx.json {
+                    eprintln!("{}: {} proposal(s) applied", file.display(), proposals.len());
+                }
+                super::print_json(&m)?;
+            } else if ctx.json {
                 super::print_json(&proposals)?;
             } else {
                 if proposals.is_empty() {
