@@ -7,6 +7,8 @@ fn lucy() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
     // Keep the embedding cache out of the user's home.
     c.env("LUCY_CACHE", std::env::temp_dir().join("lucy-test-cache"));
+    // No LLM: `--question` alone must use the offline probes.
+    c.env_remove("LUCY_LLM_MODEL");
     c
 }
 
@@ -76,7 +78,7 @@ fn text_output_lists_tables() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let s = String::from_utf8_lossy(&out.stdout);
-    assert!(s.contains("question phrases (offline)"), "{s}");
+    assert!(s.contains("question phrases (offline: no LLM configured)"), "{s}");
     assert!(s.contains("tables:"), "{s}");
 }
 

@@ -49,6 +49,10 @@ pub struct CrushArgs {
     pub temperature: f64,
     #[arg(long, value_enum, default_value = "minilm")]
     pub embedder: EmbedderKind,
+    /// LLM that hallucinates the probes for --question (without one, the
+    /// question's phrases are the probes).
+    #[command(flatten)]
+    pub llm: crate::llm::LlmArgs,
 }
 
 /// Build the chosen embedder.
@@ -77,8 +81,11 @@ pub fn run(args: CrushArgs, ctx: Ctx) -> Result<i32> {
     let graph = SchemaGraph::new(model)?;
     let question = args.question.clone().unwrap_or_default();
     let (probes, source) = match &args.probes {
-        Some(p) => (crush::probes::parse_schema(p)?, "given"),
-        None => (crush::probes::question_phrases(&question), "question phrases (offline)"),
+        Some(p) => (crush::probes::parse_schema(p)?, "given".to_string()),
+        None => match crate::llm::build_chat_model(&args.llm)? {
+            Some(llm) => (crush::probes::hallucinate(llm.as_ref(), &question)?, format!("hallucinated by {}", llm.model_name())),
+            None => (crush::probes::question_phrases(&question), "question phrases (offline: no LLM configured)".to_string()),
+        },
     };
     let embedder = make_embedder(args.embedder)?;
     let index = crush::model_index(&graph, embedder.as_ref())?;

@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::llm::{ChatModel, ChatRequest, Message};
+use crate::prompts::Prompts;
 
 /// Parse a hallucinated schema into probe texts.
 ///
@@ -78,34 +79,18 @@ fn clean(s: &str) -> String {
         .to_string()
 }
 
-/// The paper's hallucination prompt (Table 1: six in-context examples).
-/// Used until `prompts/crush_hallucinate.j2` is available through the
-/// prompt registry.
-pub const HALLUCINATE_PROMPT: &str = "Hallucinate a minimal schema of a relational database that can be used to answer the natural language question. Answer with the schema only, one line, tables written as Table(column, column, ...) separated by commas. Here are some examples:
-
-Question: Count the number of members in the Bootup Baltimore Club older than 18.
-Schema: Club(Name, id, description, location), member_of_club(club id, student id), Student(id, age)
-
-Question: What are the names of all stations with a latitude smaller than 37.5?
-Schema: Station(Name, Latitude)
-
-Question: Show the season, the player, and the name of the team that players belong to.
-Schema: Match_season(season, team, player), Team(name, team identifier)
-
-Question: Find the first name and age of the students who are playing both Football and Lacrosse.
-Schema: SportsInfo(sportname, student id), Student(age, first name, student id)
-
-Question: What are the names of tourist attractions reachable by bus or is at address 254 Otilie Junction?
-Schema: Locations(address, location id), Tourist_attractions(how to get there, location id, name)
-
-Question: Give the name of the highest paid instructor.
-Schema: Instructor(Name, Salary)";
-
-/// Ask `llm` to hallucinate a minimal schema for `question`; return probes.
+/// Ask `llm` to hallucinate a minimal schema for `question` with the
+/// embedded `crush_hallucinate` prompt (the paper's Table 1); return probes.
 pub fn hallucinate(llm: &dyn ChatModel, question: &str) -> Result<Vec<String>> {
+    hallucinate_with(llm, &Prompts::embedded(), question)
+}
+
+/// [`hallucinate`] with a given prompt set (e.g. `--prompts DIR` overrides).
+pub fn hallucinate_with(llm: &dyn ChatModel, prompts: &Prompts, question: &str) -> Result<Vec<String>> {
+    let prompt = prompts.render("crush_hallucinate", serde_json::json!({ "question": question }))?;
     let req = ChatRequest {
         phase: "crush_hallucinate".into(),
-        messages: vec![Message::system(HALLUCINATE_PROMPT), Message::user(format!("Question: {question}\nSchema:"))],
+        messages: vec![Message::user(prompt)],
         temperature: 0.0,
         n: 1,
         response_schema: None,
@@ -204,7 +189,8 @@ mod tests {
     impl ChatModel for Fixed {
         fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
             assert_eq!(req.phase, "crush_hallucinate");
-            assert!(req.messages[1].content.contains("oldest client"));
+            assert!(req.messages[0].content.contains("Question: Who is the oldest client?\nSchema:"), "{}", req.messages[0].content);
+            assert!(req.messages[0].content.contains("Instructor(name, salary)"));
             Ok(ChatResponse { choices: vec![self.0.into()], usage: Usage::default(), latency_ms: 0.0, structured: false, requests: 1 })
         }
         fn model_name(&self) -> String {
