@@ -111,6 +111,7 @@ fn unknown_field_is_located() {
 fn unknown_cardinality() {
     let i = issues_of(&with(|v| v["relationships"][1]["cardinality"] = json!("M:N")));
     expect(&i, "$.relationships[1].cardinality", "unknown variant `M:N`");
+    assert!(i[0].hint.contains("many_to_many"), "{}", i[0].hint);
 }
 
 #[test]
@@ -353,7 +354,7 @@ fn root_that_is_inner_table_of_another_tree() {
         {"kind": "star", "root": "A", "children": [{"table": "C"}]},
         {"kind": "star", "root": "C", "children": [{"table": "D"}]}
     ])));
-    expect(&i, "$.patterns[1].root", "`C` is the root of the star rooted at `C` ($.patterns[1]) and an inner table of the star rooted at `A`");
+    expect(&i, "$.patterns[1].root", "`C` is the root of a star ($.patterns[1]) and an inner table of the star rooted at `A` ($.patterns[0])");
 }
 
 #[test]

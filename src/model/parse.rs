@@ -148,11 +148,18 @@ fn hint_for(message: &str) -> &'static str {
         "remove the field or fix its spelling (docs/dbmodel.md lists every field)"
     } else if message.starts_with("missing field") {
         "add the required field (docs/dbmodel.md lists every field)"
+    } else if message.starts_with("unknown variant") && is_many_to_many(message) {
+        "a relationship joins two tables directly (1:1, 1:M or M:1); model many-to-many as two M:1 relationships from the junction table plus a `many_to_many` pattern"
     } else if message.starts_with("unknown variant") {
         "use one of the listed values"
     } else {
         "fix the value's type (docs/dbmodel.schema.json has the exact schema)"
     }
+}
+
+fn is_many_to_many(message: &str) -> bool {
+    let m = message.to_ascii_uppercase();
+    ["`M:M`", "`M:N`", "`N:M`", "`N:N`"].iter().any(|v| m.contains(&format!("VARIANT {v}")))
 }
 
 /// A short name of a JSON value's kind, for messages.

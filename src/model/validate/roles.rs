@@ -63,7 +63,13 @@ pub(super) fn check(ix: &Index, res: &Resolved, out: &mut Vec<ModelIssue>) {
             if j != i {
                 out.push(issue(
                     path.clone(),
-                    format!("`{}` is the root of {} and an inner table of {}", ix.name(t), tree_desc(*i), tree_desc(*j)),
+                    format!(
+                        "`{}` is the root of a {} ($.patterns[{}]) and an inner table of {}",
+                        ix.name(t),
+                        kind_name(res.trees[*i].kind),
+                        res.trees[*i].pattern,
+                        tree_desc(*j)
+                    ),
                     "a root is a core table and an inner table is not: merge this tree into the other one under that inner table",
                 ));
             }
