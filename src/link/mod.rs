@@ -120,16 +120,60 @@ fn run(
         Candidate::Table(t) => Some(t),
         Candidate::Column(_) => None,
     }).collect();
-    // Lines 7–12.
-    for t in relevant_core {
-        push_table(trace, graph, t);
-        if graph.pattern_root_kind(t).is_some() {
-            iterative_prompting(graph, question, t, opts, llm, prompts, trace)?;
-        } else {
-            ask_attributes(graph, question, t, opts, llm, prompts, trace)?;
+    // Lines 7–12. The explorations of different relevant tables are
+    // independent, so they run concurrently (the LLM client bounds the
+    // requests in flight); each fills its own trace, merged in table order
+    // so that traces and results do not depend on timing.
+    let parts: Vec<(MatchTrace, Result<()>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = relevant_core
+            .iter()
+            .map(|&t| {
+                scope.spawn(move || {
+                    let mut part = MatchTrace::default();
+                    push_table(&mut part, graph, t);
+                    let r = if graph.pattern_root_kind(t).is_some() {
+                        iterative_prompting(graph, question, t, opts, llm, prompts, &mut part)
+                    } else {
+                        ask_attributes(graph, question, t, opts, llm, prompts, &mut part)
+                    };
+                    (part, r)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| (MatchTrace::default(), Err(Error::llm("match_tables", "a MatchTables worker panicked")))))
+            .collect()
+    });
+    let mut first_err = None;
+    for (part, r) in parts {
+        merge(trace, part);
+        if let Err(e) = r {
+            first_err.get_or_insert(e);
         }
     }
-    Ok(())
+    first_err.map_or(Ok(()), Err)
+}
+
+/// Append one exploration's trace to the phase trace.
+fn merge(trace: &mut MatchTrace, part: MatchTrace) {
+    trace.steps.extend(part.steps);
+    for t in part.tables {
+        if !trace.tables.contains(&t) {
+            trace.tables.push(t);
+        }
+    }
+    for a in part.attributes {
+        if !trace.attributes.contains(&a) {
+            trace.attributes.push(a);
+        }
+    }
+    trace.warnings.extend(part.warnings);
+    let c = &mut trace.cost;
+    c.llm_calls += part.cost.llm_calls;
+    c.requests += part.cost.requests;
+    c.prompt_tokens += part.cost.prompt_tokens;
+    c.completion_tokens += part.cost.completion_tokens;
 }
 
 /// Algorithm 2, breadth-first as the paper's text describes: a node with
