@@ -417,16 +417,17 @@ impl<'m> Analyzer<'m> {
     /// Resolve an expression if it is a plain column reference.
     fn column_expr(&mut self, e: &Expr, scope: &Scope) -> Option<Resolved> {
         match e {
-            Expr::Identifier(i) => self.resolve(None, &ident(i), scope),
+            // SQLite reads an unresolvable "double-quoted" name as a string.
+            Expr::Identifier(i) => self.resolve(None, &ident(i), scope, i.quote_style == Some('"')),
             Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
                 let n = parts.len();
-                self.resolve(Some(&ident(&parts[n - 2])), &ident(&parts[n - 1]), scope)
+                self.resolve(Some(&ident(&parts[n - 2])), &ident(&parts[n - 1]), scope, false)
             }
             _ => None,
         }
     }
 
-    fn resolve(&mut self, qualifier: Option<&str>, col: &str, scope: &Scope) -> Option<Resolved> {
+    fn resolve(&mut self, qualifier: Option<&str>, col: &str, scope: &Scope, maybe_string: bool) -> Option<Resolved> {
         let mut s = Some(scope);
         while let Some(sc) = s {
             if let Some(q) = qualifier {
@@ -445,13 +446,16 @@ impl<'m> Analyzer<'m> {
             }
             s = sc.parent;
         }
-        // Nothing claims it (no model, or a column the model lacks): in a
-        // scope with a single base table, that table must own it.
+        if maybe_string {
+            return None;
+        }
+        // Nothing claims it and no model knows the table: in a scope with a
+        // single base table, that table must own it.
         if qualifier.is_none() {
             let mut s = Some(scope);
             while let Some(sc) = s {
                 if let [r @ Relation { kind: RelKind::Base(_), .. }] = sc.relations.as_slice() {
-                    if self.has_column(r, col) != Some(true) {
+                    if self.has_column(r, col).is_none() {
                         return Some(self.column_of(r, col));
                     }
                 }

@@ -166,6 +166,20 @@ fn quoted_and_mixed_case_identifiers() {
 }
 
 #[test]
+fn double_quoted_strings_are_not_columns() {
+    // SQLite reads "France" as a string when no column has that name.
+    let r = run("SELECT COUNT(*) FROM client WHERE name = \"France\"");
+    assert_eq!(cols(&r), ["client.name"]);
+    assert!(r.unresolved.is_empty());
+    let r = analyze("SELECT COUNT(*) FROM singer WHERE country = \"France\"", Dialect::Sqlite, None).unwrap();
+    assert_eq!(cols(&r), ["singer.country"]);
+    // With a model, a name the table lacks is not invented as a column.
+    let r = run("SELECT nosuch FROM client");
+    assert!(r.columns.is_empty());
+    assert!(r.unresolved.contains("nosuch"));
+}
+
+#[test]
 fn select_aliases_are_not_columns() {
     let r = run("SELECT kind, COUNT(*) AS n FROM account GROUP BY kind ORDER BY n DESC");
     assert!(r.unresolved.is_empty());
