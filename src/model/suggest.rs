@@ -8,8 +8,8 @@
 //! - **m:m**: a table with exactly two foreign keys, referenced by no table,
 //!   whose primary key is those foreign-key columns (with at most 3 other
 //!   columns) or a single surrogate column (with at most 2 other columns);
-//! - **lookup**: a table that references no table and is referenced by at
-//!   least two other tables;
+//! - **lookup**: a table that references no table, is referenced by at
+//!   least two other tables and is not a side of an m:m;
 //! - **star / snowflake**: a *dependent* table has exactly one foreign key,
 //!   and every table referencing it is itself one of its dependents; a
 //!   non-dependent table with dependents roots a 1:M tree of them. Trees
@@ -45,8 +45,8 @@ pub struct Proposal {
 pub fn suggest(g: &SchemaGraph) -> Vec<Proposal> {
     let k = Keys::new(g);
     let mut out = Vec::new();
-    let junctions = k.junctions(&mut out);
-    let lookups = k.lookups(&junctions, &mut out);
+    let (junctions, sides) = k.junctions(&mut out);
+    let lookups = k.lookups(&junctions, &sides, &mut out);
     k.trees(&junctions, &lookups, &mut out);
     out
 }
@@ -96,8 +96,10 @@ impl<'a> Keys<'a> {
         self.g.name(t).to_string()
     }
 
-    fn junctions(&self, out: &mut Vec<Proposal>) -> HashSet<TableId> {
+    /// Proposed junctions, and the sides of every m:m (declared or proposed).
+    fn junctions(&self, out: &mut Vec<Proposal>) -> (HashSet<TableId>, HashSet<TableId>) {
         let mut found = HashSet::new();
+        let mut sides: HashSet<TableId> = self.g.junctions().iter().flat_map(|j| j.sides).collect();
         for j in 0..self.g.len() {
             let [(r0, a), (r1, b)] = self.out[j][..] else { continue };
             if self.taken.contains(&j) || !self.inc[j].is_empty() || a == j || b == j {
@@ -127,6 +129,7 @@ impl<'a> Keys<'a> {
                 continue;
             };
             found.insert(j);
+            sides.extend([a, b]);
             let (na, nb) = (self.name(a), self.name(b));
             out.push(Proposal {
                 op: "add".into(),
@@ -143,13 +146,19 @@ impl<'a> Keys<'a> {
                 ),
             });
         }
-        found
+        (found, sides)
     }
 
-    fn lookups(&self, junctions: &HashSet<TableId>, out: &mut Vec<Proposal>) -> HashSet<TableId> {
+    /// Lookup candidates. A side of an m:m is an entity in its own right,
+    /// not reference data, so it is never proposed.
+    fn lookups(&self, junctions: &HashSet<TableId>, sides: &HashSet<TableId>, out: &mut Vec<Proposal>) -> HashSet<TableId> {
         let mut found = HashSet::new();
         for t in 0..self.g.len() {
-            if self.taken.contains(&t) || junctions.contains(&t) || self.out[t].iter().any(|&(_, p)| p != t) {
+            if self.taken.contains(&t)
+                || junctions.contains(&t)
+                || sides.contains(&t)
+                || self.out[t].iter().any(|&(_, p)| p != t)
+            {
                 continue;
             }
             let mut users: Vec<TableId> = self.inc[t].iter().map(|&(_, c)| c).filter(|&c| c != t).collect();
