@@ -147,3 +147,21 @@ fn bad_options_are_input_errors() {
     let (r, _) = run_with(&chat, Q1, &MatchOptions { samples: 2, min_votes: 3, ..MatchOptions::default() });
     assert!(r.unwrap_err().to_string().contains("--min-votes 3 exceeds --samples 2"));
 }
+
+#[test]
+fn concurrent_exploration_merges_in_table_order() {
+    // CLIENT's attribute answer arrives last, yet its step comes first.
+    let chat = FakeChat::new()
+        .slow("JSON schema of the table CLIENT", 150)
+        .on(&["JSON schema of the database"], &["[CLIENT, DATACENTER, RESOURCEPOOL]"])
+        .on(&["The table RESOURCEPOOL"], &["[name]"])
+        .on(&["JSON schema of the table CLIENT"], &["[name]"])
+        .on(&["JSON schema of the table DATACENTER"], &["[name]"]);
+    let (r, t) = run_with(&chat, Q1, &MatchOptions { samples: 1, ..MatchOptions::default() });
+    r.unwrap();
+    let order: Vec<Option<&str>> = t.steps.iter().map(|s| s.subject.as_deref()).collect();
+    assert_eq!(order, [None, Some("CLIENT"), Some("DATACENTER"), Some("RESOURCEPOOL")]);
+    assert_eq!(t.tables, ["CLIENT", "DATACENTER", "RESOURCEPOOL"]);
+    assert_eq!(t.cost.llm_calls, 4);
+    assert_eq!(chat.phases().len(), 4);
+}

@@ -11,12 +11,14 @@ type FakeRule = (Vec<String>, Result<Vec<String>, String>);
 
 pub struct FakeChat {
     rules: Vec<FakeRule>,
+    /// Requests whose last message contains the needle wait this long first.
+    delays: Vec<(String, u64)>,
     pub requests: Mutex<Vec<ChatRequest>>,
 }
 
 impl FakeChat {
     pub fn new() -> Self {
-        FakeChat { rules: Vec::new(), requests: Mutex::new(Vec::new()) }
+        FakeChat { rules: Vec::new(), delays: Vec::new(), requests: Mutex::new(Vec::new()) }
     }
 
     /// Answer requests whose last message contains every `needle` with `choices`
@@ -32,6 +34,12 @@ impl FakeChat {
         self
     }
 
+    /// Delay answers to requests containing `needle` by `ms`.
+    pub fn slow(mut self, needle: &str, ms: u64) -> Self {
+        self.delays.push((needle.to_string(), ms));
+        self
+    }
+
     pub fn phases(&self) -> Vec<String> {
         self.requests.lock().unwrap().iter().map(|r| r.phase.clone()).collect()
     }
@@ -41,6 +49,11 @@ impl ChatModel for FakeChat {
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
         self.requests.lock().unwrap().push(req.clone());
         let last = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+        for (needle, ms) in &self.delays {
+            if last.contains(needle.as_str()) {
+                std::thread::sleep(std::time::Duration::from_millis(*ms));
+            }
+        }
         for (needles, answer) in &self.rules {
             if needles.iter().all(|n| last.contains(n.as_str())) {
                 return match answer {
