@@ -259,9 +259,11 @@ fn pruning_never_removes_a_node_of_an_optimal_walk() {
     for case in 0..400 {
         let inst = random_inst(&mut rng);
         let p = inst.problem();
-        if let ExactOutcome::Optimal { walk, len, .. } = solve_exact(&p, Some(N), limits()) {
+        if let ExactOutcome::Optimal { walk, len, cost } = solve_exact(&p, Some(N), limits()) {
             for n in len..=N {
-                let pr = prune(&p, n);
+                let mut pr = prune(&p, n);
+                // The cost reduction keeps every table of every walk of cost ≤ c*.
+                lucy::solve::preprocess::prune_by_cost(&p, cost, &mut pr.allowed);
                 assert!(!pr.infeasible, "case {case} n={n}");
                 for (r, &v) in walk.iter().enumerate() {
                     assert!(pr.allowed[v][r], "case {case}: node {v} at step {} pruned (n={n}) {inst:?}", r + 1);

@@ -222,7 +222,7 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
 
 /// Fewest tables outside T strictly after `a` on a path from `a` to `t`
 /// (0-1 BFS towards `t`).
-fn cost_distances(p: &CoreProblem, t: usize) -> Vec<u32> {
+pub fn cost_distances(p: &CoreProblem, t: usize) -> Vec<u32> {
     let mut dist = vec![INF; p.len()];
     let mut dq = std::collections::VecDeque::new();
     dist[t] = 0;

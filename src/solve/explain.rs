@@ -62,7 +62,7 @@ pub fn explain(graph: &SchemaGraph, scope: &Scope, deadline: Instant) -> String 
             }
         }
     }
-    "no walk satisfies the dbModel constraints even with C3, C4 or the user forbids relaxed in pairs (all three together would be needed)".into()
+    "no walk satisfies the dbModel constraints, and relaxing C3 (m:m), C4 (lookup) or the user forbids alone or in pairs does not help (or the search for a relaxed walk ran out of time): all three groups block it together".into()
 }
 
 fn forbids_note(graph: &SchemaGraph, scope: &Scope) -> String {

@@ -116,7 +116,12 @@ pub fn solve_core(p: &CoreProblem, time_limit_s: f64, opts: CoreOptions) -> Resu
             break;
         }
         let t = Instant::now();
-        let pruned = if opts.preprocess { Some(prune(p, n)) } else { None };
+        let mut pruned = if opts.preprocess { Some(prune(p, n)) } else { None };
+        if let (Some(pr), Some((c, _, _))) = (pruned.as_mut(), proven.as_ref()) {
+            if !pr.infeasible {
+                pr.kept -= preprocess::prune_by_cost(p, *c, &mut pr.allowed);
+            }
+        }
         sol.prune_ms += t.elapsed().as_secs_f64() * 1e3;
         if pruned.as_ref().is_some_and(|x| x.infeasible) {
             continue;

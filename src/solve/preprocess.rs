@@ -265,3 +265,59 @@ pub fn prune(p: &CoreProblem, n: usize) -> Pruned {
     let kept = allowed.iter().filter(|a| a.iter().any(|&x| x)).count();
     Pruned { allowed, kept, infeasible }
 }
+
+/// With the optimal cost c* proved (by the exact search), drop every table
+/// outside T that cannot lie on a walk of cost ≤ c*: a walk through i pays 1
+/// for i, plus at least the cost-tour of the relevant tables visited before i
+/// (ending next to i) and of those after it, in the metric closure of
+/// "tables outside T strictly in between" distances. Only for |T| ≤ 12.
+/// Returns how many tables were dropped.
+pub fn prune_by_cost(p: &CoreProblem, c_star: usize, allowed: &mut [Vec<bool>]) -> usize {
+    let rel = p.relevant_nodes();
+    let k = rel.len();
+    if k == 0 || k > SUBSET_DP_MAX {
+        return 0;
+    }
+    let cd: Vec<Vec<u32>> = rel.iter().map(|&t| super::exact::cost_distances(p, t)).collect();
+    let full = (1usize << k) - 1;
+    let mut h = vec![vec![INF; k]; full + 1];
+    for a in 0..k {
+        h[1 << a][a] = 0;
+    }
+    for s in 1..=full {
+        for a in 0..k {
+            if s & (1 << a) == 0 || h[s][a] >= INF {
+                continue;
+            }
+            for b in 0..k {
+                if s & (1 << b) == 0 {
+                    let v = h[s][a] + cd[b][rel[a]];
+                    let t = s | (1 << b);
+                    h[t][b] = h[t][b].min(v);
+                }
+            }
+        }
+    }
+    let mut dropped = 0;
+    let mut a = vec![INF; full + 1];
+    for i in 0..p.len() {
+        if p.relevant[i] || !allowed[i].iter().any(|&x| x) {
+            continue;
+        }
+        a.iter_mut().for_each(|x| *x = INF);
+        a[0] = 0;
+        for s in 1..=full {
+            for t in 0..k {
+                if s & (1 << t) != 0 && h[s][t] < INF && cd[t][i] < INF {
+                    a[s] = a[s].min(h[s][t] + cd[t][i]);
+                }
+            }
+        }
+        let lb = (0..=full).map(|s| a[s].saturating_add(a[full ^ s])).min().unwrap_or(INF);
+        if lb >= INF || 1 + lb as usize > c_star {
+            allowed[i].iter_mut().for_each(|x| *x = false);
+            dropped += 1;
+        }
+    }
+    dropped
+}
