@@ -187,7 +187,16 @@ pub fn run_suite(suite: &Suite, opts: &RunOptions) -> Result<Vec<QuestionResult>
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(q) = questions.get(i) else { break };
                 let r = match suite.model_path(q).map(|p| graphs.get(&p).cloned()) {
-                    Ok(Some(graph)) => run_question(suite, q, &graph, opts),
+                    // One question's panic must not lose the other results.
+                    Ok(Some(graph)) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_question(suite, q, &graph, opts)))
+                        .unwrap_or_else(|p| {
+                            let msg = p
+                                .downcast_ref::<String>()
+                                .cloned()
+                                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                                .unwrap_or_default();
+                            error_result(q, format!("internal error (panic) on this question: {msg}"))
+                        }),
                     Ok(None) | Err(_) => error_result(q, "dbModel not loaded".into()),
                 };
                 if let Ok(mut t) = tally.lock() {
