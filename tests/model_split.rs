@@ -102,5 +102,23 @@ fn converted_model_is_validated() {
         let text = std::fs::read_to_string(&p).unwrap().replace("\"m2m_middle_table\": \"Disp\"", "\"m2m_middle_table\": \"Dsp\"");
         std::fs::write(p, text).unwrap();
     });
-    assert!(issues.iter().any(|i| i.path == "$.patterns[0].junction" && i.message.contains("unknown table `Dsp`")), "{issues:?}");
+    // Validation paths point at the main file's entries.
+    assert!(issues.iter().any(|i| i.path == "$.patterns[\"Account, Client\"].junction" && i.message.contains("unknown table `Dsp`")), "{issues:?}");
+}
+
+#[test]
+fn validation_issues_point_at_split_entries() {
+    let issues = broken(|d| {
+        let p = d.join("financial.json");
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("\"primary\": [\"account_id\"]", "\"primary\": [\"acct_id\"]")
+            .replace("\"foreign_relation_ref_table_keys\": [\"client_id\"]", "\"foreign_relation_ref_table_keys\": [\"clientid\"]")
+            .replace("\"forbid_relationships\": [\"Client-District\"]", "\"forbid_tables\": [\"Nope\"]");
+        std::fs::write(p, text).unwrap();
+    });
+    let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+    assert!(paths.contains(&"$.tables.Account.primary_key[0]"), "{paths:?}");
+    assert!(paths.contains(&"$.constraints[\"Disp, Client\"].on[0][1]"), "{paths:?}");
+    assert!(paths.contains(&"$.user_constraints.forbid_tables[0]"), "{paths:?}");
 }

@@ -35,12 +35,32 @@ pub fn parse(text: &str, file: Option<&str>) -> Result<DbModel> {
     parse::native(&value, file).map_err(Error::Model)
 }
 
-/// Read, parse and fully validate a dbModel file (either form).
+/// Read, parse and fully validate a dbModel file (either form). Issues in
+/// a split-form model point at the main file's entries
+/// (`$.tables.Client.primary_key[0]`).
 pub fn load(path: impl AsRef<Path>) -> Result<DbModel> {
     let path = path.as_ref();
     let text = crate::error::read_to_string(path)?;
     let file = path.display().to_string();
-    let model = parse(&text, Some(&file))?;
+    let value = parse::value(&text, Some(&file)).map_err(Error::Model)?;
+    if split::is_split(&value) {
+        let base = path.parent().unwrap_or(Path::new(""));
+        let (model, origins) = split::convert_with_origins(&value, Some(&file), base).map_err(Error::Model)?;
+        return match validate::check(&model, Some(&file)) {
+            Ok(()) => Ok(model),
+            Err(Error::Model(issues)) => Err(Error::Model(
+                issues
+                    .into_iter()
+                    .map(|mut i| {
+                        i.path = origins.locate(&i.path);
+                        i
+                    })
+                    .collect(),
+            )),
+            Err(e) => Err(e),
+        };
+    }
+    let model = parse::native(&value, Some(&file)).map_err(Error::Model)?;
     validate::check(&model, Some(&file))?;
     Ok(model)
 }

@@ -23,9 +23,45 @@ pub fn is_split(v: &Value) -> bool {
     v.get("tables").is_some_and(Value::is_object)
 }
 
+/// Where each element of a converted model was declared in the main file,
+/// so validation issues can point there.
+#[derive(Debug, Clone, Default)]
+pub struct Origins {
+    /// JSON path of each table entry, e.g. `$.tables.Client`.
+    pub tables: Vec<String>,
+    /// JSON path of each relationship entry, e.g. `$.constraints["Client, District"]`.
+    pub relationships: Vec<String>,
+    /// JSON path of each pattern entry.
+    pub patterns: Vec<String>,
+}
+
+impl Origins {
+    /// Rewrite a normalized-model path (`$.tables[2].columns[0]`) to the
+    /// entry of the main file it came from (`$.tables.Account.columns[0]`).
+    pub fn locate(&self, path: &str) -> String {
+        for (prefix, list) in [("$.tables[", &self.tables), ("$.relationships[", &self.relationships), ("$.patterns[", &self.patterns)] {
+            let Some(rest) = path.strip_prefix(prefix) else { continue };
+            let Some((idx, tail)) = rest.split_once(']') else { continue };
+            if let Some(origin) = idx.parse::<usize>().ok().and_then(|i| list.get(i)) {
+                return format!("{origin}{tail}");
+            }
+        }
+        if let Some(tail) = path.strip_prefix("$.constraints") {
+            return format!("$.user_constraints{tail}");
+        }
+        path.to_string()
+    }
+}
+
 /// Convert a split-form main file (already parsed) into a `DbModel`,
 /// reading the table files relative to `base`.
 pub fn convert(v: &Value, file: Option<&str>, base: &Path) -> Result<DbModel, Vec<ModelIssue>> {
+    convert_with_origins(v, file, base).map(|(m, _)| m)
+}
+
+/// `convert`, also returning where each element came from.
+pub fn convert_with_origins(v: &Value, file: Option<&str>, base: &Path) -> Result<(DbModel, Origins), Vec<ModelIssue>> {
+    let mut origins = Origins::default();
     let mut cx = Cx { file, base, out: Vec::new() };
     let obj = v.as_object().cloned().unwrap_or_default();
     const FIELDS: [&str; 7] = ["name", "description", "dialect", "tables", "constraints", "patterns", "user_constraints"];
@@ -47,6 +83,7 @@ pub fn convert(v: &Value, file: Option<&str>, base: &Path) -> Result<DbModel, Ve
     if let Some(Value::Object(entries)) = obj.get("tables") {
         for (key, entry) in entries {
             if let Some(t) = cx.table(key, entry) {
+                origins.tables.push(path("$.tables", key));
                 tables.push(t);
             }
         }
@@ -54,19 +91,22 @@ pub fn convert(v: &Value, file: Option<&str>, base: &Path) -> Result<DbModel, Ve
     let mut relationships = Vec::new();
     if let Some(c) = obj.get("constraints") {
         for (key, entry) in cx.object(c, "$.constraints") {
+            let before = relationships.len();
             cx.relationships(&key, &entry, &mut relationships);
+            origins.relationships.resize(relationships.len().max(before), path("$.constraints", &key));
         }
     }
     let mut patterns = Vec::new();
     if let Some(p) = obj.get("patterns") {
         for (key, entry) in cx.object(p, "$.patterns") {
             if let Some(pat) = cx.pattern(&key, &entry, &relationships) {
+                origins.patterns.push(path("$.patterns", &key));
                 patterns.push(pat);
             }
         }
     }
     if cx.out.is_empty() {
-        Ok(DbModel { name, description, dialect, tables, relationships, patterns, constraints })
+        Ok((DbModel { name, description, dialect, tables, relationships, patterns, constraints }, origins))
     } else {
         Err(cx.out)
     }
