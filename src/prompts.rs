@@ -190,7 +190,7 @@ mod tests {
             "match_tables" => json!({"question": "Q?", "database": "ddo", "schema_json": "{\"CLIENT\": \"x\"}", "elements": ["CLIENT", "DATACENTER"]}),
             "pattern_children" => json!({"question": "Q?", "table": "RESOURCEPOOL", "kind": "snowflake", "schema_json": "{}", "elements": ["CONFIG", "name"]}),
             "attributes" => json!({"question": "Q?", "table": "CLIENT", "schema_json": "{}", "elements": ["id", "name"]}),
-            "query_view" => json!({"question": "Q?", "dialect": "SQLite", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols}),
+            "query_view" => json!({"question": "Q?", "dialect": "SQLite", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": ""}),
             "query_view_schema" => json!({"question": "Q?", "dialect": "SQLite", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development"}),
             "repair_sql" => json!({"sql": "SELECT x", "error": "no x", "dialect": "SQLite", "allowed": "the view lucy_view"}),
             "direct_sql" => json!({"question": "Q?", "dialect": "MySQL", "ddl": "CREATE TABLE A(id INT);", "evidence": ""}),

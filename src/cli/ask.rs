@@ -40,10 +40,10 @@ pub struct AskArgs {
     /// Relevant attributes TABLE.column, comma-separated: skip MatchTables.
     #[arg(long, value_delimiter = ',', value_name = "T.c,…")]
     pub attrs: Vec<String>,
-    /// Extra knowledge for the question (e.g. BIRD's evidence); shown with --schema-context.
+    /// Extra knowledge for the question (e.g. BIRD's evidence), shown to QueryView.
     #[arg(long)]
     pub evidence: Option<String>,
-    /// Show the relevant tables' DDL and descriptions (and --evidence) to QueryView (PROMPTC').
+    /// Show the relevant tables' DDL and descriptions to QueryView (PROMPTC').
     #[arg(long)]
     pub schema_context: bool,
     /// Run the final SQL read-only on this SQLite database and print the rows.

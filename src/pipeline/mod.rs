@@ -64,10 +64,11 @@ pub struct AskOptions {
     pub tables: Vec<String>,
     /// Given relevant attributes `TABLE.column`: MatchTables is skipped.
     pub attrs: Vec<String>,
-    /// PROMPTC' (relevant tables' DDL with descriptions, plus evidence)
-    /// instead of PROMPTC; descriptions as comments in PROMPTB.
+    /// PROMPTC' (relevant tables' DDL with descriptions) instead of
+    /// PROMPTC; descriptions as comments in PROMPTB.
     pub schema_context: bool,
-    /// Extra knowledge for the question (BIRD's evidence).
+    /// Extra knowledge for the question (BIRD's evidence), shown to the
+    /// SQL-writing prompt.
     pub evidence: Option<String>,
     /// Run the final SQL read-only on this SQLite file.
     pub execute: Option<PathBuf>,
@@ -316,11 +317,11 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
     let schema = if opts.schema_context {
         let ids: Vec<TableId> = view.tables.iter().filter_map(|t| graph.table_id(t)).collect();
         ddl_text = ddl::ddl(graph, Some(&ids), true);
-        Some((ddl_text.as_str(), opts.evidence.as_deref()))
+        Some(ddl_text.as_str())
     } else {
         None
     };
-    let (prompt_name, prompt) = query::view_prompt(&prompts, &view, question, dialect, schema)?;
+    let (prompt_name, prompt) = query::view_prompt(&prompts, &view, question, dialect, schema, opts.evidence.as_deref())?;
     let run_it = stop != Some(StopAfter::Sql);
     let task = SqlTask {
         prompt_name,

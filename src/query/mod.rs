@@ -74,13 +74,14 @@ pub struct SqlOutcome {
 }
 
 /// Render the QueryView prompt for `view`: PROMPTC, or PROMPTC' when
-/// `schema` (DDL of the view's tables) is given.
+/// `schema` (DDL of the view's tables) is given; `evidence` is shown in both.
 pub fn view_prompt(
     prompts: &Prompts,
     view: &ViewResult,
     question: &str,
     dialect: Dialect,
-    schema: Option<(&str, Option<&str>)>,
+    schema: Option<&str>,
+    evidence: Option<&str>,
 ) -> Result<(String, String)> {
     let columns: Vec<serde_json::Value> = view
         .columns
@@ -93,11 +94,11 @@ pub fn view_prompt(
         "view_name": view.view_name,
         "view_sql": view.view_sql.trim(),
         "columns": columns,
+        "evidence": evidence.unwrap_or(""),
     });
     let name = match schema {
-        Some((ddl, evidence)) => {
+        Some(ddl) => {
             vars["schema"] = ddl.into();
-            vars["evidence"] = evidence.unwrap_or("").into();
             "query_view_schema"
         }
         None => "query_view",

@@ -29,7 +29,7 @@ fn q1_view() -> ViewResult {
 }
 
 fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
-    let (name, prompt) = view_prompt(&Prompts::embedded(), view, "Q1?", Dialect::Sqlite, None).unwrap();
+    let (name, prompt) = view_prompt(&Prompts::embedded(), view, "Q1?", Dialect::Sqlite, None, None).unwrap();
     SqlTask {
         prompt_name: name,
         prompt,
@@ -123,7 +123,12 @@ fn no_sql_in_answer_and_pragma_attach() {
 #[test]
 fn schema_context_uses_prompt_c_prime() {
     let v = q1_view();
-    let (name, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Mysql, Some(("CREATE TABLE CLIENT(id INT);", Some("dev = development")))).unwrap();
+    let (name, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Mysql, Some("CREATE TABLE CLIENT(id INT);"), Some("dev = development")).unwrap();
     assert_eq!(name, "query_view_schema");
     assert!(p.contains("MySQL query") && p.contains("CREATE TABLE CLIENT") && p.contains("dev = development"));
+    let (name, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Sqlite, None, Some("dev = development")).unwrap();
+    assert_eq!(name, "query_view");
+    assert!(p.contains("Additional knowledge to answer: dev = development"));
+    let (_, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Sqlite, None, None).unwrap();
+    assert!(!p.contains("Additional knowledge"));
 }
