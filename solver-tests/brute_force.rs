@@ -436,3 +436,34 @@ fn generate_view_matches_brute_force_on_random_models() {
     }
     assert!(checked > 100 && infeasible > 20 && ambiguous > 10, "checked {checked}, infeasible {infeasible}, ambiguous {ambiguous}");
 }
+
+/// When the exact search gives up (budget of one state here), the MILP
+/// deepens n from the lower bound: its answer is the optimum among walks of
+/// at most the first feasible n, and it says so in `n_bound`.
+#[test]
+fn deepening_fallback_is_optimal_for_its_n() {
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let mut used = 0;
+    for case in 0..150 {
+        let inst = random_inst(&mut rng);
+        let p = inst.problem();
+        let opts = CoreOptions { exact_states: 1, ..CoreOptions::default() };
+        let sol = solve_core(&p, 30.0, opts).expect("solve_core");
+        let ctx = format!("case {case}: {inst:?} {sol:?}");
+        if sol.walk.is_empty() {
+            // Only the lower bound / reductions can prove infeasibility here.
+            assert_eq!(inst.brute(N), None, "{ctx}");
+            continue;
+        }
+        assert_eq!(sol.status, SolveStatus::Optimal, "{ctx}");
+        assert!(inst.valid(&sol.walk), "{ctx}");
+        if sol.n <= N && sol.lower > 1 {
+            assert_eq!(Some(inst.objective(&sol.walk)), inst.brute(sol.n), "{ctx}");
+            // No shorter horizon is feasible.
+            assert_eq!(inst.brute(sol.n - 1), None, "{ctx}");
+            used += 1;
+        }
+        assert!(sol.n_bound.contains("smallest feasible n") || sol.lower == 1, "{ctx}");
+    }
+    assert!(used > 40, "{used}");
+}
