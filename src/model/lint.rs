@@ -7,10 +7,13 @@ use crate::types::{Cardinality, DbModel};
 /// Warnings for a model (meaningful only once it passes validation).
 pub fn warnings(model: &DbModel) -> Vec<ModelIssue> {
     let mut out = Vec::new();
+    let index: std::collections::HashMap<String, usize> =
+        model.tables.iter().enumerate().map(|(i, t)| (t.name.to_lowercase(), i)).collect();
+    let lookup = |name: &str| index.get(&name.to_lowercase()).copied();
     let mut connected = vec![false; model.tables.len()];
     for rel in &model.relationships {
         for t in [&rel.from, &rel.to] {
-            if let Some(i) = model.table_index(t) {
+            if let Some(i) = lookup(t) {
                 connected[i] = true;
             }
         }
@@ -37,7 +40,7 @@ pub fn warnings(model: &DbModel) -> Vec<ModelIssue> {
             Cardinality::ManyToOne | Cardinality::OneToOne => (&rel.to, rel.on.iter().map(|p| &p[1]).collect::<Vec<_>>(), 1),
             Cardinality::OneToMany => (&rel.from, rel.on.iter().map(|p| &p[0]).collect::<Vec<_>>(), 0),
         };
-        let Some(t) = model.table(one) else { continue };
+        let Some(t) = lookup(one).map(|i| &model.tables[i]) else { continue };
         if t.primary_key.is_empty() {
             continue;
         }

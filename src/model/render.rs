@@ -1,13 +1,13 @@
 //! Human-readable and JSON summaries of a dbModel (`lucy model check` and
 //! `lucy model show`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 use serde::Serialize;
 
 use crate::graph::{SchemaGraph, TableId, TreeKind};
-use crate::types::Pattern;
+use crate::types::{Cardinality, Pattern};
 
 /// What `lucy model check` reports for a valid model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,6 +87,18 @@ pub fn show_text(g: &SchemaGraph) -> String {
     if let Some(d) = &m.description {
         let _ = writeln!(o, "  {d}");
     }
+    // Foreign-key references per (table, lower-case column), computed once.
+    let mut refs: HashMap<(TableId, String), Vec<String>> = HashMap::new();
+    for (r, rel) in m.relationships.iter().enumerate() {
+        let (from, to) = g.endpoints(r);
+        for [a, b] in &rel.on {
+            let (t, col, target) = match rel.cardinality {
+                Cardinality::OneToMany => (to, b, format!("{}.{a}", rel.from)),
+                _ => (from, a, format!("{}.{b}", rel.to)),
+            };
+            refs.entry((t, col.to_lowercase())).or_default().push(format!("→ {target}"));
+        }
+    }
     let _ = writeln!(o, "\nTables ({}):", m.tables.len());
     for (id, t) in m.tables.iter().enumerate() {
         let _ = writeln!(o, "  {} [{}]{}", t.name, roles(g, id).join(", "), desc(&t.description));
@@ -95,15 +107,8 @@ pub fn show_text(g: &SchemaGraph) -> String {
             if t.primary_key.iter().any(|k| k.eq_ignore_ascii_case(&c.name)) {
                 flags.push("PK".to_string());
             }
-            for (r, rel) in m.relationships.iter().enumerate() {
-                let (from, to) = g.endpoints(r);
-                for [a, b] in &rel.on {
-                    if from == id && a.eq_ignore_ascii_case(&c.name) {
-                        flags.push(format!("→ {}.{b}", rel.to));
-                    } else if to == id && from != id && b.eq_ignore_ascii_case(&c.name) && rel.cardinality == crate::types::Cardinality::OneToMany {
-                        flags.push(format!("→ {}.{a}", rel.from));
-                    }
-                }
+            if let Some(r) = refs.get(&(id, c.name.to_lowercase())) {
+                flags.extend(r.iter().cloned());
             }
             if !c.nullable {
                 flags.push("NOT NULL".into());
