@@ -385,10 +385,16 @@ fn forbidden(graph: &SchemaGraph, pairs: &BTreeSet<JoinPair>) -> Option<String> 
     // lookup table itself (e.g. client.district_id = account.district_id).
     for p in pairs {
         for &l in graph.lookup_tables() {
+            // `c` is the foreign key of its table towards the lookup.
             let key_side = |c: &ColumnRef| {
                 graph.neighbors(l).any(|(t, r)| {
+                    let rel = graph.relationship(r);
                     graph.name(t).eq_ignore_ascii_case(&c.table)
-                        && graph.relationship(r).on.iter().any(|[a, b]| a.eq_ignore_ascii_case(&c.column) || b.eq_ignore_ascii_case(&c.column))
+                        && t != l
+                        && rel.on.iter().any(|[a, b]| {
+                            let mine = if rel.from.eq_ignore_ascii_case(&c.table) { a } else { b };
+                            mine.eq_ignore_ascii_case(&c.column)
+                        })
                 })
             };
             if p.left.table != p.right.table && key_side(&p.left) && key_side(&p.right) && declared(graph, p).is_none() {
@@ -439,5 +445,71 @@ impl OracleSummary {
     /// matched / multi-table questions.
     pub fn match_rate(&self) -> f64 {
         if self.multi_table == 0 { 0.0 } else { self.matched as f64 / self.multi_table as f64 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ddo() -> SchemaGraph {
+        let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
+        SchemaGraph::new(m).unwrap()
+    }
+
+    fn case(sql: &str) -> OracleCase {
+        oracle_case(&ddo(), "t", None, sql, Dialect::Sqlite, 5.0)
+    }
+
+    #[test]
+    fn q1_gold_matches() {
+        let c = case(
+            "SELECT c.name, d.name FROM DATACENTER d JOIN COMPUTE k ON k.dc_id = d.id JOIN RESOURCEPOOL p ON p.compute_id = k.id \
+             JOIN RSPOOL2CLIENT j ON j.rspool_id = p.id JOIN CLIENT c ON c.id = j.client_id",
+        );
+        assert!(c.matched(), "{c:?}");
+        assert!(c.accuracy.unwrap().exact);
+        let single = case("SELECT name FROM CLIENT");
+        assert!(!single.multi_table && !single.matched() && single.mismatch.is_none());
+    }
+
+    #[test]
+    fn mismatch_classes() {
+        let c = case("SELECT c.name FROM CLIENT c JOIN LOCATION l ON c.loc_id = l.id JOIN DATACENTER d ON d.loc_id = l.id");
+        assert_eq!(c.mismatch, Some(MismatchClass::ModelForbids));
+        assert!(c.detail.contains("LOCATION (C4)"), "{}", c.detail);
+        let c = case("SELECT c.name FROM CLIENT c JOIN DATACENTER d ON c.loc_id = d.loc_id");
+        assert_eq!(c.mismatch, Some(MismatchClass::ModelForbids), "shared lookup key without the lookup");
+        let c = case("SELECT 1 FROM CLIENT c JOIN RSPOOL2CLIENT j ON j.client_id = c.id JOIN PAYMENT p ON p.client_id = j.client_id");
+        assert_eq!(c.mismatch, Some(MismatchClass::ModelForbids));
+        assert!(c.detail.contains("(C3)"), "{}", c.detail);
+        let c = case("SELECT 1 FROM CLIENT c JOIN DATACENTER d ON c.id = d.id");
+        assert_eq!(c.mismatch, Some(MismatchClass::ModelGap));
+        assert!(c.detail.contains("client.id = datacenter.id"), "{}", c.detail);
+        let c = case("SELECT 1 FROM CLIENT a JOIN CLIENT b ON a.loc_id = b.loc_id JOIN PAYMENT p ON p.client_id = a.id");
+        assert_eq!(c.mismatch, Some(MismatchClass::MultipleUse));
+        // Used twice, but along the same pair: the view expresses it.
+        let c = case("SELECT 1 FROM CLIENT a JOIN RSPOOL2CLIENT j ON j.client_id = a.id JOIN CLIENT b ON b.id = j.client_id");
+        assert!(c.matched());
+        let c = case("SELECT name FROM CLIENT UNION SELECT name FROM DATACENTER");
+        assert_eq!(c.mismatch, Some(MismatchClass::SetOperation));
+        let c = case("SELECT 1 FROM CLIENT c JOIN NOPE n ON n.id = c.id");
+        assert_eq!(c.mismatch, Some(MismatchClass::ModelMissingTable));
+        assert!(c.detail.contains("nope"));
+        let c = case("SELEC 1 FROM");
+        assert_eq!(c.mismatch, Some(MismatchClass::GoldUnparseable));
+    }
+
+    #[test]
+    fn summary_counts() {
+        let cases = vec![
+            case("SELECT c.name FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id"),
+            case("SELECT 1 FROM CLIENT c JOIN DATACENTER d ON c.id = d.id"),
+            case("SELECT name FROM CLIENT"),
+        ];
+        let s = OracleSummary::of(&cases);
+        assert_eq!((s.questions, s.multi_table, s.matched), (3, 2, 1));
+        assert_eq!(s.match_rate(), 0.5);
+        assert_eq!(s.by_class, vec![(MismatchClass::ModelGap, 1)]);
     }
 }
