@@ -70,6 +70,25 @@ pub struct AskArgs {
     /// Use the PROMPTB baseline (whole schema, no view) instead of lucy's phases.
     #[arg(long)]
     pub direct: bool,
+    /// Shrink the core tables offered to MatchTables with CRUSH (for large
+    /// models): `crush` keeps the tables of the --budget schema elements the
+    /// exact CRUSH solver picks.
+    #[arg(long, value_enum, default_value_t = Prefilter::None)]
+    pub prefilter: Prefilter,
+    /// CRUSH budget in schema elements (default 20 for --prefilter crush,
+    /// 8 for the offline linker used when no LLM is configured).
+    #[arg(long)]
+    pub budget: Option<usize>,
+    /// CRUSH probes instead of the LLM's hallucinated schema, e.g. "T(c1, c2); U(c3)".
+    #[arg(long, value_name = "P")]
+    pub probes: Option<String>,
+}
+
+/// Pre-filters of the core tables before MatchTables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Prefilter {
+    None,
+    Crush,
 }
 
 impl AskArgs {
@@ -109,12 +128,20 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
     let model = crate::model::load(&args.model)?;
     let graph = SchemaGraph::new(model)?;
     let llm = build_chat_model(&args.llm)?;
+    let mut opts = args.options();
     if llm.is_none() && !args.offline_ok() {
-        return Err(Error::Input(format!(
-            "{NOT_CONFIGURED_HINT}. Without an LLM, `lucy ask --tables T1,T2 --stop-after view` still builds the view"
-        )));
+        if args.direct || !args.tables.is_empty() || !args.attrs.is_empty() {
+            return Err(Error::Input(format!(
+                "{NOT_CONFIGURED_HINT}. Without an LLM, `lucy ask --tables T1,T2 --stop-after view` still builds the view"
+            )));
+        }
+        offline_phase_one(&graph, &args, &mut opts, ctx)?;
+    } else if args.prefilter == Prefilter::Crush {
+        let embedder = load_embedder()?;
+        let budget = args.budget.unwrap_or(20);
+        let picked = crate::crush::prefilter_tables(&graph, &args.question, args.probes.as_deref(), budget, llm.as_deref(), &embedder)?;
+        opts.restrict_core_tables = Some(core_of(&graph, &picked));
     }
-    let opts = args.options();
     if args.direct {
         let o = pipeline::direct_sql(&graph, &args.question, args.evidence.as_deref(), &opts, llm.as_deref())?;
         write_trace(args.trace.as_deref(), &o.trace)?;
@@ -138,6 +165,48 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         print_human(&o);
     }
     Ok(report_failure(o.failure.as_ref(), ctx, args.trace.is_some()))
+}
+
+/// No LLM configured and no tables given: phase 1 by the offline embedding
+/// linker (CRUSH's exact solver over MiniLM embeddings of the question's
+/// phrases), then stop after the view, since QueryView needs an LLM.
+fn offline_phase_one(graph: &SchemaGraph, args: &AskArgs, opts: &mut AskOptions, ctx: Ctx) -> Result<()> {
+    let embedder = load_embedder().map_err(|e| {
+        Error::Input(format!("{NOT_CONFIGURED_HINT}. The offline linker used without an LLM is unavailable too: {e}"))
+    })?;
+    let budget = args.budget.unwrap_or(8);
+    let (tables, columns) = crate::crush::embedding_link(graph, &args.question, budget, &embedder)?;
+    if !ctx.json {
+        eprintln!(
+            "note: {NOT_CONFIGURED_HINT}.\nnote: phase 1 ran on the offline embedding linker (CRUSH over MiniLM); stopping after the view"
+        );
+    }
+    opts.tables = tables;
+    opts.attrs = columns.iter().map(|c| c.to_string()).collect();
+    opts.given_source = Some(format!("offline embedding linker (CRUSH exact, MiniLM, budget {budget}): no LLM configured"));
+    if opts.stop_after != Some(StopAfter::Match) {
+        opts.stop_after = Some(StopAfter::View);
+    }
+    Ok(())
+}
+
+fn load_embedder() -> Result<crate::crush::embed::minilm::MiniLm> {
+    crate::crush::embed::minilm::MiniLm::load_default()
+}
+
+/// The core tables to offer MatchTables for CRUSH's picks: an inner table
+/// stands for its pattern root.
+fn core_of(graph: &SchemaGraph, tables: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tables {
+        let Some(id) = graph.table_id(t) else { continue };
+        let core = graph.inner_position(id).map_or(id, |p| p.root);
+        let name = graph.name(core).to_string();
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
 }
 
 fn write_trace(path: Option<&std::path::Path>, trace: &crate::types::trace::Trace) -> Result<()> {

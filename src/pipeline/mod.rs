@@ -83,6 +83,9 @@ pub struct AskOptions {
     pub view_name: String,
     /// Prefilter hook (e.g. CRUSH): offer only these core tables.
     pub restrict_core_tables: Option<Vec<String>>,
+    /// Where given `tables`/`attrs` came from, for the trace (default
+    /// `given`; e.g. the offline embedding linker).
+    pub given_source: Option<String>,
     /// Directory overriding prompt templates.
     pub prompts_dir: Option<PathBuf>,
 }
@@ -104,6 +107,7 @@ impl Default for AskOptions {
             time_limit_s: 10.0,
             view_name: crate::types::default_view_name(),
             restrict_core_tables: None,
+            given_source: None,
             prompts_dir: None,
         }
     }
@@ -247,7 +251,7 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
     let mut mt = MatchTrace::default();
     if given {
         let (tables, attrs) = given_relevance(graph, &opts.tables, &opts.attrs)?;
-        mt.source = "given".into();
+        mt.source = opts.given_source.clone().unwrap_or_else(|| "given".into());
         mt.tables = tables;
         mt.attributes = attrs;
     } else if let Some(llm) = llm {
