@@ -32,14 +32,40 @@ fn text(o: &Output) -> (String, String) {
 }
 
 #[test]
-fn no_llm_configured_says_how_and_exits_2() {
+fn no_llm_and_no_offline_model_says_how_and_exits_2() {
+    let empty = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let o = bare_lucy().args(["ask", "--model", MODEL, Q1]).output().unwrap();
+    let o = bare_lucy().args(["ask", "--model", MODEL, Q1]).env("LUCY_MINILM_DIR", empty.path()).output().unwrap();
     assert!(started.elapsed() < Duration::from_secs(20), "must not hang");
     assert_eq!(o.status.code(), Some(2));
     let (_, err) = text(&o);
     assert!(err.contains("no LLM configured") && err.contains("--llm-model") && err.contains("LUCY_API_KEY"), "{err}");
-    assert!(err.contains("--stop-after view"), "{err}");
+    assert!(err.contains("offline linker"), "{err}");
+    assert!(err.contains("fetch-minilm.sh"), "{err}");
+}
+
+/// Without an LLM, phase 1 runs on the offline embedding linker (CRUSH over
+/// MiniLM) and the run stops after the view; the trace names the linker.
+#[test]
+fn no_llm_uses_the_offline_linker_and_stops_after_the_view() {
+    if !lucy::crush::embed::minilm::MiniLm::available(&lucy::crush::embed::minilm::MiniLm::default_dir()) {
+        eprintln!("skipped: MiniLM model files absent (scripts/fetch-minilm.sh installs them; CI runs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let o = bare_lucy().args(["ask", "--model", MODEL, Q1, "--trace", trace.to_str().unwrap()]).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("no LLM configured") && err.contains("offline embedding linker"), "{err}");
+    // The linker must find both tables the question names; the solver then
+    // owns the join: through the m:m junction, never through LOCATION.
+    assert!(out.contains("CLIENT_name") && out.contains("DATACENTER_name"), "{out}");
+    assert!(out.contains("RSPOOL2CLIENT") && !out.contains("JOIN LOCATION"), "{out}");
+    assert!(!out.contains("-- SQL"), "{out}");
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    assert!(t["match_tables"]["source"].as_str().unwrap().starts_with("offline embedding linker"), "{t}");
+    assert_eq!(t["stopped_after"], "view");
 }
 
 #[test]
@@ -111,4 +137,31 @@ fn drop_table_answer_is_repaired_and_never_run() {
     let c = rusqlite::Connection::open_with_flags(DB, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let n: i64 = c.query_row("SELECT count(*) FROM CLIENT", [], |r| r.get(0)).unwrap();
     assert!(n > 0);
+}
+
+/// `--prefilter crush` offers MatchTables only the core tables of CRUSH's
+/// picks (given probes, so no hallucination call); the trace records it and
+/// the first prompt lists only those tables.
+#[test]
+fn crush_prefilter_restricts_the_core_tables_offered() {
+    if !lucy::crush::embed::minilm::MiniLm::available(&lucy::crush::embed::minilm::MiniLm::default_dir()) {
+        eprintln!("skipped: MiniLM model files absent (scripts/fetch-minilm.sh installs them; CI runs it)");
+        return;
+    }
+    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::ok(["[\"CLIENT\", \"DATACENTER\"]"]))));
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let o = with_mock(
+        &["ask", "--model", MODEL, Q1, "--prefilter", "crush", "--budget", "4", "--probes", "CLIENT(name); DATACENTER(name)",
+          "--samples", "1", "--stop-after", "match", "--trace", trace.to_str().unwrap()],
+        &server.url(),
+    );
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let restricted: Vec<String> =
+        t["match_tables"]["restricted_to"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    assert!(restricted.contains(&"CLIENT".to_string()) && restricted.contains(&"DATACENTER".to_string()), "{restricted:?}");
+    assert!(!restricted.contains(&"PAYMENT".to_string()), "{restricted:?}");
+    assert_eq!(t["match_tables"]["core_tables"].as_array().unwrap().len(), restricted.len(), "{t}");
 }
