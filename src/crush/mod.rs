@@ -205,7 +205,8 @@ pub fn crush(index: &Index, embedder: &dyn Embedder, question: Option<&str>, pro
                 .map(str::to_string)
                 .unwrap_or_else(|| probes.join(", "));
             let qv = embedder.embed(&[q])?;
-            let rel: Vec<f64> = index.vectors.iter().map(|d| embed::cosine(&qv[0], d)).collect();
+            let qv = qv.first().ok_or_else(|| Error::Input(format!("embedder {} returned no vector for the question", embedder.id())))?;
+            let rel: Vec<f64> = index.vectors.iter().map(|d| embed::cosine(qv, d)).collect();
             let ids = dense::top_b(&rel, cfg.budget);
             let pos: Option<Vec<usize>> = ids.iter().map(|d| cand.iter().position(|c| c == d)).collect();
             let sel = match pos {
