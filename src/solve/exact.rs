@@ -13,7 +13,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
-use super::preprocess::{plain_distances, INF};
+use super::preprocess::{held_karp, plain_distances, INF, SUBSET_DP_MAX};
 use super::problem::CoreProblem;
 
 /// Outcome of the exact search.
@@ -262,31 +262,8 @@ impl Heuristic {
         let len_d: Vec<Vec<u32>> = rel.iter().map(|&t| plain_distances(p, t)).collect();
         let cost_d: Vec<Vec<u32>> = rel.iter().map(|&t| cost_distances(p, t)).collect();
         let k = rel.len();
-        let (len_h, cost_h) = if k <= 12 {
-            let tour = |d: &Vec<Vec<u32>>| {
-                let full = (1usize << k) - 1;
-                let mut h = vec![vec![INF; k]; full + 1];
-                for a in 0..k {
-                    h[1 << a][a] = 0;
-                }
-                for s in 1..=full {
-                    for a in 0..k {
-                        if s & (1 << a) == 0 || h[s][a] >= INF {
-                            continue;
-                        }
-                        for b in 0..k {
-                            if s & (1 << b) == 0 {
-                                let v = h[s][a] + d[b][rel[a]];
-                                let t = s | (1 << b);
-                                if v < h[t][b] {
-                                    h[t][b] = v;
-                                }
-                            }
-                        }
-                    }
-                }
-                h
-            };
+        let (len_h, cost_h) = if k <= SUBSET_DP_MAX {
+            let tour = |d: &Vec<Vec<u32>>| held_karp(k, |a, b| d[b][rel[a]]);
             (Some(tour(&len_d)), Some(tour(&cost_d)))
         } else {
             (None, None)

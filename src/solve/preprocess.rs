@@ -19,7 +19,42 @@ pub const INF: u32 = u32::MAX / 4;
 
 /// Relevant-set sizes up to this use the subset DP (Held–Karp); larger sets
 /// fall back to pairwise distance bounds.
-const SUBSET_DP_MAX: usize = 12;
+pub(crate) const SUBSET_DP_MAX: usize = 12;
+
+/// Held–Karp over `k` relevant tables: `h[s][b]` is the cheapest chain that
+/// covers exactly the subset `s` and was last extended by `b`, where
+/// extending a chain whose last element is `a` by `b` costs `step(a, b)`
+/// (`INF` for impossible). Callers choose the direction of `step`: the lower
+/// bound reads chains forwards, the A* heuristic and the cost reduction read
+/// them backwards (a tour *starting* at `b`). Exponential in `k`: callers
+/// keep `k <= SUBSET_DP_MAX`.
+pub(crate) fn held_karp(k: usize, step: impl Fn(usize, usize) -> u32) -> Vec<Vec<u32>> {
+    let full = (1usize << k) - 1;
+    let mut h = vec![vec![INF; k]; full + 1];
+    for a in 0..k {
+        h[1 << a][a] = 0;
+    }
+    for s in 1..=full {
+        for a in 0..k {
+            let cur = h[s][a];
+            if cur >= INF || s & (1 << a) == 0 {
+                continue;
+            }
+            for b in 0..k {
+                if s & (1 << b) != 0 {
+                    continue;
+                }
+                // INF is u32::MAX / 4, so the sum cannot overflow.
+                let v = cur + step(a, b);
+                let t = s | (1 << b);
+                if v < h[t][b] {
+                    h[t][b] = v;
+                }
+            }
+        }
+    }
+    h
+}
 
 /// Shortest distances from `src` in steps, with the C3/C4 pass-through rules
 /// on interior nodes (the source itself may be left in any direction).
@@ -116,28 +151,7 @@ impl Bounds {
             lower_nodes = lower_nodes.max(worst + 1);
             if k <= SUBSET_DP_MAX {
                 let full = (1usize << k) - 1;
-                let mut h = vec![vec![INF; k]; full + 1];
-                for a in 0..k {
-                    h[1 << a][a] = 0;
-                }
-                for s in 1..=full {
-                    for a in 0..k {
-                        let cur = h[s][a];
-                        if cur >= INF || s & (1 << a) == 0 {
-                            continue;
-                        }
-                        for b in 0..k {
-                            if s & (1 << b) != 0 {
-                                continue;
-                            }
-                            let v = cur + from[a][rel[b]];
-                            let t = s | (1 << b);
-                            if v < h[t][b] {
-                                h[t][b] = v;
-                            }
-                        }
-                    }
-                }
+                let h = self::held_karp(k, |a, b| from[a][rel[b]]);
                 let best = h[full].iter().copied().min().unwrap_or(INF);
                 lower_nodes = lower_nodes.max(best.saturating_add(1));
                 held_karp = Some(h);
@@ -280,24 +294,7 @@ pub fn prune_by_cost(p: &CoreProblem, c_star: usize, allowed: &mut [Vec<bool>]) 
     }
     let cd: Vec<Vec<u32>> = rel.iter().map(|&t| super::exact::cost_distances(p, t)).collect();
     let full = (1usize << k) - 1;
-    let mut h = vec![vec![INF; k]; full + 1];
-    for a in 0..k {
-        h[1 << a][a] = 0;
-    }
-    for s in 1..=full {
-        for a in 0..k {
-            if s & (1 << a) == 0 || h[s][a] >= INF {
-                continue;
-            }
-            for b in 0..k {
-                if s & (1 << b) == 0 {
-                    let v = h[s][a] + cd[b][rel[a]];
-                    let t = s | (1 << b);
-                    h[t][b] = h[t][b].min(v);
-                }
-            }
-        }
-    }
+    let h = held_karp(k, |a, b| cd[b][rel[a]]);
     let mut dropped = 0;
     let mut a = vec![INF; full + 1];
     for i in 0..p.len() {
