@@ -311,6 +311,22 @@ fn declared(graph: &SchemaGraph, p: &JoinPair) -> Option<usize> {
 }
 
 /// Why the gold pairs use a path the model forbids, if they do.
+/// The other tables that `pairs` join directly to `table` (lower-case names).
+fn joined_to<'a>(pairs: &'a BTreeSet<JoinPair>, table: &str) -> BTreeSet<&'a str> {
+    pairs
+        .iter()
+        .filter_map(|p| {
+            if p.left.table == table && p.right.table != table {
+                Some(p.right.table.as_str())
+            } else if p.right.table == table && p.left.table != table {
+                Some(p.left.table.as_str())
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
 fn forbidden(graph: &SchemaGraph, pairs: &BTreeSet<JoinPair>) -> Option<String> {
     let c = &graph.model().constraints;
     for p in pairs {
@@ -337,18 +353,7 @@ fn forbidden(graph: &SchemaGraph, pairs: &BTreeSet<JoinPair>) -> Option<String> 
     // C4: a lookup table that connects two different tables.
     for &l in graph.lookup_tables() {
         let name = graph.name(l).to_ascii_lowercase();
-        let others: BTreeSet<&str> = pairs
-            .iter()
-            .filter_map(|p| {
-                if p.left.table == name && p.right.table != name {
-                    Some(p.right.table.as_str())
-                } else if p.right.table == name && p.left.table != name {
-                    Some(p.left.table.as_str())
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let others = joined_to(pairs, &name);
         if others.len() >= 2 {
             let v: Vec<&str> = others.into_iter().collect();
             return Some(format!("joins {} through lookup table {} (C4)", v.join(" and "), graph.name(l)));
@@ -359,18 +364,7 @@ fn forbidden(graph: &SchemaGraph, pairs: &BTreeSet<JoinPair>) -> Option<String> 
     for j in graph.junctions() {
         let name = graph.name(j.junction).to_ascii_lowercase();
         let sides: Vec<String> = j.sides.iter().map(|&t| graph.name(t).to_ascii_lowercase()).collect();
-        let neighbours: BTreeSet<&str> = pairs
-            .iter()
-            .filter_map(|p| {
-                if p.left.table == name && p.right.table != name {
-                    Some(p.right.table.as_str())
-                } else if p.right.table == name && p.left.table != name {
-                    Some(p.left.table.as_str())
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let neighbours = joined_to(pairs, &name);
         let other = neighbours.iter().find(|n| !sides.iter().any(|s| s == *n));
         let side = neighbours.iter().find(|n| sides.iter().any(|s| s == *n));
         if let (Some(o), Some(sd)) = (other, side) {
