@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Rebuild benchmarks/RESULTS.md from the section files each runner writes
+# into benchmarks/results/ (solver.md: solve_bench; oracle-*.md: lucy bench
+# --oracle tables; crush.md: crush_bench). The summary at the top is
+# benchmarks/results/summary.md, kept by hand from those sections.
+set -euo pipefail
+cd "$(dirname "$0")"
+{
+  echo "# lucy benchmark results"
+  echo
+  echo "Assembled $(date -u +%Y-%m-%d) at commit \`$(git rev-parse --short HEAD)\` by \`benchmarks/make-results.sh\` from \`benchmarks/results/*.md\`;"
+  echo "each section names the command and commit that produced it. Machine: 2 cores, 24 GiB, shared with builds (times are noisy)."
+  echo
+  cat results/summary.md
+  for f in solver oracle-tables oracle-joins crush; do
+    echo
+    echo "---"
+    echo
+    # Demote each section's headings one level under this document's title.
+    sed 's/^#/##/' "results/$f.md"
+  done
+} > RESULTS.md
+echo "wrote benchmarks/RESULTS.md"
