@@ -191,9 +191,11 @@ fn forbidding_compute_makes_q1_infeasible_and_explained() {
     assert_eq!(res.status, SolveStatus::Infeasible);
     assert!(res.view_sql.is_empty());
     let why = res.explanation.expect("explanation");
-    // With COMPUTE gone, only the lookup remains.
+    // With COMPUTE gone, only the lookup remains; relaxing either C4 or the
+    // forbid restores a walk, so both ways out are named.
     assert!(why.contains("lookup LOCATION (C4)"), "{why}");
     assert!(why.contains("CLIENT") && why.contains("DATACENTER"), "{why}");
+    assert!(why.contains("COMPUTE, forbidden by constraints.forbid_tables"), "{why}");
 }
 
 #[test]

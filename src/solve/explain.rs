@@ -32,34 +32,50 @@ pub fn explain(graph: &SchemaGraph, scope: &Scope, deadline: Instant) -> String 
             format!("no relationship path between {na} and {nb} once the forbidden tables/relationships are removed{}", forbids_note(graph, scope))
         };
     }
-    // 2. Relax constraint groups, smallest sets first.
-    const GROUPS: [(&str, Relax); 6] = [
-        ("c3", Relax { c3: false, c4: true, forbids: true }),
-        ("c4", Relax { c3: true, c4: false, forbids: true }),
-        ("forbids", Relax { c3: true, c4: true, forbids: false }),
-        ("c3+c4", Relax { c3: false, c4: false, forbids: true }),
-        ("c3+forbids", Relax { c3: false, c4: true, forbids: false }),
-        ("c4+forbids", Relax { c3: true, c4: false, forbids: false }),
+    // 2. Relax constraint groups, smallest sets first. Every blocking set of
+    // the smallest size is reported: with COMPUTE forbidden, CLIENT and
+    // DATACENTER are blocked both by the forbid and by the LOCATION lookup,
+    // and the user needs to see both ways out.
+    const TIERS: [&[Relax]; 2] = [
+        &[
+            Relax { c3: false, c4: true, forbids: true },
+            Relax { c3: true, c4: false, forbids: true },
+            Relax { c3: true, c4: true, forbids: false },
+        ],
+        &[
+            Relax { c3: false, c4: false, forbids: true },
+            Relax { c3: false, c4: true, forbids: false },
+            Relax { c3: true, c4: false, forbids: false },
+        ],
     ];
-    for (_, relax) in GROUPS {
-        let cm = core_problem(graph, scope, relax);
-        let limits = ExactLimits { max_states: 500_000, deadline: Some(deadline) };
-        if let ExactOutcome::Optimal { walk, .. } = solve_exact(&cm.problem, None, limits) {
-            let strict = core_problem(graph, scope, Relax::NONE);
-            let mut why = Vec::new();
-            if !relax.c4 {
-                why.extend(c4_breaks(&strict.problem, &walk));
+    let strict = core_problem(graph, scope, Relax::NONE);
+    for tier in TIERS {
+        let mut reasons: Vec<String> = Vec::new();
+        for &relax in tier {
+            let cm = core_problem(graph, scope, relax);
+            let limits = ExactLimits { max_states: 500_000, deadline: Some(deadline) };
+            if let ExactOutcome::Optimal { walk, .. } = solve_exact(&cm.problem, None, limits) {
+                let mut why = Vec::new();
+                if !relax.c4 {
+                    why.extend(c4_breaks(&strict.problem, &walk));
+                }
+                if !relax.c3 {
+                    why.extend(c3_breaks(&strict.problem, &walk));
+                }
+                if !relax.forbids {
+                    why.extend(forbid_breaks(graph, scope, &cm.tables, &walk));
+                }
+                why.dedup();
+                if !why.is_empty() {
+                    let r = why.join("; ");
+                    if !reasons.contains(&r) {
+                        reasons.push(r);
+                    }
+                }
             }
-            if !relax.c3 {
-                why.extend(c3_breaks(&strict.problem, &walk));
-            }
-            if !relax.forbids {
-                why.extend(forbid_breaks(graph, scope, &cm.tables, &walk));
-            }
-            why.dedup();
-            if !why.is_empty() {
-                return why.join("; ");
-            }
+        }
+        if !reasons.is_empty() {
+            return reasons.join("; alternatively, ");
         }
     }
     "no walk satisfies the dbModel constraints, and relaxing C3 (m:m), C4 (lookup) or the user forbids alone or in pairs does not help (or the search for a relaxed walk ran out of time): all three groups block it together".into()
