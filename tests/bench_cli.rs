@@ -139,3 +139,30 @@ fn lucy_and_direct_compared_on_the_same_questions() {
     assert!(report.contains("| | lucy | direct |") && report.contains("| ex | 1 | 0 |"), "{report}");
     assert!(report.contains("| cov_t | 1.00 | 0.40 |"), "{report}");
 }
+
+/// Issue 5's acceptance commands, through the binary and by suite name:
+/// `lucy bench acme --oracle tables` and `lucy bench spider-dev --oracle
+/// tables` run offline and process every question. A measurement, not a
+/// pass/fail on the match rate: it fails only if the harness breaks.
+#[test]
+fn oracle_tables_on_acme_and_spider_dev_by_suite_name() {
+    for (suite, questions) in [("acme", 44), ("spider-dev", 1034)] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_lucy"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["bench", suite, "--oracle", "tables", "--jobs", "2", "--no-progress", "--out", dir.path().to_str().unwrap()])
+            .output()
+            .expect("run lucy");
+        assert!(o.status.success(), "{suite}: {}", String::from_utf8_lossy(&o.stderr));
+        let v = results(dir.path());
+        let s = &v["summary"];
+        assert_eq!(s["questions"], questions, "{suite}");
+        assert_eq!(v["questions"].as_array().unwrap().len(), questions, "{suite}");
+        let compared = s["join_compared"].as_u64().unwrap();
+        assert!(compared > 0 && s["join_matched"].as_u64().unwrap() <= compared, "{suite}: {s}");
+        // No question may be blamed on a phase that did not run.
+        let labels = s["attribution"].to_string();
+        assert!(!labels.contains("phase3") && !labels.contains("llm"), "{suite}: {labels}");
+        assert!(dir.path().join("report.md").is_file());
+    }
+}

@@ -41,6 +41,9 @@ pub enum Label {
     GoldNotExecutable,
     /// No database: execution metrics not available and no structural fault found.
     NotExecuted,
+    /// `--oracle tables`: no SQL was written (phase 3 did not run) and the
+    /// view joins the gold tables as the gold SQL does.
+    ViewMatchesGold,
 }
 
 impl Label {
@@ -59,10 +62,11 @@ impl Label {
             Label::WrongSql => "wrong SQL (direct baseline)",
             Label::GoldNotExecutable => "gold not executable",
             Label::NotExecuted => "not executed (no database)",
+            Label::ViewMatchesGold => "phase 2 alone: view joins match gold (no SQL phase)",
         }
     }
 
-    pub const ALL: [Label; 13] = [
+    pub const ALL: [Label; 14] = [
         Label::Correct,
         Label::LlmError,
         Label::Phase1MissedTable,
@@ -76,6 +80,7 @@ impl Label {
         Label::WrongSql,
         Label::GoldNotExecutable,
         Label::NotExecuted,
+        Label::ViewMatchesGold,
     ];
 }
 
@@ -105,6 +110,9 @@ pub struct Observed<'a> {
     pub has_database: bool,
     /// The direct baseline answered (no phases to blame).
     pub direct: bool,
+    /// No SQL was predicted because the mode stops after GenerateView
+    /// (`--oracle tables`): nothing after phase 2 can be blamed.
+    pub view_only: bool,
 }
 
 /// Attribute one question (see [`Label`] for the order of checks).
@@ -153,6 +161,8 @@ pub fn attribute(gold: Option<&QueryRefs>, o: &Observed) -> Attribution {
         Label::Phase2NoView
     } else if o.join_matched == Some(false) {
         if extra_table { Label::Phase1ExtraTable } else { Label::Phase2JoinDiffers }
+    } else if o.view_only {
+        Label::ViewMatchesGold
     } else if fail_kind == Some("sql_rejected") {
         Label::ValidationRejected
     } else if fail_kind == Some("execution") {
@@ -204,6 +214,7 @@ mod tests {
             has_database: true,
             failure: None,
             direct: false,
+            view_only: false,
         }
     }
 
@@ -217,6 +228,12 @@ mod tests {
     fn phase_order() {
         let g = gold();
         assert_eq!(attribute(Some(&g), &base()).label, Label::Phase3WrongSql);
+        // With no SQL phase (oracle tables), a matching view is not a phase-3 failure…
+        let view_only = Observed { view_only: true, join_matched: Some(true), ..base() };
+        assert_eq!(attribute(Some(&g), &view_only).label, Label::ViewMatchesGold);
+        // …and a differing view is still phase 2's.
+        let differs = Observed { view_only: true, join_matched: Some(false), ..base() };
+        assert_eq!(attribute(Some(&g), &differs).label, Label::Phase2JoinDiffers);
         let o = Observed { phase1_tables: Some(set(&["client"])), ..base() };
         let a = attribute(Some(&g), &o);
         assert_eq!(a.label, Label::Phase1MissedTable);

@@ -376,6 +376,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
         gold_executable: gold_ok,
         has_database: db.is_some(),
         direct: opts.method == Method::Direct,
+        view_only: opts.oracle == Some(Oracle::Tables),
     };
     r.attribution = attribute(g, &observed);
     if let Some(t) = &p.trace {
