@@ -71,8 +71,8 @@ pub struct AskArgs {
     #[arg(long)]
     pub direct: bool,
     /// Shrink the core tables offered to MatchTables with CRUSH (for large
-    /// models): `crush` keeps the tables of the --budget schema elements the
-    /// exact CRUSH solver picks.
+    /// models): `crush` keeps the tables of the --budget schema elements
+    /// CRUSH's greedy picks.
     #[arg(long, value_enum, default_value_t = Prefilter::None)]
     pub prefilter: Prefilter,
     /// CRUSH budget in schema elements (default 20 for --prefilter crush,
@@ -168,8 +168,10 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
 }
 
 /// No LLM configured and no tables given: phase 1 by the offline embedding
-/// linker (CRUSH's exact solver over MiniLM embeddings of the question's
-/// phrases), then stop after the view, since QueryView needs an LLM.
+/// linker (CRUSH's round-robin greedy over MiniLM embeddings of the
+/// question's phrases: on BIRD it finds more gold columns than the exact
+/// optimum of the paper's objective, see docs/crush.md), then stop after the
+/// view, since QueryView needs an LLM.
 fn offline_phase_one(graph: &SchemaGraph, args: &AskArgs, opts: &mut AskOptions, ctx: Ctx) -> Result<()> {
     let embedder = load_embedder().map_err(|e| {
         Error::Input(format!("{NOT_CONFIGURED_HINT}. The offline linker used without an LLM is unavailable too: {e}"))
@@ -183,7 +185,7 @@ fn offline_phase_one(graph: &SchemaGraph, args: &AskArgs, opts: &mut AskOptions,
     }
     opts.tables = tables;
     opts.attrs = columns.iter().map(|c| c.to_string()).collect();
-    opts.given_source = Some(format!("offline embedding linker (CRUSH exact, MiniLM, budget {budget}): no LLM configured"));
+    opts.given_source = Some(format!("offline embedding linker (CRUSH greedy, MiniLM, budget {budget}): no LLM configured"));
     if opts.stop_after != Some(StopAfter::Match) {
         opts.stop_after = Some(StopAfter::View);
     }
