@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::score::Instance;
-use super::{Selection, SolveStatus};
+use super::Selection;
 
 /// Indices of the `b` highest `relevance` values, best first (ties by index).
 pub fn top_b(relevance: &[f64], b: usize) -> Vec<usize> {
@@ -19,19 +19,8 @@ pub fn top_b(relevance: &[f64], b: usize) -> Vec<usize> {
 /// compared with the other solvers on the same instance.
 pub fn solve(inst: &Instance, relevance: &[f64]) -> Selection {
     let start = Instant::now();
-    let mut chosen = top_b(&relevance[..inst.n().min(relevance.len())], inst.effective_budget());
-    let objective = inst.objective(&chosen);
-    chosen.sort_unstable();
-    Selection {
-        chosen,
-        objective,
-        upper_bound: None,
-        gap: None,
-        status: SolveStatus::Heuristic,
-        rounds: 0,
-        cuts: 0,
-        seconds: start.elapsed().as_secs_f64(),
-    }
+    let chosen = top_b(&relevance[..inst.n().min(relevance.len())], inst.effective_budget());
+    Selection::heuristic(inst, chosen, start.elapsed().as_secs_f64())
 }
 
 #[cfg(test)]

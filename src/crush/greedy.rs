@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use super::score::Instance;
-use super::{Selection, SolveStatus};
+use super::Selection;
 
 /// Greedy selection of `min(B, n)` candidates.
 pub fn solve(inst: &Instance) -> Selection {
@@ -64,18 +64,7 @@ pub fn solve(inst: &Instance) -> Selection {
         taken[d] = true;
         chosen.push(d);
     }
-    let objective = inst.objective(&chosen);
-    chosen.sort_unstable();
-    Selection {
-        chosen,
-        objective,
-        upper_bound: None,
-        gap: None,
-        status: SolveStatus::Heuristic,
-        rounds: 0,
-        cuts: 0,
-        seconds: start.elapsed().as_secs_f64(),
-    }
+    Selection::heuristic(inst, chosen, start.elapsed().as_secs_f64())
 }
 
 #[cfg(test)]

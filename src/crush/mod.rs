@@ -62,6 +62,14 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// A heuristic's pick (greedy, dense): valued with the instance's true
+    /// objective, no bound.
+    pub fn heuristic(inst: &score::Instance, mut chosen: Vec<usize>, seconds: f64) -> Self {
+        let objective = inst.objective(&chosen);
+        chosen.sort_unstable();
+        Selection { chosen, objective, upper_bound: None, gap: None, status: SolveStatus::Heuristic, rounds: 0, cuts: 0, seconds }
+    }
+
     fn proved(chosen: Vec<usize>, objective: f64, seconds: f64, rounds: usize) -> Self {
         Selection { chosen, objective, upper_bound: Some(objective), gap: Some(0.0), status: SolveStatus::Optimal, rounds, cuts: 0, seconds }
     }
@@ -210,16 +218,7 @@ pub fn crush(index: &Index, embedder: &dyn Embedder, question: Option<&str>, pro
             let ids = dense::top_b(&rel, cfg.budget);
             let pos: Option<Vec<usize>> = ids.iter().map(|d| cand.iter().position(|c| c == d)).collect();
             let sel = match pos {
-                Some(p) if !probes.is_empty() => Some(Selection {
-                    objective: inst.objective(&p),
-                    chosen: p,
-                    upper_bound: None,
-                    gap: None,
-                    status: SolveStatus::Heuristic,
-                    rounds: 0,
-                    cuts: 0,
-                    seconds: 0.0,
-                }),
+                Some(p) if !probes.is_empty() => Some(Selection::heuristic(&inst, p, 0.0)),
                 _ => None,
             };
             (ids, sel)
