@@ -184,6 +184,25 @@ fn with_constraints(f: impl FnOnce(&mut DbModel)) -> SchemaGraph {
     SchemaGraph::new(m).expect("graph")
 }
 
+/// Add a nullable INTEGER column `column` to `from` and an M:1 relationship
+/// `name` from it to `to`.id (a second foreign key, a shortcut, ...).
+fn add_fk(m: &mut DbModel, from: &str, column: &str, to: &str, name: &str) {
+    m.tables.iter_mut().find(|t| t.name == from).expect("table in DDO").columns.push(lucy::types::Column {
+        name: column.into(),
+        sql_type: "INTEGER".into(),
+        nullable: true,
+        description: None,
+    });
+    m.relationships.push(lucy::types::Relationship {
+        name: Some(name.into()),
+        from: from.into(),
+        to: to.into(),
+        cardinality: lucy::types::Cardinality::ManyToOne,
+        on: vec![[column.into(), "id".into()]],
+        description: None,
+    });
+}
+
 #[test]
 fn forbidding_compute_makes_q1_infeasible_and_explained() {
     let g = with_constraints(|m| m.constraints.forbid_tables.push("COMPUTE".into()));
@@ -243,20 +262,7 @@ fn junction_between_both_sides_is_required_even_if_a_shortcut_exists() {
     // A direct CLIENT–RESOURCEPOOL relationship would skip the junction: C3
     // still demands RSPOOL2CLIENT between them.
     let g = with_constraints(|m| {
-        m.tables.iter_mut().find(|t| t.name == "RESOURCEPOOL").unwrap().columns.push(lucy::types::Column {
-            name: "owner_client_id".into(),
-            sql_type: "INTEGER".into(),
-            nullable: true,
-            description: None,
-        });
-        m.relationships.push(lucy::types::Relationship {
-            name: Some("pool_owner".into()),
-            from: "RESOURCEPOOL".into(),
-            to: "CLIENT".into(),
-            cardinality: lucy::types::Cardinality::ManyToOne,
-            on: vec![["owner_client_id".into(), "id".into()]],
-            description: None,
-        });
+        add_fk(m, "RESOURCEPOOL", "owner_client_id", "CLIENT", "pool_owner");
     });
     let res = solve(&g, &req(&["CLIENT", "RESOURCEPOOL"]));
     assert_eq!(res.status, SolveStatus::Optimal);
@@ -267,20 +273,7 @@ fn junction_between_both_sides_is_required_even_if_a_shortcut_exists() {
 fn parallel_relationships_are_reported() {
     // A second FK from CLIENT to LOCATION (billing location).
     let g = with_constraints(|m| {
-        m.tables.iter_mut().find(|t| t.name == "CLIENT").unwrap().columns.push(lucy::types::Column {
-            name: "bill_loc_id".into(),
-            sql_type: "INTEGER".into(),
-            nullable: true,
-            description: None,
-        });
-        m.relationships.push(lucy::types::Relationship {
-            name: Some("client_billing_location".into()),
-            from: "CLIENT".into(),
-            to: "LOCATION".into(),
-            cardinality: lucy::types::Cardinality::ManyToOne,
-            on: vec![["bill_loc_id".into(), "id".into()]],
-            description: None,
-        });
+        add_fk(m, "CLIENT", "bill_loc_id", "LOCATION", "client_billing_location");
     });
     let res = solve(&g, &req(&["CLIENT", "LOCATION"]));
     assert_eq!(res.status, SolveStatus::Optimal);
@@ -292,20 +285,7 @@ fn parallel_relationships_are_reported() {
     assert!(res.joins[0].on[0][0].ends_with("loc_id") || res.joins[0].on[0][1].ends_with("loc_id"));
     // Forbidding the first one selects the other, without ambiguity.
     let g2 = with_constraints(|m| {
-        m.tables.iter_mut().find(|t| t.name == "CLIENT").unwrap().columns.push(lucy::types::Column {
-            name: "bill_loc_id".into(),
-            sql_type: "INTEGER".into(),
-            nullable: true,
-            description: None,
-        });
-        m.relationships.push(lucy::types::Relationship {
-            name: Some("client_billing_location".into()),
-            from: "CLIENT".into(),
-            to: "LOCATION".into(),
-            cardinality: lucy::types::Cardinality::ManyToOne,
-            on: vec![["bill_loc_id".into(), "id".into()]],
-            description: None,
-        });
+        add_fk(m, "CLIENT", "bill_loc_id", "LOCATION", "client_billing_location");
         m.constraints.forbid_relationships.push("CLIENT(loc_id)->LOCATION(id)".into());
     });
     let res2 = solve(&g2, &req(&["CLIENT", "LOCATION"]));
