@@ -140,7 +140,9 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         let embedder = load_embedder()?;
         let budget = args.budget.unwrap_or(20);
         let picked = crate::crush::prefilter_tables(&graph, &args.question, args.probes.as_deref(), budget, llm.as_deref(), &embedder)?;
-        opts.restrict_core_tables = Some(core_of(&graph, &picked));
+        // MatchTables maps an inner table to its pattern root itself; the trace
+        // keeps CRUSH's own picks.
+        opts.restrict_core_tables = Some(picked);
     }
     if args.direct {
         let o = pipeline::direct_sql(&graph, &args.question, args.evidence.as_deref(), &opts, llm.as_deref())?;
@@ -194,21 +196,6 @@ fn offline_phase_one(graph: &SchemaGraph, args: &AskArgs, opts: &mut AskOptions,
 
 fn load_embedder() -> Result<crate::crush::embed::minilm::MiniLm> {
     crate::crush::embed::minilm::MiniLm::load_default()
-}
-
-/// The core tables to offer MatchTables for CRUSH's picks: an inner table
-/// stands for its pattern root.
-fn core_of(graph: &SchemaGraph, tables: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for t in tables {
-        let Some(id) = graph.table_id(t) else { continue };
-        let core = graph.inner_position(id).map_or(id, |p| p.root);
-        let name = graph.name(core).to_string();
-        if !out.contains(&name) {
-            out.push(name);
-        }
-    }
-    out
 }
 
 fn write_trace(path: Option<&std::path::Path>, trace: &crate::types::trace::Trace) -> Result<()> {
