@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use highs::{Col, ColProblem, HighsModelStatus, Model, Sense};
 
-use super::greedy;
+use super::{greedy, local};
 use super::score::Instance;
 use super::{Selection, SolveStatus};
 use crate::error::{Error, Result};
@@ -93,8 +93,8 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
 
     let mut model: Model = ColProblem::default().optimise(Sense::Maximise);
     model.set_option("threads", 1);
-    model.set_option("mip_rel_gap", 1e-10);
-    model.set_option("mip_abs_gap", opts.gap_tolerance * 0.01);
+    model.set_option("mip_rel_gap", 0.0);
+    model.set_option("mip_abs_gap", opts.gap_tolerance * 0.5);
 
     let add = |m: &mut Model, cost: f64, lo: f64, hi: f64, int: bool| -> Result<Col> {
         m.try_add_column_with_integrality(cost, lo..=hi, std::iter::empty(), int).map_err(|e| herr("add a variable", e))
@@ -184,11 +184,19 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
         }
     }
     let g = greedy::solve(inst);
-    let mut best = g.chosen.clone();
-    let mut best_val = g.objective;
     let mut seen: Vec<Vec<bool>> = Vec::new();
-    cuts += add_point_cuts(&mut model, &lay, &mask(n, &best))?;
-    seen.push(mask(n, &best));
+    cuts += add_point_cuts(&mut model, &lay, &mask(n, &g.chosen))?;
+    seen.push(mask(n, &g.chosen));
+    // Swaps from the greedy pick usually reach the optimum; with its
+    // tangents in the model the first MILP solve can certify it.
+    let (mut best, mut best_val) = local::improve(inst, &g.chosen, 4 * bsz + 10);
+    if best_val < g.objective {
+        (best, best_val) = (g.chosen.clone(), g.objective);
+    }
+    if !seen.contains(&mask(n, &best)) {
+        cuts += add_point_cuts(&mut model, &lay, &mask(n, &best))?;
+        seen.push(mask(n, &best));
+    }
 
     let mut upper = f64::INFINITY;
     let mut rounds = 0usize;

@@ -20,6 +20,7 @@ pub mod docs;
 pub mod embed;
 pub mod exact;
 pub mod greedy;
+pub mod local;
 pub mod probes;
 pub mod score;
 pub mod union_schema;
