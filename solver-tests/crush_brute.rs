@@ -1,11 +1,12 @@
 //! CRUSH exact solver vs brute-force enumeration on random small instances
 //! (|C| ≤ 14, B ≤ 5): the exact objective equals the enumerated optimum
-//! within 1e-6, its certified gap is ≤ 1e-6, and it is never beaten by the
-//! greedy or dense baselines.
+//! within 1e-6 (with and without the swap local-search start), its
+//! certified gap is ≤ 1e-6, and it is never beaten by the greedy, the swap
+//! local search or dense baselines.
 
 use lucy::crush::exact::{self, ExactOptions};
 use lucy::crush::score::{entropy_guided, Instance};
-use lucy::crush::{dense, greedy, SolveStatus};
+use lucy::crush::{dense, greedy, local, SolveStatus};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -61,11 +62,25 @@ fn random_instance(rng: &mut ChaCha8Rng) -> (Instance, Vec<f64>) {
 fn crush_exact_matches_brute_force_and_dominates_baselines() {
     let mut rng = ChaCha8Rng::seed_from_u64(0xC2_05_4);
     let opts = ExactOptions { time_limit_s: 30.0, ..Default::default() };
+    // Without the local-search start the MILP must find the optimum itself.
+    let milp_only = ExactOptions { local_search: false, ..opts };
     let mut strictly_better_than_greedy = 0;
+    let mut local_suboptimal = 0;
     let instances = 220;
     for case in 0..instances {
         let (inst, relevance) = random_instance(&mut rng);
         let (opt, opt_set) = brute_force(&inst);
+        let cold = exact::solve(&inst, &milp_only).unwrap();
+        assert!((cold.objective - opt).abs() <= 1e-6, "case {case} without local search: exact {} vs brute {opt}", cold.objective);
+        assert_eq!(cold.status, SolveStatus::Optimal, "case {case} without local search");
+        let gr0 = greedy::solve(&inst);
+        let (ls, ls_val) = local::improve(&inst, &gr0.chosen, 100);
+        assert_eq!(ls.len(), inst.effective_budget(), "case {case}: local search changed |R|");
+        assert!((ls_val - inst.objective(&ls)).abs() < 1e-12, "case {case}");
+        assert!(ls_val >= gr0.objective - 1e-12 && ls_val <= opt + 1e-9, "case {case}: local {ls_val} greedy {} opt {opt}", gr0.objective);
+        if ls_val < opt - 1e-6 {
+            local_suboptimal += 1;
+        }
         let ex = exact::solve(&inst, &opts).unwrap();
         let ctx = format!("case {case}: n={} m={} B={} edges={} λ={} brute {opt_set:?}={opt} exact {:?}={}", inst.n(), inst.m(), inst.budget, inst.edges.len(), inst.lambda, ex.chosen, ex.objective);
         assert_eq!(ex.chosen.len(), inst.effective_budget(), "{ctx}");
@@ -87,7 +102,9 @@ fn crush_exact_matches_brute_force_and_dominates_baselines() {
     }
     // The instances are not all trivial: greedy is suboptimal on some.
     assert!(strictly_better_than_greedy > 0, "greedy optimal on all {instances} instances: generator too easy");
-    eprintln!("crush_brute: {instances} instances, exact strictly better than greedy on {strictly_better_than_greedy}");
+    // ...and the MILP, not just the swaps, has to find some optima.
+    assert!(local_suboptimal > 0, "swap local search optimal on all {instances} instances: generator too easy");
+    eprintln!("crush_brute: {instances} instances, exact strictly better than greedy on {strictly_better_than_greedy}, than swap local search on {local_suboptimal}");
 }
 
 #[test]
