@@ -165,3 +165,47 @@ fn crush_prefilter_restricts_the_core_tables_offered() {
     assert!(!restricted.contains(&"PAYMENT".to_string()), "{restricted:?}");
     assert_eq!(t["match_tables"]["core_tables"].as_array().unwrap().len(), restricted.len(), "{t}");
 }
+
+/// `--llm-max-tokens` is sent as `max_tokens`; an answer the server cuts off
+/// there (`finish_reason: length`) is flagged in the trace and named in the
+/// error, since the cut explains the unusable SQL.
+#[test]
+fn answers_cut_at_the_token_limit_are_flagged() {
+    let sql = "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```";
+    let server = MockServer::start(
+        Script::new()
+            .rule(Rule::when_contains(["JSON schema of the database"]).reply(Reply::ok(["[\"CLIENT\", \"DATACENTER\"]"])))
+            .rule(Rule::when_contains(["JSON schema of the table"]).reply(Reply::ok(["[\"name\"]"])))
+            .default_reply(Reply::ok([sql])),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let o = with_mock(&["ask", "--model", MODEL, Q1, "--samples", "1", "--llm-max-tokens", "12", "--trace", trace.to_str().unwrap()], &server.url());
+    let (_, err) = text(&o);
+    assert!(!o.status.success(), "a cut-off query must not pass: {err}");
+    assert!(err.contains("stopped at the token limit") && err.contains("--llm-max-tokens"), "{err}");
+    assert!(server.chat_requests().iter().all(|r| r.json().unwrap()["max_tokens"] == 12));
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let a0 = &t["query_view"]["attempts"][0];
+    assert_eq!(a0["call"]["truncated"], 1, "{a0}");
+    assert!(a0["validation"]["error"].as_str().unwrap().contains("token limit"), "{a0}");
+    // The short MatchTables answers were not cut: no flag there.
+    assert!(t["match_tables"].to_string().find("\"truncated\"").is_none(), "{}", t["match_tables"]);
+}
+
+/// A MatchTables sample cut at the token limit is a warning of its step.
+#[test]
+fn match_step_warns_about_a_cut_off_sample() {
+    let server = MockServer::start(
+        Script::new()
+            .rule(Rule::when_contains(["JSON schema of the database"]).reply(Reply::ok(["[\"CLIENT\", \"DATACENTER\"]"])))
+            .default_reply(Reply::ok(["[]"])),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let _ = with_mock(&["ask", "--model", MODEL, Q1, "--samples", "1", "--llm-max-tokens", "3", "--stop-after", "match", "--trace", trace.to_str().unwrap()], &server.url());
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let step = &t["match_tables"]["steps"][0];
+    assert_eq!(step["call"]["truncated"], 1, "{step}");
+    assert!(step["warnings"].to_string().contains("1 of 1 answer(s) stopped at the token limit"), "{step}");
+}

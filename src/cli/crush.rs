@@ -13,7 +13,7 @@ use crate::graph::SchemaGraph;
 pub enum EmbedderKind {
     /// all-MiniLM-L6-v2 in process (offline; scripts/fetch-minilm.sh).
     Minilm,
-    /// OpenAI-compatible /v1/embeddings (LUCY_EMBED_BASE_URL, LUCY_EMBED_MODEL, LUCY_API_KEY).
+    /// OpenAI-compatible /v1/embeddings (LUCY_EMBED_URL or LUCY_LLM_URL, LUCY_EMBED_MODEL, LUCY_API_KEY).
     Openai,
     /// Character-trigram hashing: no model, for smoke tests only.
     Hash,

@@ -293,6 +293,10 @@ fn ask_list(
     if resp.choices.len() < opts.samples {
         step.warnings.push(format!("asked for {} samples, got {}", opts.samples, resp.choices.len()));
     }
+    let cut = step.call.truncation_note();
+    if !cut.is_empty() {
+        step.warnings.push(cut);
+    }
     let mapper = Mapper::new(graph, subject, cands, subject.is_none());
     let mut samples: Vec<Vec<usize>> = Vec::new();
     let mut unusable: Vec<(String, Vec<usize>)> = Vec::new();

@@ -296,6 +296,7 @@ mod tests {
                 latency_ms: 12.345678901,
                 structured: false,
                 requests: 1,
+                truncated: 0,
             })
         }
         fn model_name(&self) -> String {

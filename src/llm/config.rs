@@ -104,6 +104,8 @@ pub struct LlmConfig {
     pub backoff_base: Duration,
     /// Cap on one backoff sleep, including a server's `Retry-After`.
     pub backoff_max: Duration,
+    /// `max_tokens` sent with every request; `None` leaves it to the server.
+    pub max_tokens: Option<u32>,
 }
 
 impl LlmConfig {
@@ -120,6 +122,7 @@ impl LlmConfig {
             structured: StructuredMode::Auto,
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
+            max_tokens: None,
         }
     }
 }
@@ -151,6 +154,9 @@ pub struct LlmArgs {
     /// Maximum number of LLM requests in flight at once.
     #[arg(long = "llm-concurrency", value_name = "N", default_value_t = DEFAULT_CONCURRENCY)]
     pub llm_concurrency: usize,
+    /// Cap every answer at this many tokens (sent as max_tokens); answers cut off there are flagged in the trace.
+    #[arg(long = "llm-max-tokens", value_name = "N")]
+    pub llm_max_tokens: Option<u32>,
     /// Ask for schema-constrained answers: auto (fall back when the server rejects it), on, off.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = StructuredMode::Auto)]
     pub structured: StructuredMode,
@@ -171,6 +177,7 @@ impl Default for LlmArgs {
             llm_timeout: DEFAULT_TIMEOUT_SECS,
             llm_retries: DEFAULT_RETRIES,
             llm_concurrency: DEFAULT_CONCURRENCY,
+            llm_max_tokens: None,
             structured: StructuredMode::Auto,
             record: None,
             replay: None,
@@ -208,6 +215,9 @@ impl LlmArgs {
         if self.llm_concurrency == 0 {
             return Err(Error::Input("--llm-concurrency must be at least 1".into()));
         }
+        if self.llm_max_tokens == Some(0) {
+            return Err(Error::Input("--llm-max-tokens must be at least 1 (leave it out to let the server decide)".into()));
+        }
         if let Some(t) = self.llm_temperature {
             if !(t.is_finite() && (0.0..=2.0).contains(&t)) {
                 return Err(Error::Input(format!("--llm-temperature must be between 0 and 2, got {t}")));
@@ -226,6 +236,7 @@ impl LlmArgs {
         cfg.max_retries = self.llm_retries;
         cfg.concurrency = self.llm_concurrency;
         cfg.structured = self.structured;
+        cfg.max_tokens = self.llm_max_tokens;
         Ok(Some(cfg))
     }
 }

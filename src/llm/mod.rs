@@ -74,6 +74,14 @@ pub struct ChatResponse {
     pub structured: bool,
     /// Number of HTTP requests made (retries and per-sample fallbacks count).
     pub requests: u32,
+    /// How many choices the server cut off at the token limit
+    /// (`finish_reason: length`); such answers are usually unparseable.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A chat-completion backend.

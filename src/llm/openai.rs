@@ -132,7 +132,7 @@ impl OpenAiClient {
 
     /// One chat-completions call asking for `n` choices.
     fn complete(&self, req: &ChatRequest, n: usize, schema: bool, attempts: &AtomicU32) -> Result<Completion, (CallError, u32)> {
-        let (body, wrapped) = wire::request_body(&self.cfg.model, req, n, schema);
+        let (body, wrapped) = wire::request_body(&self.cfg.model, req, n, schema, self.cfg.max_tokens);
         let v = self.post(&body, attempts)?;
         let mut c = wire::parse_completion(&v).map_err(|m| (CallError::Garbage(m), 1))?;
         if wrapped {
@@ -161,11 +161,12 @@ impl OpenAiClient {
             }
         });
         let slots = results.into_inner().unwrap_or_else(|p| p.into_inner());
-        let mut out = Completion { choices: Vec::new(), usage: Usage::default() };
+        let mut out = Completion { choices: Vec::new(), usage: Usage::default(), truncated: 0 };
         for slot in slots {
             match slot {
                 Some(Ok(c)) => {
                     add_usage(&mut out.usage, c.usage);
+                    out.truncated += c.truncated.min(1);
                     out.choices.extend(c.choices.into_iter().take(1));
                 }
                 Some(Err((e, tries))) => return Err(self.error(&req.phase, e, tries, schema)),
@@ -280,11 +281,12 @@ impl ChatModel for OpenAiClient {
             // an over-long prompt would have failed again without it).
             self.schema_supported.store(false, Ordering::Relaxed);
         }
-        let Completion { mut choices, mut usage } = first;
+        let Completion { mut choices, mut usage, mut truncated } = first;
         if choices.len() < want {
             let extra = self.extra_samples(req, want - choices.len(), schema, &attempts)?;
             choices.extend(extra.choices);
             add_usage(&mut usage, extra.usage);
+            truncated += extra.truncated;
         }
         choices.truncate(want);
         Ok(ChatResponse {
@@ -293,6 +295,7 @@ impl ChatModel for OpenAiClient {
             latency_ms: start.elapsed().as_secs_f64() * 1000.0,
             structured: schema,
             requests: attempts.load(Ordering::Relaxed),
+            truncated: truncated.min(want as u32),
         })
     }
 

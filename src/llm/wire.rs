@@ -15,7 +15,7 @@ pub const WRAP_KEY: &str = "answer";
 /// the schema, when given, goes in OpenAI's `response_format` form, which
 /// OpenAI, vLLM, Ollama (0.5+) and llama.cpp's server all accept.
 /// Returns the body and whether the schema was wrapped.
-pub fn request_body(model: &str, req: &ChatRequest, n: usize, schema: bool) -> (Value, bool) {
+pub fn request_body(model: &str, req: &ChatRequest, n: usize, schema: bool, max_tokens: Option<u32>) -> (Value, bool) {
     let mut body = json!({
         "model": model,
         "messages": req.messages,
@@ -24,6 +24,12 @@ pub fn request_body(model: &str, req: &ChatRequest, n: usize, schema: bool) -> (
     });
     if n > 1 {
         body["n"] = json!(n);
+    }
+    // `max_tokens`, not OpenAI's newer `max_completion_tokens`: it is the
+    // name vLLM, Ollama and llama.cpp accept, and OpenAI still does for
+    // chat models.
+    if let Some(m) = max_tokens {
+        body["max_tokens"] = json!(m);
     }
     let mut wrapped = false;
     if let (true, Some(s)) = (schema, &req.response_schema) {
@@ -75,6 +81,8 @@ pub fn unwrap_answer(text: String) -> String {
 pub struct Completion {
     pub choices: Vec<String>,
     pub usage: Usage,
+    /// How many choices stopped at the token limit (`finish_reason: length`).
+    pub truncated: u32,
 }
 
 /// Parse a chat-completions answer; the error says what is wrong with it.
@@ -90,6 +98,7 @@ pub fn parse_completion(v: &Value) -> Result<Completion, String> {
         return Err("the answer has an empty `choices` array".into());
     }
     let mut indexed: Vec<(u64, String)> = Vec::with_capacity(arr.len());
+    let truncated = arr.iter().filter(|c| c.get("finish_reason").and_then(Value::as_str) == Some("length")).count() as u32;
     for (pos, c) in arr.iter().enumerate() {
         let index = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
         let Some(msg) = c.get("message") else {
@@ -103,6 +112,7 @@ pub fn parse_completion(v: &Value) -> Result<Completion, String> {
     Ok(Completion {
         choices: indexed.into_iter().map(|(_, t)| t).collect(),
         usage: Usage { prompt_tokens: tokens("prompt_tokens"), completion_tokens: tokens("completion_tokens") },
+        truncated,
     })
 }
 
@@ -166,23 +176,23 @@ mod tests {
 
     #[test]
     fn body_with_and_without_schema() {
-        let (b, wrapped) = request_body("m", &req(None), 3, true);
+        let (b, wrapped) = request_body("m", &req(None), 3, true, None);
         assert_eq!(b["n"], 3);
         assert!(b.get("response_format").is_none());
         assert!(!wrapped);
-        let (b, _) = request_body("m", &req(None), 1, false);
+        let (b, _) = request_body("m", &req(None), 1, false, None);
         assert!(b.get("n").is_none());
         let schema = json!({"type": "array", "items": {"enum": ["A", "B"]}});
-        let (b, wrapped) = request_body("m", &req(Some(schema.clone())), 1, true);
+        let (b, wrapped) = request_body("m", &req(Some(schema.clone())), 1, true, None);
         assert!(wrapped);
         let js = &b["response_format"]["json_schema"];
         assert_eq!(js["name"], "match_tables");
         assert_eq!(js["strict"], true);
         assert_eq!(js["schema"]["properties"]["answer"], schema);
-        let (b, _) = request_body("m", &req(Some(schema)), 1, false);
+        let (b, _) = request_body("m", &req(Some(schema)), 1, false, None);
         assert!(b.get("response_format").is_none());
         let obj = json!({"type": "object", "properties": {}});
-        let (b, wrapped) = request_body("m", &req(Some(obj.clone())), 1, true);
+        let (b, wrapped) = request_body("m", &req(Some(obj.clone())), 1, true, None);
         assert!(!wrapped);
         assert_eq!(b["response_format"]["json_schema"]["schema"], obj);
     }
@@ -206,6 +216,17 @@ mod tests {
         let v = json!({"choices": [{"message": {"content": [{"type": "text", "text": "x"}, {"text": "y"}]}}]});
         assert_eq!(parse_completion(&v).unwrap().choices, vec!["xy"]);
         assert_eq!(parse_completion(&v).unwrap().usage, Usage::default());
+    }
+
+    #[test]
+    fn max_tokens_is_sent_and_length_stops_are_counted() {
+        let (b, _) = request_body("m", &req(None), 1, false, Some(64));
+        assert_eq!(b["max_tokens"], 64);
+        assert!(request_body("m", &req(None), 1, false, None).0.get("max_tokens").is_none());
+        let v = json!({"choices": [
+            {"index": 0, "message": {"content": "[\"CLI"}, "finish_reason": "length"},
+            {"index": 1, "message": {"content": "[]"}, "finish_reason": "stop"}]});
+        assert_eq!(parse_completion(&v).unwrap().truncated, 1);
     }
 
     #[test]

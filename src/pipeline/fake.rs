@@ -69,6 +69,7 @@ impl ChatModel for FakeChat {
                             latency_ms: 1.0,
                             structured: false,
                             requests: 1,
+                            truncated: 0,
                         })
                     }
                 };

@@ -24,6 +24,7 @@ pub fn call(llm: &dyn ChatModel, req: &ChatRequest) -> (LlmCall, Result<ChatResp
             rec.usage = resp.usage;
             rec.latency_ms = resp.latency_ms;
             rec.requests = resp.requests;
+            rec.truncated = resp.truncated;
         }
         Err(e) => {
             rec.error = Some(e.to_string());

@@ -132,7 +132,21 @@ pub fn generate_sql(task: &SqlTask, llm: &dyn ChatModel, prompts: &Prompts, trac
                 return Err(e);
             }
         };
-        let (outcome, failed_sql) = attempt_once(task, &answer, &mut attempt);
+        let (mut outcome, failed_sql) = attempt_once(task, &answer, &mut attempt);
+        // A cut-off answer explains most unusable SQL; say so where it fails.
+        let cut = attempt.call.truncation_note();
+        if !cut.is_empty() {
+            if let Err(e) = outcome {
+                if let Some(v) = attempt.validation.error.as_mut() {
+                    *v = format!("{v}; {cut}");
+                }
+                outcome = Err(match e {
+                    Error::Sql(m) => Error::Sql(format!("{m}; {cut}")),
+                    Error::Db(m) => Error::Db(format!("{m}; {cut}")),
+                    other => other,
+                });
+            }
+        }
         trace.attempts.push(attempt);
         match outcome {
             Ok(o) => {

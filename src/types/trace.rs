@@ -109,8 +109,30 @@ pub struct LlmCall {
     pub usage: Usage,
     pub latency_ms: f64,
     pub requests: u32,
+    /// Answers the server cut off at the token limit (`finish_reason:
+    /// length`); see `--llm-max-tokens`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl LlmCall {
+    /// A note for errors and warnings when answers were cut off at the token
+    /// limit (empty otherwise): the likeliest reason an answer is unusable.
+    pub fn truncation_note(&self) -> String {
+        match self.truncated {
+            0 => String::new(),
+            t => format!(
+                "{t} of {} answer(s) stopped at the token limit (finish_reason \"length\"); raise --llm-max-tokens or the server's limit",
+                self.choices.len().max(t as usize)
+            ),
+        }
+    }
 }
 
 /// An item and how many samples chose it.

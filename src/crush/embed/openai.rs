@@ -3,9 +3,10 @@
 //!
 //! Configuration comes from the environment: the key from `LUCY_API_KEY` or
 //! `OPENAI_API_KEY` (never printed or stored), the base URL from
-//! `LUCY_EMBED_BASE_URL`, `LUCY_BASE_URL` or `OPENAI_BASE_URL` (default
-//! `https://api.openai.com/v1`), the model from `LUCY_EMBED_MODEL` (default
-//! `text-embedding-3-small`).
+//! `LUCY_EMBED_URL`, then the older `LUCY_EMBED_BASE_URL`, then the chat
+//! client's `LUCY_LLM_URL` (one local server often serves both), then
+//! `OPENAI_BASE_URL` (default `https://api.openai.com/v1`), the model from
+//! `LUCY_EMBED_MODEL` (default `text-embedding-3-small`).
 
 use std::time::Duration;
 
@@ -69,8 +70,9 @@ impl OpenAiEmbedder {
 
     /// Configure from the environment (see the module docs).
     pub fn from_env() -> Result<Self> {
-        let base = env("LUCY_EMBED_BASE_URL")
-            .or_else(|| env("LUCY_BASE_URL"))
+        let base = env("LUCY_EMBED_URL")
+            .or_else(|| env("LUCY_EMBED_BASE_URL"))
+            .or_else(|| env("LUCY_LLM_URL"))
             .or_else(|| env("OPENAI_BASE_URL"))
             .unwrap_or_else(|| "https://api.openai.com/v1".to_string());
         let model = env("LUCY_EMBED_MODEL").unwrap_or_else(|| "text-embedding-3-small".to_string());

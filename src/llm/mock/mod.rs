@@ -293,6 +293,18 @@ fn render(shared: &Shared, req: &Value, facts: &RequestFacts, reply: &Reply) -> 
                 .map(|i| choices.get(i % choices.len().max(1)).cloned().unwrap_or_default())
                 .map(|t| if wrap { wrap_answer(t) } else { t })
                 .collect();
+            // Like a real server, stop at `max_tokens` (≈ 4 characters a
+            // token here) and say so with finish_reason "length".
+            let cap = req.get("max_tokens").and_then(Value::as_u64);
+            let cut = |t: &str| cap.is_some_and(|m| approx_tokens(t) > m);
+            let finish: Vec<&str> = texts.iter().map(|t| if cut(t) { "length" } else { "stop" }).collect();
+            let texts: Vec<String> = texts
+                .into_iter()
+                .map(|t| match cap {
+                    Some(m) if cut(&t) => t.chars().take(m as usize * 4).collect(),
+                    _ => t,
+                })
+                .collect();
             let usage = usage.unwrap_or_else(|| crate::llm::Usage {
                 prompt_tokens: approx_tokens(&prompt_text(req)),
                 completion_tokens: texts.iter().map(|t| approx_tokens(t)).sum(),
@@ -302,8 +314,8 @@ fn render(shared: &Shared, req: &Value, facts: &RequestFacts, reply: &Reply) -> 
                 "object": "chat.completion",
                 "created": 0,
                 "model": req.get("model").cloned().unwrap_or(Value::Null),
-                "choices": texts.iter().enumerate().map(|(i, t)| json!({
-                    "index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"})).collect::<Vec<_>>(),
+                "choices": texts.iter().zip(&finish).enumerate().map(|(i, (t, f))| json!({
+                    "index": i, "message": {"role": "assistant", "content": t}, "finish_reason": f})).collect::<Vec<_>>(),
                 "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
                           "total_tokens": usage.prompt_tokens + usage.completion_tokens},
             });
