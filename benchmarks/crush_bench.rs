@@ -4,11 +4,14 @@
 //! Also builds SpiderUnion and times the solvers on it.
 //!
 //! Offline and reproducible: MiniLM embeddings (scripts/fetch-minilm.sh),
-//! cached on disk; every solver is deterministic.
+//! cached on disk; every solver is deterministic, except that the exact
+//! solver's wall-time limit decides which hard instances finish their proof
+//! (the report counts them; an unproved solve keeps its incumbent and gap).
 //!
-//! cargo run --example crush_bench -- [--questions N] [--exact-questions N]
+//! cargo run --config 'profile.dev.package.lucy.opt-level=3' --example crush_bench --
+//!     [--questions N] [--exact-questions N]
 //!     [--exact-every K] [--time-limit S] [--threads T] [--probe-context]
-//!     [--verbose] [--phrase-probes] [--out benchmarks/results/crush.md]
+//!     [--tau2 T] [--verbose] [--phrase-probes] [--out benchmarks/results/crush.md]
 //!
 //! `--exact-every K` runs the exact solver on every K-th question only (a
 //! sample spread over all 11 databases) when the full run is too long.
