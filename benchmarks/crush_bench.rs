@@ -184,7 +184,7 @@ fn main() {
                     row.greedy.push(recall(&gold, g.chosen.iter().map(|&i| cand[i]), gold_keys.len()));
                     row.greedy_obj.push(g.objective);
                     row.greedy_secs.push(g.seconds);
-                    let (ls, ls_obj) = local::improve(&inst, &g.chosen, 4 * b + 10);
+                    let (ls, ls_obj) = local::improve(&inst, &g.chosen, local::default_passes(inst.effective_budget()));
                     row.local.push(recall(&gold, ls.iter().map(|&i| cand[i]), gold_keys.len()));
                     row.local_obj.push(ls_obj);
                     if run_exact {

@@ -103,11 +103,9 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
     let add = |m: &mut Model, cost: f64, lo: f64, hi: f64, int: bool| -> Result<Col> {
         m.try_add_column_with_integrality(cost, lo..=hi, std::iter::empty(), int).map_err(|e| herr("add a variable", e))
     };
-    // a_kd = exp(s_kd − M_k), M_k = max_d s_kd: the same log-sum-exp up to
-    // the constant M_k, with coefficients in (0, 1] however large s/τ gets.
-    let shift: Vec<f64> = inst.s.iter().map(|row| row.iter().copied().fold(f64::NEG_INFINITY, f64::max)).collect();
-    let shift_total: f64 = shift.iter().sum();
-    let a: Vec<Vec<f64>> = inst.s.iter().zip(&shift).map(|(row, m)| row.iter().map(|s| (s - m).exp()).collect()).collect();
+    // Shifted coefficients keep the cuts well scaled; the shift is added
+    // back to the bound.
+    let (a, shift_total) = inst.shifted_exp();
     let mut x = Vec::with_capacity(n);
     for _ in 0..n {
         x.push(add(&mut model, 0.0, 0.0, 1.0, true)?);
@@ -194,7 +192,7 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
     // Swaps from the greedy pick usually reach the optimum; with its
     // tangents in the model the first MILP solve can certify it.
     let (mut best, mut best_val) =
-        if opts.local_search { local::improve(inst, &g.chosen, 4 * bsz + 10) } else { (g.chosen.clone(), g.objective) };
+        if opts.local_search { local::improve(inst, &g.chosen, local::default_passes(bsz)) } else { (g.chosen.clone(), g.objective) };
     if best_val < g.objective {
         (best, best_val) = (g.chosen.clone(), g.objective);
     }

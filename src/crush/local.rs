@@ -25,8 +25,7 @@ struct State<'a> {
 impl<'a> State<'a> {
     fn new(inst: &'a Instance, start: &[usize]) -> Self {
         let n = inst.n();
-        let shift: Vec<f64> = inst.s.iter().map(|row| row.iter().copied().fold(f64::NEG_INFINITY, f64::max)).collect();
-        let a: Vec<Vec<f64>> = inst.s.iter().zip(&shift).map(|(row, m)| row.iter().map(|s| (s - m).exp()).collect()).collect();
+        let (a, shift_total) = inst.shifted_exp();
         let mut w = vec![Vec::new(); n];
         for ((i, j), e) in inst.edge_map() {
             let v = e.exp() - 1.0;
@@ -35,7 +34,7 @@ impl<'a> State<'a> {
                 w[j].push((i, v));
             }
         }
-        let mut st = State { inst, shift_total: shift.iter().sum(), a, w, chosen: vec![false; n], z: vec![0.0; inst.m()], partner: vec![0.0; n] };
+        let mut st = State { inst, shift_total, a, w, chosen: vec![false; n], z: vec![0.0; inst.m()], partner: vec![0.0; n] };
         for &d in start {
             st.toggle(d);
         }
@@ -63,16 +62,22 @@ impl<'a> State<'a> {
     }
 }
 
+/// The pass cap the exact solver starts with for a budget of `b`: enough
+/// for the few swaps greedy picks need, bounded for large B.
+pub fn default_passes(b: usize) -> usize {
+    4 * b + 10
+}
+
 /// Best-improvement swaps (one in, one out) from `start` until no swap
 /// raises the objective by more than `1e-12`, or `max_passes` passes.
 /// Returns the improved selection (same size as `start`) and its value.
 pub fn improve(inst: &Instance, start: &[usize], max_passes: usize) -> (Vec<usize>, f64) {
     let n = inst.n();
-    let mut st = State::new(inst, start);
-    let mut val = st.value();
     if start.is_empty() || start.len() >= n {
         return (start.to_vec(), inst.objective(start));
     }
+    let mut st = State::new(inst, start);
+    let mut val = st.value();
     for _ in 0..max_passes {
         let mut best: Option<(f64, usize, usize)> = None;
         let ins: Vec<usize> = (0..n).filter(|&d| !st.chosen[d]).collect();

@@ -62,6 +62,15 @@ impl Instance {
         o1 + self.lambda * o2
     }
 
+    /// `(a, Σ_k M_k)` with a_kd = exp(s_kd − M_k), M_k = max_d s_kd: each
+    /// probe's log-sum-exp is log Σ_{d∈R} a_kd + M_k, with every a in (0, 1]
+    /// however large s/τ gets. Shared by the exact solver and the swaps.
+    pub fn shifted_exp(&self) -> (Vec<Vec<f64>>, f64) {
+        let shift: Vec<f64> = self.s.iter().map(|row| row.iter().copied().fold(f64::NEG_INFINITY, f64::max)).collect();
+        let a = self.s.iter().zip(&shift).map(|(row, m)| row.iter().map(|s| (s - m).exp()).collect()).collect();
+        (a, shift.iter().sum())
+    }
+
     /// Edge weights by unordered pair (parallel entries are summed).
     pub fn edge_map(&self) -> HashMap<(usize, usize), f64> {
         let mut m = HashMap::new();

@@ -80,7 +80,8 @@ pub struct ChatResponse {
     pub truncated: u32,
 }
 
-fn is_zero(n: &u32) -> bool {
+/// serde's `skip_serializing_if` for counters that are usually 0.
+pub(crate) fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 

@@ -111,14 +111,10 @@ pub struct LlmCall {
     pub requests: u32,
     /// Answers the server cut off at the token limit (`finish_reason:
     /// length`); see `--llm-max-tokens`.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::llm::is_zero")]
     pub truncated: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 impl LlmCall {
