@@ -8,11 +8,21 @@
 //! - [`query`] — QueryView: SQL over that one view (LLM), checked by [`sql`].
 //!
 //! [`model`] loads, validates and imports dbModels; [`graph`] is the schema
-//! graph every phase shares; [`crush`] shrinks very large schemas;
-//! [`bench`] measures it all.
+//! graph every phase shares (and the one place names become ids);
+//! [`crush`] shrinks very large schemas; [`pipeline`] runs the phases end
+//! to end; [`bench`] measures it all. `ARCHITECTURE.md` maps the modules and
+//! their layers.
+//!
+//! The short way in is the re-exports below:
+//!
+//! ```no_run
+//! let graph = lucy::SchemaGraph::new(lucy::load_model("dbmodels/ddo.json")?)?;
+//! let view = lucy::generate_view(&graph, &lucy::ViewRequest::new(vec!["CLIENT".into(), "DATACENTER".into()]))?;
+//! println!("{}", view.view_sql);
+//! # Ok::<(), lucy::Error>(())
+//! ```
 
 pub mod bench;
-pub mod cli;
 pub mod crush;
 pub mod error;
 pub mod graph;
@@ -29,4 +39,9 @@ pub mod view;
 
 pub use error::{Error, Result};
 pub use graph::SchemaGraph;
-pub use types::{DbModel, ViewRequest, ViewResult};
+pub use llm::{build_chat_model, ChatModel, LlmArgs};
+pub use model::load as load_model;
+pub use pipeline::{ask, direct_sql, AskOptions, AskOutcome, StopAfter};
+pub use solve::generate_view;
+pub use types::trace::Trace;
+pub use types::{DbModel, Dialect, ViewRequest, ViewResult};

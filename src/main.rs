@@ -1,6 +1,8 @@
+mod cli;
+
 fn main() {
     reset_sigpipe();
-    std::process::exit(lucy::cli::main());
+    std::process::exit(cli::main());
 }
 
 /// Rust ignores SIGPIPE, so `lucy view ... | head` would panic on the

@@ -199,7 +199,7 @@ fn suggest_apply_prints_a_valid_model_with_the_proposals() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let applied = dir.path().join("applied.json");
     std::fs::write(&applied, stdout(&o)).unwrap();
-    let g = lucy::model::load_graph(&applied).unwrap();
+    let g = lucy::graph::load(&applied).unwrap();
     assert_eq!(g.model().patterns.len(), 5);
     assert!(g.is_lookup(g.table_id("LOCATION").unwrap()));
     assert!(g.junction_of(g.table_id("RSPOOL2CLIENT").unwrap()).is_some());

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use lucy::llm::config::build_chat_model_with_env;
+use lucy::llm::build_chat_model_with_env;
 use lucy::llm::mock::{MockServer, Reply, Rule, Script};
 use lucy::llm::{ChatRequest, ChatResponse, LlmArgs, LlmConfig, Message, OpenAiClient};
 use serde_json::json;

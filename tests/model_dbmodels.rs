@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use lucy::graph::TreeKind;
-use lucy::model::{load, load_graph};
+use lucy::graph::load as load_graph;
+use lucy::model::load;
 
 fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };

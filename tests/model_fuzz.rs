@@ -2,7 +2,8 @@
 //! `model::parse`, `validate::issues`, `SchemaGraph::new` and `suggest` must
 //! return `Ok` or `Err`, never panic, and agree with each other.
 
-use lucy::model::{parse, suggest, validate};
+use lucy::graph::suggest;
+use lucy::model::{parse, validate};
 use lucy::SchemaGraph;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -17,7 +18,7 @@ fn exercise(text: &str) {
         Ok(g) => {
             assert!(issues.is_empty(), "graph built although validation found {issues:?}");
             let _ = suggest::suggest(&g);
-            let _ = lucy::model::render::show_text(&g);
+            let _ = lucy::graph::render::show_text(&g);
             let _ = g.forbidden_relationships();
         }
         Err(lucy::Error::Model(v)) => {

@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use lucy::model::{load, load_graph};
+use lucy::graph::load as load_graph;
+use lucy::model::load;
 use lucy::types::{Cardinality, Pattern};
 use lucy::Error;
 

@@ -5,16 +5,22 @@
 //! - [`metrics`]: ex, esx, coverage (eq. 10), join accuracy;
 //! - [`oracle`]: GenerateView on the gold SQL's tables, mismatch classes;
 //! - [`attribution`]: which phase made a question fail;
-//! - [`run`]: the parallel, order-preserving runner;
-//! - [`report`]: aggregates and the Markdown report.
+//! - [`run`]: the parallel, order-preserving runner ([`progress`]: its bar);
+//! - [`summary`]: suite-level aggregates;
+//! - [`meta`]: what `results.json` holds (run metadata, summary, results);
+//! - [`report`]: the Markdown report.
 
 pub mod attribution;
+pub mod meta;
 pub mod metrics;
 pub mod oracle;
+pub mod progress;
 pub mod report;
 pub mod run;
 pub mod suite;
+pub mod summary;
 
-pub use report::{BenchRun, Summary};
+pub use meta::BenchRun;
+pub use summary::Summary;
 pub use run::{run_suite, Method, Oracle, QuestionResult, RunOptions};
 pub use suite::{Question, Suite};

@@ -23,7 +23,7 @@ use crate::types::trace::{PhaseCost, Trace, ViewTrace};
 use crate::types::{ColumnRef, SolveStatus, ViewResult};
 
 /// What is measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Oracle {
     /// Phase 1 replaced by the gold SQL's tables and columns; GenerateView
@@ -35,7 +35,7 @@ pub enum Oracle {
 }
 
 /// Which method answers the questions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     /// The three phases.
@@ -176,7 +176,7 @@ pub fn run_suite(suite: &Suite, opts: &RunOptions) -> Result<Vec<QuestionResult>
     if let Some(dir) = &opts.trace_dir {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
-    let bar = super::report::progress_bar(questions.len() as u64, opts.progress);
+    let bar = super::progress::progress_bar(questions.len() as u64, opts.progress);
     let results: Mutex<Vec<Option<QuestionResult>>> = Mutex::new(vec![None; questions.len()]);
     let next = AtomicUsize::new(0);
     let tally = Mutex::new((0usize, 0usize));

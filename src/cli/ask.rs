@@ -5,13 +5,14 @@
 use std::path::PathBuf;
 
 use super::Ctx;
-use crate::error::{Error, Result};
-use crate::graph::SchemaGraph;
-use crate::link::MatchOptions;
-use crate::llm::{build_chat_model, LlmArgs, NOT_CONFIGURED_HINT};
-use crate::pipeline::{self, AskOptions, AskOutcome, StopAfter};
-use crate::sql::exec::QueryRows;
-use crate::types::Dialect;
+use lucy::error::{Error, Result};
+use lucy::graph::SchemaGraph;
+use lucy::link::MatchOptions;
+use super::llm::LlmFlags;
+use super::values::{Dialect, StopAfter};
+use lucy::llm::{build_chat_model, NOT_CONFIGURED_HINT};
+use lucy::pipeline::{self, AskOptions, AskOutcome, StopAfter as LibStopAfter};
+use lucy::sql::exec::QueryRows;
 
 #[derive(Debug, clap::Args)]
 pub struct AskArgs {
@@ -21,7 +22,7 @@ pub struct AskArgs {
     /// The question, in natural language.
     pub question: String,
     #[command(flatten)]
-    pub llm: LlmArgs,
+    pub llm: LlmFlags,
     /// Sampled answers per MatchTables prompt, voted (paper: 5).
     #[arg(long, default_value_t = 5)]
     pub samples: usize,
@@ -102,14 +103,14 @@ impl AskArgs {
                 restrict_core_tables: None,
             },
             sql_temperature: self.temperature,
-            stop_after: self.stop_after,
+            stop_after: self.stop_after.map(Into::into),
             tables: self.tables.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
             attrs: self.attrs.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
             schema_context: self.schema_context,
             evidence: self.evidence.clone(),
             execute: self.execute.clone(),
             row_limit: Some(self.limit),
-            dialect: self.dialect,
+            dialect: self.dialect.map(Into::into),
             time_limit_s: self.time_limit,
             prompts_dir: self.prompts.clone(),
             ..AskOptions::default()
@@ -125,9 +126,9 @@ impl AskArgs {
 }
 
 pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
-    let model = crate::model::load(&args.model)?;
+    let model = lucy::model::load(&args.model)?;
     let graph = SchemaGraph::new(model)?;
-    let llm = build_chat_model(&args.llm)?;
+    let llm = build_chat_model(&args.llm.to_args())?;
     let mut opts = args.options();
     if llm.is_none() && !args.offline_ok() {
         if args.direct || !args.tables.is_empty() || !args.attrs.is_empty() {
@@ -139,7 +140,7 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
     } else if args.prefilter == Prefilter::Crush {
         let embedder = load_embedder()?;
         let budget = args.budget.unwrap_or(20);
-        let picked = crate::crush::prefilter_tables(&graph, &args.question, args.probes.as_deref(), budget, llm.as_deref(), &embedder)?;
+        let picked = lucy::crush::prefilter_tables(&graph, &args.question, args.probes.as_deref(), budget, llm.as_deref(), &embedder)?;
         // MatchTables maps an inner table to its pattern root itself; the trace
         // keeps CRUSH's own picks.
         opts.restrict_core_tables = Some(picked);
@@ -179,7 +180,7 @@ fn offline_phase_one(graph: &SchemaGraph, args: &AskArgs, opts: &mut AskOptions,
         Error::Input(format!("{NOT_CONFIGURED_HINT}. The offline linker used without an LLM is unavailable too: {e}"))
     })?;
     let budget = args.budget.unwrap_or(8);
-    let (tables, columns) = crate::crush::embedding_link(graph, &args.question, budget, &embedder)?;
+    let (tables, columns) = lucy::crush::embedding_link(graph, &args.question, budget, &embedder)?;
     if !ctx.json {
         eprintln!(
             "note: {NOT_CONFIGURED_HINT}.\nnote: phase 1 ran on the offline embedding linker (CRUSH over MiniLM); stopping after the view"
@@ -188,23 +189,23 @@ fn offline_phase_one(graph: &SchemaGraph, args: &AskArgs, opts: &mut AskOptions,
     opts.tables = tables;
     opts.attrs = columns.iter().map(|c| c.to_string()).collect();
     opts.given_source = Some(format!("offline embedding linker (CRUSH greedy, MiniLM, budget {budget}): no LLM configured"));
-    if opts.stop_after != Some(StopAfter::Match) {
-        opts.stop_after = Some(StopAfter::View);
+    if opts.stop_after != Some(LibStopAfter::Match) {
+        opts.stop_after = Some(LibStopAfter::View);
     }
     Ok(())
 }
 
-fn load_embedder() -> Result<crate::crush::embed::minilm::MiniLm> {
-    crate::crush::embed::minilm::MiniLm::load_default()
+fn load_embedder() -> Result<lucy::crush::embed::minilm::MiniLm> {
+    lucy::crush::embed::minilm::MiniLm::load_default()
 }
 
-fn write_trace(path: Option<&std::path::Path>, trace: &crate::types::trace::Trace) -> Result<()> {
+fn write_trace(path: Option<&std::path::Path>, trace: &lucy::types::trace::Trace) -> Result<()> {
     let Some(p) = path else { return Ok(()) };
     let text = serde_json::to_string_pretty(trace).map_err(|e| Error::Input(format!("cannot serialize the trace: {e}")))?;
     std::fs::write(p, text + "\n").map_err(|e| Error::io(p, e))
 }
 
-fn report_failure(f: Option<&crate::types::trace::Failure>, ctx: Ctx, traced: bool) -> i32 {
+fn report_failure(f: Option<&lucy::types::trace::Failure>, ctx: Ctx, traced: bool) -> i32 {
     let Some(f) = f else { return 0 };
     let hint = if traced { " (see the trace with `lucy explain`)" } else { " (rerun with --trace FILE and `lucy explain FILE` for details)" };
     if ctx.json {

@@ -5,12 +5,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::Ctx;
-use crate::bench::report::{git_commit, render, render_comparison, today_utc};
-use crate::bench::{run_suite, BenchRun, Method, Oracle, RunOptions, Suite, Summary};
-use crate::error::{Error, Result};
-use crate::link::MatchOptions;
-use crate::llm::{build_chat_model, LlmArgs};
-use crate::pipeline::AskOptions;
+use lucy::bench::meta::{git_commit, today_utc};
+use lucy::bench::report::{render, render_comparison};
+use super::llm::LlmFlags;
+use super::values::{Method, Oracle};
+use lucy::bench::{run_suite, BenchRun, RunOptions, Suite, Summary};
+use lucy::error::{Error, Result};
+use lucy::link::MatchOptions;
+use lucy::llm::build_chat_model;
+use lucy::pipeline::AskOptions;
 
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
@@ -49,7 +52,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_progress: bool,
     #[command(flatten)]
-    pub llm: LlmArgs,
+    pub llm: LlmFlags,
 }
 
 fn mode_name(oracle: Option<Oracle>) -> &'static str {
@@ -82,7 +85,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     }
     let path = Suite::find(&args.suite)?;
     let suite = Suite::load(&path)?;
-    let llm = if args.oracle == Some(Oracle::Tables) { None } else { build_chat_model(&args.llm)?.map(Arc::from) };
+    let llm = if args.oracle == Some(Oracle::Tables) { None } else { build_chat_model(&args.llm.to_args())?.map(Arc::from) };
     let mode = mode_name(args.oracle);
     let multi = methods.len() > 1;
     let out = args.out.clone().unwrap_or_else(|| {
@@ -108,8 +111,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         let dir = if multi { out.join(method_name(m)) } else { out.clone() };
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let opts = RunOptions {
-            oracle: args.oracle,
-            method: m,
+            oracle: args.oracle.map(Into::into),
+            method: m.into(),
             limit: args.limit,
             jobs: args.jobs,
             time_limit_s: args.time_limit,

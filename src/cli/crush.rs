@@ -3,10 +3,11 @@
 use std::path::PathBuf;
 
 use super::{print_json, Ctx};
-use crate::crush::embed::{Embedder, HashEmbedder, MiniLm, OpenAiEmbedder};
-use crate::crush::{self, CrushConfig, SolverKind};
-use crate::error::{Error, Result};
-use crate::graph::SchemaGraph;
+use lucy::crush::embed::{Embedder, HashEmbedder, MiniLm, OpenAiEmbedder};
+use super::values::SolverKind;
+use lucy::crush::{self, CrushConfig};
+use lucy::error::{Error, Result};
+use lucy::graph::SchemaGraph;
 
 /// Which embedding backend to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -52,7 +53,7 @@ pub struct CrushArgs {
     /// LLM that hallucinates the probes for --question (without one, the
     /// question's phrases are the probes).
     #[command(flatten)]
-    pub llm: crate::llm::LlmArgs,
+    pub llm: super::llm::LlmFlags,
 }
 
 /// Build the chosen embedder.
@@ -77,12 +78,12 @@ pub fn run(args: CrushArgs, ctx: Ctx) -> Result<i32> {
     if !(args.temperature.is_finite() && args.temperature > 0.0) {
         return Err(Error::Input("--temperature must be a positive number".into()));
     }
-    let model = crate::model::load(&args.model)?;
+    let model = lucy::model::load(&args.model)?;
     let graph = SchemaGraph::new(model)?;
     let question = args.question.clone().unwrap_or_default();
     let (probes, source) = match &args.probes {
         Some(p) => (crush::probes::parse_schema(p)?, "given".to_string()),
-        None => match crate::llm::build_chat_model(&args.llm)? {
+        None => match lucy::llm::build_chat_model(&args.llm.to_args())? {
             Some(llm) => (crush::probes::hallucinate(llm.as_ref(), &question)?, format!("hallucinated by {}", llm.model_name())),
             None => (crush::probes::question_phrases(&question), "question phrases (offline: no LLM configured)".to_string()),
         },
@@ -93,7 +94,7 @@ pub fn run(args: CrushArgs, ctx: Ctx) -> Result<i32> {
         budget: args.budget,
         candidates: args.candidates,
         gamma: args.gamma,
-        solver: args.solver,
+        solver: args.solver.into(),
         time_limit_s: args.time_limit,
         temperature: args.temperature,
         ..Default::default()

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use super::Ctx;
-use crate::error::Result;
-use crate::pipeline::explain;
-use crate::types::trace::Trace;
+use lucy::error::Result;
+use lucy::pipeline::explain;
+use lucy::types::trace::Trace;
 
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {

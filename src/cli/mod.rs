@@ -3,8 +3,10 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::error::Error;
+use lucy::error::Error;
 
+pub mod llm;
+pub mod values;
 pub mod model;
 pub mod model_import;
 pub mod view;
@@ -84,7 +86,7 @@ pub fn report_error(e: &Error, ctx: Ctx) {
 }
 
 /// Print a serializable value as pretty JSON on stdout.
-pub fn print_json<T: serde::Serialize>(v: &T) -> crate::Result<()> {
+pub fn print_json<T: serde::Serialize>(v: &T) -> lucy::Result<()> {
     let s = serde_json::to_string_pretty(v).map_err(|e| Error::Input(e.to_string()))?;
     println!("{s}");
     Ok(())

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use super::Ctx;
-use crate::error::{Error, Result};
-use crate::model::{render, suggest};
+use lucy::error::{Error, Result};
+use lucy::graph::{render, suggest};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ModelCommand {
@@ -59,7 +59,7 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
             Ok(failed.map_or(0, |e| e.exit_code()))
         }
         ModelCommand::Show { file } => {
-            let g = crate::model::load_graph(&file)?;
+            let g = lucy::graph::load(&file)?;
             if ctx.json {
                 super::print_json(g.model())?;
             } else {
@@ -69,13 +69,13 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
         }
         ModelCommand::Import(a) => super::model_import::run(a, ctx),
         ModelCommand::Suggest { file, apply } => {
-            let g = crate::model::load_graph(&file)?;
+            let g = lucy::graph::load(&file)?;
             let proposals = suggest::suggest(&g);
             if apply {
                 let mut m = g.model().clone();
                 suggest::apply(&mut m, &proposals);
                 // Proposals are built to validate; check anyway before printing.
-                crate::model::validate::check(&m, Some(&file.display().to_string()))?;
+                lucy::model::validate::check(&m, Some(&file.display().to_string()))?;
                 if !ctx.json {
                     eprintln!("{}: {} proposal(s) applied", file.display(), proposals.len());
                 }
@@ -96,7 +96,7 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
             Ok(0)
         }
         ModelCommand::Schema => {
-            print!("{}", crate::model::schema::json_schema_text());
+            print!("{}", lucy::model::schema::json_schema_text());
             Ok(0)
         }
     }
@@ -105,10 +105,10 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
 /// Check one file: print its summary (text mode) and warnings; return the
 /// JSON summary.
 fn check_one(file: &std::path::Path, ctx: Ctx) -> Result<serde_json::Value> {
-    let g = crate::model::load_graph(file)?;
+    let g = lucy::graph::load(file)?;
     let s = render::summary(&g);
     let shown = file.display().to_string();
-    let warnings: Vec<_> = crate::model::lint::warnings(g.model())
+    let warnings: Vec<_> = lucy::model::lint::warnings(g.model())
         .into_iter()
         .map(|mut w| {
             w.file = Some(shown.clone());

@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use super::Ctx;
-use crate::error::{Error, Result};
-use crate::model::import::{self, Imported};
-use crate::types::Dialect;
+use lucy::error::{Error, Result};
+use lucy::model::import::{self, Imported};
+use super::values::Dialect;
 
 /// Arguments of `lucy model import`.
 #[derive(Debug, clap::Args)]
@@ -86,7 +86,7 @@ fn import(args: &ImportArgs) -> Result<Imported> {
             Err(e) => e.into_bytes().iter().map(|&b| b as char).collect(),
         };
         let name = args.name.clone().unwrap_or_else(|| stem(path));
-        return import::ddl_with_warnings(&sql, args.dialect, &name);
+        return import::ddl_with_warnings(&sql, args.dialect.map(Into::into), &name);
     }
     if let Some(path) = &args.sqlite {
         return import::sqlite_with_warnings(path, args.name.as_deref());

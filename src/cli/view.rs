@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use super::{print_json, Ctx};
-use crate::error::{Error, Result};
-use crate::graph::SchemaGraph;
-use crate::types::{ColumnRef, Dialect, JoinKind, SolveStatus, ViewRequest};
+use lucy::error::{Error, Result};
+use lucy::graph::SchemaGraph;
+use super::values::Dialect;
+use lucy::types::{ColumnRef, JoinKind, SolveStatus, ViewRequest};
 
 /// Solve the join walk for the given tables and print the view.
 #[derive(Debug, clap::Args)]
@@ -32,7 +33,7 @@ pub struct ViewArgs {
 }
 
 pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
-    let model = crate::model::load(&args.model)?;
+    let model = lucy::model::load(&args.model)?;
     let graph = SchemaGraph::new(model)?;
     let mut attributes = Vec::new();
     for a in args.attrs.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
@@ -45,11 +46,11 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
     let req = ViewRequest {
         tables,
         attributes,
-        dialect: args.dialect,
+        dialect: args.dialect.into(),
         view_name: args.name.clone(),
         time_limit_s: args.time_limit,
     };
-    let res = crate::solve::generate_view(&graph, &req)?;
+    let res = lucy::solve::generate_view(&graph, &req)?;
     if ctx.json {
         print_json(&res)?;
     } else {

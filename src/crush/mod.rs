@@ -77,7 +77,7 @@ impl Selection {
 }
 
 /// Which solver picks R(x).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SolverKind {
     /// MILP + outer approximation: proved optimal (or a certified gap).

@@ -5,6 +5,9 @@
 //! resolved once here so the solver and the prompts ask the same questions
 //! of the same structure.
 
+pub mod render;
+pub mod suggest;
+
 use std::collections::HashMap;
 
 use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
@@ -13,27 +16,8 @@ use petgraph::visit::EdgeRef;
 use crate::error::{Error, ModelIssue, Result};
 use crate::types::{Cardinality, DbModel, Relationship, Table};
 
-/// Index of a table in `DbModel::tables` (and of its node).
-pub type TableId = usize;
-/// Index of a relationship in `DbModel::relationships` (and of its edge).
-pub type RelId = usize;
-
-/// Which kind of tree pattern a table belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TreeKind {
-    Star,
-    Snowflake,
-}
-
-/// An m:m pattern resolved to ids.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Junction {
-    pub junction: TableId,
-    pub sides: [TableId; 2],
-    /// Relationship junction–sides[0] and junction–sides[1].
-    pub rels: [RelId; 2],
-}
+pub use crate::types::ids::{RelId, TableId};
+pub use crate::types::resolved::{Junction, TreeKind};
 
 /// Position of an inner table in a star/snowflake tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +27,11 @@ pub struct InnerPosition {
     pub kind: TreeKind,
     /// Relationship between the parent and this table.
     pub rel: RelId,
+}
+
+/// Load a dbModel file (either form), validate it and build its schema graph.
+pub fn load(path: impl AsRef<std::path::Path>) -> Result<SchemaGraph> {
+    SchemaGraph::new(crate::model::load(path)?)
 }
 
 /// The dbModel as a graph with resolved pattern roles.

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::graph::{SchemaGraph, TableId};
 use crate::llm::{ChatModel, ChatRequest, Message};
-use crate::pipeline::llm_call;
+use crate::llm::traced;
 use crate::prompts::Prompts;
 use crate::types::trace::LlmCall;
 
@@ -36,7 +36,7 @@ pub fn describe_table(
         n: 1,
         response_schema: None,
     };
-    let (call, result) = llm_call::call(llm, &req);
+    let (call, result) = traced::call(llm, &req);
     let answer = result?.choices.into_iter().next().unwrap_or_default();
     let text = clean_description(&answer, max_words);
     if text.is_empty() {
@@ -64,7 +64,7 @@ fn clean_description(answer: &str, max_words: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::fake::FakeChat;
+    use crate::llm::fake::FakeChat;
 
     #[test]
     fn describes_and_cleans() {

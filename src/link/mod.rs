@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::graph::{SchemaGraph, TableId};
 use crate::llm::{ChatModel, ChatRequest, Message};
-use crate::pipeline::llm_call;
+use crate::llm::traced;
 use crate::prompts::Prompts;
 use crate::types::trace::{ListStep, MatchTrace, Vote};
 use crate::types::ColumnRef;
@@ -273,7 +273,7 @@ fn ask_list(
             "items": {"type": "string", "enum": elements},
         })),
     };
-    let (call, result) = llm_call::call(llm, &req);
+    let (call, result) = traced::call(llm, &req);
     trace.cost.add_call(&call);
     let mut step = ListStep {
         prompt: prompt_name.to_string(),

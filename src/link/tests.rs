@@ -1,7 +1,7 @@
 //! MatchTables on the paper's DDO examples with scripted answers.
 
 use super::*;
-use crate::pipeline::fake::FakeChat;
+use crate::llm::fake::FakeChat;
 
 fn ddo() -> SchemaGraph {
     let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();

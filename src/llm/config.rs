@@ -1,11 +1,13 @@
-//! How an LLM is configured: command-line flags, environment variables, and
-//! the one function that turns them into a [`ChatModel`].
+//! How an LLM is configured: the settings behind the `--llm-*` flags
+//! ([`LlmArgs`]), environment variables, and the client configuration
+//! ([`LlmConfig`]) they resolve to. Turning a configuration into a
+//! [`ChatModel`](super::ChatModel) is `super::factory`'s job.
 //!
 //! "Configured" means: an LLM model name is given (`--llm-model` or
 //! `LUCY_LLM_MODEL`), or a cassette is replayed (`--replay FILE`). Anything
 //! else (no model, no cassette) is "not configured" and
-//! [`build_chat_model`] returns `Ok(None)`; callers print
-//! [`NOT_CONFIGURED_HINT`].
+//! [`build_chat_model`](super::build_chat_model) returns `Ok(None)`; callers
+//! print [`NOT_CONFIGURED_HINT`].
 
 use std::fmt;
 use std::path::PathBuf;
@@ -13,9 +15,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::cassette::{Recorder, Replayer};
-use super::openai::OpenAiClient;
-use super::{ChatModel, ChatRequest, ChatResponse};
 use crate::error::{Error, Result};
 
 /// Default base URL of the OpenAI-compatible API.
@@ -36,7 +35,7 @@ one, comes from LUCY_API_KEY or OPENAI_API_KEY; or pass --replay FILE to answer 
 (see docs/llm.md)";
 
 /// Whether to ask the server for schema-constrained (structured) output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StructuredMode {
     /// Send the schema; if the server rejects it, retry without and stop
@@ -127,44 +126,38 @@ impl LlmConfig {
     }
 }
 
-const DEFAULT_TIMEOUT_SECS: f64 = 180.0;
-const DEFAULT_RETRIES: u32 = 4;
-const DEFAULT_CONCURRENCY: usize = 4;
+/// Default timeout of one HTTP request, in seconds (`--llm-timeout`).
+pub const DEFAULT_TIMEOUT_SECS: f64 = 180.0;
+/// Default retries after the first attempt (`--llm-retries`).
+pub const DEFAULT_RETRIES: u32 = 4;
+/// Default number of requests in flight (`--llm-concurrency`).
+pub const DEFAULT_CONCURRENCY: usize = 4;
 
-/// LLM flags, flattened into every subcommand that talks to an LLM
-/// (`lucy ask`, `lucy bench`).
-#[derive(Debug, Clone, PartialEq, clap::Args)]
+/// The LLM settings of every command that talks to an LLM (`lucy ask`,
+/// `lucy bench`, `lucy crush`): the values of the `--llm-*` flags, which
+/// the binary parses into this plain struct.
+#[derive(Debug, Clone, PartialEq)]
 pub struct LlmArgs {
     /// Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1 for vLLM
     /// [env: LUCY_LLM_URL, then OPENAI_BASE_URL] [default: https://api.openai.com/v1]
-    #[arg(long = "llm-url", value_name = "URL")]
     pub llm_url: Option<String>,
     /// Model name; setting it (or LUCY_LLM_MODEL) turns the LLM on [env: LUCY_LLM_MODEL]
-    #[arg(long = "llm-model", value_name = "NAME")]
     pub llm_model: Option<String>,
     /// Override the temperature every prompt asks for.
-    #[arg(long = "llm-temperature", value_name = "T")]
     pub llm_temperature: Option<f64>,
     /// Timeout of one HTTP request, in seconds.
-    #[arg(long = "llm-timeout", value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
     pub llm_timeout: f64,
     /// Retries on 429, 5xx, timeouts and connection errors (exponential backoff with jitter).
-    #[arg(long = "llm-retries", value_name = "N", default_value_t = DEFAULT_RETRIES)]
     pub llm_retries: u32,
     /// Maximum number of LLM requests in flight at once.
-    #[arg(long = "llm-concurrency", value_name = "N", default_value_t = DEFAULT_CONCURRENCY)]
     pub llm_concurrency: usize,
     /// Cap every answer at this many tokens (sent as max_tokens); answers cut off there are flagged in the trace.
-    #[arg(long = "llm-max-tokens", value_name = "N")]
     pub llm_max_tokens: Option<u32>,
     /// Ask for schema-constrained answers: auto (fall back when the server rejects it), on, off.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = StructuredMode::Auto)]
     pub structured: StructuredMode,
     /// Append every LLM request/response to this JSONL cassette.
-    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     pub record: Option<PathBuf>,
     /// Answer every LLM request from this cassette, with no network.
-    #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
 }
 
@@ -192,7 +185,7 @@ impl LlmArgs {
         self.replay.is_some() || self.model_from(&|k| std::env::var(k).ok()).is_some()
     }
 
-    fn model_from(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    pub(crate) fn model_from(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
         nonempty(self.llm_model.clone()).or_else(|| nonempty(env(ENV_MODEL)))
     }
 
@@ -245,76 +238,15 @@ fn nonempty(s: Option<String>) -> Option<String> {
     s.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
 }
 
-/// Build the chat model the flags describe, reading the process environment:
-/// - `--replay FILE`: a [`Replayer`] (no network);
-/// - else a model name (`--llm-model` / `LUCY_LLM_MODEL`): an
-///   [`OpenAiClient`], wrapped in a [`Recorder`] with `--record FILE`;
-/// - else `Ok(None)`: no LLM configured (print [`NOT_CONFIGURED_HINT`]).
-///
-/// `--llm-temperature` is applied outermost, so cassettes are keyed by the
-/// temperature actually used.
-pub fn build_chat_model(args: &LlmArgs) -> Result<Option<Box<dyn ChatModel>>> {
-    build_chat_model_with_env(args, &|k| std::env::var(k).ok())
-}
-
-/// [`build_chat_model`] with `env` standing in for the process environment.
-pub fn build_chat_model_with_env(
-    args: &LlmArgs,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<Box<dyn ChatModel>>> {
-    let inner: Box<dyn ChatModel> = if let Some(path) = &args.replay {
-        Box::new(Replayer::open(path, args.model_from(env))?)
-    } else {
-        let Some(cfg) = args.to_config(env)? else {
-            if args.record.is_some() {
-                return Err(Error::Input(format!("--record needs an LLM to record from; {NOT_CONFIGURED_HINT}")));
-            }
-            return Ok(None);
-        };
-        let client: Box<dyn ChatModel> = Box::new(OpenAiClient::new(cfg)?);
-        match &args.record {
-            Some(path) => Box::new(Recorder::create(path, client)?),
-            None => client,
-        }
-    };
-    Ok(Some(match args.llm_temperature {
-        Some(t) => Box::new(WithTemperature { inner, temperature: t }),
-        None => inner,
-    }))
-}
-
-/// Rewrites every request's temperature before passing it on.
-struct WithTemperature {
-    inner: Box<dyn ChatModel>,
-    temperature: f64,
-}
-
-impl ChatModel for WithTemperature {
-    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
-        let mut req = req.clone();
-        req.temperature = self.temperature;
-        self.inner.chat(&req)
-    }
-    fn model_name(&self) -> String {
-        self.inner.model_name()
-    }
+/// A fixed environment for tests: `pairs` as (variable, value).
+#[cfg(test)]
+pub(crate) fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
-    }
-
-    #[test]
-    fn nothing_configured_is_none() {
-        let args = LlmArgs::default();
-        assert!(build_chat_model_with_env(&args, &env_of(&[])).unwrap().is_none());
-        // An API key alone does not configure an LLM: the model is what says which one.
-        assert!(build_chat_model_with_env(&args, &env_of(&[("OPENAI_API_KEY", "k")])).unwrap().is_none());
-    }
 
     #[test]
     fn model_from_env_and_flag_precedence() {
@@ -362,28 +294,5 @@ mod tests {
             assert!(matches!(err, Error::Input(_)));
             assert!(err.to_string().contains(needle), "{err}");
         }
-    }
-
-    #[test]
-    fn record_without_model_is_an_error() {
-        let args = LlmArgs { record: Some("x.jsonl".into()), ..Default::default() };
-        let err = build_chat_model_with_env(&args, &env_of(&[])).err().unwrap().to_string();
-        assert!(err.contains("--record"), "{err}");
-    }
-
-    #[test]
-    fn cli_flags_parse() {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct T {
-            #[command(flatten)]
-            llm: LlmArgs,
-        }
-        let t = T::try_parse_from(["t", "--llm-model", "m", "--structured", "off", "--llm-timeout", "2.5"]).unwrap();
-        assert_eq!(t.llm.structured, StructuredMode::Off);
-        assert_eq!(t.llm.llm_timeout, 2.5);
-        let d = T::try_parse_from(["t"]).unwrap();
-        assert_eq!(d.llm, LlmArgs::default());
-        assert!(T::try_parse_from(["t", "--record", "a", "--replay", "b"]).is_err());
     }
 }

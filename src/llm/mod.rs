@@ -11,31 +11,21 @@ use crate::error::Result;
 
 pub mod cassette;
 pub mod config;
+pub mod factory;
 pub mod mock;
 pub mod openai;
 pub mod retry;
+pub mod traced;
+#[cfg(test)]
+pub(crate) mod fake;
 mod wire;
 
 pub use cassette::{cassette_key, CassetteEntry, Recorder, Replayer};
-pub use config::{build_chat_model, ApiKey, LlmArgs, LlmConfig, StructuredMode, NOT_CONFIGURED_HINT};
+pub use config::{ApiKey, LlmArgs, LlmConfig, StructuredMode, NOT_CONFIGURED_HINT};
+pub use factory::{build_chat_model, build_chat_model_with_env};
 pub use openai::OpenAiClient;
-
-/// One chat message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Message {
-    /// `system`, `user` or `assistant`.
-    pub role: String,
-    pub content: String,
-}
-
-impl Message {
-    pub fn system(content: impl Into<String>) -> Self {
-        Message { role: "system".into(), content: content.into() }
-    }
-    pub fn user(content: impl Into<String>) -> Self {
-        Message { role: "user".into(), content: content.into() }
-    }
-}
+pub use crate::types::chat::{Message, Usage};
+use crate::types::chat::is_zero;
 
 /// A chat-completion request as the phases see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,13 +41,6 @@ pub struct ChatRequest {
     /// (e.g. an array whose items are an enum of valid table names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<serde_json::Value>,
-}
-
-/// Token counts reported by the server.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
 }
 
 /// The answers to one `ChatRequest`.
@@ -78,11 +61,6 @@ pub struct ChatResponse {
     /// (`finish_reason: length`); such answers are usually unparseable.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub truncated: u32,
-}
-
-/// serde's `skip_serializing_if` for counters that are usually 0.
-pub(crate) fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// A chat-completion backend.

@@ -9,16 +9,13 @@
 pub mod import;
 pub mod lint;
 pub mod parse;
-pub mod render;
 pub mod schema;
 pub mod split;
-pub mod suggest;
 pub mod validate;
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::graph::SchemaGraph;
 use crate::types::DbModel;
 
 /// Parse a dbModel from JSON text. `file` is used in error messages and,
@@ -63,11 +60,6 @@ pub fn load(path: impl AsRef<Path>) -> Result<DbModel> {
     let model = parse::native(&value, Some(&file)).map_err(Error::Model)?;
     validate::check(&model, Some(&file))?;
     Ok(model)
-}
-
-/// Load a dbModel file and build its schema graph.
-pub fn load_graph(path: impl AsRef<Path>) -> Result<SchemaGraph> {
-    SchemaGraph::new(load(path)?)
 }
 
 /// The candidate closest to `name` (case-insensitive Jaro–Winkler > 0.8),

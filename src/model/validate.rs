@@ -19,7 +19,7 @@ mod roles;
 use std::collections::HashMap;
 
 use crate::error::{Error, ModelIssue, Result};
-use crate::graph::{RelId, TableId};
+use crate::types::ids::{RelId, TableId};
 use crate::types::DbModel;
 
 pub(crate) use patterns::Resolved;

@@ -10,10 +10,8 @@
 
 pub mod ddl;
 pub mod explain;
-pub mod llm_call;
-
-#[cfg(test)]
-pub(crate) mod fake;
+/// Moved to [`crate::llm::traced`]; this alias keeps old paths working.
+pub use crate::llm::traced as llm_call;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -31,7 +29,7 @@ use crate::types::trace::{Failure, MatchTrace, QueryTrace, Trace, ViewTrace, TRA
 use crate::types::{ColumnRef, Dialect, SolveStatus, ViewRequest, ViewResult};
 
 /// Where to stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StopAfter {
     /// After MatchTables.

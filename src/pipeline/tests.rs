@@ -1,7 +1,7 @@
 //! `ask` and `direct_sql` on DDO with an in-process scripted model.
 
 use super::*;
-use crate::pipeline::fake::FakeChat;
+use crate::llm::fake::FakeChat;
 
 fn ddo() -> SchemaGraph {
     let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();

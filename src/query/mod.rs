@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::llm::{ChatModel, ChatRequest, Message};
-use crate::pipeline::llm_call;
+use crate::llm::traced;
 use crate::prompts::{dialect_label, Prompts};
 use crate::sql::exec::{run_readonly_with, ExecOptions, QueryRows};
 use crate::sql::guard::{check_over_tables, check_query, CheckedSql};
@@ -121,7 +121,7 @@ pub fn generate_sql(task: &SqlTask, llm: &dyn ChatModel, prompts: &Prompts, trac
             n: 1,
             response_schema: None,
         };
-        let (call, result) = llm_call::call(llm, &req);
+        let (call, result) = traced::call(llm, &req);
         trace.cost.add_call(&call);
         let mut attempt = SqlAttempt { round, call, extraction: "none".into(), ..SqlAttempt::default() };
         let answer = match result {

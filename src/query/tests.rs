@@ -1,7 +1,7 @@
 //! QueryView with scripted answers over a hand-written Q1 view.
 
 use super::*;
-use crate::pipeline::fake::FakeChat;
+use crate::llm::fake::FakeChat;
 use crate::sql::exec::SqlValue;
 use crate::types::{SolveStatus, ViewColumn};
 

@@ -13,7 +13,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
-use super::preprocess::{held_karp, plain_distances, INF, SUBSET_DP_MAX};
+pub use super::distance::cost_distances;
+use super::distance::{held_karp, plain_distances, INF, SUBSET_DP_MAX};
 use super::problem::CoreProblem;
 
 /// Outcome of the exact search.
@@ -218,31 +219,6 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
         }
     }
     ExactOutcome::Infeasible
-}
-
-/// Fewest tables outside T strictly after `a` on a path from `a` to `t`
-/// (0-1 BFS towards `t`).
-pub fn cost_distances(p: &CoreProblem, t: usize) -> Vec<u32> {
-    let mut dist = vec![INF; p.len()];
-    let mut dq = std::collections::VecDeque::new();
-    dist[t] = 0;
-    dq.push_back(t);
-    while let Some(v) = dq.pop_front() {
-        // Stepping a -> v costs [v not in T].
-        let w = (!p.relevant[v]) as u32;
-        for &a in &p.adj[v] {
-            let nd = dist[v] + w;
-            if nd < dist[a] {
-                dist[a] = nd;
-                if w == 0 {
-                    dq.push_front(a);
-                } else {
-                    dq.push_back(a);
-                }
-            }
-        }
-    }
-    dist
 }
 
 /// Lower bounds on the rest of a walk from a node that still has to visit a

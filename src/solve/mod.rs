@@ -12,6 +12,7 @@
 //! 5. [`crate::view`]: joins, aliases, `CREATE VIEW`;
 //! 6. [`explain`]: when infeasible, why.
 
+pub mod distance;
 pub mod exact;
 pub mod explain;
 pub mod milp;

@@ -1,8 +1,13 @@
 //! Data types shared across lucy: the dbModel, phase inputs/outputs, traces.
 
+pub mod chat;
+pub mod ids;
 pub mod model;
 pub mod plan;
+pub mod resolved;
 pub mod trace;
+pub mod value;
 
 pub use model::*;
 pub use plan::*;
+pub use value::SqlValue;

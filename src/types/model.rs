@@ -247,7 +247,6 @@ impl Constraints {
 /// SQL dialects lucy reads and writes.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema,
-    clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {

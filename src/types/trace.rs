@@ -7,8 +7,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::plan::{ColumnRef, ViewRequest, ViewResult};
-use crate::llm::{Message, Usage};
-use crate::sql::exec::SqlValue;
+use super::chat::{Message, Usage};
+use super::value::SqlValue;
+use crate::error::{read_to_string, Error, Result};
 
 /// Version of the trace format.
 pub const TRACE_VERSION: u32 = 1;
@@ -111,7 +112,7 @@ pub struct LlmCall {
     pub requests: u32,
     /// Answers the server cut off at the token limit (`finish_reason:
     /// length`); see `--llm-max-tokens`.
-    #[serde(default, skip_serializing_if = "crate::llm::is_zero")]
+    #[serde(default, skip_serializing_if = "super::chat::is_zero")]
     pub truncated: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -276,10 +277,10 @@ impl Trace {
     }
 
     /// Read a trace file.
-    pub fn load(path: &std::path::Path) -> crate::Result<Trace> {
-        let text = crate::error::read_to_string(path)?;
+    pub fn load(path: &std::path::Path) -> Result<Trace> {
+        let text = read_to_string(path)?;
         serde_json::from_str(&text).map_err(|e| {
-            crate::Error::Input(format!("{}: not a lucy trace ({e}); write one with `lucy ask --trace FILE`", path.display()))
+            Error::Input(format!("{}: not a lucy trace ({e}); write one with `lucy ask --trace FILE`", path.display()))
         })
     }
 }

@@ -4,7 +4,7 @@
 use super::patterns::Resolved;
 use super::{issue, Index};
 use crate::error::ModelIssue;
-use crate::graph::{RelId, TableId};
+use crate::types::ids::{RelId, TableId};
 
 /// What a `forbid_relationships` entry means.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,8 @@
 
 use super::{issue, Index};
 use crate::error::ModelIssue;
-use crate::graph::{Junction, RelId, TableId, TreeKind};
+use crate::types::ids::{RelId, TableId};
+use crate::types::resolved::{Junction, TreeKind};
 use crate::types::{Pattern, PatternNode};
 
 /// Patterns resolved to ids; each entry remembers where it was declared.

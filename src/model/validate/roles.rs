@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use super::patterns::{kind_name, Resolved};
 use super::{issue, Index};
 use crate::error::ModelIssue;
-use crate::graph::TableId;
+use crate::types::ids::TableId;
 
 pub(super) fn check(ix: &Index, res: &Resolved, out: &mut Vec<ModelIssue>) {
     // Where each table is an inner table / root: (path, tree index).

@@ -1,7 +1,8 @@
-//! One LLM call, recorded for the trace whatever happens.
+//! One LLM call, recorded for the trace (`types::trace::LlmCall`) whatever
+//! happens. Every phase that prompts goes through [`call`].
 
 use crate::error::Result;
-use crate::llm::{ChatModel, ChatRequest, ChatResponse};
+use super::{ChatModel, ChatRequest, ChatResponse};
 use crate::types::trace::LlmCall;
 
 /// Send `req` and return the trace record together with the outcome. On an

@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
-use crate::llm::{ChatModel, ChatRequest, ChatResponse, Usage};
+use super::{ChatModel, ChatRequest, ChatResponse, Usage};
 
 /// Needles that must all occur, and the answers (or an error message).
 type FakeRule = (Vec<String>, Result<Vec<String>, String>);

@@ -1,0 +1,53 @@
+//! What `results.json` holds about a run: the suite, mode, method, LLM,
+//! date and commit, with the summary and every question's result.
+
+use serde::{Deserialize, Serialize};
+
+use super::run::QuestionResult;
+use super::summary::Summary;
+
+/// Everything `results.json` holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchRun {
+    pub suite: String,
+    /// `oracle-tables`, `oracle-view`, `full`.
+    pub mode: String,
+    /// `lucy` or `direct`.
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<String>,
+    pub date: String,
+    pub commit: String,
+    pub summary: Summary,
+    pub questions: Vec<QuestionResult>,
+}
+
+/// `git rev-parse --short HEAD` of the working directory, or `unknown`.
+pub fn git_commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Today's UTC date, `YYYY-MM-DD`.
+pub fn today_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}-{m:02}-{d:02}")
+}

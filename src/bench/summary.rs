@@ -1,0 +1,90 @@
+//! Suite-level aggregates of a benchmark run's per-question results.
+
+use serde::{Deserialize, Serialize};
+
+use super::attribution::Label;
+use super::oracle::MismatchClass;
+use super::run::{GoldStatus, QuestionResult};
+use crate::types::SolveStatus;
+
+/// Suite-level numbers (the paper's table plus join accuracy and cost).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub questions: usize,
+    /// Questions whose gold result could be computed.
+    pub gold_executable: usize,
+    pub ex: usize,
+    pub esx: usize,
+    /// Means over questions with a value.
+    pub cov_t: Option<f64>,
+    pub cov_a: Option<f64>,
+    /// Questions whose gold SQL reads two or more tables.
+    pub multi_table: usize,
+    /// Multi-table questions whose view was compared with the gold joins.
+    pub join_compared: usize,
+    pub join_matched: usize,
+    pub join_exact: usize,
+    pub infeasible: usize,
+    pub view_runs_ok: usize,
+    pub view_runs_total: usize,
+    pub solve_ms_median: Option<f64>,
+    pub solve_ms_p95: Option<f64>,
+    pub join_mismatch_classes: Vec<(MismatchClass, usize)>,
+    pub attribution: Vec<(Label, usize)>,
+    pub llm_calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub wall_ms_total: f64,
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    if v.is_empty() { None } else { Some(v.iter().sum::<f64>() / v.len() as f64) }
+}
+
+fn pct(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() { None } else { Some(sorted[((sorted.len() - 1) as f64 * p).round() as usize]) }
+}
+
+impl Summary {
+    pub fn of(results: &[QuestionResult]) -> Summary {
+        let covt: Vec<f64> = results.iter().filter_map(|r| r.metrics.cov_t).collect();
+        let cova: Vec<f64> = results.iter().filter_map(|r| r.metrics.cov_a).collect();
+        let mut solve: Vec<f64> = results.iter().filter_map(|r| r.metrics.solve_ms).collect();
+        solve.sort_by(f64::total_cmp);
+        let joins: Vec<_> = results.iter().filter_map(|r| r.metrics.join.as_ref()).collect();
+        Summary {
+            questions: results.len(),
+            gold_executable: results.iter().filter(|r| r.metrics.gold == GoldStatus::Ok).count(),
+            ex: results.iter().filter(|r| r.metrics.ex == Some(true)).count(),
+            esx: results.iter().filter(|r| r.metrics.esx == Some(true)).count(),
+            cov_t: mean(&covt),
+            cov_a: mean(&cova),
+            multi_table: results.iter().filter(|r| r.metrics.gold_tables >= 2).count(),
+            join_compared: joins.len(),
+            join_matched: joins.iter().filter(|j| j.matched).count(),
+            join_exact: joins.iter().filter(|j| j.exact).count(),
+            infeasible: results
+                .iter()
+                .filter(|r| r.prediction.view_status == Some(SolveStatus::Infeasible))
+                .count(),
+            view_runs_ok: results.iter().filter(|r| r.metrics.view_runs == Some(true)).count(),
+            view_runs_total: results.iter().filter(|r| r.metrics.view_runs.is_some()).count(),
+            solve_ms_median: pct(&solve, 0.5),
+            solve_ms_p95: pct(&solve, 0.95),
+            join_mismatch_classes: MismatchClass::ALL
+                .iter()
+                .map(|&k| (k, results.iter().filter(|r| r.metrics.join_mismatch == Some(k)).count()))
+                .filter(|(_, n)| *n > 0)
+                .collect(),
+            attribution: Label::ALL
+                .iter()
+                .map(|&k| (k, results.iter().filter(|r| r.attribution.label == k).count()))
+                .filter(|(_, n)| *n > 0)
+                .collect(),
+            llm_calls: results.iter().map(|r| r.cost.llm_calls as u64).sum(),
+            prompt_tokens: results.iter().map(|r| r.cost.prompt_tokens).sum(),
+            completion_tokens: results.iter().map(|r| r.cost.completion_tokens).sum(),
+            wall_ms_total: results.iter().map(|r| r.cost.wall_ms).sum(),
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! The `--llm-*` flags, flattened into every subcommand that talks to an
+//! LLM (`lucy ask`, `lucy bench`, `lucy crush`); they parse into the
+//! library's plain [`lucy::llm::LlmArgs`].
+
+use std::path::PathBuf;
+
+use lucy::llm::config::{DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_SECS};
+
+use super::values::StructuredMode;
+
+/// LLM flags.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct LlmFlags {
+    /// Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1 for vLLM
+    /// [env: LUCY_LLM_URL, then OPENAI_BASE_URL] [default: https://api.openai.com/v1]
+    #[arg(long = "llm-url", value_name = "URL")]
+    pub llm_url: Option<String>,
+    /// Model name; setting it (or LUCY_LLM_MODEL) turns the LLM on [env: LUCY_LLM_MODEL]
+    #[arg(long = "llm-model", value_name = "NAME")]
+    pub llm_model: Option<String>,
+    /// Override the temperature every prompt asks for.
+    #[arg(long = "llm-temperature", value_name = "T")]
+    pub llm_temperature: Option<f64>,
+    /// Timeout of one HTTP request, in seconds.
+    #[arg(long = "llm-timeout", value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
+    pub llm_timeout: f64,
+    /// Retries on 429, 5xx, timeouts and connection errors (exponential backoff with jitter).
+    #[arg(long = "llm-retries", value_name = "N", default_value_t = DEFAULT_RETRIES)]
+    pub llm_retries: u32,
+    /// Maximum number of LLM requests in flight at once.
+    #[arg(long = "llm-concurrency", value_name = "N", default_value_t = DEFAULT_CONCURRENCY)]
+    pub llm_concurrency: usize,
+    /// Cap every answer at this many tokens (sent as max_tokens); answers cut off there are flagged in the trace.
+    #[arg(long = "llm-max-tokens", value_name = "N")]
+    pub llm_max_tokens: Option<u32>,
+    /// Ask for schema-constrained answers: auto (fall back when the server rejects it), on, off.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = StructuredMode::Auto)]
+    pub structured: StructuredMode,
+    /// Append every LLM request/response to this JSONL cassette.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Answer every LLM request from this cassette, with no network.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+}
+
+impl LlmFlags {
+    /// The library's settings these flags describe.
+    pub fn to_args(&self) -> lucy::llm::LlmArgs {
+        lucy::llm::LlmArgs {
+            llm_url: self.llm_url.clone(),
+            llm_model: self.llm_model.clone(),
+            llm_temperature: self.llm_temperature,
+            llm_timeout: self.llm_timeout,
+            llm_retries: self.llm_retries,
+            llm_concurrency: self.llm_concurrency,
+            llm_max_tokens: self.llm_max_tokens,
+            structured: self.structured.into(),
+            record: self.record.clone(),
+            replay: self.replay.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        llm: LlmFlags,
+    }
+
+    #[test]
+    fn flags_parse_into_library_settings() {
+        let t = T::try_parse_from(["t", "--llm-model", "m", "--structured", "off", "--llm-timeout", "2.5"]).unwrap();
+        let a = t.llm.to_args();
+        assert_eq!(a.structured, lucy::llm::StructuredMode::Off);
+        assert_eq!(a.llm_timeout, 2.5);
+        assert_eq!(a.llm_model.as_deref(), Some("m"));
+        // No flags: exactly the library's defaults.
+        let d = T::try_parse_from(["t"]).unwrap();
+        assert_eq!(d.llm.to_args(), lucy::llm::LlmArgs::default());
+        assert!(T::try_parse_from(["t", "--record", "a", "--replay", "b"]).is_err());
+    }
+}

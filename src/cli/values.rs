@@ -1,0 +1,92 @@
+//! The command line's spelling of library enums. clap stays in the binary:
+//! each enum here mirrors a plain library enum variant for variant (the doc
+//! comments are the `--help` text) and converts into it with `From`.
+
+use lucy::bench::{Method as LibMethod, Oracle as LibOracle};
+use lucy::crush::SolverKind as LibSolverKind;
+use lucy::llm::StructuredMode as LibStructuredMode;
+use lucy::pipeline::StopAfter as LibStopAfter;
+use lucy::types::Dialect as LibDialect;
+
+/// A clap `ValueEnum` mirroring a library enum, with `From` into it.
+macro_rules! value_enum {
+    ($(#[$m:meta])* $name:ident => $lib:ident { $($(#[$vm:meta])* $v:ident),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+        pub enum $name {
+            $($(#[$vm])* $v),*
+        }
+
+        impl From<$name> for $lib {
+            fn from(v: $name) -> Self {
+                match v {
+                    $($name::$v => $lib::$v),*
+                }
+            }
+        }
+    };
+}
+
+value_enum! {
+    /// SQL dialects lucy reads and writes.
+    Dialect => LibDialect { Sqlite, Mysql, Postgres }
+}
+
+value_enum! {
+    /// Whether to ask the server for schema-constrained (structured) output.
+    StructuredMode => LibStructuredMode {
+        /// Send the schema; if the server rejects it, retry without and stop
+        /// sending it to that server.
+        Auto,
+        /// Send the schema; a rejection is an error.
+        On,
+        /// Never send the schema; answers are parsed from free text.
+        Off,
+    }
+}
+
+value_enum! {
+    /// Where to stop.
+    StopAfter => LibStopAfter {
+        /// After MatchTables.
+        Match,
+        /// After GenerateView.
+        View,
+        /// After QueryView, without executing.
+        Sql,
+    }
+}
+
+value_enum! {
+    /// Which solver picks R(x).
+    SolverKind => LibSolverKind {
+        /// MILP + outer approximation: proved optimal (or a certified gap).
+        Exact,
+        /// The paper's round-robin greedy.
+        Greedy,
+        /// Single dense retrieval: top-B documents by cosine to the question.
+        Dense,
+    }
+}
+
+value_enum! {
+    /// What is measured.
+    Oracle => LibOracle {
+        /// Phase 1 replaced by the gold SQL's tables and columns; GenerateView
+        /// alone (no LLM).
+        Tables,
+        /// Phases 1–2 replaced by the view over the gold tables and columns;
+        /// QueryView alone (needs an LLM or a cassette).
+        View,
+    }
+}
+
+value_enum! {
+    /// Which method answers the questions.
+    Method => LibMethod {
+        /// The three phases.
+        Lucy,
+        /// The PROMPTB baseline: the whole schema and the question, one SQL.
+        Direct,
+    }
+}

@@ -1,0 +1,85 @@
+//! The one place a [`ChatModel`] is built from the LLM settings
+//! ([`LlmArgs`]): a cassette replayer, or the OpenAI-compatible client
+//! (optionally recording), with `--llm-temperature` applied outermost.
+
+use super::cassette::{Recorder, Replayer};
+use super::config::{LlmArgs, NOT_CONFIGURED_HINT};
+use super::openai::OpenAiClient;
+use super::{ChatModel, ChatRequest, ChatResponse};
+use crate::error::{Error, Result};
+
+/// Build the chat model the flags describe, reading the process environment:
+/// - `--replay FILE`: a [`Replayer`] (no network);
+/// - else a model name (`--llm-model` / `LUCY_LLM_MODEL`): an
+///   [`OpenAiClient`], wrapped in a [`Recorder`] with `--record FILE`;
+/// - else `Ok(None)`: no LLM configured (print [`NOT_CONFIGURED_HINT`]).
+///
+/// `--llm-temperature` is applied outermost, so cassettes are keyed by the
+/// temperature actually used.
+pub fn build_chat_model(args: &LlmArgs) -> Result<Option<Box<dyn ChatModel>>> {
+    build_chat_model_with_env(args, &|k| std::env::var(k).ok())
+}
+
+/// [`build_chat_model`] with `env` standing in for the process environment.
+pub fn build_chat_model_with_env(
+    args: &LlmArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Box<dyn ChatModel>>> {
+    let inner: Box<dyn ChatModel> = if let Some(path) = &args.replay {
+        Box::new(Replayer::open(path, args.model_from(env))?)
+    } else {
+        let Some(cfg) = args.to_config(env)? else {
+            if args.record.is_some() {
+                return Err(Error::Input(format!("--record needs an LLM to record from; {NOT_CONFIGURED_HINT}")));
+            }
+            return Ok(None);
+        };
+        let client: Box<dyn ChatModel> = Box::new(OpenAiClient::new(cfg)?);
+        match &args.record {
+            Some(path) => Box::new(Recorder::create(path, client)?),
+            None => client,
+        }
+    };
+    Ok(Some(match args.llm_temperature {
+        Some(t) => Box::new(WithTemperature { inner, temperature: t }),
+        None => inner,
+    }))
+}
+
+/// Rewrites every request's temperature before passing it on.
+struct WithTemperature {
+    inner: Box<dyn ChatModel>,
+    temperature: f64,
+}
+
+impl ChatModel for WithTemperature {
+    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+        let mut req = req.clone();
+        req.temperature = self.temperature;
+        self.inner.chat(&req)
+    }
+    fn model_name(&self) -> String {
+        self.inner.model_name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::config::env_of;
+
+    #[test]
+    fn nothing_configured_is_none() {
+        let args = LlmArgs::default();
+        assert!(build_chat_model_with_env(&args, &env_of(&[])).unwrap().is_none());
+        // An API key alone does not configure an LLM: the model is what says which one.
+        assert!(build_chat_model_with_env(&args, &env_of(&[("OPENAI_API_KEY", "k")])).unwrap().is_none());
+    }
+
+    #[test]
+    fn record_without_model_is_an_error() {
+        let args = LlmArgs { record: Some("x.jsonl".into()), ..Default::default() };
+        let err = build_chat_model_with_env(&args, &env_of(&[])).err().unwrap().to_string();
+        assert!(err.contains("--record"), "{err}");
+    }
+}
