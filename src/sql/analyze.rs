@@ -7,10 +7,14 @@
 //! attributed to the base table it really comes from; expressions are walked
 //! with sqlparser's visitor so no expression kind is missed.
 //!
+//! The same resolver backs the SQL guard ([`resolve_scopes`]): there is one
+//! notion of "what does this name refer to here" in lucy.
+//!
 //! Every name in a [`QueryRefs`] is lower-cased: that is the canonical form
 //! for comparisons (SQL identifiers are compared case-insensitively here).
 
 mod resolve;
+pub mod scope;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,7 +26,8 @@ use sqlparser::parser::Parser;
 use crate::error::{Error, Result};
 use crate::types::{ColumnRef, DbModel, Dialect, ViewResult};
 
-use resolve::{lower_ref, split_ref, Analyzer, OutputCol, ViewBase};
+use resolve::{lower_ref, split_ref, Analyzer, Catalog, OutputCol, ViewBase};
+pub use scope::{ColumnOutcome, ColumnUse, RelationTarget, RelationUse, Resolution};
 
 /// An equality between columns of two different relations, ordered so that
 /// `left <= right` (lower-cased `table.column`).
@@ -95,9 +100,23 @@ impl QueryRefs {
 /// through the model's tables and `*` expands to the model's columns.
 pub fn analyze(sql: &str, dialect: Dialect, model: Option<&DbModel>) -> Result<QueryRefs> {
     let query = parse_query(sql, dialect)?;
-    let mut a = Analyzer::new(model);
+    let catalog = model.map_or(Catalog::None, Catalog::Model);
+    let mut a = Analyzer::new(catalog, dialect);
     a.top_level(&query, None);
     Ok(a.refs)
+}
+
+/// Resolve every relation and column reference of a parsed query, in
+/// `dialect`'s scoping rules, against `tables` (name and columns; matched
+/// case-insensitively): the facts the SQL guard decides on.
+pub fn resolve_scopes(query: &Query, dialect: Dialect, tables: &[(String, Vec<String>)]) -> Resolution {
+    let catalog = tables
+        .iter()
+        .map(|(t, cols)| (t.to_ascii_lowercase(), cols.iter().map(|c| c.to_ascii_lowercase()).collect()))
+        .collect();
+    let mut a = Analyzer::new(Catalog::Tables(catalog), dialect);
+    a.top_level(query, None);
+    a.facts
 }
 
 /// Analyze a query written over a lucy view (`FROM <view_name>`): view
@@ -106,7 +125,7 @@ pub fn analyze(sql: &str, dialect: Dialect, model: Option<&DbModel>) -> Result<Q
 /// are part of the result (the view is part of what runs).
 pub fn analyze_view_query(sql: &str, view: &ViewResult) -> Result<QueryRefs> {
     let query = parse_query(sql, Dialect::Sqlite)?;
-    let mut a = Analyzer::new(None);
+    let mut a = Analyzer::new(Catalog::None, Dialect::Sqlite);
     let cols: Vec<OutputCol> = view
         .columns
         .iter()

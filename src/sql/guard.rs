@@ -2,25 +2,26 @@
 //! relations (the view for QueryView, the model's tables for the direct
 //! baseline) and only their columns — before anything runs.
 //!
-//! Column resolution is deliberately simple rather than a full SQL scoper:
-//! a bare column must be a column of some allowed relation the query reads,
-//! or a name the query itself defines (a select-list alias, a CTE or derived
-//! table output, a CTE/derived column alias). A qualified `q.c` must name an
-//! allowed relation, an alias of one, a CTE or a derived table, and `c` must
-//! be one of its columns. This rejects every hallucinated column while
-//! accepting the usual alias uses (ORDER BY/GROUP BY/HAVING on aliases).
+//! Names are resolved by the one scope resolver of `sql::analyze`
+//! ([`resolve_scopes`]), in the dialect's scoping rules: every relation
+//! reference must resolve to the CTE or derived table *in scope at that
+//! point* (WITH visibility, recursive CTEs, nesting, set-operation branches,
+//! lateral and derived aliases), or else be an allowed relation; a CTE of
+//! the same name elsewhere in the query does not count. Every column
+//! reference must resolve in its scope too: a column of a relation in scope,
+//! or a select-list alias. A query with any subquery, table source or name
+//! that the scope walk did not reach is refused rather than half-checked.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
-use sqlparser::ast::{
-    Expr, Ident, ObjectName, ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement, TableFactor, Visit, Visitor,
-};
+use sqlparser::ast::{Expr, ObjectName, ObjectNamePart, Query, Select, SetExpr, Statement, TableFactor, Visit, Visitor};
 use sqlparser::dialect::{Dialect as SqlDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
 
-use crate::error::{Error, Result};
+use crate::error::{cut, odd_char, odd_char_in_name, Error, Result};
+use crate::sql::analyze::{resolve_scopes, ColumnOutcome, RelationTarget};
 use crate::types::Dialect;
 
 /// A query the guard admitted.
@@ -82,7 +83,11 @@ fn check_against(sql: &str, allowed: &[(String, Vec<String>)], dialect: Dialect,
         if NOT_QUERIES.contains(&first.as_str()) {
             Error::Sql(format!("only a read-only SELECT is allowed, got {first}"))
         } else {
-            Error::Sql(format!("cannot parse the SQL as {}: {e}", dialect.as_str()))
+            let mut msg = format!("cannot parse the SQL as {}: {}", dialect.as_str(), cut(&e.to_string(), 300));
+            if let Some(odd) = odd_char(&mask_strings(text)) {
+                msg.push_str(&format!("; the SQL contains {odd}: write it with plain ASCII spaces and quotes"));
+            }
+            Error::Sql(msg)
         }
     })?;
     if stmts.len() != 1 {
@@ -94,87 +99,121 @@ fn check_against(sql: &str, allowed: &[(String, Vec<String>)], dialect: Dialect,
         )));
     }
     let stmt = &stmts[0];
-    if !matches!(stmt, Statement::Query(_)) {
-        return Err(Error::Sql(format!(
-            "only a read-only SELECT is allowed, got {}",
-            statement_kind(stmt)
-        )));
-    }
+    let Statement::Query(query) = stmt else {
+        return Err(Error::Sql(format!("only a read-only SELECT is allowed, got {}", statement_kind(stmt))));
+    };
     let mut c = Collector::default();
     let _ = stmt.visit(&mut c);
     let mut problems: Vec<String> = c.problems.clone();
-    let rels: HashMap<String, (&str, Vec<String>)> = allowed
-        .iter()
-        .map(|(n, cols)| (n.to_ascii_lowercase(), (n.as_str(), cols.iter().map(|c| c.to_ascii_lowercase()).collect())))
-        .collect();
-    let cte_names: HashSet<String> = c.defined.keys().cloned().collect();
-    // Relations: allowed ones or names the query defines.
+    let res = resolve_scopes(query, dialect, allowed);
+    let rels: HashMap<String, (&str, &[String])> =
+        allowed.iter().map(|(n, cols)| (n.to_ascii_lowercase(), (n.as_str(), cols.as_slice()))).collect();
+
+    // Every relation reference resolves to a CTE in scope at that point, a
+    // derived table, or an allowed relation.
     let mut read: Vec<String> = Vec::new();
-    for (name, has_args) in &c.relations {
-        let key = name.to_ascii_lowercase();
-        if *has_args {
-            problems.push(format!("table function `{name}(…)` is not allowed; read only {what}"));
-        } else if cte_names.contains(&key) {
-        } else if let Some((display, _)) = rels.get(&key) {
-            if !read.iter().any(|r| r == display) {
-                read.push(display.to_string());
+    for r in &res.relations {
+        let allowed_key = match &r.target {
+            RelationTarget::Cte | RelationTarget::Derived | RelationTarget::View => continue,
+            RelationTarget::Table { name, qualified: None } => rels.contains_key(name).then(|| name.clone()),
+            RelationTarget::Table { name, qualified: Some(q) } => {
+                let schema = &q[..q.len() - name.len()].trim_end_matches('.');
+                if rels.contains_key(q) {
+                    Some(q.clone())
+                } else if dialect == Dialect::Sqlite && matches!(*schema, "main" | "temp") && rels.contains_key(name) {
+                    Some(name.clone())
+                } else {
+                    None
+                }
             }
-        } else {
-            problems.push(format!("relation `{name}` is not allowed: the query may read only {what}{}", cte_hint(&c)));
-        }
-    }
-    // Columns visible unqualified: those of the relations read, and names
-    // the query defines.
-    let mut visible: HashSet<String> = HashSet::new();
-    let read_lower: Vec<String> = read.iter().map(|r| r.to_ascii_lowercase()).collect();
-    let scope: Vec<&String> = if read_lower.is_empty() { rels.keys().collect() } else { read_lower.iter().collect() };
-    for r in &scope {
-        if let Some((_, cols)) = rels.get(*r) {
-            visible.extend(cols.iter().cloned());
-        }
-    }
-    let wildcard_defined = c.defined.values().any(|d| d.wildcard);
-    for d in c.defined.values() {
-        visible.extend(d.columns.iter().cloned());
-    }
-    visible.extend(c.select_aliases.iter().cloned());
-    let mut columns = Vec::new();
-    for (parts, quoted) in &c.idents {
-        let written = parts.join(".");
-        if !columns.contains(&written) {
-            columns.push(written.clone());
-        }
-        let col = parts[parts.len() - 1].to_ascii_lowercase();
-        if parts.len() == 1 {
-            if visible.contains(&col) || (wildcard_defined && rels.values().any(|(_, cs)| cs.contains(&col))) {
+            RelationTarget::TableFunction(name) => {
+                problems.push(format!("table function `{}(…)` is not allowed; read only {what}", cut(name, 80)));
                 continue;
             }
-            let mut msg = format!("column `{written}` is not a column of {what}; available: {}", available(allowed, &scope));
-            if *quoted && dialect == Dialect::Sqlite {
-                msg.push_str(" (string literals take single quotes: 'text', not \"text\")");
-            }
-            problems.push(msg);
-            continue;
-        }
-        let q = parts[parts.len() - 2].to_ascii_lowercase();
-        let target = c.aliases.get(&q).cloned().unwrap_or_else(|| q.clone());
-        if let Some(d) = c.defined.get(&target) {
-            if d.wildcard || d.columns.contains(&col) || d.columns.is_empty() {
+            RelationTarget::Unsupported(text) => {
+                problems.push(format!("table source `{}` is not allowed; read only from {what}", cut(text, 40)));
                 continue;
             }
-            problems.push(format!("column `{written}`: `{}` defines no column `{}`", parts[parts.len() - 2], parts[parts.len() - 1]));
-        } else if let Some((display, cols)) = rels.get(&target) {
-            if !cols.contains(&col) {
+        };
+        match allowed_key.and_then(|k| rels.get(&k)) {
+            Some((display, _)) => {
+                if !read.iter().any(|x| x == display) {
+                    read.push(display.to_string());
+                }
+            }
+            None => {
+                let hint = if r.defined_elsewhere {
+                    format!(
+                        " (the query defines a CTE named `{}`, but not in scope here: a WITH is visible only in its own query and the subqueries inside it)",
+                        cut(&r.written, 80)
+                    )
+                } else {
+                    cte_hint(&c)
+                };
+                let odd = odd_char_in_name(&r.written).map(|o| format!(" (the name contains {o})")).unwrap_or_default();
                 problems.push(format!(
-                    "column `{written}` is not a column of {display}; available: {}",
-                    available(allowed, &[&target])
+                    "relation `{}` is not allowed: the query may read only {what}{hint}{odd}",
+                    cut(&r.written, 80)
                 ));
             }
-        } else {
-            problems.push(format!(
-                "column `{written}`: `{}` is not {what} nor an alias defined in the query",
-                parts[parts.len() - 2]
-            ));
+        }
+    }
+
+    // Every column reference resolves in its scope.
+    let read_lower: Vec<String> = read.iter().map(|r| r.to_ascii_lowercase()).collect();
+    let scope: Vec<&String> = if read_lower.is_empty() { rels.keys().collect() } else { read_lower.iter().collect() };
+    let mut columns = Vec::new();
+    let mut seen = HashSet::new();
+    for u in &res.columns {
+        if seen.insert(u.written.as_str()) {
+            columns.push(u.written.clone());
+        }
+        let written = cut(&u.written, 120);
+        match &u.outcome {
+            ColumnOutcome::Column | ColumnOutcome::Alias | ColumnOutcome::Unknown => {}
+            ColumnOutcome::NotFound => {
+                let mut msg =
+                    format!("column `{written}` is not a column of {what}; available: {}", available(allowed, &scope));
+                if let Some(odd) = odd_char_in_name(&u.written) {
+                    msg.push_str(&format!(" (the name contains {odd})"));
+                }
+                if u.quoted && dialect == Dialect::Sqlite {
+                    msg.push_str(" (string literals take single quotes: 'text', not \"text\")");
+                }
+                problems.push(msg);
+            }
+            ColumnOutcome::NotInRelation { relation, catalog: true } => {
+                let display = rels.get(relation).map(|(d, _)| d.to_string()).unwrap_or_else(|| relation.clone());
+                problems.push(format!(
+                    "column `{written}` is not a column of {}; available: {}",
+                    cut(&display, 80),
+                    available(allowed, &[relation])
+                ));
+            }
+            ColumnOutcome::NotInRelation { catalog: false, .. } => problems.push(format!(
+                "column `{written}`: `{}` defines no column `{}`",
+                cut(u.qualifier.as_deref().unwrap_or_default(), 80),
+                cut(&u.column, 80)
+            )),
+            ColumnOutcome::NoSuchQualifier => problems.push(format!(
+                "column `{written}`: `{}` is not {what} nor an alias in scope",
+                cut(u.qualifier.as_deref().unwrap_or_default(), 80)
+            )),
+        }
+    }
+
+    // Whatever the scope walk did not reach is not checked: refuse it.
+    let missed = Missed {
+        queries: c.queries.iter().copied().filter(|a| !res.queries.contains(a)).collect(),
+        factors: c.factors.iter().copied().filter(|a| !res.factors.contains(a)).collect(),
+        idents: c.ident_exprs.iter().copied().filter(|a| !res.idents.contains(a)).collect(),
+        texts: Vec::new(),
+    };
+    if !missed.is_empty() {
+        let mut m = missed;
+        let _ = stmt.visit(&mut m);
+        for t in m.texts {
+            problems.push(format!("{t} is in a position lucy cannot check; rewrite the query more plainly"));
         }
     }
     dedup(&mut problems);
@@ -186,11 +225,32 @@ fn check_against(sql: &str, allowed: &[(String, Vec<String>)], dialect: Dialect,
     Ok(CheckedSql { sql: text.to_string(), relations: read, columns, ctes })
 }
 
+/// `sql` with the inside of every '…' string literal replaced by `x`
+/// (line breaks kept), so positions stay right and literals do not count
+/// as odd characters.
+fn mask_strings(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut in_string = false;
+    for ch in sql.chars() {
+        if ch == '\'' {
+            in_string = !in_string;
+            out.push(ch);
+        } else if in_string && ch != '\n' {
+            out.push('x');
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
 fn cte_hint(c: &Collector) -> String {
-    if c.defined_order.is_empty() {
+    let mut names = c.cte_order.clone();
+    dedup(&mut names);
+    if names.is_empty() {
         String::new()
     } else {
-        format!(" (or the names the query defines: {})", c.defined_order.join(", "))
+        format!(" (or a CTE the query defines, where it is in scope: {})", cut(&names.join(", "), 200))
     }
 }
 
@@ -228,60 +288,20 @@ fn statement_kind(s: &Statement) -> String {
     }
 }
 
-/// What a CTE or derived table exposes.
-#[derive(Debug, Default, Clone)]
-struct Defined {
-    columns: BTreeSet<String>,
-    wildcard: bool,
-}
-
+/// Statement-level checks over every node (nested statements, locks, INTO,
+/// denied functions, pipe syntax), the names the query defines, and the
+/// address of every query, table source and identifier: the scope walk must
+/// have reached each of them.
 #[derive(Default)]
 struct Collector {
     depth_statements: usize,
-    relations: Vec<(String, bool)>,
-    /// alias (lower) -> relation or defined name (lower)
-    aliases: HashMap<String, String>,
-    defined: HashMap<String, Defined>,
     defined_order: Vec<String>,
-    select_aliases: HashSet<String>,
-    /// Column references: name parts and whether the last part was double-quoted.
-    idents: Vec<(Vec<String>, bool)>,
+    /// CTE names only (what a FROM may name), for hints.
+    cte_order: Vec<String>,
+    queries: Vec<usize>,
+    factors: Vec<usize>,
+    ident_exprs: Vec<usize>,
     problems: Vec<String>,
-}
-
-fn outputs(q: &Query) -> Defined {
-    fn of_set(s: &SetExpr, d: &mut Defined) {
-        match s {
-            SetExpr::Select(sel) => of_select(sel, d),
-            SetExpr::Query(q) => of_set(&q.body, d),
-            SetExpr::SetOperation { left, .. } => of_set(left, d),
-            _ => d.wildcard = true,
-        }
-    }
-    fn of_select(sel: &Select, d: &mut Defined) {
-        for item in &sel.projection {
-            match item {
-                SelectItem::ExprWithAlias { alias, .. } => {
-                    d.columns.insert(alias.value.to_ascii_lowercase());
-                }
-                SelectItem::UnnamedExpr(Expr::Identifier(i)) => {
-                    d.columns.insert(i.value.to_ascii_lowercase());
-                }
-                SelectItem::UnnamedExpr(Expr::CompoundIdentifier(p)) => {
-                    if let Some(i) = p.last() {
-                        d.columns.insert(i.value.to_ascii_lowercase());
-                    }
-                }
-                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => d.wildcard = true,
-                // An unnamed expression gets a dialect-specific name; let
-                // any reference through this name pass.
-                _ => d.wildcard = true,
-            }
-        }
-    }
-    let mut d = Defined::default();
-    of_set(&q.body, &mut d);
-    d
 }
 
 fn last_part(name: &ObjectName) -> String {
@@ -289,22 +309,6 @@ fn last_part(name: &ObjectName) -> String {
         Some(ObjectNamePart::Identifier(i)) => i.value.clone(),
         Some(other) => other.to_string(),
         None => String::new(),
-    }
-}
-
-impl Collector {
-    fn define(&mut self, name: &Ident, mut d: Defined, column_aliases: Vec<String>) {
-        if !column_aliases.is_empty() {
-            d.columns.extend(column_aliases.iter().map(|c| c.to_ascii_lowercase()));
-        }
-        let key = name.value.to_ascii_lowercase();
-        self.defined.entry(key).or_default().columns.extend(d.columns);
-        if d.wildcard {
-            if let Some(e) = self.defined.get_mut(&name.value.to_ascii_lowercase()) {
-                e.wildcard = true;
-            }
-        }
-        self.defined_order.push(name.value.clone());
     }
 }
 
@@ -320,22 +324,17 @@ impl Visitor for Collector {
     }
 
     fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        self.queries.push(q as *const Query as usize);
         if let Some(with) = &q.with {
-            for cte in &with.cte_tables {
-                let cols = cte.alias.columns.iter().map(|c| c.name.value.clone()).collect();
-                self.define(&cte.alias.name, outputs(&cte.query), cols);
-            }
+            self.defined_order.extend(with.cte_tables.iter().map(|c| c.alias.name.value.clone()));
+            self.cte_order.extend(with.cte_tables.iter().map(|c| c.alias.name.value.clone()));
         }
         if !q.locks.is_empty() {
             self.problems.push("locking clauses (FOR UPDATE/FOR SHARE) are not allowed in a read-only query".into());
         }
-        for_each_select(&q.body, &mut |sel| {
-            for item in &sel.projection {
-                if let SelectItem::ExprWithAlias { alias, .. } = item {
-                    self.select_aliases.insert(alias.value.to_ascii_lowercase());
-                }
-            }
-        });
+        if !q.pipe_operators.is_empty() {
+            self.problems.push("pipe syntax (`|>`) is not supported; write a plain SELECT".into());
+        }
         match &*q.body {
             SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_) => {
                 self.problems.push("data-modifying statements are not allowed".into())
@@ -353,41 +352,20 @@ impl Visitor for Collector {
     }
 
     fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<()> {
-        match t {
-            TableFactor::Table { name, alias, args, .. } => {
-                let n = last_part(name);
-                self.relations.push((n.clone(), args.is_some()));
-                if let Some(a) = alias {
-                    self.aliases.insert(a.name.value.to_ascii_lowercase(), n.to_ascii_lowercase());
-                }
-            }
-            TableFactor::Derived { subquery, alias, .. } => {
-                if let Some(a) = alias {
-                    let cols = a.columns.iter().map(|c| c.name.value.clone()).collect();
-                    self.define(&a.name, outputs(subquery), cols);
-                }
-            }
-            TableFactor::NestedJoin { .. } => {}
-            other => {
-                let text = other.to_string();
-                let head: String = text.chars().take(40).collect();
-                self.problems.push(format!("table source `{head}` is not allowed; read only from the allowed relations"));
-            }
+        self.factors.push(t as *const TableFactor as usize);
+        if let TableFactor::Derived { alias: Some(a), .. } = t {
+            self.defined_order.push(a.name.value.clone());
         }
         ControlFlow::Continue(())
     }
 
     fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
         match e {
-            Expr::Identifier(i) => self.idents.push((vec![i.value.clone()], i.quote_style == Some('"'))),
-            Expr::CompoundIdentifier(parts) => {
-                let q = parts.last().is_some_and(|i| i.quote_style == Some('"'));
-                self.idents.push((parts.iter().map(|i| i.value.clone()).collect(), q));
-            }
+            Expr::Identifier(_) | Expr::CompoundIdentifier(_) => self.ident_exprs.push(e as *const Expr as usize),
             Expr::Function(f) => {
                 let name = last_part(&f.name).to_ascii_lowercase();
                 if DENIED_FUNCTIONS.contains(&name.as_str()) {
-                    self.problems.push(format!("function `{name}` is not allowed"));
+                    self.problems.push(format!("function `{}` is not allowed", cut(&name, 80)));
                 }
             }
             _ => {}
@@ -396,15 +374,42 @@ impl Visitor for Collector {
     }
 }
 
-fn for_each_select(s: &SetExpr, f: &mut dyn FnMut(&Select)) {
-    match s {
-        SetExpr::Select(sel) => f(sel),
-        SetExpr::Query(q) => for_each_select(&q.body, f),
-        SetExpr::SetOperation { left, right, .. } => {
-            for_each_select(left, f);
-            for_each_select(right, f);
+/// The nodes the scope walk did not reach, rendered for the error.
+struct Missed {
+    queries: HashSet<usize>,
+    factors: HashSet<usize>,
+    idents: HashSet<usize>,
+    texts: Vec<String>,
+}
+
+impl Missed {
+    fn is_empty(&self) -> bool {
+        self.queries.is_empty() && self.factors.is_empty() && self.idents.is_empty()
+    }
+}
+
+impl Visitor for Missed {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        if self.queries.contains(&(q as *const Query as usize)) {
+            self.texts.push(format!("the subquery `{}`", cut(&q.to_string(), 60)));
         }
-        _ => {}
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<()> {
+        if self.factors.contains(&(t as *const TableFactor as usize)) {
+            self.texts.push(format!("the table source `{}`", cut(&t.to_string(), 60)));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if self.idents.contains(&(e as *const Expr as usize)) {
+            self.texts.push(format!("the name `{}`", cut(&e.to_string(), 60)));
+        }
+        ControlFlow::Continue(())
     }
 }
 

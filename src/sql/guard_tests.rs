@@ -155,6 +155,121 @@ fn accepts_what_llms_usually_write() {
     }
 }
 
+/// The bypasses of issue #13: a CTE or derived table of the same name
+/// defined in another scope does not make a base table readable.
+#[test]
+fn a_name_defined_in_another_scope_does_not_shadow() {
+    for sql in [
+        "SELECT * FROM CLIENT WHERE EXISTS (WITH CLIENT AS (SELECT 1) SELECT 1)",
+        "SELECT name, sql FROM sqlite_master WHERE EXISTS (WITH sqlite_master AS (SELECT 1 AS name, 1 AS sql) SELECT 1)",
+        "SELECT c.* FROM CLIENT AS c, (SELECT 1 AS x) AS CLIENT",
+        "SELECT * FROM pragma_database_list WHERE EXISTS (WITH pragma_database_list AS (SELECT 1) SELECT 1)",
+        "SELECT CLIENT_name FROM lucy_view UNION ALL SELECT name FROM CLIENT WHERE EXISTS (WITH CLIENT AS (SELECT 1) SELECT 1)",
+        "SELECT * FROM (WITH CLIENT AS (SELECT 1) SELECT 1) AS t, CLIENT",
+        "WITH a AS (WITH CLIENT AS (SELECT 1 AS name) SELECT * FROM CLIENT) SELECT name FROM CLIENT",
+        "SELECT (SELECT COUNT(*) FROM CLIENT), (WITH CLIENT AS (SELECT 1) SELECT 1) FROM lucy_view",
+    ] {
+        let e = err(sql);
+        assert!(e.contains("is not allowed"), "{sql}: {e}");
+    }
+    let e = err("SELECT * FROM CLIENT WHERE EXISTS (WITH CLIENT AS (SELECT 1) SELECT 1)");
+    assert!(e.contains("the query defines a CTE named `CLIENT`, but not in scope here"), "{e}");
+}
+
+#[test]
+fn a_cte_in_scope_shadows_a_table_name() {
+    ok("WITH CLIENT AS (SELECT CLIENT_name AS name FROM lucy_view) SELECT name FROM CLIENT");
+    ok("SELECT * FROM lucy_view WHERE EXISTS (WITH CLIENT AS (SELECT CLIENT_id FROM lucy_view) SELECT 1 FROM CLIENT)");
+    ok("WITH sqlite_master AS (SELECT 1 AS name) SELECT name FROM sqlite_master");
+    ok("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5) SELECT i FROM n");
+    ok("WITH RECURSIVE n AS (SELECT 1 AS i UNION ALL SELECT i + 1 FROM n WHERE i < 5) SELECT i FROM n");
+    // SQLite: every CTE of a WITH list sees every other, whatever the order.
+    ok("WITH a AS (SELECT x FROM b), b AS (SELECT CLIENT_id AS x FROM lucy_view) SELECT x FROM a");
+}
+
+#[test]
+fn cte_visibility_follows_the_dialect() {
+    let pg = |sql: &str| check_query(sql, "lucy_view", &cols(), Dialect::Postgres);
+    let my = |sql: &str| check_query(sql, "lucy_view", &cols(), Dialect::Mysql);
+    // Without RECURSIVE, PostgreSQL and MySQL read a CTE's own name in its
+    // body, and a later sibling's, as the table of that name.
+    let e = pg("WITH CLIENT AS (SELECT * FROM CLIENT) SELECT * FROM CLIENT").unwrap_err().to_string();
+    assert!(e.contains("relation `CLIENT` is not allowed"), "{e}");
+    assert!(my("WITH CLIENT AS (SELECT * FROM CLIENT) SELECT * FROM CLIENT").is_err());
+    assert!(pg("WITH a AS (SELECT * FROM CLIENT), CLIENT AS (SELECT 1) SELECT * FROM a").is_err());
+    assert!(pg("WITH RECURSIVE a AS (SELECT * FROM b), b AS (SELECT 1 AS x) SELECT * FROM a").is_ok());
+    assert!(my("WITH RECURSIVE a AS (SELECT * FROM b), b AS (SELECT 1 AS x) SELECT * FROM a").is_err());
+    pg("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5) SELECT i FROM n").unwrap();
+    my("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5) SELECT i FROM n").unwrap();
+}
+
+#[test]
+fn every_clause_is_checked() {
+    for sql in [
+        "SELECT CLIENT_name FROM lucy_view LIMIT (SELECT COUNT(*) FROM CLIENT)",
+        "SELECT CLIENT_name FROM lucy_view LIMIT 1 OFFSET (SELECT COUNT(*) FROM sqlite_master)",
+        "SELECT CLIENT_name FROM lucy_view UNION SELECT DATACENTER_name FROM lucy_view ORDER BY (SELECT MAX(name) FROM CLIENT)",
+        "SELECT CLIENT_name FROM lucy_view ORDER BY (SELECT MAX(name) FROM CLIENT)",
+        "SELECT CLIENT_name FROM lucy_view GROUP BY (SELECT name FROM CLIENT) HAVING (SELECT 1 FROM DATACENTER)",
+        "SELECT SUM(CLIENT_id) OVER w FROM lucy_view WINDOW w AS (PARTITION BY (SELECT id FROM CLIENT))",
+        "SELECT CLIENT_name FROM lucy_view JOIN lucy_view AS b ON b.CLIENT_id = (SELECT id FROM CLIENT)",
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM CLIENT) THEN 1 END FROM lucy_view",
+        "SELECT * FROM main.sqlite_master",
+        "SELECT * FROM temp.sqlite_temp_master",
+        "SELECT * FROM main.CLIENT",
+        "SELECT * FROM lucy_view, json_each('[1]')",
+        "SELECT * FROM pragma_table_list",
+        "SELECT * FROM lucy_view WHERE CLIENT_id IN (SELECT id FROM (SELECT id FROM (SELECT id FROM CLIENT)))",
+    ] {
+        let e = err(sql);
+        assert!(e.contains("not allowed") || e.contains("cannot check"), "{sql}: {e}");
+    }
+    ok("SELECT * FROM main.lucy_view");
+    ok("SELECT CLIENT_name FROM lucy_view UNION SELECT DATACENTER_name FROM lucy_view ORDER BY CLIENT_name LIMIT 3");
+    ok("SELECT CLIENT_name AS n FROM lucy_view UNION SELECT DATACENTER_name AS m FROM lucy_view ORDER BY m");
+}
+
+#[test]
+fn postgres_table_statement_is_refused() {
+    let e = check_query("SELECT CLIENT_name FROM lucy_view UNION TABLE secrets", "lucy_view", &cols(), Dialect::Postgres)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not allowed"), "{e}");
+}
+
+#[test]
+fn columns_resolve_in_their_scope() {
+    // A derived table's columns are its outputs, not the view's.
+    let e = err("SELECT t.CLIENT_gender FROM (SELECT CLIENT_name FROM lucy_view) AS t");
+    assert!(e.contains("`t` defines no column `CLIENT_gender`"), "{e}");
+    // An alias of an inner query is not in scope outside it.
+    let e = err("SELECT v.CLIENT_name FROM lucy_view WHERE EXISTS (SELECT 1 FROM lucy_view AS v)");
+    assert!(e.contains("`v` is not the view lucy_view nor an alias in scope"), "{e}");
+    ok("SELECT CLIENT_name FROM lucy_view AS a WHERE EXISTS (SELECT 1 FROM lucy_view AS b WHERE b.CLIENT_id = a.CLIENT_id)");
+    ok("SELECT a, b FROM (VALUES (1, 2)) AS t(a, b)");
+    ok("WITH t(a, b) AS (VALUES (1, 2)) SELECT a, b FROM t");
+}
+
+#[test]
+fn long_input_is_cut_in_errors() {
+    let name = "x".repeat(100_000);
+    let e = err(&format!("SELECT * FROM {name}"));
+    assert!(e.len() < 2_000, "{} bytes", e.len());
+    assert!(e.contains("(100000 characters)"), "{}", &e[..200]);
+    let e = err(&format!("SELECT {name} FROM lucy_view"));
+    assert!(e.len() < 2_000, "{} bytes", e.len());
+}
+
+#[test]
+fn invisible_characters_are_named() {
+    let e = err("SELECT\u{a0}CLIENT_name FROM lucy_view");
+    assert!(e.contains("U+00A0 (no-break space) at line 1, column 7"), "{e}");
+    // Non-ASCII text inside a string literal is fine and not blamed.
+    ok("SELECT CLIENT_name FROM lucy_view WHERE CLIENT_name = 'Zürich'");
+    let e = err("SELECT CLIENT_name FROM lucy_view WHERE CLIENT_name = 'Zürich' AND\u{200b}CLIENT_id = 1");
+    assert!(e.contains("U+200B (zero-width space)"), "{e}");
+}
+
 mod never_panics {
     use super::*;
     use proptest::prelude::*;

@@ -1,17 +1,24 @@
-//! Name resolution for `sql::analyze`: scopes (CTEs, derived tables, set
-//! operations, correlated subqueries) walked by hand, expressions walked with
-//! sqlparser's visitor.
+//! The one SQL scope resolver: scopes (WITH lists with each dialect's CTE
+//! visibility, derived tables, set-operation branches, correlated and lateral
+//! subqueries) walked by hand, expressions walked with sqlparser's visitor.
+//!
+//! `sql::analyze` reads the [`QueryRefs`] it fills; the SQL guard reads the
+//! [`Resolution`]: what every relation and column reference resolved to, and
+//! which AST nodes the walk reached (the guard rejects a query with any node
+//! the walk did not reach, so a clause this walk forgets cannot smuggle a
+//! relation past it).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, Ident, JoinConstraint, JoinOperator, ObjectName, Query, Select, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableWithJoins, Visit, Visitor,
+    BinaryOperator, Distinct, Expr, Ident, JoinConstraint, JoinOperator, ObjectName, OrderByKind, Query, Select,
+    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableWithJoins, Visit, Visitor,
 };
 
+use super::scope::{ColumnOutcome, ColumnUse, RelationTarget, RelationUse, Resolution};
 use super::{JoinPair, QueryRefs};
-use crate::types::{ColumnRef, DbModel};
+use crate::types::{ColumnRef, DbModel, Dialect};
 
 pub(super) fn lower_ref(c: &ColumnRef) -> ColumnRef {
     ColumnRef::new(c.table.to_ascii_lowercase(), c.column.to_ascii_lowercase())
@@ -39,6 +46,20 @@ pub(super) struct OutputCol {
     pub(super) source: Option<ColumnRef>,
 }
 
+/// The output columns of a (sub)query; `open` when more columns may exist
+/// than are listed (`VALUES`, `*` over a table nobody knows).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Outputs {
+    pub(super) cols: Vec<OutputCol>,
+    pub(super) open: bool,
+}
+
+impl Outputs {
+    fn open() -> Self {
+        Outputs { cols: Vec::new(), open: true }
+    }
+}
+
 /// The lucy view seen as a relation of the analyzed query.
 pub(super) struct ViewBase {
     pub(super) name: String,
@@ -47,10 +68,18 @@ pub(super) struct ViewBase {
     pub(super) pairs: Vec<JoinPair>,
 }
 
+/// The tables whose columns the resolver knows.
+pub(super) enum Catalog<'m> {
+    None,
+    Model(&'m DbModel),
+    /// Lower-cased table name → lower-cased columns.
+    Tables(HashMap<String, Vec<String>>),
+}
+
 #[derive(Debug, Clone)]
 enum RelKind {
     Base(String),
-    Derived(Vec<OutputCol>),
+    Derived(Outputs),
 }
 
 #[derive(Debug, Clone)]
@@ -62,16 +91,22 @@ struct Relation {
     kind: RelKind,
 }
 
-/// Name resolution context of one SELECT.
+/// Name resolution context of one SELECT or one WITH list.
 struct Scope<'p> {
     parent: Option<&'p Scope<'p>>,
-    ctes: Vec<(String, Vec<OutputCol>)>,
+    /// CTEs visible here; `None` outputs while a body is being resolved
+    /// and the dialect lets it see itself or a later sibling.
+    ctes: Vec<(String, Outputs)>,
     relations: Vec<Relation>,
     select_aliases: Vec<String>,
 }
 
-impl Scope<'_> {
-    fn cte(&self, name: &str) -> Option<&Vec<OutputCol>> {
+impl<'p> Scope<'p> {
+    fn child(parent: &'p Scope<'p>) -> Self {
+        Scope { parent: Some(parent), ctes: Vec::new(), relations: Vec::new(), select_aliases: Vec::new() }
+    }
+
+    fn cte(&self, name: &str) -> Option<&Outputs> {
         self.ctes
             .iter()
             .rev()
@@ -88,16 +123,29 @@ struct Resolved {
     instance: usize,
 }
 
+fn addr<T>(x: &T) -> usize {
+    x as *const T as usize
+}
+
 pub(super) struct Analyzer<'m> {
-    model: Option<&'m DbModel>,
+    catalog: Catalog<'m>,
+    dialect: Dialect,
     pub(super) refs: QueryRefs,
+    pub(super) facts: Resolution,
     next_instance: usize,
     view: Option<(String, Vec<OutputCol>)>,
 }
 
 impl<'m> Analyzer<'m> {
-    pub(super) fn new(model: Option<&'m DbModel>) -> Self {
-        Analyzer { model, refs: QueryRefs::default(), next_instance: 0, view: None }
+    pub(super) fn new(catalog: Catalog<'m>, dialect: Dialect) -> Self {
+        Analyzer {
+            catalog,
+            dialect,
+            refs: QueryRefs::default(),
+            facts: Resolution::default(),
+            next_instance: 0,
+            view: None,
+        }
     }
 
     pub(super) fn top_level(&mut self, q: &Query, view: Option<&ViewBase>) {
@@ -114,6 +162,7 @@ impl<'m> Analyzer<'m> {
             self.view = Some((v.name.clone(), v.cols.clone()));
         }
         self.refs.ordered = q.order_by.is_some();
+        let _ = q.visit(&mut CteNames(&mut self.facts.cte_names));
         let root = Scope { parent: None, ctes: Vec::new(), relations: Vec::new(), select_aliases: Vec::new() };
         self.query(q, &root);
     }
@@ -124,54 +173,150 @@ impl<'m> Analyzer<'m> {
     }
 
     fn model_columns(&self, table: &str) -> Option<Vec<String>> {
-        let t = self.model?.table(table)?;
-        Some(t.columns.iter().map(|c| c.name.to_ascii_lowercase()).collect())
+        match &self.catalog {
+            Catalog::None => None,
+            Catalog::Model(m) => {
+                let t = m.table(table)?;
+                Some(t.columns.iter().map(|c| c.name.to_ascii_lowercase()).collect())
+            }
+            Catalog::Tables(t) => t.get(table).cloned(),
+        }
+    }
+
+    /// Which CTEs of one WITH list a body sees besides the earlier ones:
+    /// (itself, the later siblings). SQLite resolves a name to any CTE of
+    /// the list, whatever the order and with or without RECURSIVE;
+    /// PostgreSQL does so only under RECURSIVE; MySQL's RECURSIVE adds only
+    /// the CTE itself. Without it, a CTE's own name in its body means the
+    /// table of that name (PostgreSQL, MySQL).
+    fn cte_visibility(&self, recursive: bool) -> (bool, bool) {
+        match self.dialect {
+            Dialect::Sqlite => (true, true),
+            Dialect::Postgres => (recursive, recursive),
+            Dialect::Mysql => (recursive, false),
+        }
     }
 
     /// Analyze a (sub)query; returns its output columns.
-    fn query(&mut self, q: &Query, parent: &Scope) -> Vec<OutputCol> {
-        let mut with_scope = Scope { parent: Some(parent), ctes: Vec::new(), relations: Vec::new(), select_aliases: Vec::new() };
+    fn query(&mut self, q: &Query, parent: &Scope) -> Outputs {
+        self.facts.queries.insert(addr(q));
+        let mut with_scope = Scope::child(parent);
         if let Some(with) = &q.with {
-            for cte in &with.cte_tables {
+            let (own, later) = self.cte_visibility(with.recursive);
+            let placeholder = |alias: &TableAlias| {
+                if alias.columns.is_empty() {
+                    Outputs::open()
+                } else {
+                    let cols = alias.columns.iter().map(|c| OutputCol { name: ident(&c.name), source: None }).collect();
+                    Outputs { cols, open: false }
+                }
+            };
+            let base = with_scope.ctes.len();
+            if later {
+                for cte in &with.cte_tables {
+                    with_scope.ctes.push((ident(&cte.alias.name), placeholder(&cte.alias)));
+                }
+            }
+            for (i, cte) in with.cte_tables.iter().enumerate() {
                 let name = ident(&cte.alias.name);
-                // Registered before its body so a recursive CTE refers to
-                // itself instead of to a base table of the same name.
-                with_scope.ctes.push((name.clone(), Vec::new()));
-                let cols = self.query(&cte.query, &with_scope);
-                let cols = rename_outputs(cols, &cte.alias);
-                if let Some(slot) = with_scope.ctes.iter_mut().rev().find(|(n, _)| *n == name) {
-                    slot.1 = cols;
+                if !later && own {
+                    with_scope.ctes.push((name.clone(), placeholder(&cte.alias)));
+                }
+                let out = self.query(&cte.query, &with_scope);
+                let out = rename_outputs(out, &cte.alias);
+                if later {
+                    with_scope.ctes[base + i].1 = out;
+                } else if own {
+                    if let Some(slot) = with_scope.ctes.last_mut() {
+                        slot.1 = out;
+                    }
+                } else {
+                    with_scope.ctes.push((name, out));
                 }
             }
         }
         let order: Vec<&Expr> = match q.order_by.as_ref().map(|o| &o.kind) {
-            Some(sqlparser::ast::OrderByKind::Expressions(v)) => v.iter().map(|e| &e.expr).collect(),
+            Some(OrderByKind::Expressions(v)) => v.iter().map(|e| &e.expr).collect(),
             _ => Vec::new(),
         };
-        self.set_expr(&q.body, &with_scope, &order)
+        let out = match &*q.body {
+            SetExpr::Select(s) => self.select(s, &with_scope, &order),
+            other => {
+                let out = self.set_expr(other, &with_scope);
+                // ORDER BY of a set operation names output columns (of any
+                // branch, in SQLite): resolve it over them.
+                let mut outer = Scope::child(&with_scope);
+                let mut all = self.branch_outputs(other, &with_scope);
+                all.open |= out.open;
+                let instance = self.instance();
+                outer.relations.push(Relation { name: String::new(), instance, kind: RelKind::Derived(all) });
+                for e in &order {
+                    self.expr(e, &outer);
+                }
+                out
+            }
+        };
+        if let Some(l) = &q.limit_clause {
+            self.exprs_in(l, &with_scope);
+        }
+        if let Some(f) = &q.fetch {
+            self.exprs_in(f, &with_scope);
+        }
+        out
     }
 
-    fn set_expr(&mut self, body: &SetExpr, scope: &Scope, order: &[&Expr]) -> Vec<OutputCol> {
+    /// The output names of every branch of a set operation, without
+    /// walking the branches again (their outputs were recorded already).
+    fn branch_outputs(&mut self, body: &SetExpr, scope: &Scope) -> Outputs {
         match body {
-            SetExpr::Select(s) => self.select(s, scope, order),
+            SetExpr::SetOperation { left, right, .. } => {
+                let mut a = self.branch_outputs(left, scope);
+                let b = self.branch_outputs(right, scope);
+                a.cols.extend(b.cols);
+                a.open |= b.open;
+                a
+            }
+            SetExpr::Select(s) => select_output_names(s),
+            SetExpr::Query(q) => match &*q.body {
+                b @ (SetExpr::Select(_) | SetExpr::SetOperation { .. } | SetExpr::Query(_)) => self.branch_outputs(b, scope),
+                _ => Outputs::open(),
+            },
+            _ => Outputs::open(),
+        }
+    }
+
+    fn set_expr(&mut self, body: &SetExpr, scope: &Scope) -> Outputs {
+        match body {
+            SetExpr::Select(s) => self.select(s, scope, &[]),
             SetExpr::Query(q) => self.query(q, scope),
             SetExpr::SetOperation { left, right, .. } => {
                 self.refs.set_operation = true;
-                let out = self.set_expr(left, scope, &[]);
-                self.set_expr(right, scope, &[]);
+                let mut out = self.set_expr(left, scope);
+                let r = self.set_expr(right, scope);
+                out.open |= r.open;
                 out
             }
+            SetExpr::Table(t) => {
+                let text = t.to_string();
+                self.facts.relations.push(RelationUse {
+                    written: text.clone(),
+                    target: RelationTarget::Unsupported(text),
+                    defined_elsewhere: false,
+                });
+                Outputs::open()
+            }
             other => {
-                // VALUES / TABLE: still collect whatever it references.
+                // VALUES (or a data-modifying body the guard rejects):
+                // still collect whatever it references.
                 self.exprs_in(other, scope);
-                Vec::new()
+                Outputs::open()
             }
         }
     }
 
-    fn select(&mut self, s: &Select, parent: &Scope, order: &[&Expr]) -> Vec<OutputCol> {
-        let mut scope = Scope { parent: Some(parent), ctes: Vec::new(), relations: Vec::new(), select_aliases: Vec::new() };
-        let mut on_exprs: Vec<Expr> = Vec::new();
+    fn select(&mut self, s: &Select, parent: &Scope, order: &[&Expr]) -> Outputs {
+        let mut scope = Scope::child(parent);
+        let mut on_exprs: Vec<&Expr> = Vec::new();
         for twj in &s.from {
             self.from_item(twj, &mut scope, &mut on_exprs);
         }
@@ -189,34 +334,33 @@ impl<'m> Analyzer<'m> {
         if let Some(w) = &s.selection {
             self.join_condition(w, &scope);
         }
-        let mut out = Vec::new();
+        let mut out = Outputs::default();
         for item in &s.projection {
             match item {
                 SelectItem::UnnamedExpr(e) => {
                     let source = self.expr(e, &scope);
-                    let name = match e {
-                        Expr::Identifier(i) => ident(i),
-                        Expr::CompoundIdentifier(v) => v.last().map(ident).unwrap_or_default(),
-                        other => other.to_string().to_ascii_lowercase(),
-                    };
-                    out.push(OutputCol { name, source });
+                    out.cols.push(OutputCol { name: unnamed_output(e), source });
                 }
                 SelectItem::ExprWithAlias { expr, alias } => {
                     let source = self.expr(expr, &scope);
-                    out.push(OutputCol { name: ident(alias), source });
+                    out.cols.push(OutputCol { name: ident(alias), source });
                 }
                 SelectItem::ExprWithAliases { expr, aliases } => {
                     let source = self.expr(expr, &scope);
                     for a in aliases {
-                        out.push(OutputCol { name: ident(a), source: source.clone() });
+                        out.cols.push(OutputCol { name: ident(a), source: source.clone() });
                     }
                 }
-                SelectItem::Wildcard(_) => {
+                SelectItem::Wildcard(opts) => {
+                    self.exprs_in(opts, &scope);
                     for r in scope.relations.clone() {
-                        out.extend(self.expand(&r));
+                        let o = self.expand(&r);
+                        out.cols.extend(o.cols);
+                        out.open |= o.open;
                     }
                 }
-                SelectItem::QualifiedWildcard(kind, _) => {
+                SelectItem::QualifiedWildcard(kind, opts) => {
+                    self.exprs_in(opts, &scope);
                     let q = match kind {
                         SelectItemQualifiedWildcardKind::ObjectName(n) => last_name(n),
                         SelectItemQualifiedWildcardKind::Expr(e) => {
@@ -224,18 +368,35 @@ impl<'m> Analyzer<'m> {
                             None
                         }
                     };
-                    if let Some(r) = q.and_then(|q| scope.relations.iter().find(|r| r.name == q).cloned()) {
-                        out.extend(self.expand(&r));
+                    match q.and_then(|q| scope.relations.iter().find(|r| r.name == q).cloned()) {
+                        Some(r) => {
+                            let o = self.expand(&r);
+                            out.cols.extend(o.cols);
+                            out.open |= o.open;
+                        }
+                        None => out.open = true,
                     }
                 }
             }
         }
-        // Everything else (GROUP BY, HAVING, QUALIFY, ORDER BY, …): the
-        // projection and FROM were handled above, so visit the rest.
+        // Everything else (GROUP BY, HAVING, QUALIFY, ORDER BY, windows, …):
+        // the projection and FROM were handled above, so visit the rest.
         for e in s.prewhere.iter().chain(s.having.iter()).chain(s.qualify.iter()) {
             self.expr(e, &scope);
         }
+        if let Some(Distinct::On(exprs)) = &s.distinct {
+            for e in exprs {
+                self.expr(e, &scope);
+            }
+        }
         self.exprs_in(&s.group_by, &scope);
+        self.exprs_in(&s.named_window, &scope);
+        self.exprs_in(&s.top, &scope);
+        self.exprs_in(&s.sort_by, &scope);
+        self.exprs_in(&s.cluster_by, &scope);
+        self.exprs_in(&s.distribute_by, &scope);
+        self.exprs_in(&s.connect_by, &scope);
+        self.exprs_in(&s.lateral_views, &scope);
         for e in order {
             self.expr(e, &scope);
         }
@@ -243,28 +404,32 @@ impl<'m> Analyzer<'m> {
     }
 
     /// Output columns of `*` over one relation; records base columns.
-    fn expand(&mut self, r: &Relation) -> Vec<OutputCol> {
+    fn expand(&mut self, r: &Relation) -> Outputs {
         match &r.kind {
-            RelKind::Base(t) => {
-                let cols = self.model_columns(t).unwrap_or_default();
-                cols.into_iter()
-                    .map(|c| {
-                        let cr = ColumnRef::new(t.clone(), c.clone());
-                        self.refs.columns.insert(cr.clone());
-                        OutputCol { name: c, source: Some(cr) }
-                    })
-                    .collect()
-            }
-            RelKind::Derived(cols) => {
-                for c in cols.iter().filter_map(|c| c.source.clone()) {
+            RelKind::Base(t) => match self.model_columns(t) {
+                Some(cols) => {
+                    let cols = cols
+                        .into_iter()
+                        .map(|c| {
+                            let cr = ColumnRef::new(t.clone(), c.clone());
+                            self.refs.columns.insert(cr.clone());
+                            OutputCol { name: c, source: Some(cr) }
+                        })
+                        .collect();
+                    Outputs { cols, open: false }
+                }
+                None => Outputs::open(),
+            },
+            RelKind::Derived(out) => {
+                for c in out.cols.iter().filter_map(|c| c.source.clone()) {
                     self.refs.columns.insert(c);
                 }
-                cols.clone()
+                out.clone()
             }
         }
     }
 
-    fn from_item(&mut self, twj: &TableWithJoins, scope: &mut Scope, on_exprs: &mut Vec<Expr>) {
+    fn from_item<'q>(&mut self, twj: &'q TableWithJoins, scope: &mut Scope, on_exprs: &mut Vec<&'q Expr>) {
         let first = scope.relations.len();
         self.table_factor(&twj.relation, scope, on_exprs);
         for join in &twj.joins {
@@ -286,12 +451,15 @@ impl<'m> Analyzer<'m> {
                 | JoinOperator::LeftAnti(c)
                 | JoinOperator::RightAnti(c)
                 | JoinOperator::StraightJoin(c) => Some(c),
-                JoinOperator::AsOf { constraint, .. } => Some(constraint),
+                JoinOperator::AsOf { constraint, match_condition } => {
+                    on_exprs.push(match_condition);
+                    Some(constraint)
+                }
                 _ => None,
             };
             let (left, right) = (first..before, before..scope.relations.len());
             match constraint {
-                Some(JoinConstraint::On(e)) => on_exprs.push(e.clone()),
+                Some(JoinConstraint::On(e)) => on_exprs.push(e),
                 Some(JoinConstraint::Using(cols)) => {
                     for c in cols.iter().filter_map(last_name) {
                         self.using_pair(&c, scope, left.clone(), right.clone(), true);
@@ -313,21 +481,30 @@ impl<'m> Analyzer<'m> {
     fn relation_columns(&self, r: &Relation) -> Vec<String> {
         match &r.kind {
             RelKind::Base(t) => self.model_columns(t).unwrap_or_default(),
-            RelKind::Derived(cols) => cols.iter().map(|c| c.name.clone()).collect(),
+            RelKind::Derived(out) => out.cols.iter().map(|c| c.name.clone()).collect(),
         }
     }
 
+    /// Whether `r` has column `c`; `None` when nobody knows.
     fn has_column(&self, r: &Relation, c: &str) -> Option<bool> {
         match &r.kind {
             RelKind::Base(t) => self.model_columns(t).map(|cols| cols.iter().any(|x| x == c)),
-            RelKind::Derived(cols) => Some(cols.iter().any(|x| x.name == c)),
+            RelKind::Derived(out) => {
+                if out.cols.iter().any(|x| x.name == c) {
+                    Some(true)
+                } else if out.open {
+                    None
+                } else {
+                    Some(false)
+                }
+            }
         }
     }
 
     fn column_of(&self, r: &Relation, c: &str) -> Resolved {
         let col = match &r.kind {
             RelKind::Base(t) => Some(ColumnRef::new(t.clone(), c)),
-            RelKind::Derived(cols) => cols.iter().find(|x| x.name == c).and_then(|x| x.source.clone()),
+            RelKind::Derived(out) => out.cols.iter().find(|x| x.name == c).and_then(|x| x.source.clone()),
         };
         Resolved { col, instance: r.instance }
     }
@@ -352,10 +529,24 @@ impl<'m> Analyzer<'m> {
         }
     }
 
-    fn table_factor(&mut self, tf: &TableFactor, scope: &mut Scope, on_exprs: &mut Vec<Expr>) {
+    fn relation_use(&mut self, written: String, target: RelationTarget, lower: &str) {
+        let defined_elsewhere = !matches!(target, RelationTarget::Cte) && self.facts.cte_names.contains(lower);
+        self.facts.relations.push(RelationUse { written, target, defined_elsewhere });
+    }
+
+    fn table_factor<'q>(&mut self, tf: &'q TableFactor, scope: &mut Scope, on_exprs: &mut Vec<&'q Expr>) {
+        self.facts.factors.insert(addr(tf));
         match tf {
             TableFactor::Table { name, alias, args, .. } => {
-                let Some(tname) = last_name(name) else { return };
+                let written = name.to_string();
+                let Some(tname) = last_name(name) else {
+                    self.facts.relations.push(RelationUse {
+                        written: written.clone(),
+                        target: RelationTarget::Unsupported(written),
+                        defined_elsewhere: false,
+                    });
+                    return;
+                };
                 let instance = self.instance();
                 let rel_name = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| tname.clone());
                 if let Some(a) = args {
@@ -364,34 +555,70 @@ impl<'m> Analyzer<'m> {
                     }
                 }
                 let single = name.0.len() == 1;
-                let kind = if let Some(cols) = single.then(|| scope.cte(&tname)).flatten() {
-                    RelKind::Derived(cols.clone())
+                let (kind, target) = if args.is_some() {
+                    (RelKind::Derived(Outputs::open()), RelationTarget::TableFunction(tname.clone()))
+                } else if let Some(out) = single.then(|| scope.cte(&tname)).flatten() {
+                    (RelKind::Derived(out.clone()), RelationTarget::Cte)
                 } else if let Some((_, vcols)) = self.view.as_ref().filter(|(v, _)| single && *v == tname) {
-                    RelKind::Derived(vcols.clone())
+                    (RelKind::Derived(Outputs { cols: vcols.clone(), open: false }), RelationTarget::View)
                 } else {
                     self.refs.tables.insert(tname.clone());
                     *self.refs.table_uses.entry(tname.clone()).or_default() += 1;
-                    RelKind::Base(tname)
+                    let qualified = (!single).then(|| {
+                        name.0.iter().map(|p| p.as_ident().map(ident).unwrap_or_else(|| p.to_string())).collect::<Vec<_>>().join(".")
+                    });
+                    (RelKind::Base(tname.clone()), RelationTarget::Table { name: tname.clone(), qualified })
                 };
+                self.relation_use(written, target, &tname);
                 let kind = match (kind, alias) {
-                    (RelKind::Derived(cols), Some(a)) => RelKind::Derived(rename_outputs(cols, a)),
+                    (RelKind::Derived(out), Some(a)) => RelKind::Derived(rename_outputs(out, a)),
                     (k, _) => k,
                 };
                 scope.relations.push(Relation { name: rel_name, instance, kind });
             }
             TableFactor::Derived { subquery, alias, .. } => {
-                let cols = self.query(subquery, scope);
+                let out = self.query(subquery, scope);
                 let instance = self.instance();
-                let (name, cols) = match alias {
-                    Some(a) => (ident(&a.name), rename_outputs(cols, a)),
-                    None => (String::new(), cols),
+                let (name, out) = match alias {
+                    Some(a) => (ident(&a.name), rename_outputs(out, a)),
+                    None => (String::new(), out),
                 };
-                scope.relations.push(Relation { name, instance, kind: RelKind::Derived(cols) });
+                self.facts.relations.push(RelationUse {
+                    written: String::new(),
+                    target: RelationTarget::Derived,
+                    defined_elsewhere: false,
+                });
+                scope.relations.push(Relation { name, instance, kind: RelKind::Derived(out) });
             }
-            TableFactor::NestedJoin { table_with_joins, .. } => {
+            TableFactor::NestedJoin { table_with_joins, alias } => {
+                let first = scope.relations.len();
                 self.from_item(table_with_joins, scope, on_exprs);
+                self.facts.relations.push(RelationUse {
+                    written: String::new(),
+                    target: RelationTarget::Derived,
+                    defined_elsewhere: false,
+                });
+                // `(a JOIN b) AS x`: x names the join's columns together.
+                if let Some(a) = alias {
+                    let mut out = Outputs::default();
+                    for r in scope.relations[first..].to_vec() {
+                        let o = self.expand(&r);
+                        out.cols.extend(o.cols);
+                        out.open |= o.open;
+                    }
+                    let instance = self.instance();
+                    scope.relations.push(Relation { name: ident(&a.name), instance, kind: RelKind::Derived(rename_outputs(out, a)) });
+                }
             }
-            other => self.exprs_in(other, scope),
+            other => {
+                let text: String = other.to_string();
+                self.facts.relations.push(RelationUse {
+                    written: text.clone(),
+                    target: RelationTarget::Unsupported(text),
+                    defined_elsewhere: false,
+                });
+                self.exprs_in(other, scope);
+            }
         }
     }
 
@@ -416,38 +643,70 @@ impl<'m> Analyzer<'m> {
 
     /// Resolve an expression if it is a plain column reference.
     fn column_expr(&mut self, e: &Expr, scope: &Scope) -> Option<Resolved> {
-        match e {
+        let (parts, quoted): (Vec<&Ident>, bool) = match e {
             // SQLite reads an unresolvable "double-quoted" name as a string.
-            Expr::Identifier(i) => self.resolve(None, &ident(i), scope, i.quote_style == Some('"')),
-            Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
-                let n = parts.len();
-                self.resolve(Some(&ident(&parts[n - 2])), &ident(&parts[n - 1]), scope, false)
+            Expr::Identifier(i) => (vec![i], i.quote_style == Some('"')),
+            Expr::CompoundIdentifier(parts) if !parts.is_empty() => {
+                (parts.iter().collect(), parts.last().is_some_and(|i| i.quote_style == Some('"')))
             }
-            _ => None,
+            _ => return None,
+        };
+        let first_time = self.facts.idents.insert(addr(e));
+        let n = parts.len();
+        let qualifier = (n >= 2).then(|| ident(parts[n - 2]));
+        let (resolved, outcome) =
+            self.resolve(qualifier.as_deref(), &ident(parts[n - 1]), scope, n == 1 && quoted);
+        if first_time {
+            self.facts.columns.push(ColumnUse {
+                written: parts.iter().map(|i| i.value.as_str()).collect::<Vec<_>>().join("."),
+                qualifier: (n >= 2).then(|| parts[n - 2].value.clone()),
+                column: parts[n - 1].value.clone(),
+                quoted,
+                outcome,
+            });
         }
+        resolved
     }
 
-    fn resolve(&mut self, qualifier: Option<&str>, col: &str, scope: &Scope, maybe_string: bool) -> Option<Resolved> {
+    fn resolve(&mut self, qualifier: Option<&str>, col: &str, scope: &Scope, maybe_string: bool) -> (Option<Resolved>, ColumnOutcome) {
+        let mut unknown = false;
         let mut s = Some(scope);
         while let Some(sc) = s {
             if let Some(q) = qualifier {
                 if let Some(r) = sc.relations.iter().rev().find(|r| r.name == q) {
-                    return Some(self.column_of(r, col));
+                    let outcome = match self.has_column(r, col) {
+                        Some(true) => ColumnOutcome::Column,
+                        None => ColumnOutcome::Unknown,
+                        Some(false) => ColumnOutcome::NotInRelation {
+                            relation: match &r.kind {
+                                RelKind::Base(t) => t.clone(),
+                                RelKind::Derived(_) => r.name.clone(),
+                            },
+                            catalog: matches!(r.kind, RelKind::Base(_)),
+                        },
+                    };
+                    return (Some(self.column_of(r, col)), outcome);
                 }
             } else {
                 // Several matches is an ambiguous query; attribute it to the
                 // first relation rather than drop it.
                 if let Some(r) = sc.relations.iter().find(|r| self.has_column(r, col) == Some(true)) {
-                    return Some(self.column_of(r, col));
+                    return (Some(self.column_of(r, col)), ColumnOutcome::Column);
                 }
                 if sc.select_aliases.iter().any(|a| a == col) {
-                    return None;
+                    return (None, ColumnOutcome::Alias);
                 }
+                unknown |= sc.relations.iter().any(|r| self.has_column(r, col).is_none());
             }
             s = sc.parent;
         }
+        let miss = match (qualifier, unknown) {
+            (Some(_), _) => ColumnOutcome::NoSuchQualifier,
+            (None, true) => ColumnOutcome::Unknown,
+            (None, false) => ColumnOutcome::NotFound,
+        };
         if maybe_string {
-            return None;
+            return (None, miss);
         }
         // Nothing claims it and no model knows the table: in a scope with a
         // single base table, that table must own it.
@@ -456,7 +715,7 @@ impl<'m> Analyzer<'m> {
             while let Some(sc) = s {
                 if let [r @ Relation { kind: RelKind::Base(_), .. }] = sc.relations.as_slice() {
                     if self.has_column(r, col).is_none() {
-                        return Some(self.column_of(r, col));
+                        return (Some(self.column_of(r, col)), miss);
                     }
                 }
                 if !sc.relations.is_empty() {
@@ -470,7 +729,7 @@ impl<'m> Analyzer<'m> {
             None => col.to_string(),
         };
         self.refs.unresolved.insert(name);
-        None
+        (None, miss)
     }
 
     /// Record every column of an expression (and analyze its subqueries);
@@ -495,12 +754,42 @@ impl<'m> Analyzer<'m> {
     }
 }
 
-/// Apply a table alias's column list (`AS t(a, b)`) to output columns.
-fn rename_outputs(mut cols: Vec<OutputCol>, alias: &TableAlias) -> Vec<OutputCol> {
-    for (c, a) in cols.iter_mut().zip(alias.columns.iter()) {
-        c.name = ident(&a.name);
+/// The output name of an unaliased select item.
+fn unnamed_output(e: &Expr) -> String {
+    match e {
+        Expr::Identifier(i) => ident(i),
+        Expr::CompoundIdentifier(v) => v.last().map(ident).unwrap_or_default(),
+        other => other.to_string().to_ascii_lowercase(),
     }
-    cols
+}
+
+/// Output names of one SELECT, read off its projection (no resolution).
+fn select_output_names(s: &Select) -> Outputs {
+    let mut out = Outputs::default();
+    for item in &s.projection {
+        match item {
+            SelectItem::UnnamedExpr(e) => out.cols.push(OutputCol { name: unnamed_output(e), source: None }),
+            SelectItem::ExprWithAlias { alias, .. } => out.cols.push(OutputCol { name: ident(alias), source: None }),
+            SelectItem::ExprWithAliases { aliases, .. } => {
+                out.cols.extend(aliases.iter().map(|a| OutputCol { name: ident(a), source: None }))
+            }
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => out.open = true,
+        }
+    }
+    out
+}
+
+/// Apply a table alias's column list (`AS t(a, b)`) to output columns; a
+/// list longer than the known outputs names the rest (PostgreSQL keeps the
+/// names of columns beyond a shorter list).
+fn rename_outputs(mut out: Outputs, alias: &TableAlias) -> Outputs {
+    for (i, a) in alias.columns.iter().enumerate() {
+        match out.cols.get_mut(i) {
+            Some(c) => c.name = ident(&a.name),
+            None => out.cols.push(OutputCol { name: ident(&a.name), source: None }),
+        }
+    }
+    out
 }
 
 fn strip(e: &Expr) -> &Expr {
@@ -517,6 +806,20 @@ fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
             split_and(right, out);
         }
         other => out.push(other),
+    }
+}
+
+/// Collects the name of every CTE defined anywhere in a query.
+struct CteNames<'a>(&'a mut HashSet<String>);
+
+impl Visitor for CteNames<'_> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        if let Some(w) = &q.with {
+            self.0.extend(w.cte_tables.iter().map(|c| ident(&c.alias.name)));
+        }
+        ControlFlow::Continue(())
     }
 }
 
@@ -538,7 +841,7 @@ impl ExprVisitor<'_, '_, '_, '_> {
         }
         let outs = self.a.query(subquery, self.scope);
         self.done.insert(subquery as *const Query);
-        let inner = outs.first().and_then(|o| o.source.clone());
+        let inner = outs.cols.first().and_then(|o| o.source.clone());
         let outer = self.a.column_expr(strip(outer), self.scope).and_then(|r| r.col);
         if let (Some(x), Some(y)) = (outer, inner) {
             self.a.refs.semi_join_pairs.insert(JoinPair::new(&x, &y));
@@ -583,4 +886,3 @@ impl Visitor for ExprVisitor<'_, '_, '_, '_> {
         ControlFlow::Continue(())
     }
 }
-
