@@ -121,7 +121,13 @@ impl OpenAiClient {
         let resp = rb.send().map_err(|e| (transport_error(e), None))?;
         let status = resp.status().as_u16();
         let retry_after = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
-        let text = resp.text().map_err(|e| (transport_error(e), None))?;
+        // Bounded, and redacted before anything cuts, flattens, parses or
+        // stores it: a server may echo the Authorization header anywhere.
+        let text = match wire::read_capped(resp) {
+            Ok(t) => self.redact(t),
+            Err(m) if m.starts_with("cannot read") => return Err((CallError::Transport(m), None)),
+            Err(m) => return Err((CallError::Garbage(m), None)),
+        };
         if !(200..300).contains(&status) {
             return Err((CallError::Status { status, body: text }, retry_after));
         }
@@ -208,7 +214,7 @@ impl OpenAiClient {
     /// Servers and proxies sometimes echo request headers in error pages.
     fn redact(&self, s: String) -> String {
         match &self.cfg.api_key {
-            Some(k) if !k.expose().is_empty() => s.replace(k.expose(), "<redacted>"),
+            Some(k) if !k.expose().is_empty() && s.contains(k.expose()) => wire::redact(&s, Some(k.expose())),
             _ => s,
         }
     }

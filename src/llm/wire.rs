@@ -104,7 +104,7 @@ pub fn parse_completion(v: &Value) -> Result<Completion, String> {
         let Some(msg) = c.get("message") else {
             return Err(format!("choice {pos} has no `message`"));
         };
-        indexed.push((index, message_text(msg).ok_or_else(|| format!("choice {pos} has no text content"))?));
+        indexed.push((index, message_text(msg).map_err(|e| format!("choice {pos}: {e}"))?));
     }
     indexed.sort_by_key(|(i, _)| *i);
     let usage = v.get("usage");
@@ -117,14 +117,57 @@ pub fn parse_completion(v: &Value) -> Result<Completion, String> {
 }
 
 /// The text of a message: a string, a list of text parts, or (when the model
-/// refused under a schema) the refusal. `None` when there is no text at all.
-fn message_text(msg: &Value) -> Option<String> {
+/// refused under a schema) the refusal. Anything else (`null` without a
+/// refusal, a number, an object, an array of non-text values) is an error
+/// naming what came instead of text.
+fn message_text(msg: &Value) -> Result<String, String> {
+    let refusal = || msg.get("refusal").and_then(Value::as_str).map(str::to_string);
     match msg.get("content") {
-        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::String(s)) => Ok(s.clone()),
         Some(Value::Array(parts)) => {
-            Some(parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join(""))
+            let texts: Vec<&str> = parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect();
+            if texts.is_empty() && !parts.is_empty() {
+                return Err(format!("the model answered with an array ({}), expected text", excerpt(&Value::Array(parts.clone()).to_string(), 80)));
+            }
+            Ok(texts.join(""))
         }
-        _ => msg.get("refusal").and_then(Value::as_str).map(str::to_string).or(Some(String::new())),
+        None | Some(Value::Null) => {
+            refusal().ok_or_else(|| "the model answered with null (no content), expected text".to_string())
+        }
+        Some(other) => {
+            let kind = match other {
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                _ => "an object",
+            };
+            Err(format!("the model answered with {kind} ({}), expected text", excerpt(&other.to_string(), 80)))
+        }
+    }
+}
+
+/// The most bytes lucy reads from one LLM or embeddings response: far
+/// above any real answer, far below what exhausts memory.
+pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Read a response body, at most `MAX_RESPONSE_BYTES`; a longer one is an
+/// error that says so (the rest is not read).
+pub fn read_capped(mut r: impl std::io::Read) -> Result<String, String> {
+    use std::io::Read as _;
+    let mut buf = Vec::new();
+    (&mut r).take(MAX_RESPONSE_BYTES + 1).read_to_end(&mut buf).map_err(|e| format!("cannot read the response: {e}"))?;
+    if buf.len() as u64 > MAX_RESPONSE_BYTES {
+        return Err(format!("the response is larger than {} MiB; lucy stopped reading it", MAX_RESPONSE_BYTES / (1024 * 1024)));
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// `text` with every occurrence of `secret` replaced by `<redacted>`. Call it
+/// on a server's text before anything cuts, flattens or stores it: cutting
+/// first can leave a prefix of the key behind.
+pub fn redact(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(k) if !k.is_empty() && text.contains(k) => text.replace(k, "<redacted>"),
+        _ => text.to_string(),
     }
 }
 

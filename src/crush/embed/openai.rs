@@ -89,10 +89,11 @@ impl OpenAiEmbedder {
         let fail = |m: String| Error::llm("embeddings", format!("{url} (model {}): {m}", self.model));
         let resp = req.send().map_err(|e| fail(format!("request failed: {}", e.without_url())))?;
         let status = resp.status();
-        let body = resp.text().map_err(|e| fail(format!("cannot read response: {}", e.without_url())))?;
+        // Bounded, and the key redacted before the excerpt is cut.
+        let body = crate::llm::read_capped(resp).map_err(fail)?;
+        let body = crate::llm::redact(&body, self.api_key.as_deref());
         if !status.is_success() {
-            let snippet: String = body.chars().take(300).collect();
-            return Err(fail(format!("HTTP {status}: {snippet}")));
+            return Err(fail(format!("HTTP {status}: {}", crate::error::cut(&body, 300))));
         }
         let parsed: Response = serde_json::from_str(&body)
             .map_err(|e| fail(format!("response is not an embeddings answer ({e}); expected {{\"data\":[{{\"embedding\":[...]}}]}}")))?;
