@@ -204,3 +204,43 @@ fn suggest_apply_prints_a_valid_model_with_the_proposals() {
     assert!(g.is_lookup(g.table_id("LOCATION").unwrap()));
     assert!(g.junction_of(g.table_id("RSPOOL2CLIENT").unwrap()).is_some());
 }
+
+/// Non-regular files are refused at once with what they are (issue #13: a
+/// FIFO used to block the import forever, and a directory or /dev/null was
+/// "no such SQLite file").
+#[test]
+fn non_regular_inputs_are_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("schema.ddl");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other effect.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let dir_s = dir.path().to_string_lossy().into_owned();
+    let fifo_s = fifo.to_string_lossy().into_owned();
+    for (args, what) in [
+        (vec!["model", "import", "--ddl", fifo_s.as_str()], "is a FIFO (named pipe)"),
+        (vec!["model", "import", "--ddl", dir_s.as_str()], "is a directory"),
+        (vec!["model", "import", "--sqlite", "/dev/null"], "is a character device"),
+        (vec!["model", "import", "--sqlite", fifo_s.as_str()], "is a FIFO (named pipe)"),
+        (vec!["model", "check", fifo_s.as_str()], "is a FIFO (named pipe)"),
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lucy"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("{args:?} still runs after 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(what), "{args:?}: {err}");
+    }
+}

@@ -34,6 +34,7 @@ pub fn warnings(model: &DbModel) -> Vec<ModelIssue> {
             ));
         }
     }
+    odd_names(model, &mut out);
     for (r, rel) in model.relationships.iter().enumerate() {
         // The "one" side of a M:1 / 1:M should be joined on its key.
         let (one, cols, side) = match rel.cardinality {
@@ -70,6 +71,61 @@ pub fn warnings(model: &DbModel) -> Vec<ModelIssue> {
     out
 }
 
+/// Names with characters a reader cannot see or tell apart from ASCII
+/// (control and bidi characters, zero-width and non-ASCII spaces, letters
+/// that look like Latin ones), and names that look like another table's.
+fn odd_names(model: &DbModel, out: &mut Vec<ModelIssue>) {
+    use crate::error::{cut, escape_odd, odd_char_in_name};
+    let skeletons: Vec<String> = model.tables.iter().map(|t| skeleton(&t.name)).collect();
+    let mut check = |path: String, what: &str, name: &str, tables: bool| {
+        let Some(odd) = odd_char_in_name(name) else { return };
+        let sk = skeleton(name);
+        let look_alike = tables
+            .then(|| model.tables.iter().zip(&skeletons).find(|(t, s)| t.name != name && **s == sk))
+            .flatten()
+            .map(|(t, _)| format!(" and reads like table `{}`", cut(&escape_odd(&t.name), 80)))
+            .unwrap_or_default();
+        out.push(warn(
+            path,
+            format!("{what} `{}` contains {odd}{look_alike}", cut(&escape_odd(name), 80)),
+            "rename it to plain ASCII: readers, LLMs and SQL tools mistake or drop such characters",
+        ));
+    };
+    for (i, t) in model.tables.iter().enumerate() {
+        check(format!("$.tables[{i}].name"), "table", &t.name, true);
+        for (j, c) in t.columns.iter().enumerate() {
+            check(format!("$.tables[{i}].columns[{j}].name"), "column", &c.name, false);
+        }
+    }
+}
+
+/// A name with Cyrillic and Greek letters that look like Latin ones mapped
+/// to those, lower-cased: two names with one skeleton look the same.
+fn skeleton(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            'А' | 'а' | 'Α' | 'α' => 'a',
+            'В' | 'Β' | 'в' => 'b',
+            'С' | 'с' | 'Ϲ' => 'c',
+            'Е' | 'е' | 'Ε' => 'e',
+            'Н' | 'н' | 'Η' => 'h',
+            'І' | 'і' | 'Ι' | 'ι' => 'i',
+            'Ј' | 'ј' => 'j',
+            'К' | 'к' | 'Κ' | 'κ' => 'k',
+            'М' | 'м' | 'Μ' => 'm',
+            'Ν' => 'n',
+            'О' | 'о' | 'Ο' | 'ο' => 'o',
+            'Р' | 'р' | 'Ρ' | 'ρ' => 'p',
+            'Ѕ' | 'ѕ' => 's',
+            'Т' | 'т' | 'Τ' | 'τ' => 't',
+            'Х' | 'х' | 'Χ' | 'χ' => 'x',
+            'У' | 'у' | 'Υ' | 'γ' => 'y',
+            'Ζ' => 'z',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect()
+}
+
 fn warn(path: String, message: String, hint: &str) -> ModelIssue {
     ModelIssue { file: None, path, message, hint: hint.to_string() }
 }
@@ -82,6 +138,29 @@ mod tests {
     fn ddo_has_no_warnings() {
         let m = crate::model::parse(include_str!("../../dbmodels/ddo.json"), None).expect("parses");
         assert_eq!(warnings(&m), vec![]);
+    }
+
+    #[test]
+    fn invisible_and_look_alike_characters_in_names_are_flagged() {
+        let m = crate::model::parse(
+            "{\"name\": \"w\", \"tables\": [
+                {\"name\": \"CLIENT\", \"primary_key\": [\"id\"], \"columns\": [{\"name\": \"id\"}, {\"name\": \"na\\u0000me\"}]},
+                {\"name\": \"\u{421}LIENT\", \"primary_key\": [\"id\"], \"columns\": [{\"name\": \"id\"}]},
+                {\"name\": \"EVIL\u{202e}TXT\", \"primary_key\": [\"id\"], \"columns\": [{\"name\": \"id\"}]}],
+              \"relationships\": [{\"from\": \"CLIENT\", \"to\": \"\u{421}LIENT\", \"cardinality\": \"1:1\", \"on\": [[\"id\", \"id\"]]},
+                {\"from\": \"CLIENT\", \"to\": \"EVIL\u{202e}TXT\", \"cardinality\": \"1:1\", \"on\": [[\"id\", \"id\"]]}]}",
+            None,
+        )
+        .expect("parses");
+        let w: Vec<String> = warnings(&m).into_iter().map(|i| format!("{}: {}", i.path, i.message)).collect();
+        assert_eq!(
+            w,
+            [
+                "$.tables[0].columns[1].name: column `na\\u{0}me` contains U+0000 (NUL) at character 3",
+                "$.tables[1].name: table `\\u{421}LIENT` contains U+0421 (non-ASCII letter) at character 1 and reads like table `CLIENT`",
+                "$.tables[2].name: table `EVIL\\u{202e}TXT` contains U+202E (bidi control) at character 5",
+            ]
+        );
     }
 
     #[test]

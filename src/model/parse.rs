@@ -16,8 +16,31 @@ use crate::types::DbModel;
 const TOP_FIELDS: [&str; 7] =
     ["name", "description", "dialect", "tables", "relationships", "patterns", "constraints"];
 
-/// Parse JSON text into a `Value`, or one issue with line and column.
+/// Parse JSON text into a `Value`, or one issue with line and column. A
+/// leading UTF-8 byte-order mark is skipped (editors on Windows write one);
+/// a key that occurs twice in one object is an error at its JSON path, as
+/// JSON parsers disagree on which copy wins.
 pub fn value(text: &str, file: Option<&str>) -> Result<Value, Vec<ModelIssue>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let v = syntax(text, file)?;
+    let dups = duplicate_keys(text);
+    if !dups.is_empty() {
+        return Err(dups
+            .into_iter()
+            .map(|(path, key)| {
+                issue(
+                    file,
+                    path,
+                    format!("duplicate key `{}` in one object", crate::error::cut(&key, 80)),
+                    "keep one copy: JSON readers disagree on which one counts",
+                )
+            })
+            .collect());
+    }
+    Ok(v)
+}
+
+fn syntax(text: &str, file: Option<&str>) -> Result<Value, Vec<ModelIssue>> {
     serde_json::from_str(text).map_err(|e| {
         let what = match e.classify() {
             serde_json::error::Category::Eof => "unexpected end of JSON input",
@@ -30,6 +53,72 @@ pub fn value(text: &str, file: Option<&str>) -> Result<Value, Vec<ModelIssue>> {
             "fix the JSON syntax (a JSON linter such as `jq . FILE` shows the spot)",
         )]
     })
+}
+
+/// Every key that occurs twice in one object: (JSON path of the second
+/// copy, key). Runs over text that already parsed, so errors cannot occur
+/// except at serde_json's nesting limit, which the first parse hit too.
+fn duplicate_keys(text: &str) -> Vec<(String, String)> {
+    use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+    use std::cell::RefCell;
+
+    struct Walk<'a> {
+        path: String,
+        found: &'a RefCell<Vec<(String, String)>>,
+    }
+    impl<'de> DeserializeSeed<'de> for Walk<'_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Walk<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let mut path = self.path.clone();
+                push_key(&mut path, &key);
+                if !seen.insert(key.clone()) {
+                    self.found.borrow_mut().push((path.clone(), key));
+                }
+                map.next_value_seed(Walk { path, found: self.found })?;
+            }
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0usize;
+            while seq.next_element_seed(Walk { path: format!("{}[{i}]", self.path), found: self.found })?.is_some() {
+                i += 1;
+            }
+            Ok(())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    }
+    let found = RefCell::new(Vec::new());
+    let mut de = serde_json::Deserializer::from_str(text);
+    let _ = Walk { path: "$".into(), found: &found }.deserialize(&mut de);
+    found.into_inner()
 }
 
 /// Deserialize a native-form dbModel from a parsed JSON value.
@@ -202,6 +291,27 @@ mod tests {
         let e = native(&v, None).unwrap_err();
         let paths: Vec<&str> = e.iter().map(|i| i.path.as_str()).collect();
         assert_eq!(paths, ["$.tables[0].columns[0].nullable", "$.tables[2].name", "$.relationships[0].cardinality"]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let v = value("\u{feff}{\"name\": \"x\", \"tables\": []}", None).unwrap();
+        assert_eq!(v["name"], "x");
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors_at_their_path() {
+        let e = value(r#"{"name":"x","tables":[{"name":"A","columns":[],"name":"B"}],"name":"y"}"#, Some("m.json")).unwrap_err();
+        let got: Vec<(String, String)> = e.iter().map(|i| (i.path.clone(), i.message.clone())).collect();
+        assert_eq!(
+            got,
+            [
+                ("$.tables[0].name".to_string(), "duplicate key `name` in one object".to_string()),
+                ("$.name".to_string(), "duplicate key `name` in one object".to_string())
+            ]
+        );
+        // The same key in two objects is fine.
+        value(r#"{"name":"x","tables":[{"name":"A"},{"name":"B"}]}"#, None).unwrap();
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! valid dbModel: names resolved case-insensitively, keys checked,
 //! cardinalities decided, and everything that cannot be kept reported.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::{same_name, ImportWarning, Imported};
 use crate::error::{Error, Result};
@@ -57,21 +57,26 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
     let RawSchema { name, description, dialect, tables: raw_tables, foreign_keys, mut warnings } = raw;
     let mut tables: Vec<Table> = Vec::new();
     let mut uniques: Vec<Vec<Vec<String>>> = Vec::new();
+    // Names seen so far, ASCII-lower-cased (what `same_name` compares):
+    // lookups stay constant-time on schemas of thousands of tables and
+    // tables of tens of thousands of columns.
+    let mut table_names: HashSet<String> = HashSet::new();
     for rt in raw_tables {
         let at = |t: &RawTable| if t.origin.is_empty() { format!("table {}", t.name) } else { format!("{}: table {}", t.origin, t.name) };
         if rt.name.trim().is_empty() {
             warnings.push(ImportWarning::new(rt.origin.clone(), "table without a name skipped"));
             continue;
         }
-        if tables.iter().any(|t| same_name(&t.name, &rt.name)) {
+        if table_names.contains(&rt.name.to_ascii_lowercase()) {
             warnings.push(ImportWarning::new(at(&rt), "table defined twice (names are case-insensitive); the first definition is kept"));
             continue;
         }
         let mut columns: Vec<Column> = Vec::new();
+        let mut column_names: HashSet<String> = HashSet::new();
         for c in &rt.columns {
             if c.name.trim().is_empty() {
                 warnings.push(ImportWarning::new(at(&rt), "column without a name skipped"));
-            } else if columns.iter().any(|k| same_name(&k.name, &c.name)) {
+            } else if !column_names.insert(c.name.to_ascii_lowercase()) {
                 warnings.push(ImportWarning::new(at(&rt), format!("column {} defined twice; the first definition is kept", c.name)));
             } else {
                 columns.push(c.clone());
@@ -92,8 +97,9 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
             }
         };
         dedup_names(&mut primary_key);
+        let key_set: HashSet<&str> = primary_key.iter().map(String::as_str).collect();
         for c in &mut columns {
-            if primary_key.iter().any(|k| k == &c.name) {
+            if key_set.contains(c.name.as_str()) {
                 c.nullable = false;
             }
         }
@@ -112,15 +118,18 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
                 )),
             }
         }
+        table_names.insert(rt.name.to_ascii_lowercase());
         tables.push(Table { name: rt.name.clone(), description: rt.description.clone(), primary_key, columns });
         uniques.push(table_uniques);
     }
 
     let mut relationships: Vec<Relationship> = Vec::new();
+    let mut seen_rels: HashSet<(String, String, Vec<[String; 2]>)> = HashSet::new();
+    let index: HashMap<String, usize> = tables.iter().enumerate().map(|(i, t)| (t.name.to_ascii_lowercase(), i)).collect();
     for fk in foreign_keys {
-        match resolve_fk(&tables, &uniques, &fk, &mut warnings) {
+        match resolve_fk(&tables, &index, &uniques, &fk, &mut warnings) {
             Ok(rel) => {
-                let dup = relationships.iter().any(|r| r.from == rel.from && r.to == rel.to && r.on == rel.on);
+                let dup = !seen_rels.insert((rel.from.clone(), rel.to.clone(), rel.on.clone()));
                 if dup {
                     warnings.push(ImportWarning::new(fk_location(&fk), "foreign key declared twice; kept once"));
                 } else {
@@ -156,14 +165,15 @@ fn fk_location(fk: &RawForeignKey) -> String {
 /// The relationship for one foreign key, or why it cannot be kept.
 fn resolve_fk(
     tables: &[Table],
+    index: &HashMap<String, usize>,
     uniques: &[Vec<Vec<String>>],
     fk: &RawForeignKey,
     warnings: &mut Vec<ImportWarning>,
 ) -> std::result::Result<Relationship, String> {
-    let Some(fi) = tables.iter().position(|t| same_name(&t.name, &fk.from)) else {
+    let Some(&fi) = index.get(&fk.from.to_ascii_lowercase()) else {
         return Err(format!("table {} is not defined", fk.from));
     };
-    let Some(ti) = tables.iter().position(|t| same_name(&t.name, &fk.to)) else {
+    let Some(&ti) = index.get(&fk.to.to_ascii_lowercase()) else {
         return Err(format!("references table {}, which is not defined", fk.to));
     };
     let (from, to) = (&tables[fi], &tables[ti]);

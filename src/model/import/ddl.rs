@@ -30,7 +30,9 @@ use crate::types::{Column, Dialect};
 /// Import `CREATE TABLE` statements. `dialect` picks the sqlparser dialect
 /// tried first (generic when `None`) and is recorded in the model.
 pub fn ddl_with_warnings(sql: &str, dialect: Option<Dialect>, name: &str) -> Result<Imported> {
-    let mut reader = Reader { raw: RawSchema { name: name.to_string(), dialect, ..Default::default() } };
+    // A UTF-8 byte-order mark would glue onto the first `CREATE`.
+    let sql = sql.strip_prefix('\u{feff}').unwrap_or(sql);
+    let mut reader = Reader { raw: RawSchema { name: name.to_string(), dialect, ..Default::default() }, lines: None };
     let first = sql_dialect(dialect);
     match parse(first.as_ref(), sql) {
         Ok(stmts) => {
@@ -68,6 +70,10 @@ fn parse(dialect: &dyn SqlDialect, sql: &str) -> std::result::Result<Vec<Stateme
 
 struct Reader {
     raw: RawSchema,
+    /// Line starts of the text statements were last parsed from (the
+    /// whole script or one chunk), built once per text: positions of every
+    /// column are looked up in it, so a lookup must not rescan the text.
+    lines: Option<LineIndex>,
 }
 
 impl Reader {
@@ -192,7 +198,7 @@ impl Reader {
         for cd in &ct.columns {
             let mut col = Column {
                 name: cd.name.value.clone(),
-                sql_type: type_as_written(text, cd),
+                sql_type: type_as_written(text, self.line_index(text), cd),
                 nullable: true,
                 description: None,
             };
@@ -286,10 +292,10 @@ fn table_comment(ct: &CreateTable) -> Option<String> {
 /// The column type as the author wrote it (`varchar(20)`, not the
 /// normalised `VARCHAR(20)`) when it can be found right after the column
 /// name in the source; sqlparser's rendering otherwise.
-fn type_as_written(text: &str, cd: &sqlparser::ast::ColumnDef) -> String {
+fn type_as_written(text: &str, lines: &LineIndex, cd: &sqlparser::ast::ColumnDef) -> String {
     let rendered = cd.data_type.to_string();
     let span = cd.name.span;
-    let Some(at) = byte_offset(text, span.end.line as usize, span.end.column as usize) else { return rendered };
+    let Some(at) = lines.byte_offset(text, span.end.line as usize, span.end.column as usize) else { return rendered };
     let rest = &text[at..];
     let skip = rest.len() - rest.trim_start().len();
     let cand = &rest[skip..];
@@ -302,22 +308,55 @@ fn type_as_written(text: &str, cd: &sqlparser::ast::ColumnDef) -> String {
     }
 }
 
-/// Byte offset of a 1-based (line, column) location, counting characters;
-/// the end location of a span points after the last character.
+/// Where each line of one text starts, for (line, column) → byte offset
+/// in constant time (on ASCII text) instead of a scan from the start.
+struct LineIndex {
+    /// Identity of the text: address and length.
+    key: (usize, usize),
+    starts: Vec<usize>,
+    ascii: bool,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
+        LineIndex { key: (text.as_ptr() as usize, text.len()), starts, ascii: text.is_ascii() }
+    }
+
+    /// Byte offset of a 1-based (line, column) location, counting
+    /// characters; the end location of a span points after the last
+    /// character.
+    fn byte_offset(&self, text: &str, line: usize, column: usize) -> Option<usize> {
+        if line == 0 || column == 0 {
+            return None;
+        }
+        let line_start = *self.starts.get(line - 1)?;
+        let line_end = self.starts.get(line).map_or(text.len(), |&s| s - 1);
+        if self.ascii {
+            return Some((line_start + column - 1).min(line_end));
+        }
+        let l = &text[line_start..];
+        match l.char_indices().nth(column - 1) {
+            Some((i, _)) => Some(line_start + i),
+            None => Some(text.len().min(line_start + l.len())),
+        }
+    }
+}
+
+impl Reader {
+    fn line_index(&mut self, text: &str) -> &LineIndex {
+        let key = (text.as_ptr() as usize, text.len());
+        if self.lines.as_ref().map_or(true, |l| l.key != key) {
+            self.lines = Some(LineIndex::new(text));
+        }
+        self.lines.get_or_insert_with(|| LineIndex::new(text))
+    }
+}
+
+#[cfg(test)]
 fn byte_offset(text: &str, line: usize, column: usize) -> Option<usize> {
-    if line == 0 || column == 0 {
-        return None;
-    }
-    let line_start = if line == 1 {
-        0
-    } else {
-        text.match_indices('\n').nth(line - 2).map(|(i, _)| i + 1)?
-    };
-    let l = &text[line_start..];
-    match l.char_indices().nth(column - 1) {
-        Some((i, _)) => Some(line_start + i),
-        None => Some(text.len().min(line_start + l.len())),
-    }
+    LineIndex::new(text).byte_offset(text, line, column)
 }
 
 fn is_create_table(text: &str) -> bool {
@@ -346,6 +385,26 @@ mod tests {
         let m = ddl_with_warnings(sql, None, "x").unwrap().model;
         let types: Vec<&str> = m.tables[0].columns.iter().map(|c| c.sql_type.as_str()).collect();
         assert_eq!(types, ["varchar(20)", "decimal(15,2)", "int"]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_does_not_drop_the_first_table() {
+        for sql in ["\u{feff}CREATE TABLE a (x int);\nCREATE TABLE b (y int);", "\u{feff}CREATE TABLE a (x int)\nCREATE TABLE b (y int broken"] {
+            let m = ddl_with_warnings(sql, None, "x").unwrap().model;
+            let names: Vec<&str> = m.tables.iter().map(|t| t.name.as_str()).collect();
+            assert_eq!(names, ["a", "b"], "{sql:?}");
+        }
+    }
+
+    #[test]
+    fn column_types_are_found_on_long_lines_and_many_lines() {
+        let cols: Vec<String> = (0..3000).map(|i| format!("c{i} varchar({i})")).collect();
+        for sep in [", ", ",\n"] {
+            let sql = format!("CREATE TABLE wide ({});", cols.join(sep));
+            let m = ddl_with_warnings(&sql, None, "x").unwrap().model;
+            assert_eq!(m.tables[0].columns.len(), 3000);
+            assert_eq!(m.tables[0].columns[2999].sql_type, "varchar(2999)");
+        }
     }
 
     #[test]

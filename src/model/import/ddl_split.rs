@@ -30,15 +30,21 @@ pub(crate) fn split(sql: &str) -> Vec<Chunk<'_>> {
     let mut state = State::Normal;
     let mut line_start = true; // only whitespace since the last newline
     let mut i = 0usize;
-    fn push<'a>(sql: &'a str, from: usize, to: usize, out: &mut Vec<Chunk<'a>>) {
+    // Newlines before `lines.0` are counted in `lines.1`: chunk starts only
+    // move forward, so counting resumes where it stopped (linear overall).
+    let mut lines = (0usize, 0usize);
+    fn push<'a>(sql: &'a str, from: usize, to: usize, out: &mut Vec<Chunk<'a>>, lines: &mut (usize, usize)) {
         let raw = &sql[from..to];
         // Start at the first non-blank character so the line is the
         // statement's own line.
         let text = raw.trim_start();
         let from = from + (raw.len() - text.len());
         if has_code(text) {
-            let line = 1 + sql[..from].bytes().filter(|&c| c == b'\n').count();
-            out.push(Chunk { text, line });
+            if from > lines.0 {
+                lines.1 += sql.as_bytes()[lines.0..from].iter().filter(|&&c| c == b'\n').count();
+                lines.0 = from;
+            }
+            out.push(Chunk { text, line: 1 + lines.1 });
         }
     }
     while i < b.len() {
@@ -76,12 +82,12 @@ pub(crate) fn split(sql: &str) -> Vec<Chunk<'_>> {
                 b'(' => depth += 1,
                 b')' => depth -= 1,
                 b';' => {
-                    push(sql, start, i, &mut out);
+                    push(sql, start, i, &mut out, &mut lines);
                     start = i + 1;
                     depth = 0;
                 }
                 _ if is_word_start(b, i) && (depth == 0 || line_start) && starts_statement(b, i) => {
-                    push(sql, start, i, &mut out);
+                    push(sql, start, i, &mut out, &mut lines);
                     start = i;
                     depth = 0;
                 }
@@ -95,7 +101,7 @@ pub(crate) fn split(sql: &str) -> Vec<Chunk<'_>> {
         }
         i += 1;
     }
-    push(sql, start, b.len(), &mut out);
+    push(sql, start, b.len(), &mut out, &mut lines);
     out
 }
 

@@ -15,9 +15,10 @@ use crate::types::{Column, Dialect};
 /// Introspect the SQLite database at `path`. The model is named `name`, or
 /// after the file stem when `None`.
 pub fn sqlite_with_warnings(path: &Path, name: Option<&str>) -> Result<Imported> {
-    if !path.is_file() {
+    if !path.exists() {
         return Err(Error::Input(format!("{}: no such SQLite file", path.display())));
     }
+    crate::error::regular_file(path)?;
     let db_err = |e: rusqlite::Error| Error::Db(format!("{}: {e}", path.display()));
     // A file that does not open or has no readable schema is the user's
     // input problem (wrong file), reported like a missing file.
