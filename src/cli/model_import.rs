@@ -79,7 +79,7 @@ pub fn run(args: ImportArgs, ctx: Ctx) -> Result<i32> {
 fn import(args: &ImportArgs) -> Result<Imported> {
     let stem = |p: &PathBuf| p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     if let Some(path) = &args.ddl {
-        let bytes = crate::error::read_bytes(path)?;
+        let bytes = lucy::error::read_bytes(path)?;
         // DDL files are usually UTF-8; a Latin-1 file must not abort the import.
         let sql = match String::from_utf8(bytes) {
             Ok(s) => s,
