@@ -1,7 +1,11 @@
 //! GenerateView solve time vs schema size. Prints a markdown table.
 //!
 //! `cargo run --example solve_bench` (add `-- --quick` for fewer queries,
-//! `-- --no-before` to skip the slow plain-MILP column).
+//! `-- --no-before` to skip the slow plain-MILP column, `-- --export FILE`
+//! to write every solved instance as JSON lines for
+//! `benchmarks/cpsat_baseline.py`, `-- --sizes 200,1000,10000` for the random
+//! schemas, `-- --only LABEL,...` to run some models only, `-- --enterprise`
+//! to add the 10,000-table enterprise-shaped model of `gen.rs`).
 //!
 //! Models: DDO, ACME and BIRD formula1 (when present in dbmodels/), a
 //! 52-table synthetic model shaped like the paper's Cloud Resources benchmark
@@ -19,6 +23,12 @@ use lucy::solve::{generate_view, milp::solve_milp, preprocess::prune, solve_core
 use lucy::types::{Cardinality, Column, DbModel, Pattern, PatternNode, Relationship, SolveStatus, Table, ViewRequest};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+#[path = "gen.rs"]
+mod gen;
+
+#[path = "cpsat_export.rs"]
+mod cpsat_export;
 
 fn table(name: &str, fks: &[&str]) -> Table {
     let mut columns = vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }];
@@ -205,6 +215,10 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     let diag = args.iter().any(|a| a == "--diag");
     let before = !args.iter().any(|a| a == "--no-before");
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let mut export = flag("--export").map(|p| std::io::BufWriter::new(std::fs::File::create(&p).unwrap_or_else(|e| panic!("--export {p}: {e}"))));
+    let sizes: Vec<usize> = flag("--sizes").map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect()).unwrap_or_else(|| vec![200, 1000]);
+    let only: Option<Vec<String>> = flag("--only").map(|s| s.split(',').map(|x| x.trim().to_string()).collect());
     let root = env!("CARGO_MANIFEST_DIR");
     let cloud = cloud52();
     let cloud_path = format!("{root}/benchmarks/models/cloud52.json");
@@ -220,8 +234,15 @@ fn main() {
         }
     }
     models.push(("cloud52 (synthetic)".into(), cloud, (2, 4), None, nq));
-    models.push(("random 200".into(), random_schema(200, 200), (5, 10), Some(3), nq / 2));
-    models.push(("random 1000".into(), random_schema(1000, 1000), (5, 10), Some(3), nq / 2));
+    for n in sizes {
+        models.push((format!("random {n}"), random_schema(n, n as u64), (5, 10), Some(3), nq / 2));
+    }
+    if args.iter().any(|a| a == "--enterprise") {
+        models.push(("enterprise 10000".into(), gen::enterprise(10_000, 7), (5, 20), Some(3), nq / 2));
+    }
+    if let Some(only) = &only {
+        models.retain(|(label, ..)| only.iter().any(|o| label.starts_with(o.as_str())));
+    }
 
     println!("| model | tables (core) | queries | median ms | p95 ms | n (median / max) | optimal | exact search / reductions / MILP, median ms | tables kept (median) | MILP vars / rows after reductions (median) | MILP after reductions, cold (no start, no bound row): median ms | plain MILP at the same n: median ms, vars / rows (median) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
@@ -255,6 +276,11 @@ fn main() {
             {
                 let sc = scope(&g, &req).expect("scope");
                 let cm = core_problem(&g, &sc, Relax::NONE);
+                if let (Some(w), SolveStatus::Optimal) = (export.as_mut(), res.status) {
+                    use std::io::Write;
+                    let line = cpsat_export::instance_line(&label, q, &cm.problem, &res, times[times.len() - 1]);
+                    let _ = writeln!(w, "{line}");
+                }
                 if let Ok(c) = solve_core(&cm.problem, 10.0, CoreOptions::default()) {
                     exact_ms.push(c.exact_ms);
                     prune_ms.push(c.prune_ms);

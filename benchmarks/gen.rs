@@ -1,0 +1,170 @@
+//! An enterprise-shaped synthetic dbModel (issue: GenerateView at enterprise
+//! scale): hubs (preferential attachment), many lookups, star and snowflake
+//! patterns, m:m junctions and parallel relationships (two foreign keys from
+//! one table to the same table, e.g. `created_by` / `approved_by`).
+//!
+//! Deterministic for a seed; every model it writes passes `lucy model check`
+//! (`solve_bench --enterprise` builds a `SchemaGraph` from it, which
+//! validates).
+
+use lucy::types::{Cardinality, Column, DbModel, Pattern, PatternNode, Relationship, Table};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Shares of the tables, in percent of `n`.
+const LOOKUP_PCT: usize = 4;
+const JUNCTION_PCT: usize = 4;
+const TREE_ROOT_PCT: usize = 3;
+
+struct Builder {
+    tables: Vec<Table>,
+    relationships: Vec<Relationship>,
+}
+
+impl Builder {
+    fn table(&mut self, name: String) -> usize {
+        let cols = vec![
+            Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None },
+            Column { name: "name".into(), sql_type: "TEXT".into(), nullable: true, description: None },
+        ];
+        self.tables.push(Table { name, description: None, primary_key: vec!["id".into()], columns: cols });
+        self.tables.len() - 1
+    }
+
+    /// A many-to-one foreign key from `from` to `to`; the column is numbered
+    /// so that parallel relationships get distinct columns.
+    fn fk(&mut self, from: usize, to: usize) {
+        let to_name = self.tables[to].name.to_lowercase();
+        let k = self.tables[from].columns.iter().filter(|c| c.name.starts_with(&format!("{to_name}_id"))).count();
+        let col = if k == 0 { format!("{to_name}_id") } else { format!("{to_name}_id{}", k + 1) };
+        self.tables[from].columns.push(Column { name: col.clone(), sql_type: "INTEGER".into(), nullable: true, description: None });
+        self.relationships.push(Relationship {
+            name: Some(format!("{}_{col}", self.tables[from].name.to_lowercase())),
+            from: self.tables[from].name.clone(),
+            to: self.tables[to].name.clone(),
+            cardinality: Cardinality::ManyToOne,
+            on: vec![[col, "id".into()]],
+            description: None,
+        });
+    }
+}
+
+/// An enterprise-shaped model of about `n` tables.
+///
+/// Layout: `LK*` lookups (reference nothing, referenced by many), `E*` core
+/// entities attached by preferential attachment (a few hubs get hundreds of
+/// references; 5% of entities hold a second, parallel key to one of their
+/// targets), `J*` m:m junctions between two entities, and star/snowflake
+/// trees (`R*_C*`, `R*_C*_G*`) hanging off entities.
+pub fn enterprise(n: usize, seed: u64) -> DbModel {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut b = Builder { tables: Vec::new(), relationships: Vec::new() };
+    let mut patterns = Vec::new();
+
+    let n_lookup = (n * LOOKUP_PCT / 100).max(1);
+    let n_junction = n * JUNCTION_PCT / 100;
+    let n_roots = (n * TREE_ROOT_PCT / 100).max(1);
+    // Each tree has on average ~6 inner tables (see below).
+    let n_inner_budget = n_roots * 6;
+    let n_entity = n.saturating_sub(n_lookup + n_junction + n_inner_budget).max(2);
+
+    let lookups: Vec<usize> = (0..n_lookup).map(|i| b.table(format!("LK{i:05}"))).collect();
+    // Preferential attachment: each new entity references 1–2 earlier ones,
+    // chosen proportionally to (references so far + 1).
+    let mut entities: Vec<usize> = Vec::new();
+    let mut weight: Vec<usize> = Vec::new();
+    for i in 0..n_entity {
+        let t = b.table(format!("E{i:05}"));
+        if !entities.is_empty() {
+            let refs = if rng.random_range(0..10) < 3 { 2 } else { 1 };
+            let total: usize = weight.iter().sum();
+            let mut picked: Vec<usize> = Vec::new();
+            for _ in 0..refs {
+                let mut x = rng.random_range(0..total);
+                let mut j = 0;
+                while x >= weight[j] {
+                    x -= weight[j];
+                    j += 1;
+                }
+                if !picked.contains(&j) {
+                    picked.push(j);
+                }
+            }
+            for &j in &picked {
+                b.fk(t, entities[j]);
+                weight[j] += 1;
+                // A parallel relationship now and then.
+                if rng.random_range(0..100) < 5 {
+                    b.fk(t, entities[j]);
+                }
+            }
+        }
+        // About a third of the entities use a lookup (city, currency, code).
+        if rng.random_range(0..3) == 0 {
+            b.fk(t, lookups[rng.random_range(0..lookups.len())]);
+        }
+        entities.push(t);
+        weight.push(1);
+    }
+    // Every lookup is referenced at least twice.
+    for (i, &l) in lookups.iter().enumerate() {
+        for k in 0..2 {
+            let e = entities[(i * 7 + k * 13 + 1) % entities.len()];
+            if !b.tables[e].columns.iter().any(|c| c.name == format!("{}_id", b.tables[l].name.to_lowercase())) {
+                b.fk(e, l);
+            }
+        }
+    }
+    patterns.push(Pattern::Lookup { tables: lookups.iter().map(|&l| b.tables[l].name.clone()).collect(), description: None });
+
+    // m:m junctions between two distinct entities.
+    for i in 0..n_junction {
+        let a = entities[rng.random_range(0..entities.len())];
+        let mut c = entities[rng.random_range(0..entities.len())];
+        if c == a {
+            c = entities[(entities.iter().position(|&x| x == a).unwrap_or(0) + 1) % entities.len()];
+        }
+        let j = b.table(format!("J{i:05}"));
+        b.fk(j, a);
+        b.fk(j, c);
+        patterns.push(Pattern::ManyToMany {
+            junction: b.tables[j].name.clone(),
+            sides: [b.tables[a].name.clone(), b.tables[c].name.clone()],
+            relationships: None,
+            description: None,
+        });
+    }
+
+    // Star / snowflake trees on distinct entities: 2–4 children, and in a
+    // snowflake 0–2 grandchildren per child.
+    let mut roots: Vec<usize> = entities.clone();
+    for i in (1..roots.len()).rev() {
+        let j = rng.random_range(0..=i);
+        roots.swap(i, j);
+    }
+    roots.truncate(n_roots);
+    for (ri, &root) in roots.iter().enumerate() {
+        let snowflake = ri % 2 == 0;
+        let mut children = Vec::new();
+        for ci in 0..rng.random_range(2..=4) {
+            let c = b.table(format!("R{ri:04}_C{ci}"));
+            b.fk(c, root);
+            let mut grand = Vec::new();
+            if snowflake {
+                for gi in 0..rng.random_range(0..=2) {
+                    let g = b.table(format!("R{ri:04}_C{ci}_G{gi}"));
+                    b.fk(g, c);
+                    grand.push(PatternNode { table: b.tables[g].name.clone(), children: vec![], relationship: None });
+                }
+            }
+            children.push(PatternNode { table: b.tables[c].name.clone(), children: grand, relationship: None });
+        }
+        let root_name = b.tables[root].name.clone();
+        patterns.push(if snowflake {
+            Pattern::Snowflake { root: root_name, children, description: None }
+        } else {
+            Pattern::Star { root: root_name, children, description: None }
+        });
+    }
+    DbModel { name: format!("enterprise{n}"), tables: b.tables, relationships: b.relationships, patterns, ..Default::default() }
+}
