@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+scripts/cpsat-venv.sh   # OR-Tools for tests/cpsat_baseline.rs (the paper's CP-SAT model)
 cargo test --all-targets "$@"
