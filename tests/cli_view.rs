@@ -77,3 +77,69 @@ fn missing_model_file_is_exit_2() {
     let (code, _, err) = lucy(&["view", "--model", "/nonexistent/m.json", "--tables", "A"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// A model whose table names hold `-` and `.`: `ORDER-LINE` reaches
+/// `PRODUCT` directly or through `sales.catalog`; the direct relationship
+/// is forbidden with the `"A-B"` form.
+fn punctuated_model(dir: &std::path::Path) -> String {
+    let model = serde_json::json!({
+        "name": "punctuated",
+        "tables": [
+            {"name": "ORDER-LINE", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "product"}, {"name": "entry"}]},
+            {"name": "PRODUCT", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "unit.price"}]},
+            {"name": "sales.catalog", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "product"}]}
+        ],
+        "relationships": [
+            {"from": "ORDER-LINE", "to": "PRODUCT", "cardinality": "M:1", "on": [["product", "id"]]},
+            {"from": "ORDER-LINE", "to": "sales.catalog", "cardinality": "M:1", "on": [["entry", "id"]]},
+            {"from": "sales.catalog", "to": "PRODUCT", "cardinality": "M:1", "on": [["product", "id"]]}
+        ],
+        "constraints": {"forbid_relationships": ["ORDER-LINE-PRODUCT"]}
+    });
+    let path = dir.join("punctuated.json");
+    std::fs::write(&path, model.to_string()).unwrap();
+    path.display().to_string()
+}
+
+/// `"A-B"` in `forbid_relationships` with a dash inside a table name: `lucy
+/// model check` accepted it and `lucy view` used to reject it (the solver
+/// split at the first `-`); both now read it the same way.
+#[test]
+fn forbid_a_b_with_a_dash_in_a_table_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = punctuated_model(dir.path());
+    let (code, _, err) = lucy(&["model", "check", &m]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = lucy(&["--json", "view", "--model", &m, "--tables", "ORDER-LINE,PRODUCT"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let walk: Vec<&str> = v["walk"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert_eq!(walk.len(), 3, "{walk:?}");
+    assert_eq!(walk[1], "sales.catalog", "the forbidden direct join is avoided: {walk:?}");
+}
+
+/// `TABLE.column` with a dot in the table or the column name resolves the
+/// same in `lucy view --attrs` and `lucy ask --attrs` (they used to split
+/// at the first and at the last dot respectively).
+#[test]
+fn attrs_with_dots_resolve_the_same_in_view_and_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = punctuated_model(dir.path());
+    let attrs = "sales.catalog.id,PRODUCT.unit.price";
+    let (code, out, err) = lucy(&["--json", "view", "--model", &m, "--tables", "sales.catalog", "--attrs", attrs]);
+    assert_eq!(code, 0, "{err}");
+    let view: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let (code, out, err) = lucy(&["--json", "ask", "--model", &m, "--tables", "sales.catalog", "--attrs", attrs, "--stop-after", "view", "x"]);
+    assert_eq!(code, 0, "{err}");
+    let asked: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cols = |v: &serde_json::Value| -> Vec<String> {
+        v["columns"].as_array().unwrap().iter().map(|c| format!("{}.{}", c["table"].as_str().unwrap(), c["column"].as_str().unwrap())).collect()
+    };
+    assert!(cols(&view).contains(&"PRODUCT.unit.price".to_string()), "{view}");
+    assert_eq!(cols(&view), cols(&asked["view"]));
+    for cmd in [&["view", "--model", &m, "--tables", "PRODUCT", "--attrs", "PRODUCT.unit.cost"][..], &["ask", "--model", &m, "--attrs", "PRODUCT.unit.cost", "--stop-after", "view", "x"]] {
+        let (code, _, err) = lucy(cmd);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("unknown column `unit.cost` in table PRODUCT") && err.contains("did you mean unit.price"), "{err}");
+    }
+}

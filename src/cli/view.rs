@@ -37,10 +37,9 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
     let graph = SchemaGraph::new(model)?;
     let mut attributes = Vec::new();
     for a in args.attrs.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        let Some((t, c)) = a.split_once('.') else {
-            return Err(Error::Input(format!("--attrs: `{a}` is not TABLE.column")));
-        };
-        attributes.push(ColumnRef::new(t, c));
+        let c = graph.column_ref(a).map_err(|e| Error::Input(format!("--attrs: {e}")))?;
+        let (t, col) = graph.column_names(c);
+        attributes.push(ColumnRef::new(t, col));
     }
     let tables: Vec<String> = args.tables.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
     let req = ViewRequest {

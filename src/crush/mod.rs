@@ -29,19 +29,8 @@ use docs::{Corpus, DocOptions};
 use embed::{Embedder, EmbeddingCache};
 use score::Instance;
 
-/// How a selection ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SolveStatus {
-    /// Proved optimal: certified gap ≤ tolerance.
-    Optimal,
-    /// The time limit stopped the proof; `gap` is still a valid bound.
-    TimeLimit,
-    /// Stopped for another reason (HiGHS tolerance); `gap` is valid.
-    Feasible,
-    /// A heuristic (greedy, dense): no bound.
-    Heuristic,
-}
+/// How a selection ended (the one status type of every solver).
+pub use crate::types::SolveStatus;
 
 /// Result of one solver on one instance. Indices are candidate positions.
 #[derive(Debug, Clone, PartialEq, Serialize)]

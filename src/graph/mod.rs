@@ -1,9 +1,15 @@
 //! The schema graph: a dbModel loaded into petgraph.
 //!
 //! One node per table, one edge per relationship (parallel edges allowed:
-//! two foreign keys to the same table are two edges). Pattern roles are
-//! resolved once here so the solver and the prompts ask the same questions
-//! of the same structure.
+//! two foreign keys to the same table are two edges). Pattern roles and the
+//! constraints block are resolved once here so the solver and the prompts
+//! ask the same questions of the same structure.
+//!
+//! Every name → id lookup after loading goes through the graph's
+//! [`Names`] index (`model::resolve`): [`SchemaGraph::require_table`],
+//! [`SchemaGraph::require_column`], [`SchemaGraph::column_ref`] for
+//! `TABLE.column`, [`SchemaGraph::resolve_relationship_ref`]; a miss is a
+//! [`NotFound`](crate::model::resolve::NotFound) naming the closest names.
 
 pub mod render;
 pub mod suggest;
@@ -14,9 +20,10 @@ use petgraph::graph::{EdgeIndex, NodeIndex, UnGraph};
 use petgraph::visit::EdgeRef;
 
 use crate::error::{Error, ModelIssue, Result};
+use crate::model::resolve::Names;
 use crate::types::{Cardinality, DbModel, Relationship, Table};
 
-pub use crate::types::ids::{RelId, TableId};
+pub use crate::types::ids::{ColumnId, RelId, TableId};
 pub use crate::types::resolved::{Junction, TreeKind};
 
 /// Position of an inner table in a star/snowflake tree.
@@ -39,7 +46,11 @@ pub fn load(path: impl AsRef<std::path::Path>) -> Result<SchemaGraph> {
 pub struct SchemaGraph {
     model: DbModel,
     graph: UnGraph<TableId, RelId>,
-    by_name: HashMap<String, TableId>,
+    names: Names,
+    /// The constraints block, resolved.
+    forbidden_tables: Vec<TableId>,
+    required_tables: Vec<TableId>,
+    forbidden_rels: Vec<RelId>,
     inner: HashMap<TableId, InnerPosition>,
     children: HashMap<TableId, Vec<TableId>>,
     roots: HashMap<TableId, TreeKind>,
@@ -57,16 +68,14 @@ impl SchemaGraph {
             return Err(Error::Model(issues));
         }
         let mut graph = UnGraph::with_capacity(model.tables.len(), model.relationships.len());
-        let mut by_name = HashMap::new();
-        for (i, t) in model.tables.iter().enumerate() {
+        let names = Names::new(&model);
+        for i in 0..model.tables.len() {
             let n = graph.add_node(i);
             debug_assert_eq!(n.index(), i);
-            by_name.entry(t.name.to_lowercase()).or_insert(i);
         }
         for (r, rel) in model.relationships.iter().enumerate() {
-            let ends = by_name.get(&rel.from.to_lowercase()).zip(by_name.get(&rel.to.to_lowercase()));
             // Validation guarantees both ends resolve; keep edge index == RelId regardless.
-            let Some((&a, &b)) = ends else {
+            let Some((a, b)) = names.endpoints(r) else {
                 return Err(Error::Model(vec![issue(
                     format!("$.relationships[{r}]"),
                     format!("relationship {} names an unknown table", rel.id()),
@@ -76,10 +85,21 @@ impl SchemaGraph {
             let e = graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), r);
             debug_assert_eq!(e.index(), r);
         }
+        // Validation guarantees every constraint entry resolves.
+        let c = &model.constraints;
+        let forbidden_tables = c.forbid_tables.iter().filter_map(|t| names.table(t)).collect();
+        let required_tables = c.require_tables.iter().filter_map(|t| names.table(t)).collect();
+        let mut forbidden_rels: Vec<RelId> =
+            c.forbid_relationships.iter().filter_map(|r| names.relationship_ref(r)).flat_map(|r| r.rels()).collect();
+        forbidden_rels.sort_unstable();
+        forbidden_rels.dedup();
         let mut sg = SchemaGraph {
             model,
             graph,
-            by_name,
+            names,
+            forbidden_tables,
+            required_tables,
+            forbidden_rels,
             inner: HashMap::new(),
             children: HashMap::new(),
             roots: HashMap::new(),
@@ -120,30 +140,38 @@ impl SchemaGraph {
         self.model.tables.is_empty()
     }
 
+    /// The name index: every name → id lookup goes through it.
+    pub fn names(&self) -> &Names {
+        &self.names
+    }
+
     /// A table id by name, case-insensitively.
     pub fn table_id(&self, name: &str) -> Option<TableId> {
-        self.by_name.get(&name.to_lowercase()).copied()
+        self.names.table(name)
     }
 
     /// A table id by name, or an `Error::Input` naming the unknown table and
     /// the closest known names.
     pub fn require_table(&self, name: &str) -> Result<TableId> {
-        self.table_id(name).ok_or_else(|| {
-            let mut close: Vec<(f64, &str)> = self
-                .model
-                .tables
-                .iter()
-                .map(|t| (strsim::jaro_winkler(&t.name.to_ascii_lowercase(), &name.to_ascii_lowercase()), t.name.as_str()))
-                .filter(|(s, _)| *s > 0.8)
-                .collect();
-            close.sort_by(|a, b| b.0.total_cmp(&a.0));
-            let hint = if close.is_empty() {
-                String::new()
-            } else {
-                format!(" (did you mean {}?)", close.iter().take(3).map(|c| c.1).collect::<Vec<_>>().join(", "))
-            };
-            Error::Input(format!("unknown table `{name}` in model `{}`{hint}", self.model.name))
-        })
+        Ok(self.names.require_table(name)?)
+    }
+
+    /// A column of table `t` by name, or an `Error::Input` naming the
+    /// unknown column, the closest names and the table's columns.
+    pub fn require_column(&self, t: TableId, name: &str) -> Result<ColumnId> {
+        Ok(self.names.require_column(t, name)?)
+    }
+
+    /// A `TABLE.column` reference (see [`Names::column_ref`]: table and
+    /// column names may contain dots).
+    pub fn column_ref(&self, s: &str) -> Result<ColumnId> {
+        self.names.column_ref(s)
+    }
+
+    /// `(table name, column name)` of a column id, in the model's spelling.
+    pub fn column_names(&self, c: ColumnId) -> (&str, &str) {
+        let t = &self.model.tables[c.table];
+        (&t.name, &t.columns[c.column].name)
     }
 
     /// The table with this id.
@@ -203,10 +231,7 @@ impl SchemaGraph {
 
     /// A relationship by name or id (`FROM(cols)->TO(cols)`), case-insensitively.
     pub fn relationship_by_ref(&self, r: &str) -> Option<RelId> {
-        self.model
-            .relationships
-            .iter()
-            .position(|rel| rel.id().eq_ignore_ascii_case(r) || rel.name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(r)))
+        self.names.relationship(r)
     }
 
     /// True for tables that are not inner tables of a star or snowflake.
@@ -290,41 +315,26 @@ impl SchemaGraph {
 
     /// The relationships a `forbid_relationships` entry refers to: one for
     /// a name or `FROM(cols)->TO(cols)` id, every relationship between A and
-    /// B for `"A-B"`. `None` when it matches nothing.
+    /// B for `"A-B"` (table names may contain `-`). `None` when it matches
+    /// nothing.
     pub fn resolve_relationship_ref(&self, r: &str) -> Option<Vec<RelId>> {
-        if let Some(id) = self.relationship_by_ref(r) {
-            return Some(vec![id]);
-        }
-        r.match_indices('-').find_map(|(pos, _)| {
-            let (a, b) = (self.table_id(r[..pos].trim())?, self.table_id(r[pos + 1..].trim())?);
-            Some(self.relationships_between(a, b))
-        })
+        self.names.relationship_ref(r).map(|r| r.rels())
     }
 
     /// Tables the user forbade (`constraints.forbid_tables`).
     pub fn forbidden_tables(&self) -> Vec<TableId> {
-        self.model.constraints.forbid_tables.iter().filter_map(|t| self.table_id(t)).collect()
+        self.forbidden_tables.clone()
     }
 
     /// Tables every view must include (`constraints.require_tables`).
     pub fn required_tables(&self) -> Vec<TableId> {
-        self.model.constraints.require_tables.iter().filter_map(|t| self.table_id(t)).collect()
+        self.required_tables.clone()
     }
 
     /// Relationships the user forbade (`constraints.forbid_relationships`),
     /// sorted, without duplicates.
     pub fn forbidden_relationships(&self) -> Vec<RelId> {
-        let mut v: Vec<RelId> = self
-            .model
-            .constraints
-            .forbid_relationships
-            .iter()
-            .filter_map(|r| self.resolve_relationship_ref(r))
-            .flatten()
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
+        self.forbidden_rels.clone()
     }
 }
 

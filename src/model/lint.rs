@@ -7,9 +7,8 @@ use crate::types::{Cardinality, DbModel};
 /// Warnings for a model (meaningful only once it passes validation).
 pub fn warnings(model: &DbModel) -> Vec<ModelIssue> {
     let mut out = Vec::new();
-    let index: std::collections::HashMap<String, usize> =
-        model.tables.iter().enumerate().map(|(i, t)| (t.name.to_lowercase(), i)).collect();
-    let lookup = |name: &str| index.get(&name.to_lowercase()).copied();
+    let names = super::resolve::Names::new(model);
+    let lookup = |name: &str| names.table(name);
     let mut connected = vec![false; model.tables.len()];
     for rel in &model.relationships {
         for t in [&rel.from, &rel.to] {

@@ -9,9 +9,12 @@
 pub mod import;
 pub mod lint;
 pub mod parse;
+pub mod resolve;
 pub mod schema;
 pub mod split;
 pub mod validate;
+
+pub(crate) use resolve::closest;
 
 use std::path::Path;
 
@@ -60,15 +63,4 @@ pub fn load(path: impl AsRef<Path>) -> Result<DbModel> {
     let model = parse::native(&value, Some(&file)).map_err(Error::Model)?;
     validate::check(&model, Some(&file))?;
     Ok(model)
-}
-
-/// The candidate closest to `name` (case-insensitive Jaro–Winkler > 0.8),
-/// for "did you mean" hints.
-pub(crate) fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let n = name.to_lowercase();
-    candidates
-        .map(|c| (strsim::jaro_winkler(&n, &c.to_lowercase()), c))
-        .filter(|(s, _)| *s > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
 }

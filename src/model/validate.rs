@@ -16,8 +16,7 @@ mod patterns;
 mod relationships;
 mod roles;
 
-use std::collections::HashMap;
-
+use super::resolve::{closest, Names};
 use crate::error::{Error, ModelIssue, Result};
 use crate::types::ids::{RelId, TableId};
 use crate::types::DbModel;
@@ -54,58 +53,36 @@ pub(crate) fn analyze(model: &DbModel) -> (Resolved, Vec<ModelIssue>) {
     (resolved, out)
 }
 
-/// Name lookups shared by the rules. Names resolve case-insensitively; for
-/// duplicate names the first definition wins (the duplicate is an issue).
+/// Name lookups shared by the rules: the model's [`Names`] index, with the
+/// issue every rule reports for an unknown table.
 pub(crate) struct Index<'a> {
     pub model: &'a DbModel,
-    tables: HashMap<String, TableId>,
-    rels: HashMap<String, RelId>,
-    /// Relationships between two resolved tables, keyed by the unordered pair.
-    between: HashMap<(TableId, TableId), Vec<RelId>>,
-    /// `(from, to)` of each relationship whose tables both resolve.
-    pub endpoints: Vec<Option<(TableId, TableId)>>,
+    pub names: Names,
 }
 
 impl<'a> Index<'a> {
     fn new(model: &'a DbModel) -> Self {
-        let mut tables = HashMap::new();
-        for (i, t) in model.tables.iter().enumerate() {
-            tables.entry(t.name.to_lowercase()).or_insert(i);
-        }
-        let mut rels = HashMap::new();
-        for (r, rel) in model.relationships.iter().enumerate() {
-            rels.entry(rel.id().to_lowercase()).or_insert(r);
-        }
-        // Explicit names win over generated ids of other relationships.
-        for (r, rel) in model.relationships.iter().enumerate() {
-            if let Some(n) = &rel.name {
-                rels.insert(n.to_lowercase(), r);
-            }
-        }
-        let mut ix = Index { model, tables, rels, between: HashMap::new(), endpoints: Vec::new() };
-        for rel in &model.relationships {
-            let ends = ix.table(&rel.from).zip(ix.table(&rel.to));
-            if let Some((a, b)) = ends {
-                ix.between.entry(pair(a, b)).or_default().push(ix.endpoints.len());
-            }
-            ix.endpoints.push(ends);
-        }
-        ix
+        Index { model, names: Names::new(model) }
     }
 
     /// A table id by name, case-insensitively.
     pub fn table(&self, name: &str) -> Option<TableId> {
-        self.tables.get(&name.to_lowercase()).copied()
+        self.names.table(name)
     }
 
     /// A relationship by name or `FROM(cols)->TO(cols)` id, case-insensitively.
     pub fn relationship(&self, r: &str) -> Option<RelId> {
-        self.rels.get(&r.to_lowercase()).copied()
+        self.names.relationship(r)
     }
 
     /// Relationships between `a` and `b`, either direction, in model order.
     pub fn between(&self, a: TableId, b: TableId) -> &[RelId] {
-        self.between.get(&pair(a, b)).map(Vec::as_slice).unwrap_or(&[])
+        self.names.between(a, b)
+    }
+
+    /// `(from, to)` of a relationship whose tables both resolve.
+    pub fn endpoints(&self, r: RelId) -> Option<(TableId, TableId)> {
+        self.names.endpoints(r)
     }
 
     pub fn name(&self, t: TableId) -> &str {
@@ -114,7 +91,7 @@ impl<'a> Index<'a> {
 
     /// Issue for a name that is not a table, with the closest table names.
     pub fn unknown_table(&self, path: String, name: &str) -> ModelIssue {
-        let hint = match crate::model::closest(name, self.model.tables.iter().map(|t| t.name.as_str())) {
+        let hint = match closest(name, self.model.tables.iter().map(|t| t.name.as_str())) {
             Some(c) => format!("did you mean `{c}`? Use a table name defined in $.tables"),
             None => "use a table name defined in $.tables".to_string(),
         };
@@ -125,10 +102,6 @@ impl<'a> Index<'a> {
     pub fn rel_label(&self, r: RelId) -> String {
         self.model.relationships[r].id()
     }
-}
-
-fn pair(a: TableId, b: TableId) -> (TableId, TableId) {
-    (a.min(b), a.max(b))
 }
 
 pub(crate) fn issue(path: String, message: String, hint: &str) -> ModelIssue {

@@ -188,19 +188,12 @@ pub fn given_relevance(graph: &SchemaGraph, tables: &[String], attrs: &[String])
     let mut ts: Vec<TableId> = Vec::new();
     let mut cols: Vec<ColumnRef> = Vec::new();
     for a in attrs {
-        let Some((t, c)) = a.rsplit_once('.') else {
-            return Err(Error::Input(format!("--attrs takes TABLE.column, got `{a}`")));
-        };
-        let id = graph.require_table(t.trim())?;
-        let table = graph.table(id);
-        let col = table.column(c.trim()).ok_or_else(|| {
-            let names: Vec<&str> = table.columns.iter().map(|x| x.name.as_str()).collect();
-            Error::Input(format!("unknown column `{a}`: {} has columns {}", table.name, names.join(", ")))
-        })?;
-        if !ts.contains(&id) {
-            ts.push(id);
+        let c = graph.column_ref(a).map_err(|e| Error::Input(format!("--attrs: {e}")))?;
+        if !ts.contains(&c.table) {
+            ts.push(c.table);
         }
-        cols.push(ColumnRef::new(&table.name, &col.name));
+        let (t, col) = graph.column_names(c);
+        cols.push(ColumnRef::new(t, col));
     }
     for t in tables {
         let id = graph.require_table(t.trim())?;

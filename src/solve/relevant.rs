@@ -34,7 +34,6 @@ pub struct Scope {
 /// Resolve names, pull in pattern roots, attribute tables and required
 /// tables; collect forbids.
 pub fn scope(graph: &SchemaGraph, req: &ViewRequest) -> Result<Scope> {
-    let model = graph.model();
     let mut unknown = Vec::new();
     let mut relevant = BTreeSet::new();
     for t in &req.tables {
@@ -47,49 +46,23 @@ pub fn scope(graph: &SchemaGraph, req: &ViewRequest) -> Result<Scope> {
     }
     let mut attributes = Vec::new();
     for a in &req.attributes {
-        match graph.require_table(a.table.trim()) {
-            Ok(id) => {
-                let tab = graph.table(id);
-                match tab.column(a.column.trim()) {
-                    Some(c) => {
-                        relevant.insert(id);
-                        let cr = ColumnRef::new(tab.name.clone(), c.name.clone());
-                        if !attributes.contains(&cr) {
-                            attributes.push(cr);
-                        }
-                    }
-                    None => {
-                        let cols: Vec<&str> = tab.columns.iter().map(|c| c.name.as_str()).collect();
-                        unknown.push(format!(
-                            "unknown column `{}` in table {} (columns: {})",
-                            a.column,
-                            tab.name,
-                            cols.join(", ")
-                        ));
-                    }
+        let col = graph.require_table(a.table.trim()).and_then(|t| graph.require_column(t, a.column.trim()));
+        match col {
+            Ok(c) => {
+                relevant.insert(c.table);
+                let (t, col) = graph.column_names(c);
+                let cr = ColumnRef::new(t, col);
+                if !attributes.contains(&cr) {
+                    attributes.push(cr);
                 }
             }
             Err(e) => unknown.push(e.to_string()),
         }
     }
-    let c = &model.constraints;
-    let mut forbidden_tables = BTreeSet::new();
-    for t in &c.forbid_tables {
-        forbidden_tables.insert(graph.require_table(t).map_err(|e| Error::Input(format!("constraints.forbid_tables: {e}")))?);
-    }
-    for t in &c.require_tables {
-        relevant.insert(graph.require_table(t).map_err(|e| Error::Input(format!("constraints.require_tables: {e}")))?);
-    }
-    let mut forbidden_rels = BTreeSet::new();
-    for r in &c.forbid_relationships {
-        let ids = resolve_rel_ref(graph, r);
-        if ids.is_empty() {
-            return Err(Error::Input(format!(
-                "constraints.forbid_relationships: `{r}` names no relationship (use a relationship name, its FROM(cols)->TO(cols) id, or \"A-B\")"
-            )));
-        }
-        forbidden_rels.extend(ids);
-    }
+    // The constraints block, resolved once by the graph.
+    let forbidden_tables: BTreeSet<TableId> = graph.forbidden_tables().into_iter().collect();
+    relevant.extend(graph.required_tables());
+    let forbidden_rels: BTreeSet<RelId> = graph.forbidden_relationships().into_iter().collect();
     if !unknown.is_empty() {
         return Err(Error::Input(unknown.join("; ")));
     }
@@ -131,20 +104,6 @@ pub fn scope(graph: &SchemaGraph, req: &ViewRequest) -> Result<Scope> {
     }
     blocked.dedup();
     Ok(Scope { relevant, relevant_core, relevant_inner, attributes, forbidden_tables, forbidden_rels, blocked })
-}
-
-/// Relationship ids named by a constraint entry: a name, a `FROM(cols)->TO(cols)`
-/// id, or `A-B` for every relationship between A and B.
-pub fn resolve_rel_ref(graph: &SchemaGraph, r: &str) -> Vec<RelId> {
-    if let Some(id) = graph.relationship_by_ref(r) {
-        return vec![id];
-    }
-    if let Some((a, b)) = r.split_once('-') {
-        if let (Some(a), Some(b)) = (graph.table_id(a.trim()), graph.table_id(b.trim())) {
-            return graph.relationships_between(a, b);
-        }
-    }
-    Vec::new()
 }
 
 /// Which user forbids to apply when building the core problem.

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use sqlparser::ast::{Query, Statement};
-use sqlparser::dialect::{Dialect as SqlDialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::dialect::{Dialect as SqlDialect, GenericDialect, MySqlDialect};
 use sqlparser::parser::Parser;
 
 use crate::error::{Error, Result};
@@ -172,11 +172,7 @@ pub fn view_pairs(view: &ViewResult) -> Vec<Vec<JoinPair>> {
 /// then the generic and MySQL dialects (benchmark gold SQL is written in
 /// several dialects).
 pub fn parse_query(sql: &str, dialect: Dialect) -> Result<Query> {
-    let first: Box<dyn SqlDialect> = match dialect {
-        Dialect::Sqlite => Box::new(SQLiteDialect {}),
-        Dialect::Mysql => Box::new(MySqlDialect {}),
-        Dialect::Postgres => Box::new(PostgreSqlDialect {}),
-    };
+    let first = dialect.parser();
     let tries: [&dyn SqlDialect; 3] = [first.as_ref(), &GenericDialect {}, &MySqlDialect {}];
     let mut first_err = None;
     for d in tries {

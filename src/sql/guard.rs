@@ -17,7 +17,7 @@ use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
 use sqlparser::ast::{Expr, ObjectName, ObjectNamePart, Query, Select, SetExpr, Statement, TableFactor, Visit, Visitor};
-use sqlparser::dialect::{Dialect as SqlDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::dialect::Dialect as SqlDialect;
 use sqlparser::parser::Parser;
 
 use crate::error::{cut, odd_char, odd_char_in_name, Error, Result};
@@ -52,11 +52,7 @@ pub fn check_over_tables(sql: &str, tables: &[(String, Vec<String>)], dialect: D
 
 /// sqlparser dialect for one of lucy's dialects.
 pub fn parser_dialect(d: Dialect) -> Box<dyn SqlDialect> {
-    match d {
-        Dialect::Sqlite => Box::new(SQLiteDialect {}),
-        Dialect::Mysql => Box::new(MySqlDialect {}),
-        Dialect::Postgres => Box::new(PostgreSqlDialect {}),
-    }
+    d.parser()
 }
 
 /// Leading keywords of statements that are never a read-only query.

@@ -6,3 +6,10 @@
 pub type TableId = usize;
 /// Index of a relationship in `DbModel::relationships` (and of its edge).
 pub type RelId = usize;
+
+/// A column: its table, and its index in that table's `columns`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ColumnId {
+    pub table: TableId,
+    pub column: usize,
+}

@@ -264,6 +264,16 @@ impl Dialect {
             Dialect::Postgres => "postgres",
         }
     }
+
+    /// The sqlparser dialect that reads this dialect (the one mapping).
+    pub fn parser(self) -> Box<dyn sqlparser::dialect::Dialect> {
+        use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+        match self {
+            Dialect::Sqlite => Box::new(SQLiteDialect {}),
+            Dialect::Mysql => Box::new(MySqlDialect {}),
+            Dialect::Postgres => Box::new(PostgreSqlDialect {}),
+        }
+    }
 }
 
 impl DbModel {

@@ -64,15 +64,21 @@ impl ViewRequest {
     }
 }
 
-/// How a solve ended.
+/// How a solve ended: GenerateView's join walk, or a CRUSH selection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum SolveStatus {
-    /// Proved optimal.
+    /// Proved optimal (CRUSH: certified gap ≤ tolerance).
     Optimal,
-    /// A valid path, but the time limit stopped the proof of optimality.
+    /// A valid answer without a proof of optimality. GenerateView: the time
+    /// limit stopped the proof. CRUSH: stopped for another reason (HiGHS
+    /// tolerance); its gap is still valid.
     Feasible,
-    /// No path satisfies the constraints.
+    /// CRUSH: the time limit stopped the proof; the gap is still a valid bound.
+    TimeLimit,
+    /// CRUSH: a heuristic (greedy, dense), no bound.
+    Heuristic,
+    /// GenerateView: no walk satisfies the constraints.
     Infeasible,
 }
 
@@ -81,6 +87,8 @@ impl SolveStatus {
         match self {
             SolveStatus::Optimal => "optimal",
             SolveStatus::Feasible => "feasible",
+            SolveStatus::TimeLimit => "time_limit",
+            SolveStatus::Heuristic => "heuristic",
             SolveStatus::Infeasible => "infeasible",
         }
     }

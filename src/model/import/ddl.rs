@@ -19,7 +19,7 @@ use sqlparser::ast::{
     AlterTableOperation, ColumnOption, CommentDef, CommentObject, CreateTable, CreateTableOptions, Expr, IndexColumn,
     ObjectName, SqlOption, Statement, TableConstraint,
 };
-use sqlparser::dialect::{Dialect as SqlDialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::dialect::{Dialect as SqlDialect, GenericDialect};
 use sqlparser::parser::Parser;
 
 use super::build::{build, RawForeignKey, RawSchema, RawTable};
@@ -50,12 +50,7 @@ pub fn ddl_with_warnings(sql: &str, dialect: Option<Dialect>, name: &str) -> Res
 }
 
 fn sql_dialect(d: Option<Dialect>) -> Box<dyn SqlDialect> {
-    match d {
-        None => Box::new(GenericDialect {}),
-        Some(Dialect::Sqlite) => Box::new(SQLiteDialect {}),
-        Some(Dialect::Mysql) => Box::new(MySqlDialect {}),
-        Some(Dialect::Postgres) => Box::new(PostgreSqlDialect {}),
-    }
+    d.map_or_else(|| Box::new(GenericDialect {}) as Box<dyn SqlDialect>, Dialect::parser)
 }
 
 /// sqlparser on untrusted text, with a panic inside the parser turned

@@ -4,31 +4,7 @@
 use super::patterns::Resolved;
 use super::{issue, Index};
 use crate::error::ModelIssue;
-use crate::types::ids::{RelId, TableId};
-
-/// What a `forbid_relationships` entry means.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum RelRef {
-    /// One relationship, by name or id.
-    One(RelId),
-    /// `"A-B"`: every relationship between tables A and B.
-    Between(TableId, TableId, Vec<RelId>),
-}
-
-/// Resolve a `forbid_relationships` entry: a relationship name or id first,
-/// then the `"A-B"` form (trying every `-` so table names may contain one).
-pub(crate) fn resolve_rel_ref(ix: &Index, s: &str) -> Option<RelRef> {
-    if let Some(r) = ix.relationship(s) {
-        return Some(RelRef::One(r));
-    }
-    for (pos, _) in s.match_indices('-') {
-        let (a, b) = (s[..pos].trim(), s[pos + 1..].trim());
-        if let (Some(x), Some(y)) = (ix.table(a), ix.table(b)) {
-            return Some(RelRef::Between(x, y, ix.between(x, y).to_vec()));
-        }
-    }
-    None
-}
+use crate::model::resolve::RelRef;
 
 pub(super) fn check(ix: &Index, _res: &Resolved, out: &mut Vec<ModelIssue>) {
     let c = &ix.model.constraints;
@@ -53,7 +29,7 @@ pub(super) fn check(ix: &Index, _res: &Resolved, out: &mut Vec<ModelIssue>) {
     }
     for (k, s) in c.forbid_relationships.iter().enumerate() {
         let path = format!("$.constraints.forbid_relationships[{k}]");
-        match resolve_rel_ref(ix, s) {
+        match ix.names.relationship_ref(s) {
             Some(RelRef::One(_)) => {}
             Some(RelRef::Between(a, b, rels)) if rels.is_empty() => out.push(issue(
                 path,

@@ -194,7 +194,7 @@ fn many_to_many(
 }
 
 fn connects(ix: &Index, r: RelId, a: TableId, b: TableId) -> bool {
-    matches!(ix.endpoints[r], Some((x, y)) if (x == a && y == b) || (x == b && y == a))
+    matches!(ix.endpoints(r), Some((x, y)) if (x == a && y == b) || (x == b && y == a))
 }
 
 fn tree(
