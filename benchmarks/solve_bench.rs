@@ -136,12 +136,17 @@ pub fn random_schema(n: usize, seed: u64) -> DbModel {
     let mut patterns = Vec::new();
     let lookups: Vec<String> = (0..n / 100).map(|_| name(rng.random_range(0..n))).collect();
     let mut used: Vec<usize> = Vec::new();
+    let mut sides: Vec<usize> = Vec::new();
     for _ in 0..n / 100 {
         let k = rng.random_range(1..n);
-        if refs[k].len() == 1 && !used.contains(&k) {
+        // A junction is no side of another m:m and no side is a junction
+        // (the dbModel rules); at 200 and 1,000 tables no draw hits either.
+        if refs[k].len() == 1 && !used.contains(&k) && !sides.contains(&k) {
             // Junction k between its parent and a new side.
             let side = (k + 1 + rng.random_range(0..n - 1)) % n;
-            if side != refs[k][0] && side != k && !refs[side].contains(&k) {
+            if side != refs[k][0] && side != k && !refs[side].contains(&k) && !used.contains(&side) && !used.contains(&refs[k][0]) {
+                sides.push(side);
+                sides.push(refs[k][0]);
                 refs[k].push(side);
                 used.push(k);
                 patterns.push(Pattern::ManyToMany {
