@@ -32,6 +32,7 @@ pub mod model;
 pub mod pipeline;
 pub mod prompts;
 pub mod query;
+pub mod render;
 pub mod solve;
 pub mod sql;
 pub mod types;

@@ -35,8 +35,9 @@ const LAYERS: &[(&str, u32)] = &[
     // 5: the phases built on them.
     ("solve", 5),
     ("link", 5),
-    // 6: the orchestrator.
+    // 6: the orchestrator; pictures of its results.
     ("pipeline", 6),
+    ("render", 6),
     // 7: measurement.
     ("bench", 7),
     // 8: the front ends (binary only).

@@ -30,6 +30,10 @@ pub struct ViewArgs {
     /// Name of the view.
     #[arg(long, default_value = "lucy_view")]
     pub name: String,
+    /// Also draw the join path (tables, walk, LEFT JOIN branches, refused
+    /// lookups and junctions) as an SVG picture into FILE.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
@@ -50,6 +54,10 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
         time_limit_s: args.time_limit,
     };
     let res = lucy::solve::generate_view(&graph, &req)?;
+    if let Some(path) = &args.svg {
+        let picture = lucy::render::view_svg(&res, Some(&graph));
+        std::fs::write(path, picture).map_err(|e| Error::io(path, e))?;
+    }
     if ctx.json {
         print_json(&res)?;
     } else {
