@@ -23,6 +23,7 @@
 //! ```
 
 pub mod bench;
+pub mod check;
 pub mod crush;
 pub mod error;
 pub mod graph;

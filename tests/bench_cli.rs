@@ -42,11 +42,11 @@ fn oracle_tables_on_ddo_is_offline_deterministic_and_complete() {
     assert!(stdout.contains("## Phase 2: join accuracy"), "{stdout}");
     let v = results(&a);
     assert_eq!(v["mode"], "oracle-tables");
-    assert_eq!(v["questions"].as_array().unwrap().len(), 21);
+    assert_eq!(v["questions"].as_array().unwrap().len(), 24);
     let s = &v["summary"];
-    assert_eq!(s["multi_table"], 21);
-    assert_eq!(s["join_matched"], 20, "only ddo-20 joins through LOCATION keys");
-    assert_eq!(s["view_runs_ok"], 21, "every view runs on ddo.sqlite");
+    assert_eq!(s["multi_table"], 24);
+    assert_eq!(s["join_matched"], 23, "only ddo-20 joins through LOCATION keys");
+    assert_eq!(s["view_runs_ok"], 24, "every view runs on ddo.sqlite");
     assert_eq!(s["join_mismatch_classes"], serde_json::json!([["model_forbids", 1]]));
     let q20 = v["questions"].as_array().unwrap().iter().find(|q| q["id"] == "ddo-20").unwrap();
     assert!(q20["metrics"]["join_detail"].as_str().unwrap().contains("LOCATION (C4)"));

@@ -24,6 +24,19 @@ const WRONG_SQL: &str = "ddo-06";
 const LLM_ERROR: &str = "ddo-08";
 const REJECTED: &str = "ddo-16";
 
+/// QueryView answers for gold queries that are not one join chain (EXISTS,
+/// derived tables, correlated counts), written as an LLM would over the
+/// view. The chasm and fan questions (ddo-22..24) count repeated rows as
+/// written; the fan-out rewrite (the default `--fanout rewrite`) must make
+/// them right.
+const OVER_VIEW: &[(&str, &str)] = &[
+    ("ddo-q3", "SELECT ROUND(SUM(PAYAMOUNT_amount), 2) FROM lucy_view WHERE PAYAMOUNT_id IS NOT NULL AND (TAX_id IS NOT NULL OR SUPERCHARGE_id IS NOT NULL)"),
+    ("ddo-10", "SELECT INCOME_source, ROUND(SUM(PAYAMOUNT_amount), 2) FROM lucy_view WHERE PAYAMOUNT_id IS NOT NULL AND INCOME_id IS NOT NULL GROUP BY INCOME_source"),
+    ("ddo-22", "SELECT CLIENT_name, SUM(PAYAMOUNT_amount), COUNT(RETENTION_id) FROM lucy_view GROUP BY CLIENT_name"),
+    ("ddo-23", "SELECT DATACENTER_name, COUNT(COMPUTE_id), COUNT(RESOURCEPOOL_id) FROM lucy_view GROUP BY DATACENTER_name"),
+    ("ddo-24", "SELECT CLIENT_name, COUNT(PAYMENT_id), COUNT(RSPOOL2CLIENT_rspool_id) FROM lucy_view GROUP BY CLIENT_name"),
+];
+
 fn list(items: &[String]) -> String {
     serde_json::to_string(items).unwrap()
 }
@@ -110,7 +123,10 @@ fn script(suite: &Suite, graph: &SchemaGraph) -> Script {
             WRONG_SQL => "SELECT DATACENTER_name FROM lucy_view WHERE LOCATION_country = 'Germany'".to_string(),
             REJECTED => "SELECT name FROM COMPUTE".to_string(),
             MISSED_TABLE => "SELECT CLIENT_name FROM lucy_view".to_string(),
-            _ => over_view(&q.gold_sql, graph),
+            id => match OVER_VIEW.iter().find(|(i, _)| *i == id) {
+                Some((_, sql)) => sql.to_string(),
+                None => over_view(&q.gold_sql, graph),
+            },
         };
         s = s.rule(on("I created a view table".into(), Reply::ok([format!("```sql\n{sql}\n```")])));
     }
@@ -163,7 +179,7 @@ fn ddo_suite_through_the_mock_reproduces_expected_metrics() {
     assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let v = results(&out1);
     let qs = v["questions"].as_array().unwrap();
-    assert_eq!(qs.len(), 21);
+    assert_eq!(qs.len(), 24);
     let ids: Vec<&str> = qs.iter().map(|q| q["id"].as_str().unwrap()).collect();
     let expected_order: Vec<&str> = suite.questions.iter().map(|q| q.id.as_str()).collect();
     assert_eq!(ids, expected_order, "suite order whatever --jobs is");
@@ -190,13 +206,20 @@ fn ddo_suite_through_the_mock_reproduces_expected_metrics() {
     // the view (which may not pass through LOCATION) differs from the gold.
     assert_eq!(by_id("ddo-20")["metrics"]["join"]["matched"], false);
     let s = &v["summary"];
-    assert_eq!(s["ex"], 17);
-    assert_eq!(s["esx"], 17);
-    assert_eq!(s["gold_executable"], 21);
-    assert!(s["llm_calls"].as_u64().unwrap() > 21);
+    assert_eq!(s["ex"], 20);
+    assert_eq!(s["esx"], 20);
+    assert_eq!(s["gold_executable"], 24);
+    assert!(s["llm_calls"].as_u64().unwrap() > 24);
+    // The chasm and fan answers were rewritten, and the trace keeps both.
+    for id in ["ddo-22", "ddo-23", "ddo-24"] {
+        let t: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out1.join(by_id(id)["trace"].as_str().unwrap())).unwrap()).unwrap();
+        let f = &t["query_view"]["attempts"][0]["fanout"];
+        assert!(f["rewritten"].is_string() && f["original"].is_string(), "{id}: {f}");
+    }
     assert!(s["prompt_tokens"].as_u64().unwrap() > 0);
     let report = std::fs::read_to_string(out1.join("report.md")).unwrap();
-    assert!(report.contains("| ex | 17 |") && report.contains("| phase 3: wrong SQL given a correct view | 1 |"), "{report}");
+    assert!(report.contains("| ex | 20 |") && report.contains("| phase 3: wrong SQL given a correct view | 1 |"), "{report}");
     // No secret in anything written.
     let cas = std::fs::read_to_string(&cassette).unwrap();
     assert!(!cas.contains(KEY) && !std::fs::read_to_string(out1.join("results.json")).unwrap().contains(KEY));

@@ -19,7 +19,7 @@ fn suites_load_with_expected_sizes() {
         ("bird-financial", 106),
         ("bird-formula1", 174),
         ("bird-financial-corrected", 106),
-        ("ddo", 21),
+        ("ddo", 24),
     ] {
         let s = suite(name);
         assert_eq!(s.questions.len(), n, "{name}");

@@ -21,6 +21,7 @@ const COMMANDS: &[&[&str]] = &[
     &["explain"],
     &["bench"],
     &["crush"],
+    &["check"],
 ];
 
 fn help(args: &[&str]) -> String {

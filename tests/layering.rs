@@ -32,6 +32,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("view", 4),
     ("crush", 4),
     ("query", 4),
+    ("check", 4),
     // 5: the phases built on them.
     ("solve", 5),
     ("link", 5),

@@ -9,18 +9,20 @@ use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
 use lucy::link::MatchOptions;
 use super::llm::LlmFlags;
-use super::values::{Dialect, StopAfter};
+use super::values::{Dialect, FanoutMode, StopAfter};
 use lucy::llm::{build_chat_model, NOT_CONFIGURED_HINT};
 use lucy::pipeline::{self, AskOptions, AskOutcome, StopAfter as LibStopAfter};
 use lucy::sql::exec::QueryRows;
+use lucy::types::FanoutReport;
 
 #[derive(Debug, clap::Args)]
 pub struct AskArgs {
     /// dbModel file (JSON).
     #[arg(long, value_name = "FILE")]
     pub model: PathBuf,
-    /// The question, in natural language.
-    pub question: String,
+    /// The question, in natural language (optional with --sql).
+    #[arg(required_unless_present = "sql")]
+    pub question: Option<String>,
     #[command(flatten)]
     pub llm: LlmFlags,
     /// Sampled answers per MatchTables prompt, voted (paper: 5).
@@ -80,6 +82,16 @@ pub struct AskArgs {
     /// 8 for the offline linker used when no LLM is configured).
     #[arg(long)]
     pub budget: Option<usize>,
+    /// Run this SQL instead of asking the LLM for it: over the view built
+    /// from --tables/--attrs (or over the model's tables with --direct),
+    /// through the same guard and --execute; no LLM is needed.
+    #[arg(long, value_name = "SQL")]
+    pub sql: Option<String>,
+    /// Aggregates (SUM, AVG, COUNT, …) over rows the view repeats: rewrite
+    /// the query to count each row once, refuse it (error), or run it as
+    /// written with a warning (warn).
+    #[arg(long, value_enum, default_value_t = FanoutMode::Rewrite)]
+    pub fanout: FanoutMode,
     /// CRUSH probes instead of the LLM's hallucinated schema, e.g. "T(c1, c2); U(c3)".
     #[arg(long, value_name = "P")]
     pub probes: Option<String>,
@@ -113,12 +125,17 @@ impl AskArgs {
             dialect: self.dialect.map(Into::into),
             time_limit_s: self.time_limit,
             prompts_dir: self.prompts.clone(),
+            sql: self.sql.clone(),
+            fanout: self.fanout.into(),
             ..AskOptions::default()
         }
     }
 
     /// Whether this run can go without an LLM.
     fn offline_ok(&self) -> bool {
+        if self.sql.is_some() {
+            return true;
+        }
         !self.direct
             && (!self.tables.is_empty() || !self.attrs.is_empty())
             && matches!(self.stop_after, Some(StopAfter::Match | StopAfter::View))
@@ -128,8 +145,10 @@ impl AskArgs {
 pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
     let model = lucy::model::load(&args.model)?;
     let graph = SchemaGraph::new(model)?;
-    let llm = build_chat_model(&args.llm.to_args())?;
+    // SQL given with --sql needs no LLM: do not even configure one.
+    let llm = if args.sql.is_some() { None } else { build_chat_model(&args.llm.to_args())? };
     let mut opts = args.options();
+    let question = args.question.clone().unwrap_or_default();
     if llm.is_none() && !args.offline_ok() {
         if args.direct || !args.tables.is_empty() || !args.attrs.is_empty() {
             return Err(Error::Input(format!(
@@ -137,16 +156,16 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
             )));
         }
         offline_phase_one(&graph, &args, &mut opts, ctx)?;
-    } else if args.prefilter == Prefilter::Crush {
+    } else if args.prefilter == Prefilter::Crush && args.sql.is_none() {
         let embedder = load_embedder()?;
         let budget = args.budget.unwrap_or(20);
-        let picked = lucy::crush::prefilter_tables(&graph, &args.question, args.probes.as_deref(), budget, llm.as_deref(), &embedder)?;
+        let picked = lucy::crush::prefilter_tables(&graph, &question, args.probes.as_deref(), budget, llm.as_deref(), &embedder)?;
         // MatchTables maps an inner table to its pattern root itself; the trace
         // keeps CRUSH's own picks.
         opts.restrict_core_tables = Some(picked);
     }
     if args.direct {
-        let o = pipeline::direct_sql(&graph, &args.question, args.evidence.as_deref(), &opts, llm.as_deref())?;
+        let o = pipeline::direct_sql(&graph, &question, args.evidence.as_deref(), &opts, llm.as_deref())?;
         write_trace(args.trace.as_deref(), &o.trace)?;
         if ctx.json {
             super::print_json(&serde_json::json!({"sql": o.sql, "rows": o.rows, "failure": o.failure}))?;
@@ -160,7 +179,7 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         }
         return Ok(report_failure(o.failure.as_ref(), ctx, args.trace.is_some()));
     }
-    let o = pipeline::ask(&graph, &args.question, &opts, llm.as_deref())?;
+    let o = pipeline::ask(&graph, &question, &opts, llm.as_deref())?;
     write_trace(args.trace.as_deref(), &o.trace)?;
     if ctx.json {
         super::print_json(&json_summary(&o))?;
@@ -180,7 +199,7 @@ fn offline_phase_one(graph: &SchemaGraph, args: &AskArgs, opts: &mut AskOptions,
         Error::Input(format!("{NOT_CONFIGURED_HINT}. The offline linker used without an LLM is unavailable too: {e}"))
     })?;
     let budget = args.budget.unwrap_or(8);
-    let (tables, columns) = lucy::crush::embedding_link(graph, &args.question, budget, &embedder)?;
+    let (tables, columns) = lucy::crush::embedding_link(graph, args.question.as_deref().unwrap_or_default(), budget, &embedder)?;
     if !ctx.json {
         eprintln!(
             "note: {NOT_CONFIGURED_HINT}.\nnote: phase 1 ran on the offline embedding linker (CRUSH over MiniLM); stopping after the view"
@@ -216,8 +235,14 @@ fn report_failure(f: Option<&lucy::types::trace::Failure>, ctx: Ctx, traced: boo
     f.exit_code()
 }
 
+/// The fan-out report of the accepted (or last) SQL attempt.
+fn fanout_of(o: &AskOutcome) -> Option<&FanoutReport> {
+    o.trace.query_view.as_ref()?.attempts.last()?.fanout.as_ref()
+}
+
 fn json_summary(o: &AskOutcome) -> serde_json::Value {
     serde_json::json!({
+        "fanout": fanout_of(o),
         "tables": o.tables,
         "attributes": o.attributes,
         "view": o.view,
@@ -238,8 +263,23 @@ fn print_human(o: &AskOutcome) {
         println!("-- view ({}, objective {}, {:.0} ms)", v.status.as_str(), v.objective, v.solve_ms);
         println!("{}", v.view_sql.trim());
     }
+    if let Some(f) = fanout_of(o) {
+        for x in &f.findings {
+            println!("-- fan-out: {}", x.message);
+        }
+        for x in &f.skipped {
+            println!("-- fan-out: not checked: {x}");
+        }
+        if f.rewritten.is_some() && o.sql.is_some() {
+            println!("-- SQL as written (not run: it counts repeated rows)");
+            println!("{};", f.original.trim_end_matches(';'));
+            println!("-- SQL rewritten to count each row once (--fanout rewrite)");
+        }
+    }
     if let Some(sql) = &o.sql {
-        println!("-- SQL");
+        if !fanout_of(o).is_some_and(|f| f.rewritten.is_some()) {
+            println!("-- SQL");
+        }
         println!("{};", sql.trim_end_matches(';'));
     }
     if let Some(rows) = &o.rows {

@@ -14,6 +14,7 @@ pub mod ask;
 pub mod explain;
 pub mod bench;
 pub mod crush;
+pub mod check;
 
 /// lucy: text-to-SQL where an LLM understands the question and a constraint
 /// solver owns the joins.
@@ -42,6 +43,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// CRUSH: retrieve a small connected schema subset for a question.
     Crush(crush::CrushArgs),
+    /// Check SQL over the model's base tables against the model (joins, C3, C4, names, fan-out).
+    Check(check::CheckArgs),
 }
 
 /// Output settings shared by every subcommand.
@@ -61,6 +64,7 @@ pub fn main() -> i32 {
         Command::Explain(a) => explain::run(a, ctx),
         Command::Bench(a) => bench::run(a, ctx),
         Command::Crush(a) => crush::run(a, ctx),
+        Command::Check(a) => check::run(a, ctx),
     };
     match result {
         Ok(code) => code,

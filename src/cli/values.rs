@@ -7,6 +7,7 @@ use lucy::crush::SolverKind as LibSolverKind;
 use lucy::llm::StructuredMode as LibStructuredMode;
 use lucy::pipeline::StopAfter as LibStopAfter;
 use lucy::types::Dialect as LibDialect;
+use lucy::types::FanoutMode as LibFanoutMode;
 
 /// A clap `ValueEnum` mirroring a library enum, with `From` into it.
 macro_rules! value_enum {
@@ -88,5 +89,17 @@ value_enum! {
         Lucy,
         /// The PROMPTB baseline: the whole schema and the question, one SQL.
         Direct,
+    }
+}
+
+value_enum! {
+    /// What to do with aggregates that count rows the view repeats.
+    FanoutMode => LibFanoutMode {
+        /// Rewrite the query so each row of the aggregated table counts once.
+        Rewrite,
+        /// Refuse the query, naming the aggregate and the joins that repeat it.
+        Error,
+        /// Run the query as written, with a warning.
+        Warn,
     }
 }

@@ -87,6 +87,9 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
                     a.reason
                 );
             }
+            for line in lucy::view::grain::describe(&res.grain) {
+                println!("{line}");
+            }
             if let Some(n) = &res.explanation {
                 println!("note: {n}");
             }

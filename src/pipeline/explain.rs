@@ -144,6 +144,9 @@ fn view_section(s: &mut String, v: &ViewTrace) {
     for a in &r.ambiguities {
         let _ = writeln!(s, "ambiguity: {} – {}: chose {} among {} ({})", a.left, a.right, a.chosen, a.candidates.join(", "), a.reason);
     }
+    for line in crate::view::grain::describe(&r.grain) {
+        let _ = writeln!(s, "{line}");
+    }
     if let Some(e) = &r.explanation {
         let _ = writeln!(s, "explanation: {e}");
     }
@@ -155,12 +158,19 @@ fn view_section(s: &mut String, v: &ViewTrace) {
 fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
     let _ = writeln!(s, "\n== {title} (prompt {}; {})", q.prompt, cost(&q.cost));
     for a in &q.attempts {
-        let label = if a.round == 0 { "answer".to_string() } else { "repair round".to_string() };
+        let label = match (a.round, a.extraction.as_str()) {
+            (_, "given") => "given SQL (--sql, no LLM)".to_string(),
+            (0, _) => "answer".to_string(),
+            _ => "repair round".to_string(),
+        };
         if let Some(e) = &a.call.error {
             let _ = writeln!(s, "- {label}: LLM error: {e}");
             continue;
         }
         match &a.extracted {
+            Some(sql) if a.extraction == "given" => {
+                let _ = writeln!(s, "- {label}:\n{}", indent(sql));
+            }
             Some(sql) => {
                 let _ = writeln!(s, "- {label} ({}):\n{}", a.extraction, indent(sql));
             }
@@ -176,6 +186,17 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
                 let _ = writeln!(s, "    guard: rejected: {e}");
             }
             (false, None) => {}
+        }
+        if let Some(f) = &a.fanout {
+            for x in &f.findings {
+                let _ = writeln!(s, "    fan-out ({}): {}", f.mode.as_str(), x.message);
+            }
+            for x in &f.skipped {
+                let _ = writeln!(s, "    fan-out: not checked: {x}");
+            }
+            if let Some(rw) = &f.rewritten {
+                let _ = writeln!(s, "    rewritten to:\n{}", indent(&indent(rw)));
+            }
         }
         if let Some(x) = &a.execution {
             if x.ok {

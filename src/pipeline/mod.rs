@@ -26,7 +26,7 @@ use crate::prompts::{dialect_label, Prompts};
 use crate::query::{self, Allowed, ExecTarget, SqlTask};
 use crate::sql::exec::QueryRows;
 use crate::types::trace::{Failure, MatchTrace, QueryTrace, Trace, ViewTrace, TRACE_VERSION};
-use crate::types::{ColumnRef, Dialect, SolveStatus, ViewRequest, ViewResult};
+use crate::types::{ColumnRef, Dialect, FanoutMode, SolveStatus, ViewRequest, ViewResult};
 
 /// Where to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +86,15 @@ pub struct AskOptions {
     pub given_source: Option<String>,
     /// Directory overriding prompt templates.
     pub prompts_dir: Option<PathBuf>,
+    /// SQL given instead of written by the LLM (`lucy ask --sql`): over the
+    /// view for [`ask`] (which then needs `tables`/`attrs`), over the
+    /// model's tables for [`direct_sql`]. It goes through the same guard
+    /// and execution; no LLM is called and there is no repair round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<String>,
+    /// What to do with aggregates that count rows the view repeats.
+    #[serde(default)]
+    pub fanout: FanoutMode,
 }
 
 impl Default for AskOptions {
@@ -107,6 +116,8 @@ impl Default for AskOptions {
             restrict_core_tables: None,
             given_source: None,
             prompts_dir: None,
+            sql: None,
+            fanout: FanoutMode::default(),
         }
     }
 }
@@ -216,12 +227,17 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
     opts.matching.check()?;
     let given = !opts.tables.is_empty() || !opts.attrs.is_empty();
     let stop = opts.stop_after;
-    let needs_llm = !given || !matches!(stop, Some(StopAfter::Match | StopAfter::View));
+    if opts.sql.is_some() && !given {
+        return Err(Error::Input(
+            "SQL given with --sql is run over the view, which needs its relevant tables: add --tables T1,T2 (or --attrs T.c,…); for SQL over the base tables use --direct --sql".into(),
+        ));
+    }
+    let needs_llm = opts.sql.is_none() && (!given || !matches!(stop, Some(StopAfter::Match | StopAfter::View)));
     if needs_llm && llm.is_none() {
         return Err(no_llm(if given { "QueryView" } else { "MatchTables" }));
     }
     let mut out = AskOutcome {
-        trace: new_trace(graph, "lucy", question, opts, llm),
+        trace: new_trace(graph, "lucy", question, opts, llm.filter(|_| opts.sql.is_none())),
         tables: Vec::new(),
         attributes: Vec::new(),
         view: None,
@@ -307,8 +323,30 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
     }
 
     // Phase 3.
-    let Some(llm) = llm else { return Err(no_llm("QueryView")) };
-    let ddl_text;
+    let run_it = stop != Some(StopAfter::Sql);
+    let allowed =
+        Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() };
+    let exec = opts.execute.as_deref().filter(|_| run_it).map(|db| ExecTarget {
+        db,
+        view_sql: Some(view.view_sql.as_str()),
+        limit: opts.row_limit,
+        timeout: Duration::from_secs_f64(opts.exec_timeout_s.max(0.001)),
+    });
+    let mut qt = QueryTrace::default();
+    let r = if let Some(sql) = &opts.sql {
+        let task = SqlTask {
+            prompt_name: "given".into(),
+            prompt: String::new(),
+            allowed,
+            dialect,
+            temperature: 0.0,
+            execute: exec,
+            fanout: Some((&view, opts.fanout)),
+        };
+        query::run_given(&task, sql, &mut qt)
+    } else {
+        let Some(llm) = llm else { return Err(no_llm("QueryView")) };
+        let ddl_text;
     let schema = if opts.schema_context {
         let ids: Vec<TableId> = view.tables.iter().filter_map(|t| graph.table_id(t)).collect();
         ddl_text = ddl::ddl(graph, Some(&ids), true);
@@ -316,23 +354,18 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
     } else {
         None
     };
-    let (prompt_name, prompt) = query::view_prompt(&prompts, &view, question, dialect, schema, opts.evidence.as_deref())?;
-    let run_it = stop != Some(StopAfter::Sql);
-    let task = SqlTask {
-        prompt_name,
-        prompt,
-        allowed: Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() },
-        dialect,
-        temperature: opts.sql_temperature,
-        execute: opts.execute.as_deref().filter(|_| run_it).map(|db| ExecTarget {
-            db,
-            view_sql: Some(view.view_sql.as_str()),
-            limit: opts.row_limit,
-            timeout: Duration::from_secs_f64(opts.exec_timeout_s.max(0.001)),
-        }),
+        let (prompt_name, prompt) = query::view_prompt(&prompts, &view, question, dialect, schema, opts.evidence.as_deref())?;
+        let task = SqlTask {
+            prompt_name,
+            prompt,
+            allowed,
+            dialect,
+            temperature: opts.sql_temperature,
+            execute: exec,
+            fanout: Some((&view, opts.fanout)),
+        };
+        query::generate_sql(&task, llm, &prompts, &mut qt)
     };
-    let mut qt = QueryTrace::default();
-    let r = query::generate_sql(&task, llm, &prompts, &mut qt);
     out.trace.query_view = Some(qt);
     match r {
         Ok(o) => {
@@ -367,34 +400,55 @@ pub fn direct_sql(
     let started = Instant::now();
     let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
     let dialect = dialect_for(graph, opts)?;
-    let Some(llm) = llm else { return Err(no_llm("the direct baseline")) };
-    let mut trace = new_trace(graph, "direct", question, opts, Some(llm));
+    if opts.sql.is_none() && llm.is_none() {
+        return Err(no_llm("the direct baseline"));
+    }
+    let mut trace = new_trace(graph, "direct", question, opts, llm.filter(|_| opts.sql.is_none()));
     trace.evidence = evidence.map(str::to_string).or(trace.evidence.take());
-    let vars = serde_json::json!({
-        "question": question,
-        "dialect": dialect_label(dialect),
-        "ddl": ddl::ddl(graph, None, opts.schema_context),
-        "evidence": trace.evidence.clone().unwrap_or_default(),
-    });
-    let prompt = prompts.render("direct_sql", &vars)?;
     let tables: Vec<(String, Vec<String>)> =
         graph.model().tables.iter().map(|t| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect())).collect();
     let run_it = opts.stop_after != Some(StopAfter::Sql);
-    let task = SqlTask {
-        prompt_name: "direct_sql".into(),
-        prompt,
-        allowed: Allowed::Tables(tables),
-        dialect,
-        temperature: opts.sql_temperature,
-        execute: opts.execute.as_deref().filter(|_| run_it).map(|db| ExecTarget {
-            db,
-            view_sql: None,
-            limit: opts.row_limit,
-            timeout: Duration::from_secs_f64(opts.exec_timeout_s.max(0.001)),
-        }),
-    };
+    let exec = opts.execute.as_deref().filter(|_| run_it).map(|db| ExecTarget {
+        db,
+        view_sql: None,
+        limit: opts.row_limit,
+        timeout: Duration::from_secs_f64(opts.exec_timeout_s.max(0.001)),
+    });
     let mut qt = QueryTrace::default();
-    let r = query::generate_sql(&task, llm, &prompts, &mut qt);
+    let r = match (&opts.sql, llm) {
+        (Some(sql), _) => {
+            let task = SqlTask {
+                prompt_name: "given".into(),
+                prompt: String::new(),
+                allowed: Allowed::Tables(tables),
+                dialect,
+                temperature: 0.0,
+                execute: exec,
+                fanout: None,
+            };
+            query::run_given(&task, sql, &mut qt)
+        }
+        (None, Some(llm)) => {
+            let vars = serde_json::json!({
+                "question": question,
+                "dialect": dialect_label(dialect),
+                "ddl": ddl::ddl(graph, None, opts.schema_context),
+                "evidence": trace.evidence.clone().unwrap_or_default(),
+            });
+            let prompt = prompts.render("direct_sql", &vars)?;
+            let task = SqlTask {
+                prompt_name: "direct_sql".into(),
+                prompt,
+                allowed: Allowed::Tables(tables),
+                dialect,
+                temperature: opts.sql_temperature,
+                execute: exec,
+                fanout: None,
+            };
+            query::generate_sql(&task, llm, &prompts, &mut qt)
+        }
+        (None, None) => return Err(no_llm("the direct baseline")),
+    };
     trace.query_view = Some(qt);
     let (sql, rows, fail) = match r {
         Ok(o) => (Some(o.checked.sql), o.rows, None),

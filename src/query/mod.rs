@@ -16,7 +16,7 @@ use crate::prompts::{dialect_label, Prompts};
 use crate::sql::exec::{run_readonly_with, ExecOptions, QueryRows};
 use crate::sql::guard::{check_over_tables, check_query, CheckedSql};
 use crate::types::trace::{ExecSummary, QueryTrace, SqlAttempt, Validation};
-use crate::types::{Dialect, ViewResult};
+use crate::types::{Dialect, FanoutMode, ViewResult};
 
 /// What the SQL may read.
 #[derive(Debug, Clone)]
@@ -64,6 +64,8 @@ pub struct SqlTask<'a> {
     pub dialect: Dialect,
     pub temperature: f64,
     pub execute: Option<ExecTarget<'a>>,
+    /// Fan-out analysis of SQL over this view, and what to do with findings.
+    pub fanout: Option<(&'a ViewResult, FanoutMode)>,
 }
 
 /// The accepted SQL and, when executed, its rows.
@@ -192,6 +194,28 @@ fn attempt_once(task: &SqlTask, answer: &str, attempt: &mut SqlAttempt) -> (Resu
     };
     attempt.extracted = Some(sql.clone());
     attempt.extraction = how.into();
+    check_and_run(task, sql, attempt)
+}
+
+/// Run SQL given by the user instead of asking the LLM (`lucy ask --sql`):
+/// the same guard and execution as an LLM answer, recorded as one attempt
+/// with extraction `given`, and no repair round (there is no one to ask).
+pub fn run_given(task: &SqlTask, sql: &str, trace: &mut QueryTrace) -> Result<SqlOutcome> {
+    let started = Instant::now();
+    trace.prompt = "given".into();
+    let mut attempt = SqlAttempt { round: 0, extracted: Some(sql.to_string()), extraction: "given".into(), ..SqlAttempt::default() };
+    attempt.call.phase = "given".into();
+    let (outcome, _) = check_and_run(task, sql.to_string(), &mut attempt);
+    trace.attempts.push(attempt);
+    if let Ok(o) = &outcome {
+        trace.sql = Some(o.checked.sql.clone());
+    }
+    trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+    outcome
+}
+
+/// Check one extracted SQL query with the guard and (optionally) execute it.
+fn check_and_run(task: &SqlTask, sql: String, attempt: &mut SqlAttempt) -> (Result<SqlOutcome>, Option<String>) {
     let checked = match task.allowed.check(&sql, task.dialect) {
         Ok(c) => c,
         Err(e) => {
@@ -201,6 +225,14 @@ fn attempt_once(task: &SqlTask, answer: &str, attempt: &mut SqlAttempt) -> (Resu
     };
     attempt.validation =
         Validation { ok: true, error: None, relations: checked.relations.clone(), columns: checked.columns.clone() };
+    let checked = match apply_fanout(task, checked, attempt) {
+        Ok(c) => c,
+        Err(e) => {
+            attempt.validation.ok = false;
+            attempt.validation.error = Some(error_text(&e));
+            return (Err(e), Some(sql));
+        }
+    };
     let Some(target) = &task.execute else {
         return (Ok(SqlOutcome { checked, rows: None }), None);
     };
@@ -219,6 +251,35 @@ fn attempt_once(task: &SqlTask, answer: &str, attempt: &mut SqlAttempt) -> (Resu
                 ..ExecSummary::default()
             });
             (Err(e), Some(sql))
+        }
+    }
+}
+
+/// The fan-out analysis of an admitted query over the view: `warn` keeps
+/// the query, `error` refuses it (the message names each aggregate and the
+/// joins that repeat its rows; it is also the repair round's message), and
+/// `rewrite` swaps in the rewritten query after the guard admits it too, or
+/// refuses when some aggregate cannot be rewritten.
+fn apply_fanout(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -> Result<CheckedSql> {
+    let Some((view, mode)) = task.fanout else { return Ok(checked) };
+    let report = crate::check::fanout::analyze(&checked.sql, view, task.dialect, mode)?;
+    if report.findings.is_empty() && report.skipped.is_empty() {
+        return Ok(checked);
+    }
+    attempt.fanout = Some(report.clone());
+    let refuse = |why: &str| Error::Sql(format!("fan-out: {} ({why})", report.describe()));
+    match mode {
+        FanoutMode::Warn => Ok(checked),
+        _ if report.findings.is_empty() => Ok(checked),
+        FanoutMode::Error => Err(refuse("--fanout error")),
+        FanoutMode::Rewrite => {
+            if report.findings.iter().any(|f| !f.rewritable) {
+                return Err(refuse("--fanout rewrite could not rewrite every aggregate"));
+            }
+            let Some(rw) = &report.rewritten else { return Ok(checked) };
+            task.allowed.check(rw, task.dialect).map_err(|e| {
+                Error::Sql(format!("the fan-out rewrite was rejected by the guard ({e}); rerun with --fanout warn or --fanout error"))
+            })
         }
     }
 }

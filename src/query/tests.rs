@@ -25,12 +25,14 @@ fn q1_view() -> ViewResult {
         n_bound: String::new(),
         model_size: Default::default(),
         relevant: vec![],
+        grain: Default::default(),
     }
 }
 
 fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
     let (name, prompt) = view_prompt(&Prompts::embedded(), view, "Q1?", Dialect::Sqlite, None, None).unwrap();
     SqlTask {
+        fanout: None,
         prompt_name: name,
         prompt,
         allowed: Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() },

@@ -222,6 +222,7 @@ pub fn generate_view(graph: &SchemaGraph, req: &ViewRequest) -> Result<ViewResul
         n_bound: String::new(),
         model_size: ModelSize::default(),
         relevant: sc.relevant.iter().map(|&t| graph.name(t).to_string()).collect(),
+        grain: Default::default(),
     };
     let deadline = start + Duration::from_secs_f64(req.time_limit_s);
     if !sc.blocked.is_empty() {
@@ -256,6 +257,7 @@ pub fn generate_view(graph: &SchemaGraph, req: &ViewRequest) -> Result<ViewResul
     res.joins = built.joins;
     res.ambiguities = built.ambiguities;
     res.columns = built.columns;
+    res.grain = built.grain;
     res.view_sql = built.sql;
     res.objective = cost as f64;
     res.path_length = len;

@@ -1,6 +1,7 @@
 //! Data types shared across lucy: the dbModel, phase inputs/outputs, traces.
 
 pub mod chat;
+pub mod grain;
 pub mod ids;
 pub mod model;
 pub mod plan;
@@ -8,6 +9,7 @@ pub mod resolved;
 pub mod trace;
 pub mod value;
 
+pub use grain::{FanoutFinding, FanoutMode, FanoutReport, Grain};
 pub use model::*;
 pub use plan::*;
 pub use value::SqlValue;

@@ -177,4 +177,8 @@ pub struct ViewResult {
     /// required tables).
     #[serde(default)]
     pub relevant: Vec<String>,
+    /// Which instance each column comes from and which joins repeat its
+    /// rows (see `types::grain`); empty for an infeasible result.
+    #[serde(default)]
+    pub grain: super::grain::Grain,
 }

@@ -245,6 +245,9 @@ pub struct SqlAttempt {
     pub validation: Validation,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<ExecSummary>,
+    /// What the fan-out analysis found and did (only when it found something).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<super::grain::FanoutReport>,
 }
 
 /// Phase 3: QueryView (or the direct baseline's SQL phase).

@@ -4,13 +4,14 @@
 //! `<TABLE>_<column>`, and write `CREATE VIEW` for the requested dialect.
 
 pub mod alias;
+pub mod grain;
 pub mod joins;
 pub mod sql;
 
 use std::collections::BTreeSet;
 
 use crate::graph::{RelId, SchemaGraph, TableId};
-use crate::types::{Ambiguity, ColumnRef, Dialect, Join, JoinKind, ViewColumn};
+use crate::types::{Ambiguity, ColumnRef, Dialect, Grain, Join, JoinKind, ViewColumn};
 
 use alias::Aliaser;
 use sql::{quote_alias, quote_name};
@@ -38,6 +39,8 @@ pub struct BuiltView {
     pub ambiguities: Vec<Ambiguity>,
     pub columns: Vec<ViewColumn>,
     pub sql: String,
+    /// Instance of every column and the joins that repeat its rows.
+    pub grain: Grain,
 }
 
 /// Build the view for a solved core walk (table ids, in walk order).
@@ -49,7 +52,8 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
     let mut aliaser = Aliaser::new();
     let mut columns = Vec::new();
     let mut select = Vec::new();
-    for inst in &jt.instances {
+    let mut col_inst: Vec<usize> = Vec::new();
+    for (ii, inst) in jt.instances.iter().enumerate() {
         if !spec.relevant.contains(&inst.table) {
             continue;
         }
@@ -75,6 +79,7 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
                 quote_name(c, d),
                 quote_alias(&alias, d)
             ));
+            col_inst.push(ii);
             columns.push(ViewColumn {
                 alias,
                 table: table.name.clone(),
@@ -131,12 +136,19 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
         select.join(",\n"),
         from.join("\n")
     );
+    let built_cols: Vec<grain::BuiltColumn<'_>> = columns
+        .iter()
+        .zip(&col_inst)
+        .map(|(c, &i)| grain::BuiltColumn { alias: &c.alias, instance: i, column: &c.column })
+        .collect();
+    let grain = grain::of_view(graph, &jt, &built_cols);
     Ok(BuiltView {
         tables: jt.instances.iter().map(|i| i.alias.clone()).collect(),
         joins: out_joins,
         ambiguities: jt.ambiguities,
         columns,
         sql,
+        grain,
     })
 }
 

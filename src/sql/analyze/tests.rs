@@ -228,6 +228,7 @@ fn view_columns_map_back_to_base_columns() {
         n_bound: String::new(),
         model_size: Default::default(),
         relevant: vec![],
+        grain: Default::default(),
     };
     let r = analyze_view_query("SELECT v.CLIENT_name FROM lucy_view v WHERE ACCOUNT_kind = 'x'", &view).unwrap();
     assert_eq!(tables(&r), ["account", "client"]);

@@ -1,0 +1,460 @@
+//! Fan-out-safe aggregates over the view.
+//!
+//! The view joins every relevant table into one row set, so a row of one
+//! table appears once per matching row of every table joined on a "many"
+//! side away from it (the view's grain, `types::grain`). A `SUM`, `AVG`,
+//! `COUNT`, `TOTAL` or `GROUP_CONCAT` over such a column counts the row that
+//! many times: a chasm trap (two independent "many" branches) or a fan trap
+//! (a parent's measure summed after joining its children).
+//!
+//! [`analyze`] finds those aggregates in every SELECT that reads the view
+//! alone and, in mode `rewrite`, rewrites the SELECT so each row of the
+//! aggregated instance counts once per group:
+//!
+//! ```sql
+//! SELECT CLIENT_name, SUM(PAYAMOUNT_amount) FROM lucy_view WHERE p GROUP BY CLIENT_name
+//! -- becomes
+//! SELECT CLIENT_name, SUM(CASE WHEN lucy_view.lucy_once_1 = 1 THEN PAYAMOUNT_amount END)
+//! FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY CLIENT_name, PAYAMOUNT_id) AS lucy_once_1
+//!       FROM lucy_view WHERE p) AS lucy_view
+//! GROUP BY CLIENT_name
+//! ```
+//!
+//! The filter moves inside so the numbering sees exactly the rows the
+//! original query aggregated; the partition is the group plus the
+//! instance's key, so the first row of each (group, instance row) carries
+//! the value and the repeats carry NULL, which every counting aggregate
+//! ignores. Aggregates that were right stay untouched and see the same rows
+//! as before. `MIN`/`MAX` and `DISTINCT` aggregates never change.
+
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    Expr, GroupByExpr, OrderBy, OrderByKind, Query, Select, SelectItem, SetExpr, Statement, TableFactor, Value,
+    VisitMut, VisitorMut,
+};
+use sqlparser::dialect::Dialect as SqlDialect;
+use sqlparser::parser::Parser;
+
+use super::aggregates::{counting_aggregates, first_arg_mut, instances_of, is_counting, AggUse, Resolve};
+use crate::error::{Error, Result};
+use crate::sql::guard::parser_dialect;
+use crate::types::{Dialect, FanoutFinding, FanoutMode, FanoutReport, Grain, ViewResult};
+use crate::view::sql::quote_alias;
+
+/// Prefix of the row-numbering columns the rewrite adds.
+pub const ONCE_PREFIX: &str = "lucy_once_";
+
+/// Find aggregates over repeated rows in `sql` (a query over `view` that the
+/// guard admitted) and, in mode `rewrite`, rewrite them. The report's
+/// `rewritten` is set only when something was rewritten; findings that
+/// cannot be rewritten are marked so (the caller refuses those).
+pub fn analyze(sql: &str, view: &ViewResult, dialect: Dialect, mode: FanoutMode) -> Result<FanoutReport> {
+    let original = sql.trim().trim_end_matches(';').trim().to_string();
+    let mut report = FanoutReport { mode, original, ..FanoutReport::default() };
+    if view.grain.instances.is_empty() || !view.grain.fans_out() {
+        return Ok(report);
+    }
+    let d = parser_dialect(dialect);
+    let mut stmts = Parser::parse_sql(&*d, &report.original)
+        .map_err(|e| Error::Sql(format!("fan-out analysis cannot parse the SQL as {}: {e}", dialect.as_str())))?;
+    let Some(Statement::Query(q)) = stmts.first_mut() else { return Ok(report) };
+    let q: &mut Query = q.as_mut();
+    let mut rw = Rewriter {
+        grain: &view.grain,
+        view_name: view.view_name.to_ascii_lowercase(),
+        parser: &*d,
+        dialect,
+        mode,
+        findings: Vec::new(),
+        skipped: Vec::new(),
+        windows: 0,
+        err: None,
+    };
+    let _ = q.visit(&mut rw);
+    if let Some(e) = rw.err {
+        return Err(e);
+    }
+    let mut seen = BTreeSet::new();
+    report.findings = rw.findings.into_iter().filter(|f| seen.insert((f.aggregate.clone(), f.clause.clone()))).collect();
+    report.skipped = rw.skipped;
+    if rw.windows > 0 {
+        report.rewritten = Some(q.to_string());
+    }
+    Ok(report)
+}
+
+struct Rewriter<'a> {
+    grain: &'a Grain,
+    view_name: String,
+    parser: &'a dyn SqlDialect,
+    dialect: Dialect,
+    mode: FanoutMode,
+    findings: Vec<FanoutFinding>,
+    skipped: Vec<String>,
+    /// Row-numbering columns added so far (names are unique per query).
+    windows: usize,
+    err: Option<Error>,
+}
+
+impl VisitorMut for Rewriter<'_> {
+    type Break = ();
+    fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+        let order = q.order_by.as_mut();
+        match q.body.as_mut() {
+            SetExpr::Select(sel) => self.select(sel, order),
+            other => self.branches(other),
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl Rewriter<'_> {
+    /// The SELECTs of a set operation (their ORDER BY, if any, is the
+    /// enclosing query's and applies to the union, not to a branch).
+    fn branches(&mut self, body: &mut SetExpr) {
+        match body {
+            SetExpr::Select(sel) => self.select(sel, None),
+            SetExpr::SetOperation { left, right, .. } => {
+                self.branches(left);
+                self.branches(right);
+            }
+            _ => {}
+        }
+    }
+
+    fn select(&mut self, sel: &mut Select, mut order: Option<&mut OrderBy>) {
+        let Some(binding) = self.binding(sel) else {
+            if self.reads_view(sel) {
+                let grain = self.grain;
+                let any = |_: Option<&str>, c: &str| grain.instance_of(c).map(|i| i.instance.clone());
+                if !counting_aggregates(sel, order.as_deref(), &any).is_empty() {
+                    self.skipped.push(format!(
+                        "a SELECT joins the view with other relations; its aggregates were not checked for fan-out: {}",
+                        short(&sel.to_string())
+                    ));
+                }
+            }
+            return;
+        };
+        let grain = self.grain;
+        let (bind_lower, view_name) = (binding.to_ascii_lowercase(), self.view_name.clone());
+        let resolve = move |q: Option<&str>, c: &str| -> Option<String> {
+            if q.is_some_and(|q| q != bind_lower && q != view_name) {
+                return None;
+            }
+            grain.instance_of(c).map(|i| i.instance.clone())
+        };
+        let uses = counting_aggregates(sel, order.as_deref(), &resolve);
+        let groups = group_exprs(sel);
+        let fixed = fixed_instances(self.grain, groups.as_deref().unwrap_or(&[]), &resolve);
+        let mut flagged: Vec<(AggUse, FanoutFinding)> = Vec::new();
+        for u in uses {
+            if let Some(f) = self.classify(&u, sel, &fixed) {
+                flagged.push((u, f));
+            }
+        }
+        if flagged.is_empty() {
+            return;
+        }
+        let rewrite = self.mode == FanoutMode::Rewrite && flagged.iter().all(|(_, f)| f.rewritable);
+        if !rewrite {
+            self.findings.extend(flagged.into_iter().map(|(_, f)| f));
+            return;
+        }
+        // One row numbering per distinct instance set.
+        let mut sets: Vec<Vec<String>> = Vec::new();
+        for (u, _) in &flagged {
+            if !sets.contains(&u.instances) {
+                sets.push(u.instances.clone());
+            }
+        }
+        let Some(groups) = groups else {
+            for (_, mut f) in flagged {
+                f.rewritable = false;
+                f.message = format!("{}; cannot be rewritten: GROUP BY ALL is not supported, list the grouping columns", f.message);
+                self.findings.push(f);
+            }
+            return;
+        };
+        let mut names = Vec::new();
+        let mut windows = Vec::new();
+        for s in &sets {
+            self.windows += 1;
+            let name = format!("{ONCE_PREFIX}{}", self.windows);
+            let mut parts: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+            for inst in s {
+                if let Some(i) = self.grain.instance(inst) {
+                    parts.extend(i.key.iter().map(|k| quote_alias(k, self.dialect)));
+                }
+            }
+            windows.push(format!("ROW_NUMBER() OVER (PARTITION BY {}) AS {name}", parts.join(", ")));
+            names.push((s.clone(), name));
+        }
+        let relation = sel.from[0].relation.to_string();
+        let filter = sel.selection.as_ref().map(|w| format!(" WHERE {w}")).unwrap_or_default();
+        let inner = format!("SELECT *, {} FROM {relation}{filter}", windows.join(", "));
+        let wrapper = format!("SELECT 1 FROM ({inner}) AS {binding}");
+        let from = match parse_select(self.parser, &wrapper) {
+            Ok(s) => s.from,
+            Err(e) => {
+                self.err = Some(Error::Sql(format!("fan-out rewrite produced unparsable SQL ({e}): {wrapper}")));
+                return;
+            }
+        };
+        sel.from = from;
+        sel.selection = None;
+        let mut m = Marker { resolve: &resolve, names: &names, binding: &binding, parser: self.parser, depth: 0, err: None };
+        for item in sel.projection.iter_mut() {
+            match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } | SelectItem::ExprWithAliases { expr: e, .. } => {
+                    let _ = e.visit(&mut m);
+                }
+                _ => {}
+            }
+        }
+        if let Some(h) = sel.having.as_mut() {
+            let _ = h.visit(&mut m);
+        }
+        if let Some(OrderBy { kind: OrderByKind::Expressions(v), .. }) = order.as_deref_mut() {
+            for o in v.iter_mut() {
+                let _ = o.expr.visit(&mut m);
+            }
+        }
+        if let Some(e) = m.err {
+            self.err = Some(e);
+        }
+        self.findings.extend(flagged.into_iter().map(|(_, f)| f));
+    }
+
+    /// The name the SELECT reads the view under, when the view is its only
+    /// relation (`FROM lucy_view` or `FROM lucy_view AS v`).
+    fn binding(&self, sel: &Select) -> Option<String> {
+        let [twj] = sel.from.as_slice() else { return None };
+        if !twj.joins.is_empty() {
+            return None;
+        }
+        let TableFactor::Table { name, alias, args: None, .. } = &twj.relation else { return None };
+        let [part] = name.0.as_slice() else { return None };
+        let ident = part.as_ident()?;
+        if !ident.value.eq_ignore_ascii_case(&self.view_name) {
+            return None;
+        }
+        Some(match alias {
+            Some(a) => a.name.to_string(),
+            None => ident.to_string(),
+        })
+    }
+
+    fn reads_view(&self, sel: &Select) -> bool {
+        let is_view = |tf: &TableFactor| match tf {
+            TableFactor::Table { name, .. } => {
+                name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| i.value.eq_ignore_ascii_case(&self.view_name))
+            }
+            _ => false,
+        };
+        sel.from.iter().any(|t| is_view(&t.relation) || t.joins.iter().any(|j| is_view(&j.relation)))
+    }
+
+    /// A finding for one counting aggregate, or `None` when it counts each
+    /// row once.
+    fn classify(&self, u: &AggUse, sel: &Select, fixed: &[String]) -> Option<FanoutFinding> {
+        let g = self.grain;
+        let with_fixed = |set: &[&str]| {
+            let mut all: Vec<&str> = set.to_vec();
+            all.extend(fixed.iter().map(String::as_str));
+            g.multipliers_of(&all)
+        };
+        if u.instances.is_empty() {
+            // COUNT(*) counts rows of the view: right when some instance's
+            // rows appear once each within a group.
+            if g.instances.iter().any(|i| with_fixed(&[i.instance.as_str()]).is_empty()) {
+                return None;
+            }
+            let all: Vec<String> = g.instances.iter().filter(|i| !i.key.is_empty()).map(|i| i.instance.clone()).collect();
+            let hint = g
+                .instances
+                .iter()
+                .find(|i| !i.key.is_empty())
+                .map(|i| format!(", e.g. COUNT(DISTINCT {})", i.key[0]))
+                .unwrap_or_default();
+            return Some(FanoutFinding {
+                aggregate: u.text.clone(),
+                clause: u.clause.into(),
+                instances: Vec::new(),
+                multiplied_by: all.clone(),
+                rewritable: false,
+                message: format!(
+                    "{} in {} counts rows of the view, and each row is a combination of rows of {}: the count is not a number of anything; count one table's rows with COUNT(DISTINCT <its key>){hint}",
+                    u.text, u.clause, all.join(", ")
+                ),
+            });
+        }
+        let refs: Vec<&str> = u.instances.iter().map(String::as_str).collect();
+        let by = with_fixed(&refs);
+        if by.is_empty() {
+            return None;
+        }
+        let keyless: Vec<&str> =
+            refs.iter().copied().filter(|i| g.instance(i).map_or(true, |x| x.key.is_empty())).collect();
+        let wildcard = sel.projection.iter().any(|p| matches!(p, SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)));
+        let mut msg = format!(
+            "{} in {} reads {} rows, which the view repeats once per matching row of {}",
+            u.text,
+            u.clause,
+            u.instances.join(", "),
+            by.join(", ")
+        );
+        let rewritable = keyless.is_empty() && !wildcard;
+        if !keyless.is_empty() {
+            msg.push_str(&format!(
+                "; cannot be rewritten: the view has no key column of {} (a table without a primary key, or its key not selected)",
+                keyless.join(", ")
+            ));
+        } else if wildcard {
+            msg.push_str("; cannot be rewritten next to `*` in the select list: name the columns");
+        }
+        match self.mode {
+            FanoutMode::Rewrite if rewritable => {
+                msg.push_str(&format!("; rewritten to count each {} row once per group", u.instances.join("+")));
+            }
+            FanoutMode::Warn => msg.push_str("; run as written (--fanout warn): the result may be too large"),
+            _ => {
+                let keys: Vec<String> =
+                    refs.iter().filter_map(|i| g.instance(i)).flat_map(|i| i.key.iter().cloned()).collect();
+                msg.push_str(&format!(
+                    "; aggregate each {} row once, e.g. over SELECT DISTINCT <group columns>, {}, <value> FROM the view (or rerun with --fanout rewrite)",
+                    u.instances.join("+"),
+                    if keys.is_empty() { "<its key>".to_string() } else { keys.join(", ") }
+                ));
+            }
+        }
+        Some(FanoutFinding {
+            aggregate: u.text.clone(),
+            clause: u.clause.into(),
+            instances: u.instances.clone(),
+            multiplied_by: by,
+            rewritable,
+            message: msg,
+        })
+    }
+}
+
+/// The SELECT's grouping expressions, with `GROUP BY 2` and select-list
+/// aliases replaced by the expressions they stand for (the row numbering
+/// runs before the select list exists). `None` for `GROUP BY ALL`.
+fn group_exprs(sel: &Select) -> Option<Vec<Expr>> {
+    let exprs = match &sel.group_by {
+        GroupByExpr::All(_) => return None,
+        GroupByExpr::Expressions(v, _) => v,
+    };
+    let item_expr = |i: usize| match sel.projection.get(i) {
+        Some(SelectItem::UnnamedExpr(e)) | Some(SelectItem::ExprWithAlias { expr: e, .. }) => Some(e.clone()),
+        _ => None,
+    };
+    let alias_expr = |name: &str| {
+        sel.projection.iter().find_map(|p| match p {
+            SelectItem::ExprWithAlias { expr, alias } if alias.value.eq_ignore_ascii_case(name) => Some(expr.clone()),
+            _ => None,
+        })
+    };
+    Some(
+        exprs
+            .iter()
+            .map(|e| match e {
+                Expr::Value(v) => match &v.value {
+                    Value::Number(n, _) => n.parse::<usize>().ok().and_then(|i| i.checked_sub(1)).and_then(|i| item_expr(i)).unwrap_or_else(|| e.clone()),
+                    _ => e.clone(),
+                },
+                Expr::Identifier(i) => alias_expr(&i.value).unwrap_or_else(|| e.clone()),
+                other => other.clone(),
+            })
+            .collect(),
+    )
+}
+
+/// Instances a GROUP BY fixes: every column of their key is grouped on.
+fn fixed_instances(g: &Grain, groups: &[Expr], resolve: &Resolve<'_>) -> Vec<String> {
+    let grouped: Vec<String> = groups
+        .iter()
+        .filter_map(|e| match e {
+            Expr::Identifier(i) => resolve(None, &i.value.to_ascii_lowercase()).map(|_| i.value.to_ascii_lowercase()),
+            Expr::CompoundIdentifier(p) if p.len() >= 2 => {
+                let n = p.len();
+                let c = p[n - 1].value.to_ascii_lowercase();
+                resolve(Some(&p[n - 2].value.to_ascii_lowercase()), &c).map(|_| c)
+            }
+            _ => None,
+        })
+        .collect();
+    g.instances
+        .iter()
+        .filter(|i| !i.key.is_empty() && i.key.iter().all(|k| grouped.contains(&k.to_ascii_lowercase())))
+        .map(|i| i.instance.clone())
+        .collect()
+}
+
+fn parse_select(d: &dyn SqlDialect, sql: &str) -> std::result::Result<Select, String> {
+    let stmts = Parser::parse_sql(d, sql).map_err(|e| e.to_string())?;
+    match stmts.into_iter().next() {
+        Some(Statement::Query(q)) => {
+            let q = *q;
+            match *q.body {
+                SetExpr::Select(s) => Ok(*s),
+                _ => Err("not a SELECT".into()),
+            }
+        }
+        _ => Err("not a query".into()),
+    }
+}
+
+fn short(s: &str) -> String {
+    let t: String = s.chars().take(120).collect();
+    if t.len() < s.len() { format!("{t}…") } else { t }
+}
+
+/// Wraps the counted value of each flagged aggregate in
+/// `CASE WHEN <binding>.lucy_once_k = 1 THEN … END`.
+struct Marker<'r, 'a> {
+    resolve: &'r Resolve<'a>,
+    names: &'r [(Vec<String>, String)],
+    binding: &'r str,
+    parser: &'r dyn SqlDialect,
+    depth: usize,
+    err: Option<Error>,
+}
+
+impl VisitorMut for Marker<'_, '_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if self.depth > 0 {
+            return ControlFlow::Continue(());
+        }
+        let Expr::Function(f) = e else { return ControlFlow::Continue(()) };
+        if !is_counting(f) {
+            return ControlFlow::Continue(());
+        }
+        let set = instances_of(f, self.resolve);
+        let Some((_, name)) = self.names.iter().find(|(s, _)| *s == set) else { return ControlFlow::Continue(()) };
+        let Some(arg) = first_arg_mut(f) else { return ControlFlow::Continue(()) };
+        let text = format!("CASE WHEN {}.{name} = 1 THEN {arg} END", self.binding);
+        match Parser::new(self.parser).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
+            Ok(x) => *arg = x,
+            Err(err) => self.err = Some(Error::Sql(format!("fan-out rewrite produced unparsable SQL ({err}): {text}"))),
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+#[path = "fanout_tests.rs"]
+mod tests;

@@ -1,0 +1,8 @@
+//! Checking SQL against the model: fan-out-safe aggregates over the view
+//! ([`fanout`]) and, for SQL over the base tables, `lucy check`.
+
+pub mod aggregates;
+pub mod base;
+pub mod fanout;
+
+pub use base::{check_sql, CheckReport, Finding, FindingKind};
