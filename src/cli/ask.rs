@@ -26,16 +26,16 @@ pub struct AskArgs {
     #[command(flatten)]
     pub llm: LlmFlags,
     /// Sampled answers per MatchTables prompt, voted (paper: 5).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = super::num::samples)]
     pub samples: usize,
     /// Sampling temperature of every prompt (paper: 0.2).
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = 0.2, value_parser = super::num::temperature)]
     pub temperature: f64,
     /// Votes an item needs to be kept (default 1: the paper keeps every named item, ranked by votes).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::num::count)]
     pub min_votes: usize,
     /// At most this many tables (and attributes) kept per prompt (paper: 8).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = super::num::count)]
     pub max_items: usize,
     /// Relevant tables, comma-separated: skip MatchTables (all their columns unless --attrs names some).
     #[arg(long, value_delimiter = ',', value_name = "T1,T2")]
@@ -68,7 +68,7 @@ pub struct AskArgs {
     #[arg(long, value_enum)]
     pub dialect: Option<Dialect>,
     /// Solver time limit per call, in seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = super::num::seconds)]
     pub time_limit: f64,
     /// Use the PROMPTB baseline (whole schema, no view) instead of lucy's phases.
     #[arg(long)]
@@ -80,7 +80,7 @@ pub struct AskArgs {
     pub prefilter: Prefilter,
     /// CRUSH budget in schema elements (default 20 for --prefilter crush,
     /// 8 for the offline linker used when no LLM is configured).
-    #[arg(long)]
+    #[arg(long, value_parser = super::num::count)]
     pub budget: Option<usize>,
     /// Run this SQL instead of asking the LLM for it: over the view built
     /// from --tables/--attrs (or over the model's tables with --direct),

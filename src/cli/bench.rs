@@ -31,19 +31,19 @@ pub struct BenchArgs {
     #[arg(long)]
     pub limit: Option<usize>,
     /// Questions run in parallel (results keep suite order).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::num::workers)]
     pub jobs: usize,
     /// Output directory (default: bench-out/<suite>-<mode>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Solver time limit per GenerateView call, in seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = super::num::seconds)]
     pub time_limit: f64,
     /// Sampled answers per MatchTables prompt (paper: 5).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = super::num::samples)]
     pub samples: usize,
     /// Sampling temperature (paper: 0.2).
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = 0.2, value_parser = super::num::temperature)]
     pub temperature: f64,
     /// Show relevant tables' DDL and the evidence to QueryView (PROMPTC').
     #[arg(long)]

@@ -32,21 +32,21 @@ pub struct CrushArgs {
     #[arg(long)]
     pub probes: Option<String>,
     /// Number of schema elements to retrieve (B = |R|).
-    #[arg(long)]
+    #[arg(long, value_parser = super::num::count)]
     pub budget: usize,
     #[arg(long, value_enum, default_value = "exact")]
     pub solver: SolverKind,
     /// Candidate set size |C(x)|.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = super::num::count)]
     pub candidates: usize,
     /// Time limit of the exact solver, seconds.
-    #[arg(long = "time-limit", default_value_t = 10.0)]
+    #[arg(long = "time-limit", default_value_t = 10.0, value_parser = super::num::seconds)]
     pub time_limit: f64,
     /// Connectivity score e(d,d') of same-table / foreign-key pairs.
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = 0.01, value_parser = super::num::gamma)]
     pub gamma: f64,
     /// Soft-max temperature τ (paper: 1; smaller rewards covering every probe).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = super::num::tau)]
     pub temperature: f64,
     #[arg(long, value_enum, default_value = "minilm")]
     pub embedder: EmbedderKind,

@@ -19,19 +19,19 @@ pub struct LlmFlags {
     #[arg(long = "llm-model", value_name = "NAME")]
     pub llm_model: Option<String>,
     /// Override the temperature every prompt asks for.
-    #[arg(long = "llm-temperature", value_name = "T")]
+    #[arg(long = "llm-temperature", value_name = "T", value_parser = super::num::temperature)]
     pub llm_temperature: Option<f64>,
     /// Timeout of one HTTP request, in seconds.
-    #[arg(long = "llm-timeout", value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS)]
+    #[arg(long = "llm-timeout", value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS, value_parser = super::num::seconds)]
     pub llm_timeout: f64,
     /// Retries on 429, 5xx, timeouts and connection errors (exponential backoff with jitter).
-    #[arg(long = "llm-retries", value_name = "N", default_value_t = DEFAULT_RETRIES)]
+    #[arg(long = "llm-retries", value_name = "N", default_value_t = DEFAULT_RETRIES, value_parser = super::num::retries)]
     pub llm_retries: u32,
     /// Maximum number of LLM requests in flight at once.
-    #[arg(long = "llm-concurrency", value_name = "N", default_value_t = DEFAULT_CONCURRENCY)]
+    #[arg(long = "llm-concurrency", value_name = "N", default_value_t = DEFAULT_CONCURRENCY, value_parser = super::num::workers)]
     pub llm_concurrency: usize,
     /// Cap every answer at this many tokens (sent as max_tokens); answers cut off there are flagged in the trace.
-    #[arg(long = "llm-max-tokens", value_name = "N")]
+    #[arg(long = "llm-max-tokens", value_name = "N", value_parser = super::num::tokens)]
     pub llm_max_tokens: Option<u32>,
     /// Ask for schema-constrained answers: auto (fall back when the server rejects it), on, off.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = StructuredMode::Auto)]

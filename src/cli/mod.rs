@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use lucy::error::Error;
 
 pub mod llm;
+pub mod num;
 pub mod values;
 pub mod model;
 pub mod model_import;

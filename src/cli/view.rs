@@ -25,7 +25,7 @@ pub struct ViewArgs {
     #[arg(long, value_enum, default_value_t = Dialect::Sqlite)]
     pub dialect: Dialect,
     /// Time limit for the solve, in seconds.
-    #[arg(long = "time-limit", default_value_t = 10.0)]
+    #[arg(long = "time-limit", default_value_t = 10.0, value_parser = super::num::seconds)]
     pub time_limit: f64,
     /// Name of the view.
     #[arg(long, default_value = "lucy_view")]

@@ -225,7 +225,9 @@ impl LlmArgs {
         let mut cfg = LlmConfig::new(url.trim_end_matches('/'), model);
         cfg.api_key = api_key;
         cfg.temperature = self.llm_temperature;
-        cfg.timeout = Duration::from_secs_f64(self.llm_timeout);
+        cfg.timeout = crate::types::limits::duration(
+            crate::types::limits::check_seconds("--llm-timeout", self.llm_timeout).map_err(Error::Input)?,
+        );
         cfg.max_retries = self.llm_retries;
         cfg.concurrency = self.llm_concurrency;
         cfg.structured = self.structured;

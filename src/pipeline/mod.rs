@@ -14,7 +14,7 @@ pub mod explain;
 pub use crate::llm::traced as llm_call;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -330,7 +330,7 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
         db,
         view_sql: Some(view.view_sql.as_str()),
         limit: opts.row_limit,
-        timeout: Duration::from_secs_f64(opts.exec_timeout_s.max(0.001)),
+        timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
     });
     let mut qt = QueryTrace::default();
     let r = if let Some(sql) = &opts.sql {
@@ -412,7 +412,7 @@ pub fn direct_sql(
         db,
         view_sql: None,
         limit: opts.row_limit,
-        timeout: Duration::from_secs_f64(opts.exec_timeout_s.max(0.001)),
+        timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
     });
     let mut qt = QueryTrace::default();
     let r = match (&opts.sql, llm) {

@@ -20,11 +20,11 @@ pub mod preprocess;
 pub mod problem;
 pub mod relevant;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::graph::SchemaGraph;
-use crate::types::{ModelSize, SolveStatus, ViewRequest, ViewResult};
+use crate::types::{limits, ModelSize, SolveStatus, ViewRequest, ViewResult};
 
 use exact::{solve_exact, ExactLimits, ExactOutcome};
 use milp::{solve_milp_full, MilpStatus};
@@ -76,7 +76,7 @@ impl Default for CoreOptions {
 /// Solve the core walk problem under a deadline.
 pub fn solve_core(p: &CoreProblem, time_limit_s: f64, opts: CoreOptions) -> Result<CoreSolution> {
     let start = Instant::now();
-    let deadline = start + Duration::from_secs_f64(time_limit_s.max(0.001));
+    let deadline = limits::deadline(start, time_limit_s.max(0.001));
     let remaining = || deadline.saturating_duration_since(Instant::now()).as_secs_f64();
     let mut sol = CoreSolution {
         status: SolveStatus::Infeasible,
@@ -224,7 +224,7 @@ pub fn generate_view(graph: &SchemaGraph, req: &ViewRequest) -> Result<ViewResul
         relevant: sc.relevant.iter().map(|&t| graph.name(t).to_string()).collect(),
         grain: Default::default(),
     };
-    let deadline = start + Duration::from_secs_f64(req.time_limit_s);
+    let deadline = limits::deadline(start, req.time_limit_s);
     if !sc.blocked.is_empty() {
         res.explanation = Some(sc.blocked.join("; "));
         res.solve_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -236,7 +236,7 @@ pub fn generate_view(graph: &SchemaGraph, req: &ViewRequest) -> Result<ViewResul
     res.model_size = core.model_size.clone();
     if core.status == SolveStatus::Infeasible {
         // The explanation gets its own (short) budget: the solve already used the main one.
-        let budget = Instant::now() + Duration::from_secs_f64(req.time_limit_s.min(2.0));
+        let budget = limits::deadline(Instant::now(), req.time_limit_s.min(2.0));
         res.explanation = Some(explain::explain(graph, &sc, budget.max(deadline)));
         res.solve_ms = start.elapsed().as_secs_f64() * 1e3;
         return Ok(res);

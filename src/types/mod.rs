@@ -3,6 +3,7 @@
 pub mod chat;
 pub mod grain;
 pub mod ids;
+pub mod limits;
 pub mod model;
 pub mod plan;
 pub mod resolved;
