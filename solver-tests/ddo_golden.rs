@@ -304,7 +304,7 @@ fn lookup_reached_from_two_tables_gets_two_instances() {
         .map(|n| id(n))
         .collect();
     let relevant: std::collections::BTreeSet<usize> = [id("CLIENT"), id("DATACENTER"), id("LOCATION")].into();
-    let attrs = vec![ColumnRef::new("LOCATION", "city")];
+    let attrs = vec![g.names().column(id("LOCATION"), "city").unwrap()];
     let spec = lucy::view::ViewSpec {
         relevant: &relevant,
         inner: &[],

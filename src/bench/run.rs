@@ -163,7 +163,8 @@ pub fn run_suite(suite: &Suite, opts: &RunOptions) -> Result<Vec<QuestionResult>
         Some(n) => suite.questions.iter().take(n).cloned().collect(),
         None => suite.questions.clone(),
     };
-    if opts.oracle != Some(Oracle::Tables) && opts.llm.is_none() {
+    let offline = opts.method == Method::Lucy && opts.oracle.is_none() && !opts.ask.linker.needs_llm();
+    if opts.oracle != Some(Oracle::Tables) && opts.llm.is_none() && !offline {
         return Err(Error::Input(format!(
             "this mode needs an LLM: {} (or use --oracle tables, which needs none)",
             crate::llm::NOT_CONFIGURED_HINT
@@ -439,10 +440,12 @@ fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&P
 /// Full pipeline (`--method lucy`), `--oracle view`, or `--method direct`.
 fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Path>, opts: &RunOptions, gold: Option<&QueryRefs>) -> Produced {
     let mut p = Produced::default();
-    let Some(llm) = opts.llm.as_deref() else {
+    let llm = opts.llm.as_deref();
+    let offline = opts.method == Method::Lucy && opts.oracle.is_none() && !opts.ask.linker.needs_llm();
+    if llm.is_none() && !offline {
         p.prediction.error = Some("no LLM configured".into());
         return p;
-    };
+    }
     let mut ask = opts.ask.clone();
     ask.execute = db.map(Path::to_path_buf);
     ask.evidence = q.evidence.clone();
@@ -451,7 +454,7 @@ fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Path>, opts:
         ask.row_limit = Some(100_000);
     }
     if opts.method == Method::Direct {
-        match pipeline::direct_sql(graph, &q.question, q.evidence.as_deref(), &ask, Some(llm)) {
+        match pipeline::direct_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm) {
             Ok(out) => {
                 p.prediction.sql = out.sql.clone();
                 p.prediction.row_count = out.rows.as_ref().map(|r| r.rows.len());
@@ -472,7 +475,7 @@ fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Path>, opts:
         ask.tables = req.tables.clone();
         ask.attrs = req.attributes.iter().map(|c| c.to_string()).collect();
     }
-    match pipeline::ask(graph, &q.question, &ask, Some(llm)) {
+    match pipeline::ask(graph, &q.question, &ask, llm) {
         Ok(out) => {
             if opts.oracle != Some(Oracle::View) {
                 p.phase1_tables = Some(out.tables.iter().map(|t| t.to_ascii_lowercase()).collect());

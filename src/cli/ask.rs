@@ -9,9 +9,9 @@ use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
 use lucy::link::MatchOptions;
 use super::llm::LlmFlags;
-use super::values::{Dialect, FanoutMode, StopAfter};
+use super::values::{Dialect, FanoutMode, Prefilter, StopAfter};
 use lucy::llm::{build_chat_model, NOT_CONFIGURED_HINT};
-use lucy::pipeline::{self, AskOptions, AskOutcome, StopAfter as LibStopAfter};
+use lucy::pipeline::{self, AskOptions, AskOutcome, Linker};
 use lucy::sql::exec::QueryRows;
 use lucy::types::FanoutReport;
 
@@ -97,13 +97,6 @@ pub struct AskArgs {
     pub probes: Option<String>,
 }
 
-/// Pre-filters of the core tables before MatchTables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Prefilter {
-    None,
-    Crush,
-}
-
 impl AskArgs {
     fn options(&self) -> AskOptions {
         AskOptions {
@@ -155,14 +148,11 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
                 "{NOT_CONFIGURED_HINT}. Without an LLM, `lucy ask --tables T1,T2 --stop-after view` still builds the view"
             )));
         }
-        offline_phase_one(&graph, &args, &mut opts, ctx)?;
+        // Phase 1 by the offline embedding linker, then stop after the view
+        // (QueryView needs an LLM).
+        opts.linker = Linker::Offline { budget: args.budget.unwrap_or(8) };
     } else if args.prefilter == Prefilter::Crush && args.sql.is_none() {
-        let embedder = load_embedder()?;
-        let budget = args.budget.unwrap_or(20);
-        let picked = lucy::crush::prefilter_tables(&graph, &question, args.probes.as_deref(), budget, llm.as_deref(), &embedder)?;
-        // MatchTables maps an inner table to its pattern root itself; the trace
-        // keeps CRUSH's own picks.
-        opts.restrict_core_tables = Some(picked);
+        opts.linker = Linker::CrushPrefilter { budget: args.budget.unwrap_or(20), probes: args.probes.clone() };
     }
     if args.direct {
         let o = pipeline::direct_sql(&graph, &question, args.evidence.as_deref(), &opts, llm.as_deref())?;
@@ -180,6 +170,11 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         return Ok(report_failure(o.failure.as_ref(), ctx, args.trace.is_some()));
     }
     let o = pipeline::ask(&graph, &question, &opts, llm.as_deref())?;
+    if matches!(opts.linker, Linker::Offline { .. }) && !ctx.json {
+        eprintln!(
+            "note: {NOT_CONFIGURED_HINT}.\nnote: phase 1 ran on the offline embedding linker (CRUSH over MiniLM); stopping after the view"
+        );
+    }
     write_trace(args.trace.as_deref(), &o.trace)?;
     if ctx.json {
         super::print_json(&json_summary(&o))?;
@@ -187,35 +182,6 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         print_human(&o);
     }
     Ok(report_failure(o.failure.as_ref(), ctx, args.trace.is_some()))
-}
-
-/// No LLM configured and no tables given: phase 1 by the offline embedding
-/// linker (CRUSH's round-robin greedy over MiniLM embeddings of the
-/// question's phrases: on BIRD it finds more gold columns than the exact
-/// optimum of the paper's objective, see docs/crush.md), then stop after the
-/// view, since QueryView needs an LLM.
-fn offline_phase_one(graph: &SchemaGraph, args: &AskArgs, opts: &mut AskOptions, ctx: Ctx) -> Result<()> {
-    let embedder = load_embedder().map_err(|e| {
-        Error::Input(format!("{NOT_CONFIGURED_HINT}. The offline linker used without an LLM is unavailable too: {e}"))
-    })?;
-    let budget = args.budget.unwrap_or(8);
-    let (tables, columns) = lucy::crush::embedding_link(graph, args.question.as_deref().unwrap_or_default(), budget, &embedder)?;
-    if !ctx.json {
-        eprintln!(
-            "note: {NOT_CONFIGURED_HINT}.\nnote: phase 1 ran on the offline embedding linker (CRUSH over MiniLM); stopping after the view"
-        );
-    }
-    opts.tables = tables;
-    opts.attrs = columns.iter().map(|c| c.to_string()).collect();
-    opts.given_source = Some(format!("offline embedding linker (CRUSH greedy, MiniLM, budget {budget}): no LLM configured"));
-    if opts.stop_after != Some(LibStopAfter::Match) {
-        opts.stop_after = Some(LibStopAfter::View);
-    }
-    Ok(())
-}
-
-fn load_embedder() -> Result<lucy::crush::embed::minilm::MiniLm> {
-    lucy::crush::embed::minilm::MiniLm::load_default()
 }
 
 fn write_trace(path: Option<&std::path::Path>, trace: &lucy::types::trace::Trace) -> Result<()> {

@@ -8,12 +8,12 @@ use super::Ctx;
 use lucy::bench::meta::{git_commit, today_utc};
 use lucy::bench::report::{render, render_comparison};
 use super::llm::LlmFlags;
-use super::values::{Method, Oracle};
+use super::values::{Method, Oracle, Prefilter};
 use lucy::bench::{run_suite, BenchRun, RunOptions, Suite, Summary};
 use lucy::error::{Error, Result};
 use lucy::link::MatchOptions;
 use lucy::llm::build_chat_model;
-use lucy::pipeline::AskOptions;
+use lucy::pipeline::{AskOptions, Linker};
 
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
@@ -51,6 +51,18 @@ pub struct BenchArgs {
     /// Do not draw a progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Shrink the core tables offered to MatchTables with CRUSH, as `lucy
+    /// ask --prefilter crush` does.
+    #[arg(long, value_enum, default_value_t = Prefilter::None)]
+    pub prefilter: Prefilter,
+    /// Phase 1 by the offline embedding linker `lucy ask` uses without an
+    /// LLM (CRUSH's greedy over MiniLM); each question stops after its view.
+    #[arg(long, conflicts_with = "prefilter")]
+    pub offline_linker: bool,
+    /// CRUSH budget in schema elements (default 20 for --prefilter crush, 8
+    /// for --offline-linker).
+    #[arg(long)]
+    pub budget: Option<usize>,
     #[command(flatten)]
     pub llm: LlmFlags,
 }
@@ -85,8 +97,22 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     }
     let path = Suite::find(&args.suite)?;
     let suite = Suite::load(&path)?;
-    let llm = if args.oracle == Some(Oracle::Tables) { None } else { build_chat_model(&args.llm.to_args())?.map(Arc::from) };
-    let mode = mode_name(args.oracle);
+    let linker = if args.offline_linker {
+        Linker::Offline { budget: args.budget.unwrap_or(8) }
+    } else if args.prefilter == Prefilter::Crush {
+        Linker::CrushPrefilter { budget: args.budget.unwrap_or(20), probes: None }
+    } else {
+        Linker::Llm
+    };
+    if linker != Linker::Llm && (args.oracle.is_some() || methods != [Method::Lucy]) {
+        return Err(Error::Input("--prefilter and --offline-linker choose phase 1 of --method lucy without --oracle".into()));
+    }
+    let llm = if args.oracle == Some(Oracle::Tables) || args.offline_linker {
+        None
+    } else {
+        build_chat_model(&args.llm.to_args())?.map(Arc::from)
+    };
+    let mode = if args.offline_linker { "offline-linker" } else { mode_name(args.oracle) };
     let multi = methods.len() > 1;
     let out = args.out.clone().unwrap_or_else(|| {
         let tag = if multi {
@@ -103,6 +129,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         sql_temperature: args.temperature,
         schema_context: args.schema_context,
         time_limit_s: args.time_limit,
+        linker,
         ..AskOptions::default()
     };
     let mut runs = Vec::new();

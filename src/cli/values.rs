@@ -103,3 +103,10 @@ value_enum! {
         Warn,
     }
 }
+
+/// Pre-filters of the core tables before MatchTables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Prefilter {
+    None,
+    Crush,
+}

@@ -23,7 +23,7 @@ use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::llm::traced;
 use crate::prompts::Prompts;
 use crate::types::trace::{ListStep, MatchTrace, Vote};
-use crate::types::ColumnRef;
+use crate::types::{ColumnRef, Relevance};
 use names::{Candidate, Mapped, Mapper};
 use parse::ListShape;
 
@@ -69,9 +69,11 @@ impl MatchOptions {
     }
 }
 
-/// Run MatchTables, filling `trace` as it goes (so a failure keeps what was
-/// asked so far). An LLM error ends the phase with `Err`; unusable answers
-/// only produce warnings, and an empty `trace.tables` means nothing matched.
+/// Run MatchTables and return the relevant tables and attributes. `trace`
+/// records every prompt as it goes (so a failure keeps what was asked so
+/// far) and, by name, what was found. An LLM error ends the phase with
+/// `Err`; unusable answers only produce warnings, and an empty result means
+/// nothing matched.
 pub fn match_tables(
     graph: &SchemaGraph,
     question: &str,
@@ -79,20 +81,22 @@ pub fn match_tables(
     llm: &dyn ChatModel,
     prompts: &Prompts,
     trace: &mut MatchTrace,
-) -> Result<()> {
+) -> Result<Relevance> {
     opts.check()?;
     let started = std::time::Instant::now();
     trace.source = "llm".into();
     let core = core_candidates(graph, opts, trace);
     trace.core_tables = core.iter().map(|&t| graph.name(t).to_string()).collect();
-    let result = run(graph, question, opts, llm, prompts, &core, trace);
+    let mut found = Relevance::default();
+    let result = run(graph, question, opts, llm, prompts, &core, trace, &mut found);
     trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
-    if result.is_ok() && trace.tables.is_empty() {
+    if result.is_ok() && found.tables.is_empty() {
         trace.warnings.push("MatchTables found no relevant table: every sample was empty or named no offered table".into());
     }
-    result
+    result.map(|()| found)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     graph: &SchemaGraph,
     question: &str,
@@ -101,6 +105,7 @@ fn run(
     prompts: &Prompts,
     core: &[TableId],
     trace: &mut MatchTrace,
+    found: &mut Relevance,
 ) -> Result<()> {
     if core.is_empty() {
         trace.warnings.push("no core table to offer".into());
@@ -124,13 +129,13 @@ fn run(
     // independent, so they run concurrently (the LLM client bounds the
     // requests in flight); each fills its own trace, merged in table order
     // so that traces and results do not depend on timing.
-    let parts: Vec<(MatchTrace, Result<()>)> = std::thread::scope(|scope| {
+    let parts: Vec<(Found, Result<()>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = relevant_core
             .iter()
             .map(|&t| {
                 scope.spawn(move || {
-                    let mut part = MatchTrace::default();
-                    push_table(&mut part, graph, t);
+                    let mut part = Found::default();
+                    part.table(graph, t);
                     let r = if graph.pattern_root_kind(t).is_some() {
                         iterative_prompting(graph, question, t, opts, llm, prompts, &mut part)
                     } else {
@@ -142,17 +147,52 @@ fn run(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| (MatchTrace::default(), Err(Error::llm("match_tables", "a MatchTables worker panicked")))))
+            .map(|h| h.join().unwrap_or_else(|_| (Found::default(), Err(Error::llm("match_tables", "a MatchTables worker panicked")))))
             .collect()
     });
     let mut first_err = None;
     for (part, r) in parts {
-        merge(trace, part);
+        merge(trace, part.trace);
+        for &t in &part.rel.tables {
+            found.add_table(t);
+        }
+        for &c in &part.rel.columns {
+            found.add_column(c);
+        }
         if let Err(e) = r {
             first_err.get_or_insert(e);
         }
     }
     first_err.map_or(Ok(()), Err)
+}
+
+/// What one exploration found: as ids, and by name in its trace.
+#[derive(Default)]
+struct Found {
+    trace: MatchTrace,
+    rel: Relevance,
+}
+
+impl Found {
+    fn table(&mut self, graph: &SchemaGraph, t: TableId) {
+        self.rel.add_table(t);
+        let name = graph.name(t).to_string();
+        if !self.trace.tables.contains(&name) {
+            self.trace.tables.push(name);
+        }
+    }
+
+    /// Column `col` of table `t`, named as the prompt offered it (the
+    /// model's spelling).
+    fn attribute(&mut self, graph: &SchemaGraph, t: TableId, col: &str) {
+        if let Some(c) = graph.names().column(t, col) {
+            self.rel.add_column(c);
+        }
+        let c = ColumnRef::new(graph.name(t), col);
+        if !self.trace.attributes.contains(&c) {
+            self.trace.attributes.push(c);
+        }
+    }
 }
 
 /// Append one exploration's trace to the phase trace.
@@ -186,14 +226,14 @@ fn iterative_prompting(
     opts: &MatchOptions,
     llm: &dyn ChatModel,
     prompts: &Prompts,
-    trace: &mut MatchTrace,
+    found: &mut Found,
 ) -> Result<()> {
     let mut queue = VecDeque::from([root]);
     while let Some(r) = queue.pop_front() {
-        push_table(trace, graph, r);
+        found.table(graph, r);
         let children = graph.pattern_children(r);
         if children.is_empty() {
-            ask_attributes(graph, question, r, opts, llm, prompts, trace)?;
+            ask_attributes(graph, question, r, opts, llm, prompts, found)?;
             continue;
         }
         let mut cands: Vec<Candidate> = children.iter().map(|&c| Candidate::Table(c)).collect();
@@ -210,11 +250,11 @@ fn iterative_prompting(
             "elements": names_of(graph, &cands),
         });
         let prompt = prompts.render("pattern_children", &vars)?;
-        let chosen = ask_list(graph, "pattern_children", Some(r), &cands, prompt, opts, llm, trace)?;
+        let chosen = ask_list(graph, "pattern_children", Some(r), &cands, prompt, opts, llm, &mut found.trace)?;
         for c in chosen {
             match c {
                 Candidate::Table(child) => queue.push_back(child),
-                Candidate::Column(col) => push_attr(trace, graph, r, &col),
+                Candidate::Column(col) => found.attribute(graph, r, &col),
             }
         }
     }
@@ -228,7 +268,7 @@ fn ask_attributes(
     opts: &MatchOptions,
     llm: &dyn ChatModel,
     prompts: &Prompts,
-    trace: &mut MatchTrace,
+    found: &mut Found,
 ) -> Result<()> {
     let cands: Vec<Candidate> = graph.table(t).columns.iter().map(|c| Candidate::Column(c.name.clone())).collect();
     if cands.is_empty() {
@@ -241,9 +281,9 @@ fn ask_attributes(
         "elements": names_of(graph, &cands),
     });
     let prompt = prompts.render("attributes", &vars)?;
-    for c in ask_list(graph, "attributes", Some(t), &cands, prompt, opts, llm, trace)? {
+    for c in ask_list(graph, "attributes", Some(t), &cands, prompt, opts, llm, &mut found.trace)? {
         if let Candidate::Column(col) = c {
-            push_attr(trace, graph, t, &col);
+            found.attribute(graph, t, &col);
         }
     }
     Ok(())
@@ -397,20 +437,6 @@ fn names_of(graph: &SchemaGraph, cands: &[Candidate]) -> Vec<String> {
             Candidate::Column(col) => col.clone(),
         })
         .collect()
-}
-
-fn push_table(trace: &mut MatchTrace, graph: &SchemaGraph, t: TableId) {
-    let name = graph.name(t).to_string();
-    if !trace.tables.contains(&name) {
-        trace.tables.push(name);
-    }
-}
-
-fn push_attr(trace: &mut MatchTrace, graph: &SchemaGraph, t: TableId, col: &str) {
-    let c = ColumnRef::new(graph.name(t), col);
-    if !trace.attributes.contains(&c) {
-        trace.attributes.push(c);
-    }
 }
 
 fn snippet(s: &str) -> String {

@@ -15,7 +15,14 @@ fn run_with(chat: &FakeChat, q: &str, opts: &MatchOptions) -> (Result<()>, Match
     let g = ddo();
     let mut t = MatchTrace::default();
     let r = match_tables(&g, q, opts, chat, &Prompts::embedded(), &mut t);
-    (r, t)
+    if let Ok(found) = &r {
+        // The ids returned and the names traced say the same.
+        let tables: Vec<&str> = found.tables.iter().map(|&x| g.name(x)).collect();
+        assert_eq!(tables, t.tables);
+        let cols: Vec<ColumnRef> = found.columns.iter().map(|&c| g.column_names(c)).map(|(a, b)| ColumnRef::new(a, b)).collect();
+        assert_eq!(cols, t.attributes);
+    }
+    (r.map(|_| ()), t)
 }
 
 #[test]

@@ -10,6 +10,9 @@
 
 pub mod ddl;
 pub mod explain;
+pub mod linker;
+
+pub use linker::Linker;
 /// Moved to [`crate::llm::traced`]; this alias keeps old paths working.
 pub use crate::llm::traced as llm_call;
 
@@ -19,14 +22,14 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::graph::{SchemaGraph, TableId};
+use crate::graph::{ColumnId, SchemaGraph, TableId};
 use crate::link::{self, MatchOptions};
 use crate::llm::ChatModel;
 use crate::prompts::{dialect_label, Prompts};
 use crate::query::{self, Allowed, ExecTarget, SqlTask};
 use crate::sql::exec::QueryRows;
 use crate::types::trace::{Failure, MatchTrace, QueryTrace, Trace, ViewTrace, TRACE_VERSION};
-use crate::types::{ColumnRef, Dialect, FanoutMode, SolveStatus, ViewRequest, ViewResult};
+use crate::types::{ColumnRef, Dialect, FanoutMode, Relevance, SolveStatus, ViewRequest, ViewResult};
 
 /// Where to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +84,9 @@ pub struct AskOptions {
     pub view_name: String,
     /// Prefilter hook (e.g. CRUSH): offer only these core tables.
     pub restrict_core_tables: Option<Vec<String>>,
+    /// Who runs phase 1 when no tables are given (default: the LLM).
+    #[serde(default, skip_serializing_if = "Linker::is_llm")]
+    pub linker: Linker,
     /// Where given `tables`/`attrs` came from, for the trace (default
     /// `given`; e.g. the offline embedding linker).
     pub given_source: Option<String>,
@@ -114,6 +120,7 @@ impl Default for AskOptions {
             time_limit_s: 10.0,
             view_name: crate::types::default_view_name(),
             restrict_core_tables: None,
+            linker: Linker::Llm,
             given_source: None,
             prompts_dir: None,
             sql: None,
@@ -192,30 +199,44 @@ fn dialect_for(graph: &SchemaGraph, opts: &AskOptions) -> Result<Dialect> {
     Ok(d)
 }
 
-/// `--tables` / `--attrs` resolved to model names: tables (given ones and
-/// those of the attributes), attributes (given ones; all columns of a given
+/// `--tables` / `--attrs` resolved to ids: tables (those of the attributes,
+/// then the given ones), attributes (given ones; all columns of a given
 /// table that no `--attrs` entry names).
-pub fn given_relevance(graph: &SchemaGraph, tables: &[String], attrs: &[String]) -> Result<(Vec<String>, Vec<ColumnRef>)> {
-    let mut ts: Vec<TableId> = Vec::new();
-    let mut cols: Vec<ColumnRef> = Vec::new();
+pub fn given_relevance(graph: &SchemaGraph, tables: &[String], attrs: &[String]) -> Result<Relevance> {
+    let mut cols = Vec::new();
     for a in attrs {
-        let c = graph.column_ref(a).map_err(|e| Error::Input(format!("--attrs: {e}")))?;
-        if !ts.contains(&c.table) {
-            ts.push(c.table);
-        }
-        let (t, col) = graph.column_names(c);
-        cols.push(ColumnRef::new(t, col));
+        cols.push(graph.column_ref(a).map_err(|e| Error::Input(format!("--attrs: {e}")))?);
     }
+    let mut ts = Vec::new();
     for t in tables {
-        let id = graph.require_table(t.trim())?;
-        if !ts.contains(&id) {
-            ts.push(id);
-        }
-        if !cols.iter().any(|c| c.table.eq_ignore_ascii_case(graph.name(id))) {
-            cols.extend(graph.table(id).columns.iter().map(|c| ColumnRef::new(graph.name(id), &c.name)));
+        ts.push(graph.require_table(t.trim())?);
+    }
+    Ok(relevance_of(graph, &ts, &cols))
+}
+
+/// Given tables and columns as a [`Relevance`]: the columns' tables, then
+/// the given tables; the given columns, then every column of a given table
+/// that no given column belongs to.
+fn relevance_of(graph: &SchemaGraph, tables: &[TableId], columns: &[ColumnId]) -> Relevance {
+    let mut rel = Relevance::default();
+    for &c in columns {
+        rel.add_table(c.table);
+        rel.columns.push(c);
+    }
+    for &id in tables {
+        rel.add_table(id);
+        if !rel.columns.iter().any(|c| c.table == id) {
+            rel.columns.extend((0..graph.table(id).columns.len()).map(|column| ColumnId { table: id, column }));
         }
     }
-    Ok((ts.iter().map(|&t| graph.name(t).to_string()).collect(), cols))
+    rel
+}
+
+/// Relevant tables and attributes by name (for traces and output).
+pub fn relevance_names(graph: &SchemaGraph, rel: &Relevance) -> (Vec<String>, Vec<ColumnRef>) {
+    let tables = rel.tables.iter().map(|&t| graph.name(t).to_string()).collect();
+    let cols = rel.columns.iter().map(|&c| graph.column_names(c)).map(|(t, c)| ColumnRef::new(t, c)).collect();
+    (tables, cols)
 }
 
 /// Answer `question` end to end: MatchTables (or the given tables),
@@ -226,13 +247,19 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
     let dialect = dialect_for(graph, opts)?;
     opts.matching.check()?;
     let given = !opts.tables.is_empty() || !opts.attrs.is_empty();
-    let stop = opts.stop_after;
     if opts.sql.is_some() && !given {
         return Err(Error::Input(
             "SQL given with --sql is run over the view, which needs its relevant tables: add --tables T1,T2 (or --attrs T.c,…); for SQL over the base tables use --direct --sql".into(),
         ));
     }
-    let needs_llm = opts.sql.is_none() && (!given || !matches!(stop, Some(StopAfter::Match | StopAfter::View)));
+    let offline = !given && !opts.linker.needs_llm();
+    // Without an LLM, the run ends after the view at the latest.
+    let stop = match opts.stop_after {
+        Some(StopAfter::Match) => Some(StopAfter::Match),
+        _ if offline => Some(StopAfter::View),
+        s => s,
+    };
+    let needs_llm = opts.sql.is_none() && (!(given || offline) || !matches!(stop, Some(StopAfter::Match | StopAfter::View)));
     if needs_llm && llm.is_none() {
         return Err(no_llm(if given { "QueryView" } else { "MatchTables" }));
     }
@@ -256,22 +283,29 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
 
     // Phase 1.
     let mut mt = MatchTrace::default();
+    let mut found = Relevance::default();
     if given {
-        let (tables, attrs) = given_relevance(graph, &opts.tables, &opts.attrs)?;
+        found = given_relevance(graph, &opts.tables, &opts.attrs)?;
+        (mt.tables, mt.attributes) = relevance_names(graph, &found);
         mt.source = opts.given_source.clone().unwrap_or_else(|| "given".into());
-        mt.tables = tables;
-        mt.attributes = attrs;
+    } else if let Some((rel, source)) = opts.linker.offline(graph, question)? {
+        found = rel;
+        (mt.tables, mt.attributes) = relevance_names(graph, &found);
+        mt.source = source;
     } else if let Some(llm) = llm {
         let mut mopts = opts.matching.clone();
-        mopts.restrict_core_tables = opts.restrict_core_tables.clone().or(mopts.restrict_core_tables);
-        let r = link::match_tables(graph, question, &mopts, llm, &prompts, &mut mt);
-        let fail = match r {
+        let prefilter = opts.linker.restriction(graph, question, Some(llm))?;
+        mopts.restrict_core_tables = prefilter.or(opts.restrict_core_tables.clone()).or(mopts.restrict_core_tables);
+        let fail = match link::match_tables(graph, question, &mopts, llm, &prompts, &mut mt) {
             Err(e) => Some(failure("match_tables", kind_of(&e), e.to_string())),
-            Ok(()) if mt.tables.is_empty() => {
+            Ok(r) if r.tables.is_empty() => {
                 let why = mt.steps.first().map(|s| s.warnings.join("; ")).unwrap_or_default();
                 Some(failure("match_tables", "nothing_matched", format!("MatchTables found no relevant table ({why})")))
             }
-            Ok(()) => None,
+            Ok(r) => {
+                found = r;
+                None
+            }
         };
         if fail.is_some() {
             out.tables = mt.tables.clone();
@@ -297,7 +331,7 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
         time_limit_s: opts.time_limit_s,
     };
     let t0 = Instant::now();
-    let solved = crate::solve::generate_view(graph, &req);
+    let solved = crate::solve::generate(graph, &found, &req.options());
     let mut vt = ViewTrace { request: req, result: None, error: None, cost: Default::default() };
     vt.cost.ms = t0.elapsed().as_secs_f64() * 1000.0;
     let view = match solved {

@@ -57,7 +57,7 @@ fn offline_view_from_given_tables() {
 #[test]
 fn given_attrs_are_validated() {
     let g = ddo();
-    let (t, a) = given_relevance(&g, &["datacenter".into()], &["client.NAME".into()]).unwrap();
+    let (t, a) = relevance_names(&g, &given_relevance(&g, &["datacenter".into()], &["client.NAME".into()]).unwrap());
     assert_eq!(t, ["CLIENT", "DATACENTER"]);
     assert_eq!(a[0], ColumnRef::new("CLIENT", "name"));
     assert_eq!(a.len(), 1 + g.table(g.table_id("DATACENTER").unwrap()).columns.len());

@@ -26,6 +26,8 @@ fn q1_view() -> ViewResult {
         model_size: Default::default(),
         relevant: vec![],
         grain: Default::default(),
+        instances: vec![],
+        body: None,
     }
 }
 

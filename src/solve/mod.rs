@@ -1,9 +1,10 @@
 //! GenerateView (Lucy §3.3): find the join walk over core tables with the
 //! layered MILP (HiGHS), add LEFT JOIN pattern branches, and build the view.
 //!
-//! Pipeline of [`generate_view`]:
-//! 1. [`relevant`]: resolve names, pull in pattern roots / attribute tables /
-//!    required tables, apply user forbids, build the core [`problem`];
+//! Pipeline of [`generate`] (and [`generate_view`], which resolves a request
+//! of names first):
+//! 1. [`relevant`]: pull in pattern roots / attribute tables / required
+//!    tables, apply user forbids, build the core [`problem`];
 //! 2. [`preprocess`]: C3/C4-aware distances, the lower bound on n;
 //! 3. [`exact`]: the combinatorial search proves how long an optimal walk
 //!    is (or that none exists), which settles n;
@@ -24,13 +25,13 @@ use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::graph::SchemaGraph;
-use crate::types::{limits, ModelSize, SolveStatus, ViewRequest, ViewResult};
+use crate::types::{limits, ModelSize, Relevance, SolveStatus, ViewOptions, ViewRequest, ViewResult};
 
 use exact::{solve_exact, ExactLimits, ExactOutcome};
 use milp::{solve_milp_full, MilpStatus};
 use preprocess::{prune, Bounds, INF};
 use problem::CoreProblem;
-use relevant::{core_problem, scope, Relax};
+use relevant::{core_problem, scope_of, Relax};
 
 /// The core walk as solved, before the view is built.
 #[derive(Debug, Clone)]
@@ -196,16 +197,31 @@ pub fn solve_core(p: &CoreProblem, time_limit_s: f64, opts: CoreOptions) -> Resu
     Ok(sol)
 }
 
-/// GenerateView: the optimal join walk for `req` and its `CREATE VIEW`.
+/// GenerateView for a request given by names (`lucy view`, traces): the
+/// names are resolved once ([`relevant::resolve`]), then [`generate`].
 ///
-/// Unknown tables or attributes give `Err(Error::Input)`; an infeasible
-/// request gives `Ok` with `status: Infeasible` and an explanation.
+/// Unknown tables or attributes give `Err(Error::Input)` naming the closest
+/// names; an infeasible request gives `Ok` with `status: Infeasible` and an
+/// explanation.
 pub fn generate_view(graph: &SchemaGraph, req: &ViewRequest) -> Result<ViewResult> {
-    let start = Instant::now();
-    if !(req.time_limit_s > 0.0) {
-        return Err(Error::Input(format!("time limit must be positive, got {}", req.time_limit_s)));
+    check_time_limit(req.time_limit_s)?;
+    generate(graph, &relevant::resolve(graph, req)?, &req.options())
+}
+
+fn check_time_limit(t: f64) -> Result<()> {
+    if !(t > 0.0) {
+        return Err(Error::Input(format!("time limit must be positive, got {t}")));
     }
-    let sc = scope(graph, req)?;
+    Ok(())
+}
+
+/// GenerateView: the optimal join walk for the relevant tables and columns
+/// and its `CREATE VIEW`. An infeasible request gives `Ok` with `status:
+/// Infeasible` and an explanation.
+pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Result<ViewResult> {
+    let start = Instant::now();
+    check_time_limit(opts.time_limit_s)?;
+    let sc = scope_of(graph, rel)?;
     let mut res = ViewResult {
         status: SolveStatus::Infeasible,
         tables: Vec::new(),
@@ -213,7 +229,7 @@ pub fn generate_view(graph: &SchemaGraph, req: &ViewRequest) -> Result<ViewResul
         objective: 0.0,
         path_length: 0,
         solve_ms: 0.0,
-        view_name: req.view_name.clone(),
+        view_name: opts.view_name.clone(),
         view_sql: String::new(),
         columns: Vec::new(),
         walk: Vec::new(),
@@ -223,20 +239,22 @@ pub fn generate_view(graph: &SchemaGraph, req: &ViewRequest) -> Result<ViewResul
         model_size: ModelSize::default(),
         relevant: sc.relevant.iter().map(|&t| graph.name(t).to_string()).collect(),
         grain: Default::default(),
+        instances: Vec::new(),
+        body: None,
     };
-    let deadline = limits::deadline(start, req.time_limit_s);
+    let deadline = limits::deadline(start, opts.time_limit_s);
     if !sc.blocked.is_empty() {
         res.explanation = Some(sc.blocked.join("; "));
         res.solve_ms = start.elapsed().as_secs_f64() * 1e3;
         return Ok(res);
     }
     let cm = core_problem(graph, &sc, Relax::NONE);
-    let core = solve_core(&cm.problem, req.time_limit_s, CoreOptions::default())?;
+    let core = solve_core(&cm.problem, opts.time_limit_s, CoreOptions::default())?;
     res.n_bound = core.n_bound.clone();
     res.model_size = core.model_size.clone();
     if core.status == SolveStatus::Infeasible {
         // The explanation gets its own (short) budget: the solve already used the main one.
-        let budget = limits::deadline(Instant::now(), req.time_limit_s.min(2.0));
+        let budget = limits::deadline(Instant::now(), opts.time_limit_s.min(2.0));
         res.explanation = Some(explain::explain(graph, &sc, budget.max(deadline)));
         res.solve_ms = start.elapsed().as_secs_f64() * 1e3;
         return Ok(res);
@@ -248,12 +266,14 @@ pub fn generate_view(graph: &SchemaGraph, req: &ViewRequest) -> Result<ViewResul
         inner: &sc.relevant_inner,
         attributes: &sc.attributes,
         forbidden_rels: &sc.forbidden_rels,
-        dialect: req.dialect,
-        name: &req.view_name,
+        dialect: opts.dialect,
+        name: &opts.view_name,
     };
     let built = crate::view::build(graph, &walk, &spec).map_err(Error::Solver)?;
     res.status = core.status;
     res.tables = built.tables;
+    res.instances = built.instances;
+    res.body = Some(built.body);
     res.joins = built.joins;
     res.ambiguities = built.ambiguities;
     res.columns = built.columns;

@@ -1,4 +1,5 @@
-//! From a `ViewRequest` and the model's constraints block to the core walk
+//! From a [`Relevance`] (or a `ViewRequest` of names, resolved here) and the
+//! model's constraints block to the core walk
 //! problem (the paper's decomposition): relevant core tables, pattern
 //! branches for relevant inner tables, forbidden tables and relationships
 //! removed.
@@ -6,8 +7,8 @@
 use std::collections::BTreeSet;
 
 use crate::error::{Error, Result};
-use crate::graph::{RelId, SchemaGraph, TableId};
-use crate::types::{ColumnRef, ViewRequest};
+use crate::graph::{ColumnId, RelId, SchemaGraph, TableId};
+use crate::types::{Relevance, ViewRequest};
 
 use super::problem::{CoreProblem, MmJunction};
 
@@ -20,8 +21,8 @@ pub struct Scope {
     pub relevant_core: BTreeSet<TableId>,
     /// Relevant inner tables, reached by LEFT JOIN branches from their root.
     pub relevant_inner: Vec<TableId>,
-    /// Requested attributes, resolved to model spelling.
-    pub attributes: Vec<ColumnRef>,
+    /// Requested attributes, in request order.
+    pub attributes: Vec<ColumnId>,
     /// Forbidden tables (constraints.forbid_tables).
     pub forbidden_tables: BTreeSet<TableId>,
     /// Forbidden relationships (constraints.forbid_relationships).
@@ -31,41 +32,48 @@ pub struct Scope {
     pub blocked: Vec<String>,
 }
 
-/// Resolve names, pull in pattern roots, attribute tables and required
-/// tables; collect forbids.
-pub fn scope(graph: &SchemaGraph, req: &ViewRequest) -> Result<Scope> {
+/// A request's names resolved to ids (every unknown name reported at once,
+/// each with the closest names).
+pub fn resolve(graph: &SchemaGraph, req: &ViewRequest) -> Result<Relevance> {
     let mut unknown = Vec::new();
-    let mut relevant = BTreeSet::new();
+    let mut rel = Relevance::default();
     for t in &req.tables {
         match graph.require_table(t.trim()) {
-            Ok(id) => {
-                relevant.insert(id);
-            }
+            Ok(id) => rel.add_table(id),
             Err(e) => unknown.push(e.to_string()),
         }
     }
-    let mut attributes = Vec::new();
     for a in &req.attributes {
-        let col = graph.require_table(a.table.trim()).and_then(|t| graph.require_column(t, a.column.trim()));
-        match col {
-            Ok(c) => {
-                relevant.insert(c.table);
-                let (t, col) = graph.column_names(c);
-                let cr = ColumnRef::new(t, col);
-                if !attributes.contains(&cr) {
-                    attributes.push(cr);
-                }
-            }
+        match graph.require_table(a.table.trim()).and_then(|t| graph.require_column(t, a.column.trim())) {
+            Ok(c) => rel.add_column(c),
             Err(e) => unknown.push(e.to_string()),
+        }
+    }
+    if !unknown.is_empty() {
+        return Err(Error::Input(unknown.join("; ")));
+    }
+    Ok(rel)
+}
+
+/// [`scope_of`] a request given by names.
+pub fn scope(graph: &SchemaGraph, req: &ViewRequest) -> Result<Scope> {
+    scope_of(graph, &resolve(graph, req)?)
+}
+
+/// Pull in pattern roots, attribute tables and required tables; collect
+/// forbids.
+pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
+    let mut relevant: BTreeSet<TableId> = rel.all_tables().into_iter().collect();
+    let mut attributes: Vec<ColumnId> = Vec::new();
+    for &c in &rel.columns {
+        if !attributes.contains(&c) {
+            attributes.push(c);
         }
     }
     // The constraints block, resolved once by the graph.
     let forbidden_tables: BTreeSet<TableId> = graph.forbidden_tables().into_iter().collect();
     relevant.extend(graph.required_tables());
     let forbidden_rels: BTreeSet<RelId> = graph.forbidden_relationships().into_iter().collect();
-    if !unknown.is_empty() {
-        return Err(Error::Input(unknown.join("; ")));
-    }
     if relevant.is_empty() {
         return Err(Error::Input("no tables requested: give at least one table (--tables A,B)".into()));
     }

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ids::{ColumnId, RelId, TableId};
 use super::model::Dialect;
 
 /// A `TABLE.column` reference, with the model's spelling.
@@ -25,7 +26,49 @@ impl std::fmt::Display for ColumnRef {
     }
 }
 
-/// Input of GenerateView: the relevant tables and attributes.
+/// What MatchTables finds and GenerateView solves for: relevant tables and
+/// columns as ids, in the order they were found. A column's table is
+/// relevant too (see [`Relevance::all_tables`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Relevance {
+    pub tables: Vec<TableId>,
+    pub columns: Vec<ColumnId>,
+}
+
+impl Relevance {
+    /// Add a table once.
+    pub fn add_table(&mut self, t: TableId) {
+        if !self.tables.contains(&t) {
+            self.tables.push(t);
+        }
+    }
+
+    /// Add a column once.
+    pub fn add_column(&mut self, c: ColumnId) {
+        if !self.columns.contains(&c) {
+            self.columns.push(c);
+        }
+    }
+
+    /// Nothing relevant.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty() && self.columns.is_empty()
+    }
+
+    /// The given tables, then the tables of columns not given, in order.
+    pub fn all_tables(&self) -> Vec<TableId> {
+        let mut v = self.tables.clone();
+        for c in &self.columns {
+            if !v.contains(&c.table) {
+                v.push(c.table);
+            }
+        }
+        v
+    }
+}
+
+/// Input of GenerateView, as names (the form of `lucy view`, traces and
+/// `--json`): the relevant tables and attributes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ViewRequest {
     /// Relevant tables (model names; inner pattern tables allowed).
@@ -52,7 +95,28 @@ fn default_time_limit() -> f64 {
     10.0
 }
 
+/// How GenerateView writes the view (the non-relevance half of a
+/// [`ViewRequest`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewOptions {
+    pub dialect: Dialect,
+    pub view_name: String,
+    /// Time limit for each solver call, in seconds.
+    pub time_limit_s: f64,
+}
+
+impl Default for ViewOptions {
+    fn default() -> Self {
+        ViewOptions { dialect: Dialect::Sqlite, view_name: default_view_name(), time_limit_s: default_time_limit() }
+    }
+}
+
 impl ViewRequest {
+    /// The request's options.
+    pub fn options(&self) -> ViewOptions {
+        ViewOptions { dialect: self.dialect, view_name: self.view_name.clone(), time_limit_s: self.time_limit_s }
+    }
+
     pub fn new(tables: Vec<String>) -> Self {
         ViewRequest {
             tables,
@@ -102,6 +166,23 @@ pub enum JoinKind {
     Left,
 }
 
+/// One table instance of the view (a table may appear twice, e.g. a lookup
+/// reached from two different tables).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    pub table: TableId,
+    /// `TABLE` for the first instance, `TABLE_2`, `TABLE_3` … after.
+    pub alias: String,
+}
+
+/// A column of one instance of the view: `instance` indexes
+/// [`ViewResult::instances`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstanceColumn {
+    pub instance: usize,
+    pub column: ColumnId,
+}
+
 /// One join of the view. `left` is already in the view when `right` joins.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Join {
@@ -112,6 +193,13 @@ pub struct Join {
     pub on: Vec<[String; 2]>,
     /// Id of the dbModel relationship used (see `Relationship::id`).
     pub relationship: String,
+    /// `on` as ids: (left instance's column, right instance's column).
+    /// Built by GenerateView; not serialized (empty when read from JSON).
+    #[serde(skip)]
+    pub pairs: Vec<[InstanceColumn; 2]>,
+    /// The relationship used, as an id (not serialized).
+    #[serde(skip)]
+    pub rel: Option<RelId>,
 }
 
 /// Two tables joined by more than one relationship: which one was used.
@@ -181,4 +269,28 @@ pub struct ViewResult {
     /// rows (see `types::grain`); empty for an infeasible result.
     #[serde(default)]
     pub grain: super::grain::Grain,
+    /// The view's table instances, in join order (`tables` holds their
+    /// aliases). Not serialized: empty when read from JSON.
+    #[serde(skip)]
+    pub instances: Vec<Instance>,
+    /// The view's definition apart from the `CREATE VIEW` wrapper of
+    /// `view_sql`. Not serialized: `None` when read from JSON or infeasible.
+    #[serde(skip)]
+    pub body: Option<ViewBody>,
+}
+
+/// A view definition in two parts: `view_sql` is `CREATE VIEW {name} AS\n{select};`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewBody {
+    /// The view's name as the SQL writes it (quoted for the dialect when needed).
+    pub name: String,
+    /// The `SELECT …` that defines the view, without a trailing `;`.
+    pub select: String,
+}
+
+impl ViewBody {
+    /// The `CREATE VIEW` statement.
+    pub fn create_sql(&self) -> String {
+        format!("CREATE VIEW {} AS\n{};", self.name, self.select)
+    }
 }

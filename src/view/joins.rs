@@ -7,14 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use crate::graph::{RelId, SchemaGraph, TableId};
 use crate::types::{Ambiguity, JoinKind};
 
-/// One table instance of the view (a table may appear twice, e.g. a lookup
-/// reached from two different tables).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Instance {
-    pub table: TableId,
-    /// `TABLE` for the first instance, `TABLE_2`, `TABLE_3` … after.
-    pub alias: String,
-}
+pub use crate::types::Instance;
 
 /// A join between two instances: `right` joins the view through `rel`.
 #[derive(Debug, Clone, PartialEq, Eq)]

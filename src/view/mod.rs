@@ -10,8 +10,8 @@ pub mod sql;
 
 use std::collections::BTreeSet;
 
-use crate::graph::{RelId, SchemaGraph, TableId};
-use crate::types::{Ambiguity, ColumnRef, Dialect, Grain, Join, JoinKind, ViewColumn};
+use crate::graph::{ColumnId, RelId, SchemaGraph, TableId};
+use crate::types::{Ambiguity, Dialect, Grain, Instance, InstanceColumn, Join, JoinKind, ViewBody, ViewColumn};
 
 use alias::Aliaser;
 use sql::{quote_alias, quote_name};
@@ -24,7 +24,7 @@ pub struct ViewSpec<'a> {
     /// Relevant inner tables, reached by LEFT JOIN branches.
     pub inner: &'a [TableId],
     /// Requested attributes; empty means every column of the relevant tables.
-    pub attributes: &'a [ColumnRef],
+    pub attributes: &'a [ColumnId],
     pub forbidden_rels: &'a BTreeSet<RelId>,
     pub dialect: Dialect,
     pub name: &'a str,
@@ -35,12 +35,17 @@ pub struct ViewSpec<'a> {
 pub struct BuiltView {
     /// Instance aliases in join order.
     pub tables: Vec<String>,
+    /// The instances themselves (alias and table id), in join order.
+    pub instances: Vec<Instance>,
     pub joins: Vec<Join>,
     pub ambiguities: Vec<Ambiguity>,
     pub columns: Vec<ViewColumn>,
+    /// `CREATE VIEW` text (`body.create_sql()`).
     pub sql: String,
     /// Instance of every column and the joins that repeat its rows.
     pub grain: Grain,
+    /// The view's name and its `SELECT`, apart.
+    pub body: ViewBody,
 }
 
 /// Build the view for a solved core walk (table ids, in walk order).
@@ -59,7 +64,7 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
         }
         let table = graph.table(inst.table);
         let requested: Vec<&str> =
-            spec.attributes.iter().filter(|a| a.table == table.name).map(|a| a.column.as_str()).collect();
+            spec.attributes.iter().filter(|a| a.table == inst.table).map(|a| table.columns[a.column].name.as_str()).collect();
         let mut cols: Vec<&str> = Vec::new();
         if spec.attributes.is_empty() || (table.primary_key.is_empty() && requested.is_empty()) {
             cols.extend(table.columns.iter().map(|c| c.name.as_str()));
@@ -101,6 +106,15 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
             .iter()
             .map(|p| if from_t == lt { (p[0].clone(), p[1].clone()) } else { (p[1].clone(), p[0].clone()) })
             .collect();
+        // Validation guarantees every join column exists.
+        let id_pairs: Vec<[InstanceColumn; 2]> = pairs
+            .iter()
+            .filter_map(|(a, b)| {
+                let l = graph.names().column(lt, a)?;
+                let r = graph.names().column(rt, b)?;
+                Some([InstanceColumn { instance: j.left, column: l }, InstanceColumn { instance: j.right, column: r }])
+            })
+            .collect();
         debug_assert!(from_t == lt || from_t == rt);
         let cond: Vec<String> = pairs
             .iter()
@@ -128,14 +142,11 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
                 .map(|(a, b)| [format!("{}.{a}", inst_ref(j.left)), format!("{}.{b}", inst_ref(j.right))])
                 .collect(),
             relationship: rel.id(),
+            pairs: id_pairs,
+            rel: Some(j.rel),
         });
     }
-    let sql = format!(
-        "CREATE VIEW {} AS\nSELECT\n{}\n{};",
-        quote_alias(spec.name, d),
-        select.join(",\n"),
-        from.join("\n")
-    );
+    let body = ViewBody { name: quote_alias(spec.name, d), select: format!("SELECT\n{}\n{}", select.join(",\n"), from.join("\n")) };
     let built_cols: Vec<grain::BuiltColumn<'_>> = columns
         .iter()
         .zip(&col_inst)
@@ -144,11 +155,13 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
     let grain = grain::of_view(graph, &jt, &built_cols);
     Ok(BuiltView {
         tables: jt.instances.iter().map(|i| i.alias.clone()).collect(),
+        instances: jt.instances,
         joins: out_joins,
         ambiguities: jt.ambiguities,
         columns,
-        sql,
+        sql: body.create_sql(),
         grain,
+        body,
     })
 }
 

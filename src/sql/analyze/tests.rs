@@ -212,6 +212,8 @@ fn view_columns_map_back_to_base_columns() {
             kind: JoinKind::Inner,
             on: vec![["CLIENT.id".into(), "ACCOUNT.client_id".into()]],
             relationship: "r".into(),
+            pairs: vec![],
+            rel: None,
         }],
         objective: 0.0,
         path_length: 2,
@@ -229,6 +231,8 @@ fn view_columns_map_back_to_base_columns() {
         model_size: Default::default(),
         relevant: vec![],
         grain: Default::default(),
+        instances: vec![],
+        body: None,
     };
     let r = analyze_view_query("SELECT v.CLIENT_name FROM lucy_view v WHERE ACCOUNT_kind = 'x'", &view).unwrap();
     assert_eq!(tables(&r), ["account", "client"]);
