@@ -42,6 +42,25 @@ pub enum Method {
     Lucy,
     /// The PROMPTB baseline: the whole schema and the question, one SQL.
     Direct,
+    /// PROMPTB, then `lucy check`'s findings on its SQL as the one repair
+    /// message.
+    DirectCheck,
+}
+
+impl Method {
+    /// Whether this is the direct baseline (with or without the check).
+    pub fn is_direct(self) -> bool {
+        matches!(self, Method::Direct | Method::DirectCheck)
+    }
+
+    /// Name in reports and output directories.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Lucy => "lucy",
+            Method::Direct => "direct",
+            Method::DirectCheck => "direct+check",
+        }
+    }
 }
 
 /// Runner settings.
@@ -376,7 +395,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
         esx: r.metrics.esx,
         gold_executable: gold_ok,
         has_database: db.is_some(),
-        direct: opts.method == Method::Direct,
+        direct: opts.method.is_direct(),
         view_only: opts.oracle == Some(Oracle::Tables),
     };
     r.attribution = attribute(g, &observed);
@@ -437,7 +456,8 @@ fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&P
     p
 }
 
-/// Full pipeline (`--method lucy`), `--oracle view`, or `--method direct`.
+/// Full pipeline (`--method lucy`), `--oracle view`, or `--method direct`
+/// / `direct+check`.
 fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Path>, opts: &RunOptions, gold: Option<&QueryRefs>) -> Produced {
     let mut p = Produced::default();
     let llm = opts.llm.as_deref();
@@ -453,7 +473,8 @@ fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Path>, opts:
     if ask.row_limit.is_none() {
         ask.row_limit = Some(100_000);
     }
-    if opts.method == Method::Direct {
+    if opts.method.is_direct() {
+        ask.direct_check = opts.method == Method::DirectCheck;
         match pipeline::direct_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm) {
             Ok(out) => {
                 p.prediction.sql = out.sql.clone();

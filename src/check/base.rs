@@ -20,7 +20,6 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::ops::ControlFlow;
 
-use serde::{Deserialize, Serialize};
 use sqlparser::ast::{
     BinaryOperator, Expr, GroupByExpr, JoinConstraint, JoinOperator, ObjectName, OrderBy, OrderByKind, Query, Select,
     SelectItem, SetExpr, Statement, TableFactor, TableWithJoins, Visit, Visitor,
@@ -32,91 +31,8 @@ use crate::error::{Error, Result};
 use crate::graph::{RelId, SchemaGraph, TableId};
 use crate::sql::guard::parser_dialect;
 use crate::types::grain::multipliers;
+pub use crate::types::check::{CheckReport, Finding, FindingKind};
 use crate::types::{Cardinality, Dialect};
-
-/// What kind of problem a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FindingKind {
-    /// A table the model does not have.
-    UnknownTable,
-    /// A column its table does not have (or no table in scope has).
-    UnknownColumn,
-    /// A join no relationship of the model declares.
-    UndeclaredJoin,
-    /// A direct join between the two sides of an m:m pattern, or a junction
-    /// used to link one side to itself (C3).
-    JunctionBypass,
-    /// Two tables related only through a lookup table (C4).
-    LookupBridge,
-    /// A table `constraints.forbid_tables` forbids.
-    ForbiddenTable,
-    /// A relationship `constraints.forbid_relationships` forbids.
-    ForbiddenRelationship,
-    /// Relations with no join between them (a cartesian product).
-    CrossJoin,
-    /// A counting aggregate over rows the joins repeat.
-    Fanout,
-}
-
-impl FindingKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FindingKind::UnknownTable => "unknown_table",
-            FindingKind::UnknownColumn => "unknown_column",
-            FindingKind::UndeclaredJoin => "undeclared_join",
-            FindingKind::JunctionBypass => "junction_bypass",
-            FindingKind::LookupBridge => "lookup_bridge",
-            FindingKind::ForbiddenTable => "forbidden_table",
-            FindingKind::ForbiddenRelationship => "forbidden_relationship",
-            FindingKind::CrossJoin => "cross_join",
-            FindingKind::Fanout => "fanout",
-        }
-    }
-}
-
-/// One problem, located by clause, with what to do.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Finding {
-    pub kind: FindingKind,
-    /// Where: `FROM`, `JOIN X ON`, `WHERE`, `SELECT`, `GROUP BY`, `HAVING`,
-    /// `ORDER BY`.
-    pub clause: String,
-    pub message: String,
-    /// What to do about it.
-    pub hint: String,
-}
-
-impl std::fmt::Display for Finding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "[{}] {}: {}", self.kind.as_str(), self.clause, self.message)?;
-        if !self.hint.is_empty() {
-            write!(f, " — {}", self.hint)?;
-        }
-        Ok(())
-    }
-}
-
-/// The result of checking one query.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CheckReport {
-    /// The model checked against.
-    pub model: String,
-    /// Base tables the query reads.
-    pub tables: Vec<String>,
-    pub findings: Vec<Finding>,
-}
-
-impl CheckReport {
-    pub fn is_clean(&self) -> bool {
-        self.findings.is_empty()
-    }
-
-    /// The findings as one message (for a repair prompt): one line each.
-    pub fn message(&self) -> String {
-        self.findings.iter().map(|f| format!("- {f}")).collect::<Vec<_>>().join("\n")
-    }
-}
 
 /// Check one SQL query over the model's base tables. `Err(Error::Sql)` when
 /// the text is not exactly one parseable SELECT query.
@@ -130,7 +46,7 @@ pub fn check_sql(graph: &SchemaGraph, sql: &str, dialect: Dialect) -> Result<Che
     let [Statement::Query(q)] = stmts.as_slice() else {
         return Err(Error::Sql(format!("expected exactly one SELECT query, found {} statement(s)", stmts.len())));
     };
-    let mut c = Checker { graph, findings: Vec::new(), tables: BTreeSet::new() };
+    let mut c = Checker { graph, dialect, findings: Vec::new(), tables: BTreeSet::new() };
     let root = Scope { parent: None, ctes: Vec::new(), rels: Vec::new(), aliases: Vec::new() };
     c.query(q, &root);
     let mut seen = BTreeSet::new();
@@ -185,6 +101,7 @@ struct Equality {
 
 struct Checker<'g> {
     graph: &'g SchemaGraph,
+    dialect: Dialect,
     findings: Vec<Finding>,
     tables: BTreeSet<String>,
 }
@@ -286,6 +203,7 @@ impl<'g> Checker<'g> {
         }
         // Joins.
         let mut eqs: Vec<Equality> = Vec::new();
+        let mut links: Vec<(usize, usize)> = Vec::new();
         for (clause, e) in conds.iter().map(|(c, e)| (c.clone(), *e)).chain(s.selection.iter().map(|w| ("WHERE".to_string(), w))) {
             let mut parts = Vec::new();
             split_and(e, &mut parts);
@@ -295,7 +213,18 @@ impl<'g> Checker<'g> {
                         if (a.up, a.rel) != (b.up, b.rel) {
                             eqs.push(Equality { a, b, clause: clause.clone(), text: p.to_string() });
                         }
+                        continue;
                     }
+                }
+                // Any other condition over two relations still links them
+                // (e.g. `a.x = b.y OR a.x = b.z`): not a cross join.
+                let mut cols = Cols { c: self, scope: &scope, depth: 0, out: Vec::new() };
+                let _ = p.visit(&mut cols);
+                let mut rels = cols.out;
+                rels.sort_unstable();
+                rels.dedup();
+                for w in rels.windows(2) {
+                    links.push((w[0], w[1]));
                 }
             }
         }
@@ -305,7 +234,7 @@ impl<'g> Checker<'g> {
             let text = format!("USING ({col})");
             eqs.push(Equality { a, b, clause, text });
         }
-        self.joins(s, &scope, &eqs, order);
+        self.joins(s, &scope, &eqs, &links, order);
     }
 
     fn from_item<'q>(
@@ -527,12 +456,17 @@ impl<'g> Checker<'g> {
         if in_scope.is_empty() {
             return;
         }
+        // SQLite (and MySQL without ANSI_QUOTES) read a double-quoted name
+        // that is no column as a string literal: valid, if fragile.
+        if quoted && matches!(self.dialect, Dialect::Sqlite | Dialect::Mysql) {
+            return;
+        }
         let mut hint = match crate::model::closest(&col, in_scope.iter().copied()) {
             Some(c) => format!("did you mean {c}?"),
             None => "use a column of the tables in FROM".into(),
         };
         if quoted {
-            hint.push_str(" (in SQLite \"text\" is a column name: string literals take single quotes)");
+            hint.push_str(" (\"text\" is a name here: string literals take single quotes)");
         }
         self.add(FindingKind::UnknownColumn, clause, format!("column `{written}` is not a column of any table in FROM"), hint);
     }
@@ -540,7 +474,7 @@ impl<'g> Checker<'g> {
     /// The join graph of one SELECT: declared relationships, filters,
     /// undeclared joins, C3, C4, forbidden relationships, cross joins and
     /// fan-out.
-    fn joins(&mut self, s: &Select, scope: &Scope, eqs: &[Equality], order: Option<&OrderBy>) {
+    fn joins(&mut self, s: &Select, scope: &Scope, eqs: &[Equality], links: &[(usize, usize)], order: Option<&OrderBy>) {
         let n = scope.rels.len();
         let g = self.graph;
         // Equalities grouped per relation pair (current scope only).
@@ -591,9 +525,12 @@ impl<'g> Checker<'g> {
                     continue;
                 }
                 let (ta, tb) = if e.a.rel == *x { (tx, ty) } else { (ty, tx) };
-                let kind = shared(&references(g, ta, &e.a.col), &references(g, tb, &e.b.col))
-                    .map(Loose::Shared)
-                    .unwrap_or(Loose::Undeclared);
+                let kind = match partial_of(g, tx, ty, e, *x) {
+                    Some(p) => Loose::Partial(p),
+                    None => shared(&references(g, ta, &e.a.col), &references(g, tb, &e.b.col))
+                        .map(Loose::Shared)
+                        .unwrap_or(Loose::Undeclared),
+                };
                 loose.push((*e, kind));
             }
         }
@@ -624,6 +561,19 @@ impl<'g> Checker<'g> {
                     format!("`{}` joins {dx} and {dy}, which only share a reference to {}.{c}; no relationship of the model joins them", e.text, g.name(t)),
                     format!("join both to {} through their declared relationships; {}", g.name(t), self.path_hint(tx, ty)),
                 ),
+                Loose::Partial((rel, missing)) => {
+                    self.add(
+                        FindingKind::PartialJoin,
+                        &e.clause,
+                        format!(
+                            "`{}` joins {dx} and {dy} on part of the relationship {}, which pairs {} columns",
+                            e.text,
+                            g.relationship(rel).id(),
+                            g.relationship(rel).on.len()
+                        ),
+                        format!("add {}", missing.join(" AND ")),
+                    );
+                }
                 Loose::Undeclared => {
                     let sides = g.junctions().iter().find(|j| {
                         (j.sides[0] == tx && j.sides[1] == ty) || (j.sides[0] == ty && j.sides[1] == tx)
@@ -720,6 +670,9 @@ impl<'g> Checker<'g> {
             })
             .collect();
         let bases: Vec<usize> = (0..n).filter(|&i| scope.rels[i].table.is_some()).collect();
+        for &(a, b) in links {
+            union(&mut uf, a, b);
+        }
         let comp: Vec<usize> = (0..n).map(|i| find(&mut uf, i)).collect();
         let mut comps: Vec<usize> = bases.iter().map(|&i| comp[i]).collect();
         comps.sort_unstable();
@@ -905,10 +858,35 @@ impl<'g> Checker<'g> {
     }
 }
 
+/// A composite relationship between the tables of `e` that has `e` as one
+/// of its column pairs, and the equalities missing for the rest.
+fn partial_of(g: &SchemaGraph, tx: TableId, ty: TableId, e: &Equality, x: usize) -> Option<(RelId, Vec<String>)> {
+    let (ta, tb) = if e.a.rel == x { (tx, ty) } else { (ty, tx) };
+    let rel = g.relationships_between(tx, ty).into_iter().find(|&r| g.relationship(r).on.len() > 1 && matches_pair(g, r, ta, &e.a.col, tb, &e.b.col))?;
+    let r = g.relationship(rel);
+    let (from, _) = g.endpoints(rel);
+    let (qa, qb) = (e.a.display.rsplit_once('.').map(|p| p.0).unwrap_or(""), e.b.display.rsplit_once('.').map(|p| p.0).unwrap_or(""));
+    let missing = r
+        .on
+        .iter()
+        .filter(|p| {
+            let (ca, cb) = if from == ta { (&p[0], &p[1]) } else { (&p[1], &p[0]) };
+            !(ca.eq_ignore_ascii_case(&e.a.col) && cb.eq_ignore_ascii_case(&e.b.col))
+        })
+        .map(|p| {
+            let (ca, cb) = if from == ta { (&p[0], &p[1]) } else { (&p[1], &p[0]) };
+            format!("{qa}.{ca} = {qb}.{cb}")
+        })
+        .collect();
+    Some((rel, missing))
+}
+
 /// How an equality no relationship declares relates its two columns.
 enum Loose {
     /// Both columns reference this table's column.
     Shared((TableId, String)),
+    /// One column pair of this composite relationship; the missing pairs.
+    Partial((RelId, Vec<String>)),
     Undeclared,
 }
 
@@ -1041,3 +1019,31 @@ impl Visitor for Walk<'_, '_, '_, '_> {
 #[cfg(test)]
 #[path = "base_tests.rs"]
 mod tests;
+
+/// Relations (of the current scope) whose columns an expression reads.
+struct Cols<'c, 'g, 's, 'p> {
+    c: &'c Checker<'g>,
+    scope: &'s Scope<'p>,
+    depth: usize,
+    out: Vec<usize>,
+}
+
+impl Visitor for Cols<'_, '_, '_, '_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if self.depth == 0 {
+            if let Some(c) = self.c.column(e, self.scope).filter(|c| c.up == 0) {
+                self.out.push(c.rel);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}

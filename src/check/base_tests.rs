@@ -85,8 +85,11 @@ fn unknown_names_get_the_closest_match() {
     let f = one("SELECT name FROM CLIENT WHERE gendr = 'F'");
     assert_eq!((f.kind, f.clause.as_str()), (FindingKind::UnknownColumn, "WHERE"));
     assert!(f.hint.contains("gender"), "{}", f.hint);
-    let f = one("SELECT name FROM CLIENT WHERE gender = \"F\"");
-    assert!(f.hint.contains("single quotes"), "{}", f.hint);
+    // SQLite reads "F" as a string when no column has that name; in
+    // PostgreSQL it is a column.
+    assert!(kinds("SELECT name FROM CLIENT WHERE gender = \"F\"").is_empty());
+    let r = check_sql(&ddo(), "SELECT name FROM CLIENT WHERE gender = \"F\"", Dialect::Postgres).unwrap();
+    assert!(r.findings[0].hint.contains("single quotes"), "{:?}", r.findings);
     // Select-list aliases are names too.
     assert!(kinds("SELECT name AS n FROM CLIENT ORDER BY n").is_empty());
 }
@@ -95,6 +98,23 @@ fn unknown_names_get_the_closest_match() {
 fn cross_joins_are_reported() {
     let f = one("SELECT CLIENT.name, DATACENTER.name FROM CLIENT, DATACENTER");
     assert_eq!(f.kind, FindingKind::CrossJoin);
+    // Any condition over both relations links them.
+    assert!(kinds("SELECT CLIENT.name FROM CLIENT JOIN LOCATION ON LOCATION.id = CLIENT.loc_id OR LOCATION.id = CLIENT.id").is_empty());
+}
+
+#[test]
+fn a_join_on_part_of_a_composite_relationship_is_reported() {
+    let mut m = crate::model::load(Path::new(MODEL)).unwrap();
+    // PAYMENT -> CLIENT on (client_id, date) = (id, name), for the test.
+    let r = m.relationships.iter_mut().find(|r| r.from == "PAYMENT" && r.to == "CLIENT").unwrap();
+    r.on.push(["date".into(), "name".into()]);
+    let g = SchemaGraph::new(m).unwrap();
+    let r = check_sql(&g, "SELECT p.id FROM PAYMENT p JOIN CLIENT c ON c.id = p.client_id", Dialect::Sqlite).unwrap();
+    assert_eq!(r.findings.len(), 1, "{:#?}", r.findings);
+    assert_eq!(r.findings[0].kind, FindingKind::PartialJoin);
+    assert_eq!(r.findings[0].hint, "add c.name = p.date");
+    let ok = check_sql(&g, "SELECT p.id FROM PAYMENT p JOIN CLIENT c ON c.id = p.client_id AND p.date = c.name", Dialect::Sqlite).unwrap();
+    assert!(ok.is_clean(), "{:#?}", ok.findings);
 }
 
 #[test]

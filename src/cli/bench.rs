@@ -23,8 +23,10 @@ pub struct BenchArgs {
     /// (no LLM), `view` measures QueryView alone.
     #[arg(long, value_enum)]
     pub oracle: Option<Oracle>,
-    /// lucy (the three phases) and/or direct (the PROMPTB baseline);
-    /// `lucy,direct` runs both on the same questions and writes a comparison.
+    /// lucy (the three phases), direct (the PROMPTB baseline) and/or
+    /// direct+check (PROMPTB with `lucy check`'s findings as the repair
+    /// message); `lucy,direct,direct+check` runs them on the same questions
+    /// and writes a comparison.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "lucy")]
     pub method: Vec<Method>,
     /// Only the first N questions.
@@ -76,10 +78,7 @@ fn mode_name(oracle: Option<Oracle>) -> &'static str {
 }
 
 fn method_name(m: Method) -> &'static str {
-    match m {
-        Method::Lucy => "lucy",
-        Method::Direct => "direct",
-    }
+    lucy::bench::Method::from(m).name()
 }
 
 pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
@@ -92,7 +91,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             methods.push(*m);
         }
     }
-    if methods.contains(&Method::Direct) && args.oracle.is_some() {
+    if (methods.contains(&Method::Direct) || methods.contains(&Method::DirectCheck)) && args.oracle.is_some() {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
     }
     let path = Suite::find(&args.suite)?;
@@ -117,8 +116,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     let out = args.out.clone().unwrap_or_else(|| {
         let tag = if multi {
             "compare".to_string()
-        } else if methods == [Method::Direct] {
-            "direct".to_string()
+        } else if methods == [Method::Direct] || methods == [Method::DirectCheck] {
+            method_name(methods[0]).to_string()
         } else {
             mode.to_string()
         };

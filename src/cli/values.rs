@@ -89,6 +89,9 @@ value_enum! {
         Lucy,
         /// The PROMPTB baseline: the whole schema and the question, one SQL.
         Direct,
+        /// PROMPTB, then `lucy check`'s findings on its SQL as the one repair message.
+        #[value(name = "direct+check")]
+        DirectCheck,
     }
 }
 

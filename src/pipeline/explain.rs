@@ -24,7 +24,11 @@ pub fn render(t: &Trace) -> String {
         view_section(&mut s, v);
     }
     if let Some(q) = &t.query_view {
-        let title = if t.method == "direct" { "Direct SQL (PROMPTB baseline)" } else { "Phase 3: QueryView" };
+        let title = match t.method.as_str() {
+            "direct" => "Direct SQL (PROMPTB baseline)",
+            "direct+check" => "Direct SQL (PROMPTB baseline, lucy check as the repair message)",
+            _ => "Phase 3: QueryView",
+        };
         query_section(&mut s, title, q);
     }
     s
@@ -186,6 +190,14 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
                 let _ = writeln!(s, "    guard: rejected: {e}");
             }
             (false, None) => {}
+        }
+        if let Some(c) = &a.check {
+            if c.is_clean() {
+                let _ = writeln!(s, "    lucy check: no findings");
+            }
+            for f in &c.findings {
+                let _ = writeln!(s, "    lucy check: {f}");
+            }
         }
         if let Some(f) = &a.fanout {
             for x in &f.findings {

@@ -101,6 +101,10 @@ pub struct AskOptions {
     /// What to do with aggregates that count rows the view repeats.
     #[serde(default)]
     pub fanout: FanoutMode,
+    /// The direct baseline with `lucy check`: findings on its first SQL are
+    /// the repair round's message (`lucy bench --method direct+check`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub direct_check: bool,
 }
 
 impl Default for AskOptions {
@@ -125,6 +129,7 @@ impl Default for AskOptions {
             prompts_dir: None,
             sql: None,
             fanout: FanoutMode::default(),
+            direct_check: false,
         }
     }
 }
@@ -376,6 +381,7 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
             temperature: 0.0,
             execute: exec,
             fanout: Some((&view, opts.fanout)),
+            model_check: None,
         };
         query::run_given(&task, sql, &mut qt)
     } else {
@@ -397,6 +403,7 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
             temperature: opts.sql_temperature,
             execute: exec,
             fanout: Some((&view, opts.fanout)),
+            model_check: None,
         };
         query::generate_sql(&task, llm, &prompts, &mut qt)
     };
@@ -437,7 +444,8 @@ pub fn direct_sql(
     if opts.sql.is_none() && llm.is_none() {
         return Err(no_llm("the direct baseline"));
     }
-    let mut trace = new_trace(graph, "direct", question, opts, llm.filter(|_| opts.sql.is_none()));
+    let method = if opts.direct_check { "direct+check" } else { "direct" };
+    let mut trace = new_trace(graph, method, question, opts, llm.filter(|_| opts.sql.is_none()));
     trace.evidence = evidence.map(str::to_string).or(trace.evidence.take());
     let tables: Vec<(String, Vec<String>)> =
         graph.model().tables.iter().map(|t| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect())).collect();
@@ -459,6 +467,7 @@ pub fn direct_sql(
                 temperature: 0.0,
                 execute: exec,
                 fanout: None,
+                model_check: None,
             };
             query::run_given(&task, sql, &mut qt)
         }
@@ -478,6 +487,7 @@ pub fn direct_sql(
                 temperature: opts.sql_temperature,
                 execute: exec,
                 fanout: None,
+                model_check: opts.direct_check.then_some(graph),
             };
             query::generate_sql(&task, llm, &prompts, &mut qt)
         }

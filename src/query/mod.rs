@@ -16,6 +16,7 @@ use crate::prompts::{dialect_label, Prompts};
 use crate::sql::exec::{run_readonly_with, ExecOptions, QueryRows};
 use crate::sql::guard::{check_over_tables, check_query, CheckedSql};
 use crate::types::trace::{ExecSummary, QueryTrace, SqlAttempt, Validation};
+use crate::graph::SchemaGraph;
 use crate::types::{Dialect, FanoutMode, ViewResult};
 
 /// What the SQL may read.
@@ -66,6 +67,11 @@ pub struct SqlTask<'a> {
     pub execute: Option<ExecTarget<'a>>,
     /// Fan-out analysis of SQL over this view, and what to do with findings.
     pub fanout: Option<(&'a ViewResult, FanoutMode)>,
+    /// Check SQL over base tables against this model (`lucy check`) before
+    /// running it: findings in the first answer become the repair round's
+    /// message (the `direct+check` baseline); in the repair they are only
+    /// recorded.
+    pub model_check: Option<&'a SchemaGraph>,
 }
 
 /// The accepted SQL and, when executed, its rows.
@@ -225,7 +231,7 @@ fn check_and_run(task: &SqlTask, sql: String, attempt: &mut SqlAttempt) -> (Resu
     };
     attempt.validation =
         Validation { ok: true, error: None, relations: checked.relations.clone(), columns: checked.columns.clone() };
-    let checked = match apply_fanout(task, checked, attempt) {
+    let checked = match apply_fanout(task, checked, attempt).and_then(|c| apply_model_check(task, c, attempt)) {
         Ok(c) => c,
         Err(e) => {
             attempt.validation.ok = false;
@@ -282,6 +288,25 @@ fn apply_fanout(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -
             })
         }
     }
+}
+
+/// `lucy check` on an admitted query over the base tables: findings refuse
+/// the first answer (their list is the repair message) and are only
+/// recorded on the repair.
+fn apply_model_check(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -> Result<CheckedSql> {
+    let Some(graph) = task.model_check else { return Ok(checked) };
+    let report = crate::check::check_sql(graph, &checked.sql, task.dialect)?;
+    if report.is_clean() {
+        attempt.check = Some(report);
+        return Ok(checked);
+    }
+    let message = format!(
+        "it does not follow the database model (lucy check found {} problem(s)):\n{}",
+        report.findings.len(),
+        report.message()
+    );
+    attempt.check = Some(report);
+    if attempt.round == 0 { Err(Error::Sql(message)) } else { Ok(checked) }
 }
 
 fn summary(rows: &QueryRows, started: Instant) -> ExecSummary {

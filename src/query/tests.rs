@@ -35,6 +35,7 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
     let (name, prompt) = view_prompt(&Prompts::embedded(), view, "Q1?", Dialect::Sqlite, None, None).unwrap();
     SqlTask {
         fanout: None,
+        model_check: None,
         prompt_name: name,
         prompt,
         allowed: Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() },

@@ -1,6 +1,7 @@
 //! Data types shared across lucy: the dbModel, phase inputs/outputs, traces.
 
 pub mod chat;
+pub mod check;
 pub mod grain;
 pub mod ids;
 pub mod limits;

@@ -248,6 +248,10 @@ pub struct SqlAttempt {
     /// What the fan-out analysis found and did (only when it found something).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fanout: Option<super::grain::FanoutReport>,
+    /// `lucy check` of the SQL against the model (the `direct+check`
+    /// baseline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<super::check::CheckReport>,
 }
 
 /// Phase 3: QueryView (or the direct baseline's SQL phase).
@@ -274,7 +278,7 @@ impl Trace {
             v.push(("generate_view", g.cost));
         }
         if let Some(q) = &self.query_view {
-            v.push((if self.method == "direct" { "direct_sql" } else { "query_view" }, q.cost));
+            v.push((if self.method.starts_with("direct") { "direct_sql" } else { "query_view" }, q.cost));
         }
         v
     }
