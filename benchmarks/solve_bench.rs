@@ -5,7 +5,8 @@
 //! to write every solved instance as JSON lines for
 //! `benchmarks/cpsat_baseline.py`, `-- --sizes 200,1000,10000` for the random
 //! schemas, `-- --only LABEL,...` to run some models only, `-- --enterprise`
-//! to add the 10,000-table enterprise-shaped model of `gen.rs`).
+//! to add the 10,000-table enterprise-shaped model of `gen.rs`,
+//! `-- --dump-enterprise FILE` to write that model as a dbModel file).
 //!
 //! Models: DDO, ACME and BIRD formula1 (when present in dbmodels/), a
 //! 52-table synthetic model shaped like the paper's Cloud Resources benchmark
@@ -223,6 +224,14 @@ fn main() {
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let mut export = flag("--export").map(|p| std::io::BufWriter::new(std::fs::File::create(&p).unwrap_or_else(|e| panic!("--export {p}: {e}"))));
     let sizes: Vec<usize> = flag("--sizes").map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect()).unwrap_or_else(|| vec![200, 1000]);
+    if let Some(path) = flag("--dump-enterprise") {
+        // The 10,000-table model as a dbModel file, for `lucy model check`
+        // and `lucy view` timings.
+        let m = gen::enterprise(10_000, 7);
+        std::fs::write(&path, serde_json::to_string_pretty(&m).expect("serialize") + "\n").unwrap_or_else(|e| panic!("{path}: {e}"));
+        eprintln!("wrote {path}: {} tables, {} relationships, {} patterns", m.tables.len(), m.relationships.len(), m.patterns.len());
+        return;
+    }
     let only: Option<Vec<String>> = flag("--only").map(|s| s.split(',').map(|x| x.trim().to_string()).collect());
     let root = env!("CARGO_MANIFEST_DIR");
     let cloud = cloud52();
