@@ -59,6 +59,7 @@ fn cpsat_and_lucy_find_the_same_optimum_on_ddo() {
     assert_eq!(rows.len(), queries.len());
     for r in &rows {
         assert_eq!(r["cpsat_status"], "optimal", "{r}");
+        assert_eq!(r["cpsat_reduced_status"], "optimal", "{r}");
         assert_eq!(r["cpsat_obj"], r["lucy_obj"], "{r}");
         assert_eq!(r["cpsat_reduced_obj"], r["lucy_obj"], "{r}");
     }
