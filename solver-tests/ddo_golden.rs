@@ -312,6 +312,7 @@ fn lookup_reached_from_two_tables_gets_two_instances() {
         forbidden_rels: &Default::default(),
         dialect: Dialect::Sqlite,
         name: "v",
+        keep: None,
     };
     let v = lucy::view::build(&g, &walk, &spec).unwrap();
     assert_eq!(v.tables, vec!["CLIENT", "LOCATION", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER", "LOCATION_2"]);

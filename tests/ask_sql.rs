@@ -52,7 +52,7 @@ fn rounded(rows: BTreeSet<Vec<String>>) -> BTreeSet<Vec<String>> {
         .map(|r| {
             r.into_iter()
                 .map(|c| match c.parse::<f64>() {
-                    Ok(f) if c.contains('.') => format!("{f:.6}"),
+                    Ok(f) => format!("{f:.6}"),
                     _ => c,
                 })
                 .collect()
@@ -186,4 +186,37 @@ fn lucy_view_marks_repeated_columns() {
     let v = json_out(&j);
     assert_eq!(v["grain"]["instances"][0]["multiplied_by"], serde_json::json!([]), "{}", v["grain"]);
     assert!(v["grain"]["columns"].as_array().is_some_and(|c| !c.is_empty()));
+}
+
+/// "For each client, their total payments and number of retention
+/// strategies": the plain view keeps the 12 clients with both; `--keep
+/// CLIENT` starts from CLIENT with LEFT JOINs and keeps all 30, and the
+/// fan-out rewrite still counts each payment amount and strategy once.
+#[test]
+fn keep_client_answers_for_each_client() {
+    let sql = "SELECT CLIENT_name, SUM(PAYAMOUNT_amount), COUNT(RETENTION_id) FROM lucy_view GROUP BY CLIENT_name";
+    let tables = "CLIENT,PAYMENT,PAYAMOUNT,RETENTION";
+    let plain = json_out(&lucy(&["--json", "ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB]));
+    assert_eq!(rows_of(&plain).len(), 12);
+    let o = lucy(&["--json", "ask", "--model", MODEL, "--tables", tables, "--keep", "CLIENT", "--sql", sql, "--execute", DB]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = json_out(&o);
+    let view_sql = j["view"]["view_sql"].as_str().unwrap();
+    assert!(view_sql.contains("FROM CLIENT\n") && !view_sql.contains("INNER JOIN"), "{view_sql}");
+    let gold = "SELECT c.name, (SELECT SUM(pa.amount) FROM PAYMENT p JOIN PAYAMOUNT pa ON pa.pay_id = p.id WHERE p.client_id = c.id), \
+                (SELECT COUNT(*) FROM RETENTION r WHERE r.client_id = c.id) FROM CLIENT c";
+    let want = rounded(gold_rows(gold));
+    assert_eq!(want.len(), 30);
+    assert_eq!(rounded(rows_of(&j)), want, "{}", j["sql"]);
+    // COUNT(*) would count a row for a client with no strategy: refused with the fix.
+    let star = "SELECT CLIENT_name, COUNT(*) FROM lucy_view GROUP BY CLIENT_name";
+    let e = lucy(&["ask", "--model", MODEL, "--tables", "CLIENT,RETENTION", "--keep", "CLIENT", "--sql", star, "--execute", DB]);
+    assert_eq!(e.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&e.stderr);
+    assert!(err.contains("COUNT(RETENTION_id)"), "{err}");
+}
+
+/// Rows of `sql` on the DDO database, NULLs as `null` (as `rows_of` prints them).
+fn gold_rows(sql: &str) -> BTreeSet<Vec<String>> {
+    gold(sql)
 }

@@ -10,6 +10,9 @@
 //!   reference (no fan-out was missed);
 //! - when it reports fan-out and rewrites, the rewritten query (admitted by
 //!   the guard) equals the reference.
+//!
+//! Half the cases keep every row of a random table (`--keep`): the view
+//! starts from it and LEFT JOINs the others, and the reference does too.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -137,27 +140,61 @@ impl Schema {
         }
     }
 
-    /// The view's rows: one row index per table, inner joins along the tree.
-    fn view_rows(&self) -> Vec<Vec<usize>> {
-        let mut out: Vec<Vec<usize>> = (0..self.rows[0].len()).map(|r| vec![r]).collect();
-        for i in 1..self.n() {
-            let p = self.parent[i];
-            let mut next = Vec::new();
-            for tuple in &out {
-                for r in 0..self.rows[i].len() {
-                    let ok = if self.child_fk[i] {
-                        self.rows[i][r].fk[&p] == Some(tuple[p] as i64 + 1)
-                    } else {
-                        self.rows[p][tuple[p]].fk[&i] == Some(r as i64 + 1)
+    /// Whether row `ra` of table `a` and row `rb` of the adjacent table `b`
+    /// join.
+    fn linked(&self, a: usize, ra: usize, b: usize, rb: usize) -> bool {
+        let ((child, rc), (par, rp)) = if a != 0 && self.parent[a] == b { ((a, ra), (b, rb)) } else { ((b, rb), (a, ra)) };
+        if self.child_fk[child] {
+            self.rows[child][rc].fk[&par] == Some(rp as i64 + 1)
+        } else {
+            self.rows[par][rp].fk[&child] == Some(rc as i64 + 1)
+        }
+    }
+
+    /// The view's rows: one row index per table (`None`: NULLs from a LEFT
+    /// JOIN). Without `keep`, inner joins along the tree; with `keep`, every
+    /// row of that table, the others LEFT JOINed outward from it.
+    fn view_rows(&self, keep: Option<usize>) -> Vec<Vec<Option<usize>>> {
+        let n = self.n();
+        let root = keep.unwrap_or(0);
+        let mut out: Vec<Vec<Option<usize>>> = (0..self.rows[root].len())
+            .map(|r| {
+                let mut t = vec![None; n];
+                t[root] = Some(r);
+                t
+            })
+            .collect();
+        let mut order = vec![root];
+        let mut k = 0;
+        while k < order.len() {
+            let u = order[k];
+            k += 1;
+            let adjacent: Vec<usize> = (0..n).filter(|&v| v != u && ((v != 0 && self.parent[v] == u) || (u != 0 && self.parent[u] == v))).collect();
+            for v in adjacent {
+                if order.contains(&v) {
+                    continue;
+                }
+                order.push(v);
+                let mut next = Vec::new();
+                for tuple in &out {
+                    let matches: Vec<usize> = match tuple[u] {
+                        Some(ru) => (0..self.rows[v].len()).filter(|&rv| self.linked(u, ru, v, rv)).collect(),
+                        None => Vec::new(),
                     };
-                    if ok {
+                    if matches.is_empty() {
+                        if keep.is_some() {
+                            next.push(tuple.clone());
+                        }
+                        continue;
+                    }
+                    for rv in matches {
                         let mut t = tuple.clone();
-                        t.push(r);
+                        t[v] = Some(rv);
                         next.push(t);
                     }
                 }
+                out = next;
             }
-            out = next;
         }
         out
     }
@@ -224,18 +261,19 @@ impl Query {
     }
 
     /// The reference answer: group key → one normalised cell per aggregate.
-    fn reference(&self, s: &Schema) -> BTreeMap<String, Vec<String>> {
-        let rows: Vec<Vec<usize>> = s
-            .view_rows()
+    fn reference(&self, s: &Schema, keep: Option<usize>) -> BTreeMap<String, Vec<String>> {
+        let rows: Vec<Vec<Option<usize>>> = s
+            .view_rows(keep)
             .into_iter()
-            .filter(|t| self.filter.map_or(true, |(w, c)| s.rows[w][t[w]].v.is_some_and(|v| v > c)))
+            .filter(|t| self.filter.map_or(true, |(w, c)| t[w].and_then(|r| s.rows[w][r].v).is_some_and(|v| v > c)))
             .collect();
-        let mut groups: BTreeMap<String, Vec<&Vec<usize>>> = BTreeMap::new();
+        let mut groups: BTreeMap<String, Vec<&Vec<Option<usize>>>> = BTreeMap::new();
         for t in &rows {
-            let key = match self.group {
-                Some((k, true)) => (t[k] + 1).to_string(),
-                Some((k, false)) => s.rows[k][t[k]].g.to_string(),
-                None => String::new(),
+            let key = match (self.group, self.group.and_then(|(k, _)| t[k])) {
+                (Some((_, true)), Some(r)) => (r + 1).to_string(),
+                (Some((k, false)), Some(r)) => s.rows[k][r].g.to_string(),
+                (Some(_), None) => "NULL".to_string(),
+                (None, _) => String::new(),
             };
             groups.entry(key).or_default().push(t);
         }
@@ -253,7 +291,7 @@ impl Query {
                             return ts.len().to_string();
                         }
                         // Each row of table t once per group.
-                        let distinct: BTreeSet<usize> = ts.iter().map(|x| x[t]).collect();
+                        let distinct: BTreeSet<usize> = ts.iter().filter_map(|x| x[t]).collect();
                         let vals: Vec<i64> = distinct.iter().filter_map(|&r| s.rows[t][r].v).collect();
                         let sum: i64 = vals.iter().sum();
                         match a {
@@ -316,9 +354,17 @@ fn run_case(seed: u64) -> Result<&'static str, TestCaseError> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let schema = gen_schema(&mut rng);
     let graph = SchemaGraph::new(schema.model()).map_err(|e| TestCaseError::fail(format!("model: {e}")))?;
-    let req = ViewRequest::new((0..schema.n()).map(tname).collect());
+    let mut req = ViewRequest::new((0..schema.n()).map(tname).collect());
+    // Half the cases keep every row of one table (LEFT JOINs from it).
+    let keep = rng.random_bool(0.5).then(|| rng.random_range(0..schema.n()));
+    req.keep = keep.map(tname);
     let view = lucy::solve::generate_view(&graph, &req).map_err(|e| TestCaseError::fail(format!("view: {e}")))?;
     prop_assert_eq!(view.grain.instances.len(), schema.n(), "one instance per table: {:?}", view.grain);
+    if let Some(k) = keep {
+        prop_assert_eq!(&view.tables[0], &tname(k), "the view starts from the kept table");
+        prop_assert!(view.view_sql.matches("LEFT JOIN").count() == schema.n() - 1, "{}", view.view_sql);
+        prop_assert!(view.grain.instances.iter().skip(1).all(|i| i.outer));
+    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("gen.sqlite");
     schema.load(&db);
@@ -327,9 +373,9 @@ fn run_case(seed: u64) -> Result<&'static str, TestCaseError> {
     for _ in 0..4 {
         let q = gen_query(&mut rng, schema.n());
         let sql = q.sql();
-        let want = q.reference(&schema);
+        let want = q.reference(&schema, keep);
         let report = analyze(&sql, &view, Dialect::Sqlite, FanoutMode::Rewrite).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let ctx = format!("seed {seed}\nschema {schema:?}\nview {}\nsql {sql}\nreport {report:#?}", view.view_sql);
+        let ctx = format!("seed {seed}\nkeep {keep:?}\nschema {schema:?}\nview {}\nsql {sql}\nreport {report:#?}", view.view_sql);
         if report.findings.is_empty() {
             let got = run_readonly(&db, Some(&view.view_sql), &sql, None).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(normalise(&q, &got), want, "no fan-out reported, but the answer is wrong\n{}", ctx);

@@ -268,9 +268,25 @@ impl Rewriter<'_> {
         };
         if u.instances.is_empty() {
             // COUNT(*) counts rows of the view: right when some instance's
-            // rows appear once each within a group.
-            if g.instances.iter().any(|i| with_fixed(&[i.instance.as_str()]).is_empty()) {
+            // rows appear once each within a group and every view row has
+            // one (not reached through a LEFT JOIN).
+            let once: Vec<&crate::types::grain::InstanceGrain> =
+                g.instances.iter().filter(|i| with_fixed(&[i.instance.as_str()]).is_empty()).collect();
+            if once.iter().any(|i| !i.outer) {
                 return None;
+            }
+            if let Some(i) = once.iter().find(|i| !i.key.is_empty()) {
+                return Some(FanoutFinding {
+                    aggregate: u.text.clone(),
+                    clause: u.clause.into(),
+                    instances: Vec::new(),
+                    multiplied_by: Vec::new(),
+                    rewritable: false,
+                    message: format!(
+                        "{} in {} counts rows of the view, including rows where {} has no row (NULLs from its LEFT JOIN); count {}'s rows with COUNT({})",
+                        u.text, u.clause, i.instance, i.instance, i.key[0]
+                    ),
+                });
             }
             let all: Vec<String> = g.instances.iter().filter(|i| !i.key.is_empty()).map(|i| i.instance.clone()).collect();
             let hint = g

@@ -128,8 +128,13 @@ fn grouping_on_a_key_fixes_its_rows() {
     // amounts do not repeat, but a payment-level column summed per client
     // repeats once per amount (a fan trap).
     let v = view(&["CLIENT", "PAYMENT", "PAYAMOUNT"], &[("CLIENT", "name"), ("PAYMENT", "date"), ("PAYAMOUNT", "amount")]);
-    let ok = analyze("SELECT PAYMENT_id, SUM(PAYAMOUNT_amount), COUNT(*) FROM lucy_view GROUP BY PAYMENT_id", &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
+    let ok = analyze("SELECT PAYMENT_id, SUM(PAYAMOUNT_amount), COUNT(PAYAMOUNT_id) FROM lucy_view GROUP BY PAYMENT_id", &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
     assert!(ok.findings.is_empty(), "{ok:?}");
+    // PAYAMOUNT is the view's grain but joins by LEFT JOIN (a pattern
+    // branch): COUNT(*) would count 1 for a payment without amounts.
+    let star = analyze("SELECT PAYMENT_id, COUNT(*) FROM lucy_view GROUP BY PAYMENT_id", &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
+    assert_eq!(star.findings.len(), 1);
+    assert!(!star.findings[0].rewritable && star.findings[0].message.contains("COUNT(PAYAMOUNT_id)"), "{star:?}");
     let fan = analyze("SELECT CLIENT_name, COUNT(PAYMENT_date) FROM lucy_view GROUP BY CLIENT_name", &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
     assert_eq!(fan.findings.len(), 1, "{fan:?}");
     assert_eq!(fan.findings[0].multiplied_by, ["PAYAMOUNT"]);

@@ -92,6 +92,11 @@ pub struct AskArgs {
     /// written with a warning (warn).
     #[arg(long, value_enum, default_value_t = FanoutMode::Rewrite)]
     pub fanout: FanoutMode,
+    /// Keep every row of this table in the view (it starts from it and
+    /// reaches the others by LEFT JOIN): the entity a "for each …" question
+    /// is about, so entities with no matching rows still get a row.
+    #[arg(long, value_name = "TABLE")]
+    pub keep: Option<String>,
     /// CRUSH probes instead of the LLM's hallucinated schema, e.g. "T(c1, c2); U(c3)".
     #[arg(long, value_name = "P")]
     pub probes: Option<String>,
@@ -120,6 +125,7 @@ impl AskArgs {
             prompts_dir: self.prompts.clone(),
             sql: self.sql.clone(),
             fanout: self.fanout.into(),
+            keep: self.keep.clone(),
             ..AskOptions::default()
         }
     }

@@ -34,6 +34,10 @@ pub struct ViewArgs {
     /// lookups and junctions) as an SVG picture into FILE.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Keep every row of this table: the view starts from it and reaches
+    /// every other table by LEFT JOIN (for "for each …" questions).
+    #[arg(long, value_name = "TABLE")]
+    pub keep: Option<String>,
 }
 
 pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
@@ -52,6 +56,7 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
         dialect: args.dialect.into(),
         view_name: args.name.clone(),
         time_limit_s: args.time_limit,
+        keep: args.keep.clone(),
     };
     let res = lucy::solve::generate_view(&graph, &req)?;
     if let Some(path) = &args.svg {

@@ -105,6 +105,10 @@ pub struct AskOptions {
     /// the repair round's message (`lucy bench --method direct+check`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub direct_check: bool,
+    /// Keep every row of this table in the view (LEFT JOINs from it): the
+    /// entity a "for each …" question is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<String>,
 }
 
 impl Default for AskOptions {
@@ -130,6 +134,7 @@ impl Default for AskOptions {
             sql: None,
             fanout: FanoutMode::default(),
             direct_check: false,
+            keep: None,
         }
     }
 }
@@ -334,6 +339,7 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
         dialect,
         view_name: opts.view_name.clone(),
         time_limit_s: opts.time_limit_s,
+        keep: opts.keep.clone(),
     };
     let t0 = Instant::now();
     let solved = crate::solve::generate(graph, &found, &req.options());

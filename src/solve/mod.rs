@@ -221,7 +221,15 @@ fn check_time_limit(t: f64) -> Result<()> {
 pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Result<ViewResult> {
     let start = Instant::now();
     check_time_limit(opts.time_limit_s)?;
-    let sc = scope_of(graph, rel)?;
+    let keep = match &opts.keep {
+        Some(k) => Some(graph.require_table(k.trim()).map_err(|e| Error::Input(format!("--keep: {e}")))?),
+        None => None,
+    };
+    let mut rel = rel.clone();
+    if let Some(k) = keep {
+        rel.add_table(k);
+    }
+    let sc = scope_of(graph, &rel)?;
     let mut res = ViewResult {
         status: SolveStatus::Infeasible,
         tables: Vec::new(),
@@ -268,6 +276,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         forbidden_rels: &sc.forbidden_rels,
         dialect: opts.dialect,
         name: &opts.view_name,
+        keep,
     };
     let built = crate::view::build(graph, &walk, &spec).map_err(Error::Solver)?;
     res.status = core.status;

@@ -38,6 +38,11 @@ pub struct InstanceGrain {
     /// the two rows it links.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub junction: bool,
+    /// The instance is reached through a LEFT JOIN: a view row may hold
+    /// NULLs for it (no matching row), so the view's rows are not all rows
+    /// of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outer: bool,
 }
 
 /// A join of the view, with its cardinality read from `left` to `right`.

@@ -85,6 +85,10 @@ pub struct ViewRequest {
     /// Time limit for each solver call, in seconds.
     #[serde(default = "default_time_limit")]
     pub time_limit_s: f64,
+    /// Keep every row of this table: the view starts from it and reaches
+    /// every other table by LEFT JOIN ("for each client, …").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<String>,
 }
 
 pub fn default_view_name() -> String {
@@ -103,18 +107,25 @@ pub struct ViewOptions {
     pub view_name: String,
     /// Time limit for each solver call, in seconds.
     pub time_limit_s: f64,
+    /// Table whose rows the view keeps all of (see [`ViewRequest::keep`]).
+    pub keep: Option<String>,
 }
 
 impl Default for ViewOptions {
     fn default() -> Self {
-        ViewOptions { dialect: Dialect::Sqlite, view_name: default_view_name(), time_limit_s: default_time_limit() }
+        ViewOptions { dialect: Dialect::Sqlite, view_name: default_view_name(), time_limit_s: default_time_limit(), keep: None }
     }
 }
 
 impl ViewRequest {
     /// The request's options.
     pub fn options(&self) -> ViewOptions {
-        ViewOptions { dialect: self.dialect, view_name: self.view_name.clone(), time_limit_s: self.time_limit_s }
+        ViewOptions {
+            dialect: self.dialect,
+            view_name: self.view_name.clone(),
+            time_limit_s: self.time_limit_s,
+            keep: self.keep.clone(),
+        }
     }
 
     pub fn new(tables: Vec<String>) -> Self {
@@ -124,6 +135,7 @@ impl ViewRequest {
             dialect: Dialect::Sqlite,
             view_name: default_view_name(),
             time_limit_s: default_time_limit(),
+            keep: None,
         }
     }
 }

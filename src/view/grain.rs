@@ -36,6 +36,11 @@ pub fn of_view(graph: &SchemaGraph, jt: &JoinTree, columns: &[BuiltColumn<'_>]) 
         });
     }
     let junction: Vec<bool> = jt.instances.iter().map(|i| graph.junction_of(i.table).is_some()).collect();
+    // Joins come in join order: the left side is already in the view.
+    let mut outer = vec![false; n];
+    for j in &jt.joins {
+        outer[j.right] = outer[j.left] || j.kind == crate::types::JoinKind::Left;
+    }
     let instances = jt
         .instances
         .iter()
@@ -60,6 +65,7 @@ pub fn of_view(graph: &SchemaGraph, jt: &JoinTree, columns: &[BuiltColumn<'_>]) 
                     .map(|m| jt.instances[m].alias.clone())
                     .collect(),
                 junction: junction[i],
+                outer: outer[i],
             }
         })
         .collect();
@@ -95,8 +101,11 @@ pub fn describe(g: &Grain) -> Vec<String> {
     for c in &g.columns {
         let inst = g.instance(&c.instance);
         let by = inst.map(|i| i.multiplied_by.clone()).unwrap_or_default();
-        let (mark, note) =
+        let (mark, mut note) =
             if by.is_empty() { (' ', String::new()) } else { ('*', format!("  repeated by {}", by.join(", "))) };
+        if inst.is_some_and(|i| i.outer) {
+            note.push_str("  (LEFT JOIN: NULL where no row matches)");
+        }
         out.push(format!("  {mark} {:<w$}  from {}{note}", c.alias, c.instance));
     }
     out

@@ -151,3 +151,46 @@ pub fn build(
     }
     Ok(jt)
 }
+
+/// Start the view from instance `root` and reach every other instance by
+/// LEFT JOIN along the same join tree, so every row of `root`'s table is
+/// kept (with NULLs where a table has no matching row). Instances are
+/// renumbered in the new join order (breadth first from `root`).
+pub fn reroot(jt: &mut JoinTree, root: usize) {
+    let n = jt.instances.len();
+    if root >= n {
+        return;
+    }
+    let mut order = vec![root];
+    let mut seen = vec![false; n];
+    seen[root] = true;
+    let mut joins: Vec<(usize, usize, RelId)> = Vec::new();
+    let mut k = 0;
+    while k < order.len() {
+        let u = order[k];
+        for j in &jt.joins {
+            let v = if j.left == u {
+                j.right
+            } else if j.right == u {
+                j.left
+            } else {
+                continue;
+            };
+            if !seen[v] {
+                seen[v] = true;
+                order.push(v);
+                joins.push((u, v, j.rel));
+            }
+        }
+        k += 1;
+    }
+    let mut new_index = vec![usize::MAX; n];
+    for (i, &old) in order.iter().enumerate() {
+        new_index[old] = i;
+    }
+    jt.instances = order.iter().map(|&i| jt.instances[i].clone()).collect();
+    jt.joins = joins
+        .into_iter()
+        .map(|(l, r, rel)| InstJoin { left: new_index[l], right: new_index[r], rel, kind: JoinKind::Left })
+        .collect();
+}

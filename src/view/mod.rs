@@ -28,6 +28,9 @@ pub struct ViewSpec<'a> {
     pub forbidden_rels: &'a BTreeSet<RelId>,
     pub dialect: Dialect,
     pub name: &'a str,
+    /// Keep every row of this table: the view starts from its (first)
+    /// instance and reaches every other instance by LEFT JOIN.
+    pub keep: Option<TableId>,
 }
 
 /// The built view.
@@ -50,7 +53,15 @@ pub struct BuiltView {
 
 /// Build the view for a solved core walk (table ids, in walk order).
 pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Result<BuiltView, String> {
-    let jt = joins::build(graph, walk, spec.inner, spec.forbidden_rels)?;
+    let mut jt = joins::build(graph, walk, spec.inner, spec.forbidden_rels)?;
+    if let Some(k) = spec.keep {
+        let root = jt
+            .instances
+            .iter()
+            .position(|i| i.table == k)
+            .ok_or_else(|| format!("the table to keep, {}, is not in the view", graph.name(k)))?;
+        joins::reroot(&mut jt, root);
+    }
     let d = spec.dialect;
     let inst_ref = |i: usize| &jt.instances[i].alias;
     // Columns.
