@@ -173,7 +173,7 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
         if popped > limits.max_states {
             return ExactOutcome::GaveUp(format!("state budget of {} exhausted", limits.max_states));
         }
-        if popped % 4096 == 0 && limits.deadline.is_some_and(|d| Instant::now() >= d) {
+        if popped % 1024 == 0 && limits.deadline.is_some_and(|d| Instant::now() >= d) {
             return ExactOutcome::GaveUp("time limit".into());
         }
         if accept(&st) {

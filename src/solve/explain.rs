@@ -48,10 +48,18 @@ pub fn explain(graph: &SchemaGraph, scope: &Scope, deadline: Instant) -> String 
             Relax { c3: true, c4: false, forbids: false },
         ],
     ];
+    const CUT_SHORT: &str = "no walk satisfies the dbModel constraints; the time limit ended the search for which constraint blocks it (raise --time-limit to see why)";
+    let late = || Instant::now() >= deadline;
+    if late() {
+        return CUT_SHORT.into();
+    }
     let strict = core_problem(graph, scope, Relax::NONE);
     for tier in TIERS {
         let mut reasons: Vec<String> = Vec::new();
         for &relax in tier {
+            if late() {
+                return if reasons.is_empty() { CUT_SHORT.into() } else { reasons.join("; alternatively, ") };
+            }
             let cm = core_problem(graph, scope, relax);
             let limits = ExactLimits { max_states: 500_000, deadline: Some(deadline) };
             if let ExactOutcome::Optimal { walk, .. } = solve_exact(&cm.problem, None, limits) {

@@ -29,7 +29,7 @@ use crate::types::{limits, ModelSize, Relevance, SolveStatus, ViewOptions, ViewR
 
 use exact::{solve_exact, ExactLimits, ExactOutcome};
 use milp::{solve_milp_full, MilpStatus};
-use preprocess::{prune, Bounds, INF};
+use preprocess::{Bounds, INF};
 use problem::CoreProblem;
 use relevant::{core_problem, scope_of, Relax};
 
@@ -74,10 +74,20 @@ impl Default for CoreOptions {
     }
 }
 
-/// Solve the core walk problem under a deadline.
+/// Solve the core walk problem within `time_limit_s` seconds from now.
 pub fn solve_core(p: &CoreProblem, time_limit_s: f64, opts: CoreOptions) -> Result<CoreSolution> {
+    solve_core_until(p, limits::deadline(Instant::now(), time_limit_s.max(0.001)), opts)
+}
+
+/// Solve the core walk problem by `deadline`. Every step checks it: the
+/// exact search, the reductions (which keep what they proved so far), and
+/// the MILP (HiGHS gets what is left). When it passes, the answer is the
+/// best walk at hand: `Optimal` only when proved (by HiGHS closing its gap,
+/// or by the exact search), `Feasible` otherwise, or a time-limit error when
+/// there is no walk at all.
+pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -> Result<CoreSolution> {
     let start = Instant::now();
-    let deadline = limits::deadline(start, time_limit_s.max(0.001));
+    let time_limit_s = deadline.saturating_duration_since(start).as_secs_f64();
     let remaining = || deadline.saturating_duration_since(Instant::now()).as_secs_f64();
     let mut sol = CoreSolution {
         status: SolveStatus::Infeasible,
@@ -118,13 +128,27 @@ pub fn solve_core(p: &CoreProblem, time_limit_s: f64, opts: CoreOptions) -> Resu
             break;
         }
         let t = Instant::now();
-        let mut pruned = if opts.preprocess { Some(prune(p, n)) } else { None };
+        let mut pruned = match opts.preprocess {
+            true => match preprocess::prune_until(p, n, Some(deadline)) {
+                Some(pr) => Some(pr),
+                None => {
+                    // Out of time before the reductions had anything: a
+                    // MILP over the whole schema could not run either.
+                    sol.prune_ms += t.elapsed().as_secs_f64() * 1e3;
+                    break;
+                }
+            },
+            false => None,
+        };
         if let (Some(pr), Some((c, _, _))) = (pruned.as_mut(), proven.as_ref()) {
             if !pr.infeasible {
-                pr.kept -= preprocess::prune_by_cost(p, *c, &mut pr.allowed);
+                pr.kept -= preprocess::prune_by_cost_until(p, *c, &mut pr.allowed, Some(deadline));
             }
         }
         sol.prune_ms += t.elapsed().as_secs_f64() * 1e3;
+        if remaining() <= 0.0 {
+            break;
+        }
         if pruned.as_ref().is_some_and(|x| x.infeasible) {
             continue;
         }
@@ -189,7 +213,8 @@ pub fn solve_core(p: &CoreProblem, time_limit_s: f64, opts: CoreOptions) -> Resu
             sol.n_bound = format!("no walk found for n = {lower}..={} within the time limit", sol.n.max(lower));
             if remaining() <= 0.0 {
                 return Err(Error::Solver(format!(
-                    "time limit of {time_limit_s} s reached before any walk was found (raise --time-limit)"
+                    "the time limit was reached before any walk was found ({:.3} s were left for the solve; raise --time-limit)",
+                    time_limit_s
                 )));
             }
         }
@@ -221,6 +246,9 @@ fn check_time_limit(t: f64) -> Result<()> {
 pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Result<ViewResult> {
     let start = Instant::now();
     check_time_limit(opts.time_limit_s)?;
+    // One deadline from the start of the request: scoping, the core
+    // problem, the solve and the explanation all count against it.
+    let deadline = limits::deadline(start, opts.time_limit_s);
     let keep = match &opts.keep {
         Some(k) => Some(graph.require_table(k.trim()).map_err(|e| Error::Input(format!("--keep: {e}")))?),
         None => None,
@@ -250,20 +278,17 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         instances: Vec::new(),
         body: None,
     };
-    let deadline = limits::deadline(start, opts.time_limit_s);
     if !sc.blocked.is_empty() {
         res.explanation = Some(sc.blocked.join("; "));
         res.solve_ms = start.elapsed().as_secs_f64() * 1e3;
         return Ok(res);
     }
     let cm = core_problem(graph, &sc, Relax::NONE);
-    let core = solve_core(&cm.problem, opts.time_limit_s, CoreOptions::default())?;
+    let core = solve_core_until(&cm.problem, deadline, CoreOptions::default())?;
     res.n_bound = core.n_bound.clone();
     res.model_size = core.model_size.clone();
     if core.status == SolveStatus::Infeasible {
-        // The explanation gets its own (short) budget: the solve already used the main one.
-        let budget = limits::deadline(Instant::now(), opts.time_limit_s.min(2.0));
-        res.explanation = Some(explain::explain(graph, &sc, budget.max(deadline)));
+        res.explanation = Some(explain::explain(graph, &sc, deadline));
         res.solve_ms = start.elapsed().as_secs_f64() * 1e3;
         return Ok(res);
     }

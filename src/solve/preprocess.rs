@@ -10,6 +10,8 @@
 //! through a junction only from one side to the other (loop-erasing a valid
 //! walk keeps that property). See docs/generate-view.md, "n bounds".
 
+use std::time::Instant;
+
 use super::problem::CoreProblem;
 
 pub use super::distance::{distances, plain_distances, INF};
@@ -125,22 +127,49 @@ pub struct Pruned {
 /// Fix b[i][r] = 0 wherever node i cannot be at step r of any walk of at
 /// most `n` tables; repeated on the reduced graph until nothing changes.
 pub fn prune(p: &CoreProblem, n: usize) -> Pruned {
+    prune_until(p, n, None).expect("no deadline")
+}
+
+fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
+
+/// [`prune`] under a deadline. Every intermediate state of the reductions is
+/// sound (each removal is justified on its own), so when the deadline
+/// passes the work done so far is returned; `None` only when not even the
+/// first round's step bounds were computed.
+pub fn prune_until(p: &CoreProblem, n: usize, deadline: Option<Instant>) -> Option<Pruned> {
     let mut cur = p.clone();
-    let mut allowed: Vec<Vec<bool>>;
+    let mut allowed: Vec<Vec<bool>> = Vec::new();
+    let mut have = false;
     // A few rounds reach (nearly) the fixpoint; stopping early only keeps
     // more variables, never loses a walk.
     let mut rounds = 0;
-    loop {
+    'rounds: loop {
         rounds += 1;
+        if past(deadline) {
+            break;
+        }
         let b = Bounds::new(&cur);
         if b.lower_nodes as usize > n {
-            return Pruned { allowed: vec![vec![false; n]; p.len()], kept: 0, infeasible: true };
+            return Some(Pruned { allowed: vec![vec![false; n]; p.len()], kept: 0, infeasible: true });
         }
-        allowed = (0..cur.len()).map(|i| b.allowed_steps(i, n)).collect();
+        let mut next = Vec::with_capacity(cur.len());
+        for i in 0..cur.len() {
+            if i % 16 == 15 && past(deadline) {
+                break 'rounds;
+            }
+            next.push(b.allowed_steps(i, n));
+        }
+        allowed = next;
+        have = true;
         // Stepping rules: a node at step r needs an allowed neighbour at r-1
         // or r+1 (unless the walk is a single table).
         if n > 1 && b.rel.len() > 1 {
             loop {
+                if past(deadline) {
+                    break 'rounds;
+                }
                 let mut changed = false;
                 for i in 0..cur.len() {
                     for r in 0..n {
@@ -175,9 +204,12 @@ pub fn prune(p: &CoreProblem, n: usize) -> Pruned {
             }
         }
     }
+    if !have {
+        return None;
+    }
     let infeasible = p.relevant_nodes().iter().any(|&t| !allowed[t].iter().any(|&x| x));
     let kept = allowed.iter().filter(|a| a.iter().any(|&x| x)).count();
-    Pruned { allowed, kept, infeasible }
+    Some(Pruned { allowed, kept, infeasible })
 }
 
 /// With the optimal cost c* proved (by the exact search), drop every table
@@ -187,6 +219,12 @@ pub fn prune(p: &CoreProblem, n: usize) -> Pruned {
 /// "tables outside T strictly in between" distances. Only for |T| ≤ 12.
 /// Returns how many tables were dropped.
 pub fn prune_by_cost(p: &CoreProblem, c_star: usize, allowed: &mut [Vec<bool>]) -> usize {
+    prune_by_cost_until(p, c_star, allowed, None)
+}
+
+/// [`prune_by_cost`] under a deadline: stops where it is when the deadline
+/// passes (what was dropped stays dropped; every drop is sound).
+pub fn prune_by_cost_until(p: &CoreProblem, c_star: usize, allowed: &mut [Vec<bool>], deadline: Option<Instant>) -> usize {
     let rel = p.relevant_nodes();
     let k = rel.len();
     if k == 0 || k > SUBSET_DP_MAX {
@@ -198,6 +236,9 @@ pub fn prune_by_cost(p: &CoreProblem, c_star: usize, allowed: &mut [Vec<bool>]) 
     let mut dropped = 0;
     let mut a = vec![INF; full + 1];
     for i in 0..p.len() {
+        if i % 16 == 15 && past(deadline) {
+            break;
+        }
         if p.relevant[i] || !allowed[i].iter().any(|&x| x) {
             continue;
         }
