@@ -19,7 +19,7 @@ pub mod traced;
 #[cfg(test)]
 pub(crate) mod fake;
 mod wire;
-pub use wire::{read_capped, redact, MAX_RESPONSE_BYTES};
+pub use wire::{parse_completion, read_capped, redact, Completion, MAX_RESPONSE_BYTES};
 
 pub use cassette::{cassette_key, CassetteEntry, Recorder, Replayer};
 pub use config::{ApiKey, LlmArgs, LlmConfig, StructuredMode, NOT_CONFIGURED_HINT};

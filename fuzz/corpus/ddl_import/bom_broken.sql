@@ -1,0 +1,3 @@
+﻿CREATE TABLE a (x int)
+CREATE TABLE b (y int broken (
+/* unterminated

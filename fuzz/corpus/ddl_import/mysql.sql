@@ -1,0 +1,2 @@
+CREATE TABLE `t` (`id` int(11) NOT NULL AUTO_INCREMENT COMMENT 'key; not CREATE', `x` decimal(15,2), PRIMARY KEY (`id`)) ENGINE=InnoDB COMMENT='table';
+ALTER TABLE `t` ADD CONSTRAINT fk FOREIGN KEY (`x`) REFERENCES `u`(`id`);

@@ -1,0 +1,1 @@
+SELECT name, sql FROM sqlite_master WHERE EXISTS (WITH sqlite_master AS (SELECT 1 AS name, 1 AS sql) SELECT 1)

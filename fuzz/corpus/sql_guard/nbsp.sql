@@ -1,0 +1,1 @@
+SELECT CLIENT_name FROM lucy_view

@@ -1,0 +1,1 @@
+SELECT * FROM pragma_database_list WHERE EXISTS (WITH pragma_database_list AS (SELECT 1) SELECT 1)
