@@ -31,7 +31,7 @@ use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Expr, GroupByExpr, OrderBy, OrderByKind, Query, Select, SelectItem, SetExpr, Statement, TableFactor, Value,
+    Expr, GroupByExpr, Ident, OrderBy, OrderByKind, Query, Select, SelectItem, SetExpr, Statement, TableFactor, Value,
     VisitMut, VisitorMut,
 };
 use sqlparser::dialect::Dialect as SqlDialect;
@@ -206,9 +206,26 @@ impl Rewriter<'_> {
         sel.from = from;
         sel.selection = None;
         let mut m = Marker { resolve: &resolve, names: &names, binding: &binding, parser: self.parser, depth: 0, err: None };
+        let quote = if self.dialect == Dialect::Mysql { '`' } else { '"' };
         for item in sel.projection.iter_mut() {
             match item {
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } | SelectItem::ExprWithAliases { expr: e, .. } => {
+                SelectItem::UnnamedExpr(e) => {
+                    // Keep the result column's name: SQLite and MySQL name an
+                    // unnamed expression after its text, which the rewrite
+                    // changes; PostgreSQL names an aggregate after its function.
+                    let before = e.to_string();
+                    let pg_name = match &*e {
+                        Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_ascii_lowercase()),
+                        _ => None,
+                    };
+                    let _ = e.visit(&mut m);
+                    let name = if self.dialect == Dialect::Postgres { pg_name } else { Some(before.clone()) };
+                    if let (true, Some(name)) = (e.to_string() != before, name) {
+                        let expr = std::mem::replace(e, Expr::Value(Value::Null.into()));
+                        *item = SelectItem::ExprWithAlias { expr, alias: Ident::with_quote(quote, name) };
+                    }
+                }
+                SelectItem::ExprWithAlias { expr: e, .. } | SelectItem::ExprWithAliases { expr: e, .. } => {
                     let _ = e.visit(&mut m);
                 }
                 _ => {}
