@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# Private PostgreSQL and MariaDB (MySQL) servers owned by the project, for
+# `--execute`, `lucy bench --database` and `lucy model import --postgres/--mysql`.
+#
+#   scripts/db.sh start  [postgres|mysql]    install (Debian) when missing, init, start, wait until ready
+#   scripts/db.sh stop   [postgres|mysql]
+#   scripts/db.sh status [postgres|mysql]    exit 0 when every named server answers
+#   scripts/db.sh url    postgres|mysql [SUITE [DB_ID]] [--reader]
+#                                            the connection URL (of the server, or of a loaded suite's database)
+#   scripts/db.sh load   SUITE [postgres|mysql]
+#                                            load the suite's SQLite database(s) (ddo, acme, spider-dev)
+#
+# Data lives under ${LUCY_DB_DIR:-~/.cache/lucy/db}; both servers listen on
+# 127.0.0.1 only, PostgreSQL on port ${LUCY_PG_PORT:-54329}, MariaDB on
+# ${LUCY_MYSQL_PORT:-33069}. Every command is idempotent and quiet when
+# there is nothing to do. Two login roles exist on each server:
+#   lucy         owns the loaded databases (can write: lucy's own read-only
+#                transaction is what keeps it from writing, and the tests prove it)
+#   lucy_reader  SELECT only: the role docs/phases.md recommends giving lucy
+# Their passwords equal their names: these are local test instances, bound to
+# loopback, never a team's server.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+base="${LUCY_DB_DIR:-$HOME/.cache/lucy/db}"
+pg_port="${LUCY_PG_PORT:-54329}"
+my_port="${LUCY_MYSQL_PORT:-33069}"
+pg_bin=""
+
+die() { echo "db.sh: $*" >&2; exit 2; }
+say() { echo "db.sh: $*" >&2; }
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+# --- installation -----------------------------------------------------------
+
+apt_install() {
+  local SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  say "installing $* (Debian packages)"
+  local stamp="/var/lib/apt/periodic/lucy-db-update"
+  # One `apt-get update` per machine is enough for these packages.
+  if [ ! -e "$stamp" ] || ! apt-cache policy "$@" 2>/dev/null | grep -q Candidate; then
+    $SUDO apt-get update -qq -o DPkg::Lock::Timeout=600
+    $SUDO mkdir -p "$(dirname "$stamp")" && $SUDO touch "$stamp" || true
+  fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    -o DPkg::Lock::Timeout=600 "$@" >/dev/null
+}
+
+need_pg() {
+  local need=()
+  installed postgresql || need+=(postgresql)
+  # root runs the server as the `postgres` user, which must reach the data directory
+  if [ "$(id -u)" -eq 0 ] && ! command -v setfacl >/dev/null 2>&1; then need+=(acl); fi
+  [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
+  pg_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
+  [ -x "$pg_bin/initdb" ] || die "PostgreSQL binaries not found under /usr/lib/postgresql/*/bin"
+}
+
+need_my() {
+  local need=()
+  installed mariadb-server || need+=(mariadb-server)
+  installed mariadb-client || need+=(mariadb-client)
+  [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
+}
+
+# --- PostgreSQL -------------------------------------------------------------
+
+pg_dir="$base/postgres"
+pg_data="$pg_dir/data"
+pg_sock="$pg_dir/run"
+pg_log="$pg_dir/server.log"
+
+# Run a command as the server's owner: ourselves, or `postgres` when we are root
+# (initdb and postgres refuse to run as root).
+as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# As root, let the `postgres` user traverse (not list) the directories above
+# its data directory, with an ACL for that user only.
+pg_grant_traverse() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  local d="$pg_dir"
+  while [ "$d" != "/" ]; do
+    d="$(dirname "$d")"
+    if ! runuser -u postgres -- test -x "$d" 2>/dev/null; then
+      setfacl -m u:postgres:x "$d"
+    fi
+  done
+}
+
+pg_psql() { as_pg "$pg_bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$pg_sock" -p "$pg_port" -U postgres "$@"; }
+
+pg_ready() { [ -n "$pg_bin" ] && as_pg "$pg_bin/pg_isready" -q -h "$pg_sock" -p "$pg_port" 2>/dev/null; }
+
+pg_start() {
+  need_pg
+  if pg_ready; then return 0; fi
+  mkdir -p "$pg_dir"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres: "$pg_dir"; pg_grant_traverse; fi
+  if [ ! -s "$pg_data/PG_VERSION" ]; then
+    say "initialising PostgreSQL in $pg_data"
+    as_pg "$pg_bin/initdb" -D "$pg_data" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
+      -E UTF8 --locale=C.UTF-8 >"$pg_dir/initdb.log" 2>&1 || { cat "$pg_dir/initdb.log" >&2; die "initdb failed"; }
+    as_pg mkdir -p "$pg_sock"
+    cat >>"$pg_data/postgresql.conf" <<EOF
+# lucy (scripts/db.sh): a private, loopback-only instance
+listen_addresses = '127.0.0.1'
+port = $pg_port
+unix_socket_directories = '$pg_sock'
+shared_buffers = 64MB
+max_connections = 40
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+EOF
+  fi
+  as_pg mkdir -p "$pg_sock"
+  as_pg "$pg_bin/pg_ctl" -D "$pg_data" -l "$pg_log" -w -t 60 start >/dev/null \
+    || { tail -n 20 "$pg_log" >&2; die "PostgreSQL did not start (log: $pg_log)"; }
+  for _ in $(seq 1 60); do pg_ready && break; sleep 0.5; done
+  pg_ready || die "PostgreSQL is not ready after 30 s (log: $pg_log)"
+  pg_psql -d postgres <<'EOF' >/dev/null
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'lucy') THEN
+    CREATE ROLE lucy LOGIN CREATEDB PASSWORD 'lucy';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'lucy_reader') THEN
+    CREATE ROLE lucy_reader LOGIN PASSWORD 'lucy_reader';
+  END IF;
+END $$;
+EOF
+  say "PostgreSQL ready on 127.0.0.1:$pg_port"
+}
+
+pg_stop() {
+  need_pg
+  [ -s "$pg_data/PG_VERSION" ] || return 0
+  if pg_ready; then as_pg "$pg_bin/pg_ctl" -D "$pg_data" -m fast -w stop >/dev/null; say "PostgreSQL stopped"; fi
+}
+
+# --- MariaDB ----------------------------------------------------------------
+
+my_dir="$base/mysql"
+my_data="$my_dir/data"
+my_sock="$my_dir/run/mysqld.sock"
+my_log="$my_dir/server.log"
+my_pid="$my_dir/run/mysqld.pid"
+my_user="$(id -un)"
+
+my_client() { mariadb --no-defaults -u root --socket="$my_sock" "$@"; }
+
+my_ready() { [ -S "$my_sock" ] && mariadb-admin --no-defaults -u root --socket="$my_sock" ping >/dev/null 2>&1; }
+
+my_start() {
+  need_my
+  if my_ready; then return 0; fi
+  mkdir -p "$my_dir/run"
+  if [ ! -d "$my_data/mysql" ]; then
+    say "initialising MariaDB in $my_data"
+    mariadb-install-db --no-defaults --user="$my_user" --datadir="$my_data" --auth-root-authentication-method=socket \
+      --skip-test-db >"$my_dir/install-db.log" 2>&1 || { cat "$my_dir/install-db.log" >&2; die "mariadb-install-db failed"; }
+  fi
+  # --user is required when we are root (mariadbd refuses root otherwise).
+  nohup mariadbd --no-defaults --user="$my_user" --datadir="$my_data" --socket="$my_sock" --pid-file="$my_pid" \
+    --port="$my_port" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$my_log" \
+    --innodb-buffer-pool-size=64M --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 \
+    --performance-schema=OFF --max-connections=40 --character-set-server=utf8mb4 >/dev/null 2>&1 &
+  for _ in $(seq 1 120); do my_ready && break; sleep 0.5; done
+  my_ready || { tail -n 20 "$my_log" >&2; die "MariaDB is not ready after 60 s (log: $my_log)"; }
+  my_client <<'EOF'
+CREATE USER IF NOT EXISTS 'lucy'@'127.0.0.1' IDENTIFIED BY 'lucy';
+CREATE USER IF NOT EXISTS 'lucy_reader'@'127.0.0.1' IDENTIFIED BY 'lucy_reader';
+EOF
+  say "MariaDB ready on 127.0.0.1:$my_port"
+}
+
+my_stop() {
+  [ -d "$my_data" ] || return 0
+  if my_ready; then
+    mariadb-admin --no-defaults -u root --socket="$my_sock" shutdown >/dev/null 2>&1 || true
+    for _ in $(seq 1 60); do [ -S "$my_sock" ] || break; sleep 0.5; done
+    say "MariaDB stopped"
+  fi
+}
+
+# --- suites -----------------------------------------------------------------
+
+# The SQLite database(s) of a suite, one "db_name<TAB>path" per line; db_name
+# is the server-side database name (spider-dev: spider_<db_id>).
+suite_dbs() {
+  case "$1" in
+    ddo) printf 'ddo\t%s\n' "$root/dbmodels/ddo.sqlite" ;;
+    acme) printf 'acme\t%s\n' "$root/../shared/benchmarks/acme/acme_small.sqlite" ;;
+    spider-dev|spider)
+      local f
+      for f in "$root"/../shared/benchmarks/spider/spiderman_dev_sqlite/*.sqlite; do
+        [ -e "$f" ] || die "no Spider dev databases under ../shared/benchmarks/spider/spiderman_dev_sqlite"
+        printf 'spider_%s\t%s\n' "$(basename "$f" .sqlite)" "$f"
+      done ;;
+    *) die "unknown suite '$1' (ddo, acme, spider-dev)" ;;
+  esac
+}
+
+db_name() {
+  case "$1" in
+    ddo|acme) echo "$1" ;;
+    spider-dev|spider) [ -n "${2:-}" ] && echo "spider_$2" || echo "spider_{db_id}" ;;
+    *) die "unknown suite '$1' (ddo, acme, spider-dev)" ;;
+  esac
+}
+
+url() {
+  local engine="$1"; shift
+  local suite="" dbid="" role="lucy"
+  for a in "$@"; do
+    case "$a" in
+      --reader) role="lucy_reader" ;;
+      *) if [ -z "$suite" ]; then suite="$a"; else dbid="$a"; fi ;;
+    esac
+  done
+  local db=""
+  [ -z "$suite" ] || db="$(db_name "$suite" "$dbid")"
+  case "$engine" in
+    postgres|postgresql|pg) echo "postgresql://$role:$role@127.0.0.1:$pg_port/${db:-postgres}" ;;
+    mysql|mariadb) echo "mysql://$role:$role@127.0.0.1:$my_port/$db" ;;
+    *) die "unknown engine '$engine' (postgres, mysql)" ;;
+  esac
+}
+
+load() {
+  local suite="$1" engines="${2:-postgres mysql}"
+  command -v python3 >/dev/null 2>&1 || die "python3 is needed to read the SQLite files"
+  local name path e
+  for e in $engines; do
+    case "$e" in
+      postgres) pg_start ;;
+      mysql) my_start ;;
+      *) die "unknown engine '$e'" ;;
+    esac
+  done
+  while IFS=$'\t' read -r name path; do
+    [ -f "$path" ] || die "$path: no such SQLite file"
+    for e in $engines; do
+      case "$e" in
+        postgres)
+          python3 "$here/db_load.py" postgres "$path" "$name" 2> >(sed "s/^lucy-load: /db.sh: postgres $name: /" >&2) >"$pg_dir/load-$name.sql"
+          PGOPTIONS='--client-min-messages=warning' pg_psql -d postgres -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" -c "CREATE DATABASE \"$name\" OWNER lucy" >/dev/null
+          PGOPTIONS='--client-min-messages=warning' as_pg "$pg_bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$pg_sock" -p "$pg_port" \
+            -U lucy -d "$name" -f - <"$pg_dir/load-$name.sql" 2>"$pg_dir/load-$name.err" >/dev/null \
+            || { cat "$pg_dir/load-$name.err" >&2; die "loading $path into PostgreSQL database $name failed"; }
+          sed -n 's/.*lucy-load: //p' "$pg_dir/load-$name.err" | sed "s/^/db.sh: postgres $name: /" >&2
+          pg_psql -d "$name" -c "GRANT USAGE ON SCHEMA public TO lucy_reader; GRANT SELECT ON ALL TABLES IN SCHEMA public TO lucy_reader" >/dev/null
+          ;;
+        mysql)
+          python3 "$here/db_load.py" mysql "$path" "$name" 2> >(sed "s/^lucy-load: /db.sh: mysql $name: /" >&2) >"$my_dir/load-$name.sql"
+          my_client -e "DROP DATABASE IF EXISTS \`$name\`; CREATE DATABASE \`$name\` CHARACTER SET utf8mb4;
+            GRANT ALL ON \`$name\`.* TO 'lucy'@'127.0.0.1'; GRANT SELECT ON \`$name\`.* TO 'lucy_reader'@'127.0.0.1'"
+          my_client --force -N -D "$name" <"$my_dir/load-$name.sql" 2>"$my_dir/load-$name.err" >"$my_dir/load-$name.out" || true
+          sed -n 's/^lucy-load: //p' "$my_dir/load-$name.out" | sed "s/^/db.sh: mysql $name: /" >&2
+          python3 "$here/db_load.py" mysql-errors "$my_dir/load-$name.sql" "$my_dir/load-$name.err" \
+            | sed "s/^/db.sh: mysql $name: /" >&2
+          ;;
+      esac
+    done
+  done < <(suite_dbs "$suite")
+  say "loaded $suite into: $engines"
+}
+
+engines_of() {
+  case "${1:-}" in
+    "") echo "postgres mysql" ;;
+    postgres|postgresql|pg) echo postgres ;;
+    mysql|mariadb) echo mysql ;;
+    *) die "unknown engine '$1' (postgres, mysql)" ;;
+  esac
+}
+
+cmd="${1:-}"
+[ -n "$cmd" ] || { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+shift
+case "$cmd" in
+  start) for e in $(engines_of "${1:-}"); do if [ "$e" = postgres ]; then pg_start; else my_start; fi; done ;;
+  stop) for e in $(engines_of "${1:-}"); do if [ "$e" = postgres ]; then pg_stop; else my_stop; fi; done ;;
+  status)
+    rc=0
+    for e in $(engines_of "${1:-}"); do
+      if [ "$e" = postgres ]; then
+        pg_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
+        if pg_ready; then echo "postgres: up on 127.0.0.1:$pg_port"; else echo "postgres: down"; rc=1; fi
+      else
+        if command -v mariadb-admin >/dev/null && my_ready; then echo "mysql: up on 127.0.0.1:$my_port"; else echo "mysql: down"; rc=1; fi
+      fi
+    done
+    exit $rc ;;
+  url) [ $# -ge 1 ] || die "usage: db.sh url postgres|mysql [SUITE [DB_ID]] [--reader]"; url "$@" ;;
+  load)
+    [ $# -ge 1 ] || die "usage: db.sh load SUITE [postgres|mysql]"
+    load "$1" "$(engines_of "${2:-}")" ;;
+  *) die "unknown command '$cmd' (start, stop, status, url, load)" ;;
+esac
