@@ -8,7 +8,8 @@
 #   scripts/db.sh url    postgres|mysql [SUITE [DB_ID]] [--reader]
 #                                            the connection URL (of the server, or of a loaded suite's database)
 #   scripts/db.sh load   SUITE [postgres|mysql]
-#                                            load the suite's SQLite database(s) (ddo, acme, spider-dev)
+#                                            load the suite's SQLite database(s) (ddo, acme, spider-dev);
+#                                            skipped when already loaded from the same file (LUCY_DB_RELOAD=1 forces)
 #
 # Data lives under ${LUCY_DB_DIR:-~/.cache/lucy/db}; both servers listen on
 # 127.0.0.1 only, PostgreSQL on port ${LUCY_PG_PORT:-54329}, MariaDB on
@@ -242,7 +243,15 @@ load() {
   done
   while IFS=$'\t' read -r name path; do
     [ -f "$path" ] || die "$path: no such SQLite file"
+    # Skip a database already loaded from the same file by the same loader.
+    local stamp
+    stamp="$(cat "$path" "$here/db_load.py" | sha256sum | cut -c1-16)"
     for e in $engines; do
+      local dir="$pg_dir"
+      [ "$e" = postgres ] || dir="$my_dir"
+      if [ "${LUCY_DB_RELOAD:-0}" != 1 ] && [ "$(cat "$dir/loaded-$name" 2>/dev/null)" = "$stamp" ] && loaded "$e" "$name"; then
+        continue
+      fi
       case "$e" in
         postgres)
           python3 "$here/db_load.py" postgres "$path" "$name" 2> >(sed "s/^lucy-load: /db.sh: postgres $name: /" >&2) >"$pg_dir/load-$name.sql"
@@ -263,9 +272,19 @@ load() {
             | sed "s/^/db.sh: mysql $name: /" >&2
           ;;
       esac
+      echo "$stamp" >"$dir/loaded-$name"
     done
   done < <(suite_dbs "$suite")
   say "loaded $suite into: $engines"
+}
+
+# Whether database $2 exists on engine $1.
+loaded() {
+  if [ "$1" = postgres ]; then
+    [ "$(pg_psql -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$2'" 2>/dev/null)" = 1 ]
+  else
+    [ -n "$(my_client -N -e "SHOW DATABASES LIKE '$2'" 2>/dev/null)" ]
+  fi
 }
 
 engines_of() {

@@ -14,6 +14,7 @@ const COMMANDS: &[&[&str]] = &[
     &["model", "check"],
     &["model", "show"],
     &["model", "import"],
+    &["model", "diff"],
     &["model", "suggest"],
     &["model", "schema"],
     &["view"],

@@ -12,6 +12,7 @@
 
 pub mod attribution;
 pub mod meta;
+pub mod engine;
 pub mod metrics;
 pub mod oracle;
 pub mod progress;

@@ -2,7 +2,7 @@
 //! parallel, with results in suite order whatever `jobs` is.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::attribution::{attribute, Attribution, Observed};
+use super::engine::gold_for;
 use super::metrics::{cov, esx, ex, join_accuracy, view_join_pairs, Cell, JoinAccuracy, Rows};
 use super::oracle::{oracle_case, oracle_request, MismatchClass};
 use super::suite::{Question, Suite};
@@ -18,7 +19,7 @@ use crate::graph::SchemaGraph;
 use crate::llm::ChatModel;
 use crate::pipeline::{self, AskOptions};
 use crate::sql::analyze::{analyze, analyze_view_query, QueryRefs};
-use crate::sql::exec::{run_readonly_with, ExecOptions, QueryRows, SqlValue};
+use crate::sql::exec::{run_view_sql, Database, ExecOptions, QueryRows, SqlValue};
 use crate::types::trace::{PhaseCost, Trace, ViewTrace};
 use crate::types::{ColumnRef, SolveStatus, ViewResult};
 
@@ -78,6 +79,27 @@ pub struct RunOptions {
     pub trace_dir: Option<PathBuf>,
     pub progress: bool,
     pub llm: Option<Arc<dyn ChatModel>>,
+    /// Run on this database instead of the suite's SQLite file: a server
+    /// URL, `{db_id}` replaced per question (`lucy bench --database`).
+    pub database: Option<String>,
+}
+
+/// The database a question runs on: `--database` (a server, `{db_id}`
+/// filled in), else the suite's SQLite file.
+pub fn question_database(suite: &Suite, q: &Question, opts: &RunOptions) -> Result<Option<Database>> {
+    match &opts.database {
+        Some(template) => {
+            let url = match &q.db_id {
+                Some(id) => template.replace("{db_id}", id),
+                None if template.contains("{db_id}") => {
+                    return Err(Error::Input(format!("question {} has no db_id but --database {template} needs one", q.id)))
+                }
+                None => template.clone(),
+            };
+            Database::parse(&url).map(Some)
+        }
+        None => Ok(suite.database_path(q)?.map(Database::Sqlite)),
+    }
 }
 
 /// Execution-metric status of the gold query.
@@ -132,6 +154,9 @@ pub struct QuestionMetrics {
     /// The view SQL ran on the database (oracle tables, when a database exists).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view_runs: Option<bool>,
+    /// On a server (`--database`): the gold as is, ported, and vs SQLite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_engine: Option<super::engine::EngineGold>,
 }
 
 /// Cost of one question.
@@ -190,8 +215,15 @@ pub fn run_suite(suite: &Suite, opts: &RunOptions) -> Result<Vec<QuestionResult>
         )));
     }
     let graphs = load_graphs(suite, &questions)?;
+    let mut pinged = BTreeSet::new();
     for q in &questions {
         suite.database_path(q)?;
+        if let Some(db) = question_database(suite, q, opts)? {
+            // A wrong URL, password or a down server stops the run here.
+            if pinged.insert(db.to_string()) {
+                crate::sql::exec::ping(&db, std::time::Duration::from_secs(10))?;
+            }
+        }
     }
     if let Some(dir) = &opts.trace_dir {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -259,6 +291,7 @@ fn error_result(q: &Question, msg: String) -> QuestionResult {
             join_detail: String::new(),
             solve_ms: None,
             view_runs: None,
+            gold_engine: None,
         },
         attribution: Attribution { label: super::attribution::Label::NotExecuted, findings: vec![] },
         cost: Cost::default(),
@@ -299,16 +332,16 @@ pub fn to_rows(r: &QueryRows) -> Rows {
 }
 
 fn exec_opts() -> ExecOptions {
-    ExecOptions { limit: Some(100_000), timeout: std::time::Duration::from_secs(30) }
+    ExecOptions { limit: Some(100_000), timeout: std::time::Duration::from_secs(30), max_result_bytes: 64 << 20 }
 }
 
 /// Gold status and rows for a question.
-fn gold_rows(q: &Question, db: Option<&Path>) -> (GoldStatus, Option<Rows>) {
+fn gold_rows(q: &Question, db: Option<&Database>, graph: &SchemaGraph) -> (GoldStatus, Option<Rows>) {
     if let Some(reason) = q.gold_not_executable() {
         return (GoldStatus::NotExecutable(reason.to_string()), None);
     }
     let Some(db) = db else { return (GoldStatus::NoDatabase, None) };
-    match run_readonly_with(db, None, &q.gold_sql, &exec_opts()) {
+    match run_view_sql(db, None, &gold_for(q, db, graph), &exec_opts()) {
         Ok(r) => (GoldStatus::Ok, Some(to_rows(&r))),
         Err(e) => (GoldStatus::NotExecutable(e.to_string()), None),
     }
@@ -337,21 +370,24 @@ struct Produced {
 
 fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOptions) -> QuestionResult {
     let start = Instant::now();
-    let db = suite.database_path(q).ok().flatten();
+    let db = question_database(suite, q, opts).ok().flatten();
     let gold_refs = analyze(&q.gold_sql, suite.file.dialect, Some(graph.model()));
     let mut r = error_result(q, String::new());
     r.prediction.error = None;
     let (gold_status, gold) = match &gold_refs {
         Err(e) => (GoldStatus::Unparseable(e.to_string()), None),
-        Ok(_) => gold_rows(q, db.as_deref()),
+        Ok(_) => gold_rows(q, db.as_ref(), graph),
     };
+    if let (Some(db @ (Database::Postgres(_) | Database::Mysql(_))), Ok(refs)) = (&db, &gold_refs) {
+        r.metrics.gold_engine = Some(super::engine::compare(suite, q, graph, db, refs.ordered));
+    }
     let gold_ok = matches!(gold_status, GoldStatus::Ok);
     r.metrics.gold_tables = gold_refs.as_ref().map(|g| g.tables.len()).unwrap_or(0);
     r.metrics.gold = gold_status;
     let g = gold_refs.as_ref().ok();
     let p = match opts.oracle {
-        Some(Oracle::Tables) => oracle_tables(q, graph, suite, db.as_deref(), opts),
-        _ => pipeline_question(q, graph, db.as_deref(), opts, g),
+        Some(Oracle::Tables) => oracle_tables(q, graph, suite, db.as_ref(), opts),
+        _ => pipeline_question(q, graph, db.as_ref(), opts, g),
     };
     // Execution metrics.
     if let (Some(gr), Some(pr)) = (&gold, &p.rows) {
@@ -412,7 +448,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
 }
 
 /// `--oracle tables`: GenerateView on the gold tables and attributes.
-fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&Path>, opts: &RunOptions) -> Produced {
+fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&Database>, opts: &RunOptions) -> Produced {
     let case = oracle_case(graph, &q.id, q.db_id.as_deref(), &q.gold_sql, suite.file.dialect, opts.time_limit_s);
     let mut p = Produced { join_mismatch: case.mismatch, join_detail: case.detail.clone(), ..Default::default() };
     p.prediction.tables = case.gold_tables.clone();
@@ -443,8 +479,18 @@ fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&P
     }
     if let (Some(v), Some(db)) = (&case.view, db) {
         if v.status != SolveStatus::Infeasible && !v.view_sql.is_empty() {
+            // On a server, the same view written in the server's dialect.
+            let engine_view = match (&case.gold_refs, db.dialect()) {
+                (Some(refs), d) if d != crate::types::Dialect::Sqlite => {
+                    let mut req = oracle_request(graph, refs, opts.time_limit_s);
+                    req.dialect = d;
+                    crate::solve::generate_view(graph, &req).ok()
+                }
+                _ => None,
+            };
+            let v = engine_view.as_ref().unwrap_or(v);
             let probe = format!("SELECT COUNT(*) FROM {}", v.view_name);
-            let res = run_readonly_with(db, Some(&v.view_sql), &probe, &exec_opts());
+            let res = run_view_sql(db, Some(&v.view_sql), &probe, &exec_opts());
             p.view_runs = Some(res.is_ok());
             if let Err(e) = res {
                 p.join_detail = format!("{} view SQL failed: {e}", p.join_detail).trim().to_string();
@@ -458,7 +504,7 @@ fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&P
 
 /// Full pipeline (`--method lucy`), `--oracle view`, or `--method direct`
 /// / `direct+check`.
-fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Path>, opts: &RunOptions, gold: Option<&QueryRefs>) -> Produced {
+fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Database>, opts: &RunOptions, gold: Option<&QueryRefs>) -> Produced {
     let mut p = Produced::default();
     let llm = opts.llm.as_deref();
     let offline = opts.method == Method::Lucy && opts.oracle.is_none() && !opts.ask.linker.needs_llm();
@@ -467,7 +513,7 @@ fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Path>, opts:
         return p;
     }
     let mut ask = opts.ask.clone();
-    ask.execute = db.map(Path::to_path_buf);
+    ask.execute = db.cloned();
     ask.evidence = q.evidence.clone();
     ask.time_limit_s = opts.time_limit_s;
     if ask.row_limit.is_none() {

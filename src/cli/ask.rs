@@ -12,7 +12,7 @@ use super::llm::LlmFlags;
 use super::values::{Dialect, FanoutMode, Prefilter, StopAfter};
 use lucy::llm::{build_chat_model, NOT_CONFIGURED_HINT};
 use lucy::pipeline::{self, AskOptions, AskOutcome, Linker};
-use lucy::sql::exec::QueryRows;
+use lucy::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
 use lucy::types::FanoutReport;
 
 #[derive(Debug, clap::Args)]
@@ -49,12 +49,18 @@ pub struct AskArgs {
     /// Show the relevant tables' DDL and descriptions to QueryView (PROMPTC').
     #[arg(long)]
     pub schema_context: bool,
-    /// Run the final SQL read-only on this SQLite database and print the rows.
-    #[arg(long, value_name = "DB")]
-    pub execute: Option<PathBuf>,
+    /// Run the final SQL read-only and print the rows: a SQLite file, or a
+    /// server URL postgresql://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB
+    /// (password in the URL or in PGPASSWORD / MYSQL_PWD; never printed).
+    #[arg(long, value_name = "DB|URL", value_parser = parse_database)]
+    pub execute: Option<Database>,
     /// Print (and keep) at most this many rows.
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
+    /// Stop reading rows once the result holds this many bytes (one cell
+    /// holds at most a quarter of it, at most 1 MiB); a cut result says so.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RESULT_BYTES, value_parser = parse_result_bytes)]
+    pub max_result_bytes: usize,
     /// Write the trace of every phase to this JSON file (read it with `lucy explain`).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
@@ -119,6 +125,7 @@ impl AskArgs {
             schema_context: self.schema_context,
             evidence: self.evidence.clone(),
             execute: self.execute.clone(),
+            max_result_bytes: self.max_result_bytes,
             row_limit: Some(self.limit),
             dialect: self.dialect.map(Into::into),
             time_limit_s: self.time_limit,
@@ -141,8 +148,27 @@ impl AskArgs {
     }
 }
 
+/// `--execute`: a SQLite path or a server URL (errors never show a password).
+pub fn parse_database(s: &str) -> std::result::Result<Database, String> {
+    Database::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--max-result-bytes`: at least 1 KiB, at most 1 GiB.
+pub fn parse_result_bytes(s: &str) -> std::result::Result<usize, String> {
+    let n: usize = s.trim().parse().map_err(|_| format!("`{s}` is not a number of bytes"))?;
+    if !(1024..=1 << 30).contains(&n) {
+        return Err(format!("{n} is out of range: give 1024 ..= 1073741824 bytes"));
+    }
+    Ok(n)
+}
+
 pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
     let model = lucy::model::load(&args.model)?;
+    if let Some(db) = &args.execute {
+        if args.stop_after.is_none() {
+            lucy::sql::exec::ping(db, std::time::Duration::from_secs(10))?;
+        }
+    }
     let graph = SchemaGraph::new(model)?;
     // SQL given with --sql needs no LLM: do not even configure one.
     let llm = if args.sql.is_some() { None } else { build_chat_model(&args.llm.to_args())? };
@@ -260,7 +286,12 @@ fn print_human(o: &AskOutcome) {
 }
 
 fn print_rows(rows: &QueryRows) {
-    println!("-- {} row(s){}", rows.rows.len(), if rows.truncated { " (more not shown: --limit)" } else { "" });
+    let cut = match (&rows.truncation, rows.truncated) {
+        (Some(why), _) => format!(" (result cut: {why})"),
+        (None, true) => " (more not shown: --limit)".to_string(),
+        (None, false) => String::new(),
+    };
+    println!("-- {} row(s){cut}", rows.rows.len());
     let cells: Vec<Vec<String>> = rows.rows.iter().map(|r| r.iter().map(|v| v.to_string()).collect()).collect();
     let mut widths: Vec<usize> = rows.columns.iter().map(|c| c.chars().count()).collect();
     for r in &cells {

@@ -50,6 +50,13 @@ pub struct BenchArgs {
     /// Show relevant tables' DDL and the evidence to QueryView (PROMPTC').
     #[arg(long)]
     pub schema_context: bool,
+    /// Run on this server instead of the suite's SQLite file:
+    /// postgresql://… or mysql://… (`{db_id}` is replaced per question, e.g.
+    /// `…/spider_{db_id}`; password in the URL or PGPASSWORD / MYSQL_PWD).
+    /// Gold SQL runs with its names ported to the server's spelling and is
+    /// compared with SQLite's rows (report section "Gold SQL on …").
+    #[arg(long, value_name = "URL")]
+    pub database: Option<String>,
     /// Do not draw a progress bar.
     #[arg(long)]
     pub no_progress: bool,
@@ -75,6 +82,13 @@ fn mode_name(oracle: Option<Oracle>) -> &'static str {
         Some(Oracle::View) => "oracle-view",
         None => "full",
     }
+}
+
+/// The "gold SQL on ENGINE vs SQLite" section (`--database` on a server).
+fn engine_section(results: &[lucy::bench::QuestionResult]) -> String {
+    let gs: Vec<(&str, &lucy::bench::engine::EngineGold)> =
+        results.iter().filter_map(|r| r.metrics.gold_engine.as_ref().map(|g| (r.id.as_str(), g))).collect();
+    lucy::bench::engine::render(&gs)
 }
 
 fn method_name(m: Method) -> &'static str {
@@ -146,6 +160,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             trace_dir: Some(dir.join("traces")),
             progress: !args.no_progress && !ctx.json,
             llm: llm.clone(),
+            database: args.database.clone(),
         };
         let results = run_suite(&suite, &opts)?;
         let run = BenchRun {
@@ -162,11 +177,11 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         let results_path = dir.join("results.json");
         std::fs::write(&results_path, json).map_err(|e| Error::io(&results_path, e))?;
         let report_path = dir.join("report.md");
-        std::fs::write(&report_path, render(&run)).map_err(|e| Error::io(&report_path, e))?;
+        std::fs::write(&report_path, render(&run) + &engine_section(&run.questions)).map_err(|e| Error::io(&report_path, e))?;
         written.push(serde_json::json!({"method": run.method, "results": results_path, "report": report_path, "summary": run.summary}));
         runs.push(run);
     }
-    let report = if multi { render_comparison(&runs) } else { render(&runs[0]) };
+    let report = if multi { render_comparison(&runs) } else { render(&runs[0]) + &engine_section(&runs[0].questions) };
     let report_path = out.join("report.md");
     if multi {
         std::fs::write(&report_path, &report).map_err(|e| Error::io(&report_path, e))?;

@@ -17,7 +17,8 @@ pub enum ModelCommand {
     /// List tables, columns, keys, relationships and patterns; with --json,
     /// print the normalized model.
     Show { file: PathBuf },
-    /// Import a dbModel from DDL, a SQLite file or BIRD/Spider tables.json.
+    /// Import a dbModel from DDL, a SQLite file, BIRD/Spider tables.json, or
+    /// the live catalog of a PostgreSQL or MySQL server.
     Import(super::model_import::ImportArgs),
     /// Propose m:m, lookup, star and snowflake patterns from the keys, as a
     /// JSON patch (RFC 6902) to review and apply.
@@ -27,6 +28,16 @@ pub enum ModelCommand {
         /// patch (review it with a diff).
         #[arg(long)]
         apply: bool,
+    },
+    /// What moved between two dbModels (e.g. a curated model and a fresh
+    /// `model import` of the warehouse): tables, columns, primary keys and
+    /// relationships added (+), removed (-) or changed (~). Exit 0 when
+    /// they match, 1 when they differ.
+    Diff {
+        /// The reference model (e.g. the curated one).
+        old: PathBuf,
+        /// The model to compare with it (e.g. a fresh import).
+        new: PathBuf,
     },
     /// Print the JSON Schema of the dbModel format
     /// (docs/dbmodel.schema.json is this output).
@@ -68,6 +79,21 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
             Ok(0)
         }
         ModelCommand::Import(a) => super::model_import::run(a, ctx),
+        ModelCommand::Diff { old, new } => {
+            let (a, b) = (lucy::model::load(&old)?, lucy::model::load(&new)?);
+            let changes = lucy::model::diff::diff(&a, &b);
+            if ctx.json {
+                super::print_json(&serde_json::json!({"old": old, "new": new, "changes": changes}))?;
+            } else if changes.is_empty() {
+                println!("{} and {}: no differences in tables, columns, keys or relationships", old.display(), new.display());
+            } else {
+                println!("--- {}\n+++ {}", old.display(), new.display());
+                for c in &changes {
+                    println!("{c}");
+                }
+            }
+            Ok(i32::from(!changes.is_empty()))
+        }
         ModelCommand::Suggest { file, apply } => {
             let g = lucy::graph::load(&file)?;
             let proposals = suggest::suggest(&g);

@@ -1,5 +1,6 @@
-//! `lucy model import`: build a dbModel from DDL, a SQLite file or a
-//! BIRD/Spider `tables.json`. The model goes to stdout (or `--out`),
+//! `lucy model import`: build a dbModel from DDL, a SQLite file, a
+//! BIRD/Spider `tables.json`, or the live catalog of a PostgreSQL or MySQL
+//! server. The model goes to stdout (or `--out`),
 //! import warnings to stderr; with `--json` stdout carries
 //! `{"model": …, "warnings": […]}` instead.
 
@@ -8,11 +9,12 @@ use std::path::PathBuf;
 use super::Ctx;
 use lucy::error::{Error, Result};
 use lucy::model::import::{self, Imported};
+use lucy::sql::exec::Database;
 use super::values::Dialect;
 
 /// Arguments of `lucy model import`.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["ddl", "sqlite", "bird_tables"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["ddl", "sqlite", "bird_tables", "postgres", "mysql"])))]
 pub struct ImportArgs {
     /// A file of CREATE TABLE statements (`;` separators optional).
     #[arg(long, value_name = "FILE")]
@@ -33,6 +35,20 @@ pub struct ImportArgs {
     /// BIRD database_description directory of that database (one CSV per table).
     #[arg(long, value_name = "DIR", requires = "bird_tables")]
     pub descriptions: Option<PathBuf>,
+    /// A PostgreSQL server's catalog: postgresql://USER@HOST:PORT/DB
+    /// (password in the URL or PGPASSWORD; never printed). Read-only.
+    #[arg(long, value_name = "URL")]
+    pub postgres: Option<String>,
+    /// The PostgreSQL schema to import (default: the URL's ?schema=, else public).
+    #[arg(long, value_name = "S", requires = "postgres")]
+    pub schema: Option<String>,
+    /// A MySQL/MariaDB server's catalog: mysql://USER@HOST:PORT/DB
+    /// (password in the URL or MYSQL_PWD; never printed). Read-only.
+    #[arg(long, value_name = "URL")]
+    pub mysql: Option<String>,
+    /// The MySQL database to import (default: the URL's).
+    #[arg(long, value_name = "D", requires = "mysql")]
+    pub database: Option<String>,
     /// Model name (default: the file stem, or the db id).
     #[arg(long)]
     pub name: Option<String>,
@@ -94,5 +110,19 @@ fn import(args: &ImportArgs) -> Result<Imported> {
     if let (Some(path), Some(db)) = (&args.bird_tables, &args.db_id) {
         return import::bird_tables_with_warnings(path, db, args.descriptions.as_deref());
     }
-    Err(Error::Input("give one source: --ddl FILE, --sqlite DB, or --bird-tables FILE --db-id ID".into()))
+    if let Some(url) = &args.postgres {
+        return match Database::parse(url)? {
+            Database::Postgres(server) => lucy::sql::catalog::postgres_with_warnings(&server, args.schema.as_deref(), args.name.as_deref()),
+            other => Err(Error::Input(format!("--postgres takes a postgresql:// URL, not {other}"))),
+        };
+    }
+    if let Some(url) = &args.mysql {
+        return match Database::parse(url)? {
+            Database::Mysql(server) => lucy::sql::catalog::mysql_with_warnings(&server, args.database.as_deref(), args.name.as_deref()),
+            other => Err(Error::Input(format!("--mysql takes a mysql:// URL, not {other}"))),
+        };
+    }
+    Err(Error::Input(
+        "give one source: --ddl FILE, --sqlite DB, --bird-tables FILE --db-id ID, --postgres URL or --mysql URL".into(),
+    ))
 }

@@ -6,6 +6,7 @@
 //! point at `<Table>.json` / `<Table>_types.json` files. Both load into the
 //! same `DbModel`.
 
+pub mod diff;
 pub mod import;
 pub mod lint;
 pub mod parse;

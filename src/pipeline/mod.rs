@@ -27,7 +27,7 @@ use crate::link::{self, MatchOptions};
 use crate::llm::ChatModel;
 use crate::prompts::{dialect_label, Prompts};
 use crate::query::{self, Allowed, ExecTarget, SqlTask};
-use crate::sql::exec::QueryRows;
+use crate::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
 use crate::types::trace::{Failure, MatchTrace, QueryTrace, Trace, ViewTrace, TRACE_VERSION};
 use crate::types::{ColumnRef, Dialect, FanoutMode, Relevance, SolveStatus, ViewRequest, ViewResult};
 
@@ -71,8 +71,12 @@ pub struct AskOptions {
     /// Extra knowledge for the question (BIRD's evidence), shown to the
     /// SQL-writing prompt.
     pub evidence: Option<String>,
-    /// Run the final SQL read-only on this SQLite file.
-    pub execute: Option<PathBuf>,
+    /// Run the final SQL read-only on this database (a SQLite file or a
+    /// PostgreSQL/MySQL server; serialised without its password).
+    pub execute: Option<Database>,
+    /// Byte budget of the rows read (`--max-result-bytes`).
+    #[serde(default = "default_max_result_bytes")]
+    pub max_result_bytes: usize,
     /// Keep at most this many result rows.
     pub row_limit: Option<usize>,
     /// Time bound of the execution, in seconds.
@@ -122,6 +126,7 @@ impl Default for AskOptions {
             schema_context: false,
             evidence: None,
             execute: None,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             row_limit: None,
             exec_timeout_s: 30.0,
             dialect: None,
@@ -137,6 +142,10 @@ impl Default for AskOptions {
             keep: None,
         }
     }
+}
+
+fn default_max_result_bytes() -> usize {
+    DEFAULT_MAX_RESULT_BYTES
 }
 
 /// What [`ask`] produced.
@@ -198,13 +207,21 @@ fn kind_of(e: &Error) -> &'static str {
     }
 }
 
+/// The dialect of the view and the SQL: `--dialect`, else the database's
+/// engine when executing, else the model's, else SQLite. An explicit
+/// dialect must match the engine the SQL runs on.
 fn dialect_for(graph: &SchemaGraph, opts: &AskOptions) -> Result<Dialect> {
-    let d = opts.dialect.or(graph.model().dialect).unwrap_or_default();
-    if opts.execute.is_some() && d != Dialect::Sqlite {
-        return Err(Error::Input(format!(
-            "--execute runs the SQL on SQLite, but the dialect is {}; pass --dialect sqlite",
-            d.as_str()
-        )));
+    let engine = opts.execute.as_ref().map(Database::dialect);
+    let d = opts.dialect.or(engine).or(graph.model().dialect).unwrap_or_default();
+    if let (Some(db), Some(e)) = (&opts.execute, engine) {
+        if d != e {
+            return Err(Error::Input(format!(
+                "--execute {db} runs the SQL on {}, but the dialect is {}; pass --dialect {} (or leave it out)",
+                e.as_str(),
+                d.as_str(),
+                e.as_str()
+            )));
+        }
     }
     Ok(d)
 }
@@ -371,11 +388,12 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
     let run_it = stop != Some(StopAfter::Sql);
     let allowed =
         Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() };
-    let exec = opts.execute.as_deref().filter(|_| run_it).map(|db| ExecTarget {
+    let exec = opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
         db,
         view_sql: Some(view.view_sql.as_str()),
         limit: opts.row_limit,
         timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
+        max_result_bytes: opts.max_result_bytes,
     });
     let mut qt = QueryTrace::default();
     let r = if let Some(sql) = &opts.sql {
@@ -456,11 +474,12 @@ pub fn direct_sql(
     let tables: Vec<(String, Vec<String>)> =
         graph.model().tables.iter().map(|t| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect())).collect();
     let run_it = opts.stop_after != Some(StopAfter::Sql);
-    let exec = opts.execute.as_deref().filter(|_| run_it).map(|db| ExecTarget {
+    let exec = opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
         db,
         view_sql: None,
         limit: opts.row_limit,
         timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
+        max_result_bytes: opts.max_result_bytes,
     });
     let mut qt = QueryTrace::default();
     let r = match (&opts.sql, llm) {

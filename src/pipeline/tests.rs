@@ -22,7 +22,7 @@ fn q1_chat() -> FakeChat {
 #[test]
 fn q1_end_to_end_through_the_m_to_m() {
     let chat = q1_chat();
-    let opts = AskOptions { execute: Some(DB.into()), ..AskOptions::default() };
+    let opts = AskOptions { execute: Some(crate::sql::exec::Database::Sqlite(DB.into())), ..AskOptions::default() };
     let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
     assert!(o.failure.is_none(), "{:?}", o.failure);
     assert_eq!(o.tables, ["CLIENT", "DATACENTER"]);
@@ -85,7 +85,7 @@ fn failures_come_back_with_the_trace() {
         .on(&["JSON schema of the table CLIENT"], &["[name]"])
         .on(&["cannot be used"], &["SELECT secret FROM lucy_view"])
         .on(&["I created a view table"], &["DROP TABLE CLIENT"]);
-    let o = ask(&ddo(), "names?", &AskOptions { execute: Some(DB.into()), ..AskOptions::default() }, Some(&chat)).unwrap();
+    let o = ask(&ddo(), "names?", &AskOptions { execute: Some(crate::sql::exec::Database::Sqlite(DB.into())), ..AskOptions::default() }, Some(&chat)).unwrap();
     let f = o.failure.unwrap();
     assert_eq!((f.phase.as_str(), f.kind.as_str()), ("query_view", "sql_rejected"), "{}", f.message);
     assert!(f.message.contains("column `secret`"), "{}", f.message);
@@ -98,7 +98,7 @@ fn direct_baseline_uses_prompt_b_and_the_table_guard() {
     let gold = "SELECT DISTINCT c.name, d.name FROM CLIENT c JOIN RSPOOL2CLIENT r ON r.client_id = c.id JOIN RESOURCEPOOL p ON p.id = r.rspool_id JOIN COMPUTE k ON k.id = p.compute_id JOIN DATACENTER d ON d.id = k.dc_id WHERE d.name LIKE 'dev%'";
     let answer = format!("```sql\n{gold}\n```");
     let chat = FakeChat::new().on(&["Given the database described by the following DDL"], &[answer.as_str()]);
-    let opts = AskOptions { execute: Some(DB.into()), ..AskOptions::default() };
+    let opts = AskOptions { execute: Some(crate::sql::exec::Database::Sqlite(DB.into())), ..AskOptions::default() };
     let o = direct_sql(&ddo(), Q1, Some("dev = development"), &opts, Some(&chat)).unwrap();
     assert!(o.failure.is_none(), "{:?}", o.failure);
     assert_eq!(o.rows.unwrap().rows.len(), 29);

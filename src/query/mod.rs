@@ -6,14 +6,14 @@
 
 pub mod extract;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::llm::traced;
 use crate::prompts::{dialect_label, Prompts};
-use crate::sql::exec::{run_readonly_with, ExecOptions, QueryRows};
+use crate::sql::exec::bound::{sample_rows, TRACE_SAMPLE_BYTES};
+use crate::sql::exec::{run_view_sql, Database, ExecOptions, QueryRows};
 use crate::sql::guard::{check_over_tables, check_query, CheckedSql};
 use crate::types::trace::{ExecSummary, QueryTrace, SqlAttempt, Validation};
 use crate::graph::SchemaGraph;
@@ -47,11 +47,13 @@ impl Allowed {
 /// Where to run the accepted SQL.
 #[derive(Debug, Clone)]
 pub struct ExecTarget<'a> {
-    pub db: &'a Path,
+    pub db: &'a Database,
     /// `CREATE VIEW …` to make available first (QueryView).
     pub view_sql: Option<&'a str>,
     pub limit: Option<usize>,
     pub timeout: Duration,
+    /// `--max-result-bytes`: the byte budget of the rows read.
+    pub max_result_bytes: usize,
 }
 
 /// One SQL-writing task.
@@ -243,8 +245,8 @@ fn check_and_run(task: &SqlTask, sql: String, attempt: &mut SqlAttempt) -> (Resu
         return (Ok(SqlOutcome { checked, rows: None }), None);
     };
     let started = Instant::now();
-    let opts = ExecOptions { limit: target.limit, timeout: target.timeout };
-    match run_readonly_with(target.db, target.view_sql, &checked.sql, &opts) {
+    let opts = ExecOptions { limit: target.limit, timeout: target.timeout, max_result_bytes: target.max_result_bytes };
+    match run_view_sql(target.db, target.view_sql, &checked.sql, &opts) {
         Ok(rows) => {
             attempt.execution = Some(summary(&rows, started));
             (Ok(SqlOutcome { checked, rows: Some(rows) }), None)
@@ -309,17 +311,22 @@ fn apply_model_check(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttem
     if attempt.round == 0 { Err(Error::Sql(message)) } else { Ok(checked) }
 }
 
+/// What a trace keeps of a result: the first rows within a byte budget.
 fn summary(rows: &QueryRows, started: Instant) -> ExecSummary {
+    let (sample, cut) = sample_rows(&rows.rows, 10, TRACE_SAMPLE_BYTES);
     ExecSummary {
         ok: true,
         error: None,
         columns: rows.columns.clone(),
         row_count: rows.rows.len(),
         truncated: rows.truncated,
-        sample_rows: rows.rows.iter().take(10).cloned().collect(),
+        truncation: rows.truncation.clone(),
+        sample_rows: sample,
+        samples_cut: cut,
         ms: started.elapsed().as_secs_f64() * 1000.0,
     }
 }
+
 
 #[cfg(test)]
 #[path = "tests.rs"]

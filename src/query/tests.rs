@@ -41,7 +41,13 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
         allowed: Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() },
         dialect: Dialect::Sqlite,
         temperature: 0.2,
-        execute: execute.then(|| ExecTarget { db: Path::new(DB), view_sql: Some(&view.view_sql), limit: None, timeout: Duration::from_secs(30) }),
+        execute: execute.then(|| ExecTarget {
+            db: Box::leak(Box::new(crate::sql::exec::Database::Sqlite(DB.into()))),
+            view_sql: Some(&view.view_sql),
+            limit: None,
+            timeout: Duration::from_secs(30),
+            max_result_bytes: crate::sql::exec::DEFAULT_MAX_RESULT_BYTES,
+        }),
     }
 }
 
@@ -81,7 +87,7 @@ fn drop_table_gets_one_repair_round_and_is_never_run() {
     assert!(repair[2].content.contains("DROP TABLE CLIENT;") && repair[2].content.contains("read-only SELECT"));
     assert_eq!(t.attempts[1].call.phase, "query_view_repair");
     // The database is intact.
-    let n = crate::sql::exec::run_readonly(Path::new(DB), None, "SELECT count(*) FROM CLIENT", None).unwrap();
+    let n = crate::sql::exec::run_readonly(std::path::Path::new(DB), None, "SELECT count(*) FROM CLIENT", None).unwrap();
     assert!(matches!(n.rows[0][0], SqlValue::Integer(k) if k > 0));
 }
 

@@ -1,10 +1,22 @@
-//! Run one checked, read-only query against a SQLite database.
+//! Run one checked, read-only query on a database: a SQLite file, or a
+//! PostgreSQL or MySQL server ([`Database`]). Every engine goes through the
+//! same steps: the view made visible (a TEMP view on SQLite, an inlined CTE
+//! on the servers), a read-only transaction, a time limit enforced by the
+//! engine, and rows read through one [`bound::Collector`] that applies the
+//! row limit and the byte bounds (`--max-result-bytes`) while reading.
 //!
-//! Defence in depth: the SQL guard has already admitted only a single
-//! SELECT; here the database is additionally opened with
+//! Defence in depth on SQLite: the SQL guard has already admitted only a
+//! single SELECT; here the database is additionally opened with
 //! `SQLITE_OPEN_READ_ONLY`, `PRAGMA query_only` is switched on once the view
 //! exists, SQLite itself must report the prepared statement as read-only,
-//! and a watchdog interrupts a runaway query.
+//! and a watchdog interrupts a runaway query. On the servers: a
+//! `READ ONLY` transaction, a server-side statement timeout, one statement
+//! per call (extended / binary protocol), rolled back at the end.
+
+pub mod bound;
+mod mysql;
+mod postgres;
+pub mod target;
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -15,6 +27,9 @@ use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use bound::Collector;
+pub use bound::DEFAULT_MAX_RESULT_BYTES;
+pub use target::Database;
 
 /// Default time bound of one query.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -26,26 +41,82 @@ pub use crate::types::SqlValue;
 pub struct QueryRows {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<SqlValue>>,
-    /// True when `limit` stopped the fetch before the last row.
+    /// True when a bound (row limit, result bytes, cell cap) cut the result.
     #[serde(default)]
     pub truncated: bool,
+    /// Which bound cut the result, and where.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<String>,
+    /// Bytes of the rows kept, as counted against `--max-result-bytes`.
+    #[serde(default)]
+    pub bytes: usize,
     /// How the view reached the connection: `temp_view`, `cte` or `none`.
     #[serde(default)]
     pub view_mode: String,
 }
 
-/// Options of [`run_readonly_with`].
+/// Options of [`run`].
 #[derive(Debug, Clone)]
 pub struct ExecOptions {
     /// Stop fetching after this many rows.
     pub limit: Option<usize>,
     /// Interrupt the query after this long.
     pub timeout: Duration,
+    /// Stop fetching once the rows hold this many bytes; one cell holds at
+    /// most a quarter of it (and at most [`bound::MAX_CELL_BYTES`]).
+    pub max_result_bytes: usize,
 }
 
 impl Default for ExecOptions {
     fn default() -> Self {
-        ExecOptions { limit: None, timeout: DEFAULT_TIMEOUT }
+        ExecOptions { limit: None, timeout: DEFAULT_TIMEOUT, max_result_bytes: DEFAULT_MAX_RESULT_BYTES }
+    }
+}
+
+/// A view to make visible to the query: its name and its SELECT.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewDef<'a> {
+    pub name: &'a str,
+    pub select: &'a str,
+}
+
+/// Run `sql` read-only on `db`, with `view` visible under its name.
+pub fn run(db: &Database, view: Option<ViewDef>, sql: &str, opts: &ExecOptions) -> Result<QueryRows> {
+    match db {
+        Database::Sqlite(path) => run_sqlite(path, view, sql, opts),
+        Database::Postgres(server) => postgres::run(server, view, sql, opts),
+        Database::Mysql(server) => mysql::run(server, view, sql, opts),
+    }
+}
+
+pub use self::mysql::{connect as mysql_connect, my_message as my_error_text};
+pub use self::postgres::{connect as postgres_connect, pg_message as pg_error_text};
+
+/// Check that `db` can be opened (a SQLite file that exists; a server that
+/// accepts the login), so a wrong URL, password or a down server fails
+/// before any LLM call, with the URL (never the password) in the message.
+pub fn ping(db: &Database, timeout: Duration) -> Result<()> {
+    match db {
+        Database::Sqlite(path) => {
+            if path.is_file() {
+                Ok(())
+            } else {
+                Err(Error::Input(format!("{}: no such SQLite database file", path.display())))
+            }
+        }
+        Database::Postgres(server) => postgres::connect(server, timeout).map(drop),
+        Database::Mysql(server) => mysql::connect(server, timeout).map(drop),
+    }
+}
+
+/// [`run`] with the view given as `CREATE VIEW name AS SELECT …` text.
+pub fn run_view_sql(db: &Database, view_sql: Option<&str>, sql: &str, opts: &ExecOptions) -> Result<QueryRows> {
+    match view_sql {
+        Some(v) => {
+            let (name, select) = split_view(v)?;
+            run(db, Some(ViewDef { name: &name, select: &select }), sql, opts)
+        }
+        None => run(db, None, sql, opts),
     }
 }
 
@@ -57,22 +128,33 @@ pub fn run_readonly(db: &Path, view_sql: Option<&str>, sql: &str, limit: Option<
     run_readonly_with(db, view_sql, sql, &ExecOptions { limit, ..ExecOptions::default() })
 }
 
-/// [`run_readonly`] with an explicit time bound.
+/// [`run_readonly`] with explicit bounds.
 pub fn run_readonly_with(db: &Path, view_sql: Option<&str>, sql: &str, opts: &ExecOptions) -> Result<QueryRows> {
+    run_view_sql(&Database::Sqlite(db.to_path_buf()), view_sql, sql, opts)
+}
+
+fn run_sqlite(db: &Path, view: Option<ViewDef>, sql: &str, opts: &ExecOptions) -> Result<QueryRows> {
     if !db.is_file() {
         return Err(Error::Db(format!("{}: no such database file", db.display())));
     }
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(|e| Error::Db(format!("{}: cannot open read-only: {e}", db.display())))?;
+    // No single string or blob may grow past this inside SQLite either
+    // (e.g. `printf('%.*c', 100000000, 'x')`): memory stays bounded.
+    let engine_cap = (opts.max_result_bytes.saturating_mul(2)).max(32 << 20).min(i32::MAX as usize) as i32;
+    // SAFETY: the handle is this open connection's; sqlite3_limit only sets
+    // a per-connection limit (rusqlite's `limits` feature does the same).
+    unsafe {
+        rusqlite::ffi::sqlite3_limit(conn.handle(), rusqlite::ffi::SQLITE_LIMIT_LENGTH, engine_cap);
+    }
     let mut final_sql = sql.trim().trim_end_matches(';').to_string();
     let mut view_mode = "none";
-    if let Some(view_sql) = view_sql {
-        let (name, select) = split_view(view_sql)?;
-        let temp = format!("CREATE TEMP VIEW {name} AS {select}");
+    if let Some(v) = view {
+        let temp = format!("CREATE TEMP VIEW {} AS {}", v.name, v.select);
         match conn.execute_batch(&temp) {
             Ok(()) => view_mode = "temp_view",
             Err(_) => {
-                final_sql = inline_as_cte(&name, &select, &final_sql);
+                final_sql = inline_as_cte(v.name, v.select, &final_sql);
                 view_mode = "cte";
             }
         }
@@ -87,7 +169,7 @@ pub fn run_readonly_with(db: &Path, view_sql: Option<&str>, sql: &str, opts: &Ex
             handle.interrupt();
         }
     });
-    let result = fetch(&conn, &final_sql, opts.limit, timeout);
+    let result = fetch(&conn, &final_sql, opts, engine_cap);
     let _ = done_tx.send(());
     let _ = watchdog.join();
     result.map(|mut rows| {
@@ -96,7 +178,8 @@ pub fn run_readonly_with(db: &Path, view_sql: Option<&str>, sql: &str, opts: &Ex
     })
 }
 
-fn fetch(conn: &Connection, sql: &str, limit: Option<usize>, timeout: Duration) -> Result<QueryRows> {
+fn fetch(conn: &Connection, sql: &str, opts: &ExecOptions, engine_cap: i32) -> Result<QueryRows> {
+    let timeout = opts.timeout;
     let mut stmt = conn.prepare(sql).map_err(|e| Error::Db(format!("cannot prepare the query: {e}")))?;
     // SQLite's own verdict, independent of our parser: never step a writer.
     if !stmt.readonly() {
@@ -104,18 +187,19 @@ fn fetch(conn: &Connection, sql: &str, limit: Option<usize>, timeout: Duration) 
     }
     let columns: Vec<String> = stmt.column_names().map(|s| s.to_string()).collect();
     let n = columns.len();
-    let mut out = QueryRows { columns, ..QueryRows::default() };
-    let mut rows = stmt.query([]).map_err(|e| exec_error(e, timeout))?;
+    let mut out = Collector::new(columns, opts.limit, opts.max_result_bytes);
+    let mut rows = stmt.query([]).map_err(|e| exec_error(e, timeout, engine_cap))?;
+    let mut more = false;
     loop {
+        if out.full() {
+            more = true;
+            break;
+        }
         let row = match rows.next() {
             Ok(Some(r)) => r,
             Ok(None) => break,
-            Err(e) => return Err(exec_error(e, timeout)),
+            Err(e) => return Err(exec_error(e, timeout, engine_cap)),
         };
-        if limit.is_some_and(|l| out.rows.len() >= l) {
-            out.truncated = true;
-            break;
-        }
         let mut vals = Vec::with_capacity(n);
         for i in 0..n {
             let v = row.get_ref(i).map_err(|e| Error::Db(e.to_string()))?;
@@ -123,19 +207,31 @@ fn fetch(conn: &Connection, sql: &str, limit: Option<usize>, timeout: Duration) 
                 ValueRef::Null => SqlValue::Null,
                 ValueRef::Integer(i) => SqlValue::Integer(i),
                 ValueRef::Real(r) => SqlValue::Real(r),
-                ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
-                ValueRef::Blob(b) => SqlValue::Blob(b.to_vec()),
+                ValueRef::Text(t) => {
+                    let t = &t[..t.len().min(out.cell_budget() + 4)];
+                    out.text(&String::from_utf8_lossy(t))
+                }
+                ValueRef::Blob(b) => out.blob(b),
             });
         }
-        out.rows.push(vals);
+        out.push(vals);
     }
-    Ok(out)
+    if more {
+        // Was there really a row left? (The limit may fall on the last row.)
+        more = matches!(rows.next(), Ok(Some(_)));
+    }
+    Ok(out.finish(more))
 }
 
-fn exec_error(e: rusqlite::Error, timeout: Duration) -> Error {
+fn exec_error(e: rusqlite::Error, timeout: Duration, engine_cap: i32) -> Error {
     if let rusqlite::Error::SqliteFailure(f, _) = &e {
         if f.code == rusqlite::ErrorCode::OperationInterrupted {
             return Error::Db(format!("query interrupted after the {:.0} s time limit", timeout.as_secs_f64()));
+        }
+        if f.code == rusqlite::ErrorCode::TooBig {
+            return Error::Db(format!(
+                "a value of the query grew past {engine_cap} bytes (SQLite's length limit, set from --max-result-bytes); the query was stopped"
+            ));
         }
     }
     Error::Db(e.to_string())
@@ -162,7 +258,7 @@ pub fn split_view(view_sql: &str) -> Result<(String, String)> {
     }
 }
 
-fn inline_as_cte(name: &str, select: &str, sql: &str) -> String {
+pub(crate) fn inline_as_cte(name: &str, select: &str, sql: &str) -> String {
     let trimmed = sql.trim_start();
     if trimmed.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("WITH ")) {
         let rest = &trimmed[5..];
@@ -260,7 +356,7 @@ mod tests {
         let d = db();
         let p = d.path().join("t.sqlite");
         let sql = "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c) SELECT max(i) FROM c";
-        let opts = ExecOptions { limit: None, timeout: Duration::from_millis(200) };
+        let opts = ExecOptions { timeout: Duration::from_millis(200), ..ExecOptions::default() };
         let e = run_readonly_with(&p, None, sql, &opts).unwrap_err();
         assert!(e.to_string().contains("interrupted"), "{e}");
     }

@@ -3,4 +3,6 @@
 
 pub mod analyze;
 pub mod guard;
+pub mod catalog;
 pub mod exec;
+pub mod port;

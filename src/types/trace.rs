@@ -227,8 +227,14 @@ pub struct ExecSummary {
     pub columns: Vec<String>,
     pub row_count: usize,
     pub truncated: bool,
-    /// The first rows (at most 10).
+    /// Which bound cut the result (row limit, `--max-result-bytes`, cell cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<String>,
+    /// The first rows (at most 10, within a 16 KiB budget).
     pub sample_rows: Vec<Vec<SqlValue>>,
+    /// True when the budget cut cells of `sample_rows`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub samples_cut: bool,
     pub ms: f64,
 }
 

@@ -1,8 +1,10 @@
 //! Importers: turn a schema written somewhere else into a dbModel.
 //!
-//! Three sources: `CREATE TABLE` DDL ([`from_ddl`]), a SQLite file
+//! Three sources here: `CREATE TABLE` DDL ([`from_ddl`]), a SQLite file
 //! ([`from_sqlite`]) and the BIRD/Spider `tables.json` format
-//! ([`from_bird_tables`]). Every importer collects tables and foreign keys
+//! ([`from_bird_tables`]); the live catalog of a PostgreSQL or MySQL server
+//! is read by `sql::catalog` (it talks to the server), into the same
+//! [`build`]. Every importer collects tables and foreign keys
 //! into the raw form of [`build`], which resolves names, decides
 //! cardinalities and drops what cannot be represented (an FK to a table
 //! that is not defined, a key column that does not exist) with an
@@ -13,7 +15,7 @@
 //! the short forms keep only the model.
 
 mod bird;
-mod build;
+pub(crate) mod build;
 mod ddl;
 mod ddl_split;
 mod ddl_tolerant;

@@ -1,0 +1,248 @@
+//! Where a query runs: a SQLite file or a PostgreSQL / MySQL server named by
+//! a URL. The password (from the URL, `PGPASSWORD` or `MYSQL_PWD`) is kept
+//! apart from everything printable: [`Database`]'s `Display` and `Debug`
+//! never show it, so errors and traces cannot leak it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::types::Dialect;
+
+/// A database lucy reads from.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Database {
+    /// A SQLite file, opened read-only.
+    Sqlite(PathBuf),
+    /// A PostgreSQL server (`postgresql://` or `postgres://`).
+    Postgres(Server),
+    /// A MySQL or MariaDB server (`mysql://` or `mariadb://`).
+    Mysql(Server),
+}
+
+/// The parts of a server URL. `password` is private: read it with
+/// [`Server::password`], print the server with `Display` (no password).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Server {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    password: Option<String>,
+    /// Database name (PostgreSQL: the database; MySQL: the schema), may be empty.
+    pub database: String,
+    /// PostgreSQL: the schema to search and import (`?schema=` or `--schema`).
+    pub schema: Option<String>,
+}
+
+impl Server {
+    /// The password, from the URL or the engine's environment variable.
+    pub fn password(&self) -> Option<&str> {
+        self.password.as_deref()
+    }
+}
+
+impl Database {
+    /// Read a `--execute`/`--database` argument: a URL with a `postgresql`,
+    /// `postgres`, `mysql` or `mariadb` scheme, else a SQLite file path.
+    pub fn parse(s: &str) -> Result<Database> {
+        let Some((scheme, _)) = s.split_once("://") else {
+            return Ok(Database::Sqlite(PathBuf::from(s)));
+        };
+        match scheme.to_ascii_lowercase().as_str() {
+            "postgresql" | "postgres" => Ok(Database::Postgres(parse_server(s, 5432, "PGPASSWORD")?)),
+            "mysql" | "mariadb" => Ok(Database::Mysql(parse_server(s, 3306, "MYSQL_PWD")?)),
+            "file" | "sqlite" => Ok(Database::Sqlite(PathBuf::from(&s[scheme.len() + 3..]))),
+            other => Err(Error::Input(format!(
+                "{}: unknown database URL scheme `{other}` (use postgresql://, mysql:// or a SQLite file path)",
+                redact_url(s)
+            ))),
+        }
+    }
+
+    /// The SQL dialect the database speaks.
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Database::Sqlite(_) => Dialect::Sqlite,
+            Database::Postgres(_) => Dialect::Postgres,
+            Database::Mysql(_) => Dialect::Mysql,
+        }
+    }
+
+    /// The SQLite file, if this is one.
+    pub fn sqlite_path(&self) -> Option<&Path> {
+        match self {
+            Database::Sqlite(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The same server with another database name (bench suites with one
+    /// database per question, e.g. `spider_{db_id}`).
+    pub fn with_database(&self, name: &str) -> Database {
+        match self {
+            Database::Sqlite(_) => self.clone(),
+            Database::Postgres(s) => Database::Postgres(Server { database: name.into(), ..s.clone() }),
+            Database::Mysql(s) => Database::Mysql(Server { database: name.into(), ..s.clone() }),
+        }
+    }
+}
+
+impl std::str::FromStr for Database {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Database> {
+        Database::parse(s)
+    }
+}
+
+/// Serialised as the printable form (no password): options holding a
+/// database can go into traces.
+impl serde::Serialize for Database {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Database {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Database::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+impl fmt::Display for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Database::Sqlite(p) => write!(f, "{}", p.display()),
+            Database::Postgres(s) => write!(f, "postgresql://{s}"),
+            Database::Mysql(s) => write!(f, "mysql://{s}"),
+        }
+    }
+}
+
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Database({self})")
+    }
+}
+
+impl fmt::Display for Server {
+    /// `user@host:port/database`, never the password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.user.is_empty() {
+            write!(f, "{}@", pct(&self.user))?;
+        }
+        if self.host.contains(':') {
+            write!(f, "[{}]", self.host)?;
+        } else {
+            f.write_str(&self.host)?;
+        }
+        write!(f, ":{}/{}", self.port, pct(&self.database))?;
+        if let Some(s) = &self.schema {
+            write!(f, "?schema={}", pct(s))?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Server({self}, password: {})", if self.password.is_some() { "<set>" } else { "<none>" })
+    }
+}
+
+fn pct(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>().replace('+', "%20")
+}
+
+fn parse_server(s: &str, default_port: u16, pw_env: &str) -> Result<Server> {
+    let shown = redact_url(s);
+    let u = url::Url::parse(s).map_err(|e| Error::Input(format!("{shown}: not a valid database URL: {e}")))?;
+    let decode = |x: &str| {
+        percent_encoding::percent_decode_str(x)
+            .decode_utf8()
+            .map(|c| c.into_owned())
+            .map_err(|_| Error::Input(format!("{shown}: the URL's user, password or database is not UTF-8")))
+    };
+    let host = match u.host() {
+        Some(url::Host::Domain(d)) => d.to_string(),
+        Some(url::Host::Ipv4(a)) => a.to_string(),
+        Some(url::Host::Ipv6(a)) => a.to_string(),
+        None => "localhost".to_string(),
+    };
+    let user = decode(u.username())?;
+    let password = match u.password() {
+        Some(p) => Some(decode(p)?),
+        None => std::env::var(pw_env).ok().filter(|p| !p.is_empty()),
+    };
+    let database = decode(u.path().trim_start_matches('/'))?;
+    if database.contains('/') {
+        return Err(Error::Input(format!("{shown}: the URL's path must be one database name")));
+    }
+    let mut schema = None;
+    for (k, v) in u.query_pairs() {
+        match k.as_ref() {
+            "schema" | "currentSchema" => schema = Some(v.into_owned()),
+            "sslmode" | "ssl-mode" if matches!(v.as_ref(), "disable" | "DISABLED" | "prefer" | "PREFERRED") => {}
+            "sslmode" | "ssl-mode" => {
+                return Err(Error::Input(format!(
+                    "{shown}: TLS (`{k}={v}`) is not supported by this build; connect over loopback, a socket tunnel, or a trusted network"
+                )))
+            }
+            "connect_timeout" | "application_name" => {}
+            other => return Err(Error::Input(format!("{shown}: unknown URL parameter `{other}` (known: schema, sslmode=disable)"))),
+        }
+    }
+    Ok(Server { host, port: u.port().unwrap_or(default_port), user, password, database, schema })
+}
+
+/// `s` with the password of a `scheme://user:password@…` URL replaced by
+/// `***`, for messages about a URL that may not even parse.
+pub fn redact_url(s: &str) -> String {
+    let Some((scheme, rest)) = s.split_once("://") else { return s.to_string() };
+    let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (auth, tail) = rest.split_at(auth_end);
+    match auth.rfind('@') {
+        Some(at) => {
+            let (cred, host) = auth.split_at(at);
+            let user = cred.split_once(':').map(|(u, _)| u).unwrap_or(cred);
+            let masked = if cred.contains(':') { format!("{user}:***") } else { user.to_string() };
+            format!("{scheme}://{masked}{host}{tail}")
+        }
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_paths() {
+        let d = Database::parse("postgresql://lucy:s3cret@127.0.0.1:54329/ddo").unwrap();
+        assert_eq!(d.dialect(), Dialect::Postgres);
+        assert_eq!(d.to_string(), "postgresql://lucy@127.0.0.1:54329/ddo");
+        assert!(!format!("{d:?}").contains("s3cret"));
+        let Database::Postgres(s) = &d else { panic!() };
+        assert_eq!(s.password(), Some("s3cret"));
+        let m = Database::parse("mysql://u%40x:p%2Fw@db.example:3307/shop").unwrap();
+        let Database::Mysql(s) = &m else { panic!() };
+        assert_eq!((s.user.as_str(), s.password(), s.port, s.database.as_str()), ("u@x", Some("p/w"), 3307, "shop"));
+        assert_eq!(m.dialect(), Dialect::Mysql);
+        assert_eq!(Database::parse("dbmodels/ddo.sqlite").unwrap(), Database::Sqlite("dbmodels/ddo.sqlite".into()));
+        let p = Database::parse("postgres://h/x?schema=sales").unwrap();
+        let Database::Postgres(s) = &p else { panic!() };
+        assert_eq!((s.port, s.schema.as_deref()), (5432, Some("sales")));
+        assert_eq!(p.with_database("y").to_string(), "postgresql://h:5432/y?schema=sales");
+    }
+
+    #[test]
+    fn errors_never_show_the_password() {
+        for bad in ["oracle://u:hunter2@h/x", "postgresql://u:hunter2@h/x?sslmode=require", "postgresql://u:hunter2@h/x?foo=1"] {
+            let e = Database::parse(bad).unwrap_err().to_string();
+            assert!(!e.contains("hunter2"), "{e}");
+            assert!(e.contains("u:***@h"), "{e}");
+        }
+        assert_eq!(redact_url("mysql://a:b:c@h:1/d?x=y"), "mysql://a:***@h:1/d?x=y");
+        assert_eq!(redact_url("mysql://h/d"), "mysql://h/d");
+    }
+}
