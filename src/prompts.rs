@@ -147,6 +147,17 @@ pub fn dialect_label(d: Dialect) -> &'static str {
     }
 }
 
+/// What QueryView is told about a server dialect's functions (strings,
+/// dates, aggregation, quoting); empty for SQLite, whose prompt stays the
+/// paper's PROMPTC.
+pub fn dialect_notes(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Sqlite => "",
+        Dialect::Postgres => "PostgreSQL notes: concatenate strings with || or concat(); dates with CURRENT_DATE, EXTRACT(YEAR FROM d), d - INTERVAL '1 day', to_char(d, 'YYYY-MM'), age(); string_agg(x, ', ') instead of group_concat; integer division truncates, so cast to numeric for ratios; unquoted names fold to lower case, so write the view's column names exactly as listed.",
+        Dialect::Mysql => "MySQL notes: concatenate strings with CONCAT(a, b) (|| means OR); dates with CURDATE(), YEAR(d), DATE_SUB(d, INTERVAL 1 DAY), DATE_FORMAT(d, '%Y-%m'), DATEDIFF(a, b); GROUP_CONCAT(x SEPARATOR ', '); quote names with backticks, never double quotes; LIMIT n.",
+    }
+}
+
 /// Variables a template documents in its header: the first word of each
 /// indented line under `Variables:`.
 pub fn documented_variables(text: &str) -> Vec<String> {
@@ -190,8 +201,8 @@ mod tests {
             "match_tables" => json!({"question": "Q?", "database": "ddo", "schema_json": "{\"CLIENT\": \"x\"}", "elements": ["CLIENT", "DATACENTER"]}),
             "pattern_children" => json!({"question": "Q?", "table": "RESOURCEPOOL", "kind": "snowflake", "schema_json": "{}", "elements": ["CONFIG", "name"]}),
             "attributes" => json!({"question": "Q?", "table": "CLIENT", "schema_json": "{}", "elements": ["id", "name"]}),
-            "query_view" => json!({"question": "Q?", "dialect": "SQLite", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": ""}),
-            "query_view_schema" => json!({"question": "Q?", "dialect": "SQLite", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development"}),
+            "query_view" => json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": ""}),
+            "query_view_schema" => json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "MySQL notes: …", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development"}),
             "repair_sql" => json!({"sql": "SELECT x", "error": "no x", "dialect": "SQLite", "allowed": "the view lucy_view"}),
             "direct_sql" => json!({"question": "Q?", "dialect": "MySQL", "ddl": "CREATE TABLE A(id INT);", "evidence": ""}),
             "describe_table" => json!({"table": "Loan", "columns": [{"name": "id", "type": "INTEGER", "description": ""}], "max_words": 15}),

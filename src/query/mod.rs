@@ -101,6 +101,7 @@ pub fn view_prompt(
     let mut vars = serde_json::json!({
         "question": question,
         "dialect": dialect_label(dialect),
+        "dialect_notes": crate::prompts::dialect_notes(dialect),
         "view_name": view.view_name,
         "view_sql": view.view_sql.trim(),
         "columns": columns,

@@ -137,9 +137,13 @@ fn schema_context_uses_prompt_c_prime() {
     let (name, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Mysql, Some("CREATE TABLE CLIENT(id INT);"), Some("dev = development")).unwrap();
     assert_eq!(name, "query_view_schema");
     assert!(p.contains("MySQL query") && p.contains("CREATE TABLE CLIENT") && p.contains("dev = development"));
+    assert!(p.contains("GROUP_CONCAT(x SEPARATOR") && p.contains("backticks"), "{p}");
+    let (_, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Postgres, None, None).unwrap();
+    assert!(p.contains("PostgreSQL notes:") && p.contains("string_agg") && p.contains("about.\nPostgreSQL notes"), "{p}");
     let (name, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Sqlite, None, Some("dev = development")).unwrap();
     assert_eq!(name, "query_view");
     assert!(p.contains("Additional knowledge to answer: dev = development"));
+    assert!(!p.contains("notes:") && p.contains("asks about.\nOutput one query"), "SQLite keeps PROMPTC: {p}");
     let (_, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Sqlite, None, None).unwrap();
     assert!(!p.contains("Additional knowledge"));
 }
