@@ -119,6 +119,10 @@ def target_type(col, engine, keyed, where):
                     return "TIMESTAMP"
                 return "DATETIME(6)" if frac else "DATETIME"
             return text_type("some values are not ISO dates")
+        if kinds <= {"int"}:
+            # e.g. Spider's wta_1 birth_date 19680831: keep the numbers.
+            note(f"{where}: declared {col.decl} but holds integers (like 19680831); loaded as an integer")
+            return "BIGINT"
         return text_type("it holds non-text values")
     if kinds <= {"int"} and ("BOOL" in d or not vals or s in (None, 0)) and "DEC" not in d and "NUM" not in d:
         return "INTEGER" if engine == "postgres" else "BIGINT"
