@@ -10,6 +10,10 @@
 #   scripts/db.sh load   SUITE [postgres|mysql]
 #                                            load the suite's SQLite database(s) (ddo, acme, spider-dev);
 #                                            skipped when already loaded from the same file (LUCY_DB_RELOAD=1 forces)
+#   scripts/db.sh check  SUITE [postgres|mysql]
+#                                            load, then compare every gold query's rows with SQLite's and run every
+#                                            oracle view (lucy bench SUITE --oracle tables --database URL; the
+#                                            differences and their causes: benchmarks/results/engines.md)
 #
 # Data lives under ${LUCY_DB_DIR:-~/.cache/lucy/db}; both servers listen on
 # 127.0.0.1 only, PostgreSQL on port ${LUCY_PG_PORT:-54329}, MariaDB on
@@ -297,7 +301,7 @@ engines_of() {
 }
 
 cmd="${1:-}"
-[ -n "$cmd" ] || { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ -n "$cmd" ] || { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 shift
 case "$cmd" in
   start) for e in $(engines_of "${1:-}"); do if [ "$e" = postgres ]; then pg_start; else my_start; fi; done ;;
@@ -317,5 +321,17 @@ case "$cmd" in
   load)
     [ $# -ge 1 ] || die "usage: db.sh load SUITE [postgres|mysql]"
     load "$1" "$(engines_of "${2:-}")" ;;
-  *) die "unknown command '$cmd' (start, stop, status, url, load)" ;;
+  check)
+    [ $# -ge 1 ] || die "usage: db.sh check SUITE [postgres|mysql]"
+    load "$1" "$(engines_of "${2:-}")"
+    lucy="${LUCY_BIN:-$root/target/debug/lucy}"
+    [ -x "$lucy" ] || (cd "$root" && cargo build --quiet)
+    for e in $(engines_of "${2:-}"); do
+      out="$(mktemp -d)"
+      "$lucy" bench "$1" --oracle tables --database "$(url "$e" "$1")" --no-progress --out "$out" >/dev/null 2> >(grep -v "^wrote " >&2)
+      sed -n '/^## Gold SQL on/,$p' "$out/report.md"
+      python3 -c "import json,sys; q=json.load(open(sys.argv[1]))['questions']; v=[x['metrics'].get('view_runs') for x in q]; print(f'views: {v.count(True)} run, {v.count(False)} fail')" "$out/results.json"
+      rm -rf "$out"
+    done ;;
+  *) die "unknown command '$cmd' (start, stop, status, url, load, check)" ;;
 esac
