@@ -98,6 +98,15 @@ impl fmt::Display for NotFound {
 
 impl std::error::Error for NotFound {}
 
+impl NotFound {
+    /// `name` of `kind` is not in `scope`; the (at most three) closest of
+    /// `candidates` are suggested.
+    fn new<'a>(kind: NameKind, name: &str, scope: &str, candidates: impl Iterator<Item = &'a str>) -> Self {
+        let closest = ranked(name, candidates).into_iter().take(3).map(str::to_string).collect();
+        NotFound { kind, name: name.to_string(), scope: scope.to_string(), closest, known: Vec::new() }
+    }
+}
+
 impl From<NotFound> for Error {
     fn from(e: NotFound) -> Self {
         Error::Input(e.to_string())
@@ -168,13 +177,7 @@ impl Names {
 
     /// A table id by name, or [`NotFound`] with the closest table names.
     pub fn require_table(&self, name: &str) -> Result<TableId, NotFound> {
-        self.table(name).ok_or_else(|| NotFound {
-            kind: NameKind::Table,
-            name: name.to_string(),
-            scope: self.model.clone(),
-            closest: ranked(name, self.table_names.iter().map(String::as_str)).into_iter().take(3).map(str::to_string).collect(),
-            known: Vec::new(),
-        })
+        self.table(name).ok_or_else(|| NotFound::new(NameKind::Table, name, &self.model, self.table_names.iter().map(String::as_str)))
     }
 
     /// A column of table `t` by name.
@@ -187,13 +190,7 @@ impl Names {
     pub fn require_column(&self, t: TableId, name: &str) -> Result<ColumnId, NotFound> {
         self.column(t, name).ok_or_else(|| {
             let cols = &self.column_names[t];
-            NotFound {
-                kind: NameKind::Column,
-                name: name.to_string(),
-                scope: self.table_names[t].clone(),
-                closest: ranked(name, cols.iter().map(String::as_str)).into_iter().take(3).map(str::to_string).collect(),
-                known: cols.clone(),
-            }
+            NotFound { known: cols.clone(), ..NotFound::new(NameKind::Column, name, &self.table_names[t], cols.iter().map(String::as_str)) }
         })
     }
 
@@ -251,13 +248,7 @@ impl Names {
     /// [`Names::relationship_ref`], or [`NotFound`] with the closest
     /// relationship names.
     pub fn require_relationship_ref(&self, s: &str) -> Result<RelRef, NotFound> {
-        self.relationship_ref(s).ok_or_else(|| NotFound {
-            kind: NameKind::Relationship,
-            name: s.to_string(),
-            scope: self.model.clone(),
-            closest: ranked(s, self.rel_names.iter().map(String::as_str)).into_iter().take(3).map(str::to_string).collect(),
-            known: Vec::new(),
-        })
+        self.relationship_ref(s).ok_or_else(|| NotFound::new(NameKind::Relationship, s, &self.model, self.rel_names.iter().map(String::as_str)))
     }
 
     /// Relationships between `a` and `b`, either direction, in model order.

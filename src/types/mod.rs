@@ -14,4 +14,5 @@ pub mod value;
 pub use grain::{FanoutFinding, FanoutMode, FanoutReport, Grain};
 pub use model::*;
 pub use plan::*;
+pub use ids::{ColumnId, RelId, TableId};
 pub use value::SqlValue;
