@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install build prerequisites, build lucy,
 # check the paper's DDO model, and solve the paper's three DDO questions
-# (Q1–Q3) into join views that run on the DDO sample database. With an LLM
-# configured (LUCY_LLM_URL + LUCY_LLM_MODEL, key in LUCY_API_KEY or
-# OPENAI_API_KEY) it also answers Q1 end to end with `lucy ask`.
+# (Q1–Q3) into join views that run on the DDO sample database, then answer
+# Q1 end to end with `lucy ask`, rows included: on the LLM endpoint when one
+# is configured (LUCY_LLM_URL + LUCY_LLM_MODEL, key in LUCY_API_KEY or
+# OPENAI_API_KEY), otherwise on the embedded model (Qwen2.5-Coder-1.5B,
+# fetched once by scripts/fetch-model.sh, run in-process by llama.cpp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -31,6 +33,8 @@ if [ -n "${LUCY_LLM_URL:-}" ] && [ -n "${LUCY_LLM_MODEL:-}" ]; then
   step "lucy ask (LLM at $LUCY_LLM_URL): $q1"
   $lucy ask --model "$model" --llm-url "$LUCY_LLM_URL" --llm-model "$LUCY_LLM_MODEL" --execute "$db" "$q1"
 else
-  step "lucy ask without an LLM: offline phase 1, stops after the view"
-  $lucy ask --model "$model" "$q1" || true
+  step "fetch the embedded model (1.1 GB, once)"
+  scripts/fetch-model.sh
+  step "lucy ask on the embedded model: $q1"
+  $lucy ask --model "$model" --execute "$db" "$q1"
 fi

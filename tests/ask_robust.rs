@@ -15,6 +15,8 @@ fn bare_lucy() -> Command {
     for k in ["LUCY_API_KEY", "OPENAI_API_KEY", "LUCY_LLM_MODEL", "LUCY_LLM_URL"] {
         c.env_remove(k);
     }
+    // No embedded model either, even where scripts/fetch-model.sh has run.
+    c.env("LUCY_LLM_GGUF", "off");
     c
 }
 
@@ -42,6 +44,7 @@ fn no_llm_and_no_offline_model_says_how_and_exits_2() {
     assert!(err.contains("no LLM configured") && err.contains("--llm-model") && err.contains("LUCY_API_KEY"), "{err}");
     assert!(err.contains("offline linker"), "{err}");
     assert!(err.contains("fetch-minilm.sh"), "{err}");
+    assert!(err.contains("scripts/fetch-model.sh"), "the hint names the embedded model's fetch script: {err}");
 }
 
 /// Without an LLM, phase 1 runs on the offline embedding linker (CRUSH over

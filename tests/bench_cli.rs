@@ -15,6 +15,7 @@ fn lucy(args: &[&str]) -> Output {
         .env_remove("OPENAI_API_KEY")
         .env_remove("LUCY_LLM_MODEL")
         .env_remove("LUCY_LLM_URL")
+        .env("LUCY_LLM_GGUF", "off")
         .output()
         .expect("run lucy")
 }

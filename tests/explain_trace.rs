@@ -9,6 +9,7 @@ fn lucy() -> Command {
     for k in ["LUCY_API_KEY", "OPENAI_API_KEY", "LUCY_LLM_MODEL", "LUCY_LLM_URL"] {
         c.env_remove(k);
     }
+    c.env("LUCY_LLM_GGUF", "off");
     c
 }
 

@@ -25,6 +25,7 @@ fn req(phase: &str, text: &str, n: usize) -> ChatRequest {
         temperature: if n > 1 { 0.7 } else { 0.0 },
         n,
         response_schema: None,
+        grammar: None,
     }
 }
 

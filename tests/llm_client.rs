@@ -28,6 +28,7 @@ fn req(phase: &str, question: &str, n: usize) -> ChatRequest {
         temperature: 0.0,
         n,
         response_schema: None,
+        grammar: None,
     }
 }
 

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use lucy::llm::config::{DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_SECS};
+use lucy::llm::embedded::{DEFAULT_CTX, DEFAULT_SEED};
 
 use super::values::StructuredMode;
 
@@ -42,6 +43,25 @@ pub struct LlmFlags {
     /// Answer every LLM request from this cassette, with no network.
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
+    /// Run this GGUF chat model in-process (llama.cpp) instead of calling a server
+    /// [env: LUCY_LLM_GGUF] [default: the model scripts/fetch-model.sh fetches, when present]
+    #[arg(long = "llm-gguf", value_name = "FILE", conflicts_with = "llm_model")]
+    pub llm_gguf: Option<PathBuf>,
+    /// Refuse to load the GGUF file unless its SHA-256 is this (the default model is always checked)
+    #[arg(long = "llm-gguf-sha256", value_name = "HEX")]
+    pub llm_gguf_sha256: Option<String>,
+    /// Embedded model: llama.cpp threads [env: LUCY_LLM_THREADS] [default: 1, see docs/llm.md]
+    #[arg(long = "llm-threads", value_name = "N")]
+    pub llm_threads: Option<usize>,
+    /// Embedded model: context size in tokens (the prompt cache and the samples share it)
+    #[arg(long = "llm-ctx", value_name = "TOKENS", default_value_t = DEFAULT_CTX)]
+    pub llm_ctx: u32,
+    /// Embedded model: seed of the samplers (sample i of a request is seeded from it and i)
+    #[arg(long = "llm-seed", value_name = "N", default_value_t = DEFAULT_SEED)]
+    pub llm_seed: u64,
+    /// Embedded model: evaluate every prompt in full (no prompt-prefix cache); for measuring the cache
+    #[arg(long = "llm-no-prefix-cache")]
+    pub llm_no_prefix_cache: bool,
 }
 
 impl LlmFlags {
@@ -58,6 +78,12 @@ impl LlmFlags {
             structured: self.structured.into(),
             record: self.record.clone(),
             replay: self.replay.clone(),
+            llm_gguf: self.llm_gguf.clone(),
+            llm_gguf_sha256: self.llm_gguf_sha256.clone(),
+            llm_threads: self.llm_threads,
+            llm_ctx: self.llm_ctx,
+            llm_seed: self.llm_seed,
+            llm_no_prefix_cache: self.llm_no_prefix_cache,
         }
     }
 }

@@ -94,6 +94,7 @@ pub fn hallucinate_with(llm: &dyn ChatModel, prompts: &Prompts, question: &str) 
         temperature: 0.0,
         n: 1,
         response_schema: None,
+        grammar: None,
     };
     let resp = llm.chat(&req)?;
     let answer = resp
@@ -191,7 +192,7 @@ mod tests {
             assert_eq!(req.phase, "crush_hallucinate");
             assert!(req.messages[0].content.contains("Question: Who is the oldest client?\nSchema:"), "{}", req.messages[0].content);
             assert!(req.messages[0].content.contains("Instructor(name, salary)"));
-            Ok(ChatResponse { choices: vec![self.0.into()], usage: Usage::default(), latency_ms: 0.0, structured: false, requests: 1, truncated: 0 })
+            Ok(ChatResponse { choices: vec![self.0.into()], usage: Usage::default(), latency_ms: 0.0, structured: false, requests: 1, truncated: 0, local: None })
         }
         fn model_name(&self) -> String {
             "fixed".into()

@@ -35,6 +35,7 @@ pub fn describe_table(
         temperature: 0.0,
         n: 1,
         response_schema: None,
+        grammar: None,
     };
     let (call, result) = traced::call(llm, &req);
     let answer = result?.choices.into_iter().next().unwrap_or_default();

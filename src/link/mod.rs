@@ -209,11 +209,7 @@ fn merge(trace: &mut MatchTrace, part: MatchTrace) {
         }
     }
     trace.warnings.extend(part.warnings);
-    let c = &mut trace.cost;
-    c.llm_calls += part.cost.llm_calls;
-    c.requests += part.cost.requests;
-    c.prompt_tokens += part.cost.prompt_tokens;
-    c.completion_tokens += part.cost.completion_tokens;
+    trace.cost.add_calls_of(&part.cost);
 }
 
 /// Algorithm 2, breadth-first as the paper's text describes: a node with
@@ -312,6 +308,7 @@ fn ask_list(
             "type": "array",
             "items": {"type": "string", "enum": elements},
         })),
+        grammar: None,
     };
     let (call, result) = traced::call(llm, &req);
     trace.cost.add_call(&call);

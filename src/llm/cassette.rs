@@ -1,7 +1,7 @@
 //! Record/replay cassettes: reproducible, offline LLM runs.
 //!
 //! A cassette is a JSONL file, one [`CassetteEntry`] per line, keyed by the
-//! SHA-256 of (model, messages, temperature, n, response_schema). It holds
+//! SHA-256 of (model, messages, temperature, n, response_schema, grammar). It holds
 //! what the phases sent and got back, never the API key or HTTP headers.
 
 use std::collections::HashMap;
@@ -30,6 +30,8 @@ pub struct CassetteEntry {
     pub n: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar: Option<String>,
     /// The answer as the phase received it (choices, usage, latency,
     /// structured flag, request count); replay returns it unchanged.
     pub response: ChatResponse,
@@ -39,13 +41,18 @@ pub struct CassetteEntry {
 /// rendering of (model, messages, temperature, n, response_schema). The phase
 /// is not part of it, so renaming a phase does not invalidate cassettes.
 pub fn cassette_key(model: &str, req: &ChatRequest) -> String {
-    let canon = json!({
+    let mut canon = json!({
         "model": model,
         "messages": req.messages,
         "temperature": req.temperature,
         "n": req.n,
         "response_schema": req.response_schema,
     });
+    // Added only when present, so cassettes recorded before grammars existed
+    // keep their keys.
+    if let Some(g) = &req.grammar {
+        canon["grammar"] = g.clone().into();
+    }
     let digest = Sha256::digest(canon.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -71,6 +78,16 @@ impl ChatModel for Recorder {
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
         let resp = self.inner.chat(req)?;
         let model = self.inner.model_name();
+        // A grammar the backend ignored did not shape the answer: keep it
+        // out of the key, so changing the grammar builder does not
+        // invalidate recordings of servers that never saw it.
+        let stripped;
+        let req = if req.grammar.is_some() && !self.inner.honours_grammar() {
+            stripped = ChatRequest { grammar: None, ..req.clone() };
+            &stripped
+        } else {
+            req
+        };
         let entry = CassetteEntry {
             key: cassette_key(&model, req),
             phase: req.phase.clone(),
@@ -79,6 +96,7 @@ impl ChatModel for Recorder {
             temperature: req.temperature,
             n: req.n,
             response_schema: req.response_schema.clone(),
+            grammar: req.grammar.clone(),
             response: resp,
         };
         let mut line = serde_json::to_string(&entry).map_err(|e| Error::llm(&req.phase, format!("cannot encode cassette entry: {e}")))?;
@@ -96,6 +114,10 @@ impl ChatModel for Recorder {
 
     fn model_name(&self) -> String {
         self.inner.model_name()
+    }
+
+    fn honours_grammar(&self) -> bool {
+        self.inner.honours_grammar()
     }
 }
 
@@ -198,7 +220,14 @@ impl Replayer {
 
 impl ChatModel for Replayer {
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
-        let key = cassette_key(&self.model, req);
+        let mut key = cassette_key(&self.model, req);
+        if !self.by_key.contains_key(&key) && req.grammar.is_some() {
+            // Recorded from a backend that ignores grammars (see Recorder).
+            let without = cassette_key(&self.model, &ChatRequest { grammar: None, ..req.clone() });
+            if self.by_key.contains_key(&without) {
+                key = without;
+            }
+        }
         let Some(idxs) = self.by_key.get(&key) else { return Err(self.miss(req, &key)) };
         let mut cursor = self.cursor.lock().unwrap_or_else(|p| p.into_inner());
         let c = cursor.entry(key).or_insert(0);
@@ -269,6 +298,9 @@ fn first_difference(rec: &CassetteEntry, model: &str, req: &ChatRequest) -> Stri
     if rec.response_schema != req.response_schema {
         diffs.push("response_schema (the list of valid names changed?)".into());
     }
+    if rec.grammar != req.grammar {
+        diffs.push("grammar (the view's columns or the grammar builder changed?)".into());
+    }
     format!("has the same messages but differs in {}", if diffs.is_empty() { "nothing visible".into() } else { diffs.join(", ") })
 }
 
@@ -284,6 +316,7 @@ mod tests {
             temperature: 0.0,
             n: 1,
             response_schema: None,
+            grammar: None,
         }
     }
 
@@ -297,6 +330,7 @@ mod tests {
                 structured: false,
                 requests: 1,
                 truncated: 0,
+                local: None,
             })
         }
         fn model_name(&self) -> String {
@@ -314,6 +348,7 @@ mod tests {
         assert_ne!(k, cassette_key("m", &ChatRequest { temperature: 0.5, ..base.clone() }));
         assert_ne!(k, cassette_key("m", &ChatRequest { n: 2, ..base.clone() }));
         assert_ne!(k, cassette_key("m", &ChatRequest { response_schema: Some(json!({"type": "array"})), ..base.clone() }));
+        assert_ne!(k, cassette_key("m", &ChatRequest { grammar: Some("start: \"x\"".into()), ..base.clone() }));
         assert_ne!(k, cassette_key("m", &req("p", "q2")));
     }
 

@@ -4,8 +4,10 @@
 //! [`ChatModel`](super::ChatModel) is `super::factory`'s job.
 //!
 //! "Configured" means: an LLM model name is given (`--llm-model` or
-//! `LUCY_LLM_MODEL`), or a cassette is replayed (`--replay FILE`). Anything
-//! else (no model, no cassette) is "not configured" and
+//! `LUCY_LLM_MODEL`), a cassette is replayed (`--replay FILE`), a GGUF file
+//! is named (`--llm-gguf` or `LUCY_LLM_GGUF`), or the embedded default
+//! model is present (`scripts/fetch-model.sh` puts it in
+//! `~/.cache/lucy/models`). Anything else is "not configured" and
 //! [`build_chat_model`](super::build_chat_model) returns `Ok(None)`; callers
 //! print [`NOT_CONFIGURED_HINT`].
 
@@ -15,6 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::embedded::{self, EmbeddedOptions};
 use crate::error::{Error, Result};
 
 /// Default base URL of the OpenAI-compatible API.
@@ -25,6 +28,11 @@ pub const ENV_MODEL: &str = "LUCY_LLM_MODEL";
 pub const ENV_URL: &str = "LUCY_LLM_URL";
 /// The OpenAI SDKs' base-URL variable, used after `LUCY_LLM_URL`.
 pub const ENV_OPENAI_URL: &str = "OPENAI_BASE_URL";
+/// Environment variable naming a GGUF chat model for the embedded backend
+/// when `--llm-gguf` is absent; `off` disables the embedded default.
+pub const ENV_GGUF: &str = "LUCY_LLM_GGUF";
+/// Environment variable holding the embedded model's thread count.
+pub const ENV_THREADS: &str = "LUCY_LLM_THREADS";
 /// API key variables, in order of precedence.
 pub const ENV_KEYS: [&str; 2] = ["LUCY_API_KEY", "OPENAI_API_KEY"];
 
@@ -32,7 +40,8 @@ pub const ENV_KEYS: [&str; 2] = ["LUCY_API_KEY", "OPENAI_API_KEY"];
 pub const NOT_CONFIGURED_HINT: &str = "no LLM configured: pass --llm-model NAME (plus --llm-url URL for a \
 local server such as vLLM, Ollama or llama.cpp) or set LUCY_LLM_MODEL; the API key, if the server needs \
 one, comes from LUCY_API_KEY or OPENAI_API_KEY; or pass --replay FILE to answer from a recorded cassette \
-(see docs/llm.md)";
+or run scripts/fetch-model.sh once to get the embedded default model (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB, \
+run in-process), or pass --llm-gguf FILE.gguf (see docs/llm.md)";
 
 /// Whether to ask the server for schema-constrained (structured) output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -159,6 +168,19 @@ pub struct LlmArgs {
     pub record: Option<PathBuf>,
     /// Answer every LLM request from this cassette, with no network.
     pub replay: Option<PathBuf>,
+    /// Run this GGUF chat model in-process (llama.cpp) instead of calling a server
+    /// [env: LUCY_LLM_GGUF] [default: the model scripts/fetch-model.sh fetches, when present]
+    pub llm_gguf: Option<PathBuf>,
+    /// Refuse to load the GGUF file unless its SHA-256 is this (the default model is always checked)
+    pub llm_gguf_sha256: Option<String>,
+    /// Embedded model: llama.cpp threads [env: LUCY_LLM_THREADS] [default: 1, see docs/llm.md]
+    pub llm_threads: Option<usize>,
+    /// Embedded model: context size in tokens (prompt cache and samples share it)
+    pub llm_ctx: u32,
+    /// Embedded model: seed of the samplers (sample i of a request is seeded from it and i)
+    pub llm_seed: u64,
+    /// Embedded model: evaluate every prompt in full (no prompt-prefix cache); for measuring the cache
+    pub llm_no_prefix_cache: bool,
 }
 
 impl Default for LlmArgs {
@@ -174,15 +196,87 @@ impl Default for LlmArgs {
             structured: StructuredMode::Auto,
             record: None,
             replay: None,
+            llm_gguf: None,
+            llm_gguf_sha256: None,
+            llm_threads: None,
+            llm_ctx: embedded::DEFAULT_CTX,
+            llm_seed: embedded::DEFAULT_SEED,
+            llm_no_prefix_cache: false,
         }
     }
+}
+
+/// Which GGUF file the flags select for the embedded backend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GgufChoice {
+    pub options: EmbeddedOptions,
+    /// Whether it is the default model (found, not named).
+    pub is_default: bool,
+    /// What to tell the user when the file is unusable.
+    pub fix: String,
 }
 
 impl LlmArgs {
     /// Whether an LLM is configured (see the module docs), reading the
     /// process environment.
     pub fn is_configured(&self) -> bool {
-        self.replay.is_some() || self.model_from(&|k| std::env::var(k).ok()).is_some()
+        let env = |k: &str| std::env::var(k).ok();
+        self.replay.is_some() || self.model_from(&env).is_some() || matches!(self.gguf_from(&env), Ok(Some(_)))
+    }
+
+    /// The embedded model these flags select, if any: `--llm-gguf`, else
+    /// (with no model name given) `LUCY_LLM_GGUF`, else the default model
+    /// when its file is present. `None` when an endpoint is configured.
+    pub fn gguf_from(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<GgufChoice>> {
+        let named = match &self.llm_gguf {
+            Some(p) => Some(p.clone()),
+            None if self.model_from(env).is_some() => return Ok(None),
+            None => match nonempty(env(ENV_GGUF)) {
+                Some(v) if v.eq_ignore_ascii_case("off") || v.eq_ignore_ascii_case("none") => return Ok(None),
+                v => v.map(PathBuf::from),
+            },
+        };
+        let (path, is_default, fix) = match named {
+            Some(p) => (p, false, "pass a GGUF chat model file with --llm-gguf (or LUCY_LLM_GGUF)".to_string()),
+            None => match embedded::default_model_path(env) {
+                Some(p) if p.exists() => (p, true, format!("{} to fetch it again", embedded::FETCH_HINT)),
+                _ => return Ok(None),
+            },
+        };
+        if self.llm_ctx < 512 {
+            return Err(Error::Input(format!("--llm-ctx must be at least 512 tokens, got {}", self.llm_ctx)));
+        }
+        if self.llm_max_tokens == Some(0) {
+            return Err(Error::Input("--llm-max-tokens must be at least 1 (leave it out for the default)".into()));
+        }
+        let threads = match self.llm_threads {
+            Some(t) => t,
+            None => match nonempty(env(ENV_THREADS)) {
+                Some(v) => v.parse().map_err(|_| Error::Input(format!("{ENV_THREADS}={v:?} is not a number of threads")))?,
+                None => embedded::default_threads(),
+            },
+        };
+        if threads == 0 || threads > 256 {
+            return Err(Error::Input(format!("--llm-threads must be between 1 and 256, got {threads}")));
+        }
+        let sha256 = match (&self.llm_gguf_sha256, is_default) {
+            (Some(h), _) => {
+                let h = h.trim().to_ascii_lowercase();
+                if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(Error::Input(format!("--llm-gguf-sha256 must be 64 hex digits, got {:?}", h)));
+                }
+                Some(h)
+            }
+            (None, true) => Some(embedded::DEFAULT_MODEL_SHA256.to_string()),
+            (None, false) => None,
+        };
+        let mut options = EmbeddedOptions::new(path);
+        options.sha256 = sha256;
+        options.threads = threads;
+        options.n_ctx = self.llm_ctx;
+        options.seed = self.llm_seed;
+        options.prefix_cache = !self.llm_no_prefix_cache;
+        Ok(Some(GgufChoice { options, is_default, fix }))
     }
 
     pub(crate) fn model_from(&self, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
@@ -249,6 +343,40 @@ pub(crate) fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn embedded_default_is_chosen_only_without_an_endpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap().to_string();
+        let env_dir = |extra: &'static [(&'static str, &'static str)]| {
+            let d = d.clone();
+            move |k: &str| if k == "LUCY_MODEL_DIR" { Some(d.clone()) } else { extra.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()) }
+        };
+        let args = LlmArgs::default();
+        // Absent file: not configured.
+        assert!(args.gguf_from(&env_dir(&[])).unwrap().is_none());
+        std::fs::write(dir.path().join(embedded::DEFAULT_MODEL_FILE), b"x").unwrap();
+        let c = args.gguf_from(&env_dir(&[])).unwrap().unwrap();
+        assert!(c.is_default);
+        assert_eq!(c.options.sha256.as_deref(), Some(embedded::DEFAULT_MODEL_SHA256));
+        assert!(c.fix.contains("scripts/fetch-model.sh"), "{}", c.fix);
+        // An endpoint wins; "off" disables the default.
+        assert!(args.gguf_from(&env_dir(&[("LUCY_LLM_MODEL", "m")])).unwrap().is_none());
+        assert!(args.gguf_from(&env_dir(&[("LUCY_LLM_GGUF", "off")])).unwrap().is_none());
+        // A damaged default model is an input error naming the file and the fix.
+        let err = crate::llm::build_chat_model_with_env(&args, &env_dir(&[])).err().unwrap();
+        assert_eq!(err.exit_code(), 2);
+        let msg = err.to_string();
+        assert!(msg.contains(embedded::DEFAULT_MODEL_FILE) && msg.contains("fetch-model.sh"), "{msg}");
+        // Named files and bad numbers.
+        let named = LlmArgs { llm_gguf: Some(dir.path().join("missing.gguf")), ..LlmArgs::default() };
+        let err = crate::llm::build_chat_model_with_env(&named, &env_dir(&[])).err().unwrap().to_string();
+        assert!(err.contains("missing.gguf") && err.contains("--llm-gguf"), "{err}");
+        let bad = LlmArgs { llm_threads: Some(0), ..named.clone() };
+        assert!(bad.gguf_from(&env_dir(&[])).unwrap_err().to_string().contains("--llm-threads"));
+        let bad = LlmArgs { llm_gguf_sha256: Some("abc".into()), ..named };
+        assert!(bad.gguf_from(&env_dir(&[])).unwrap_err().to_string().contains("64 hex"));
+    }
 
     #[test]
     fn model_from_env_and_flag_precedence() {

@@ -1,9 +1,11 @@
 //! The one place a [`ChatModel`] is built from the LLM settings
-//! ([`LlmArgs`]): a cassette replayer, or the OpenAI-compatible client
-//! (optionally recording), with `--llm-temperature` applied outermost.
+//! ([`LlmArgs`]): a cassette replayer, the OpenAI-compatible client or the
+//! embedded model (optionally recording), with `--llm-temperature` applied
+//! outermost.
 
 use super::cassette::{Recorder, Replayer};
-use super::config::{LlmArgs, NOT_CONFIGURED_HINT};
+use super::config::{LlmArgs, StructuredMode, NOT_CONFIGURED_HINT};
+use super::embedded::EmbeddedModel;
 use super::openai::OpenAiClient;
 use super::{ChatModel, ChatRequest, ChatResponse};
 use crate::error::{Error, Result};
@@ -11,8 +13,12 @@ use crate::error::{Error, Result};
 /// Build the chat model the flags describe, reading the process environment:
 /// - `--replay FILE`: a [`Replayer`] (no network);
 /// - else a model name (`--llm-model` / `LUCY_LLM_MODEL`): an
-///   [`OpenAiClient`], wrapped in a [`Recorder`] with `--record FILE`;
+///   [`OpenAiClient`];
+/// - else a GGUF file (`--llm-gguf`, `LUCY_LLM_GGUF`, or the default model
+///   when present): an [`EmbeddedModel`], announced on stderr;
 /// - else `Ok(None)`: no LLM configured (print [`NOT_CONFIGURED_HINT`]).
+///
+/// A live model is wrapped in a [`Recorder`] with `--record FILE`.
 ///
 /// `--llm-temperature` is applied outermost, so cassettes are keyed by the
 /// temperature actually used.
@@ -28,13 +34,26 @@ pub fn build_chat_model_with_env(
     let inner: Box<dyn ChatModel> = if let Some(path) = &args.replay {
         Box::new(Replayer::open(path, args.model_from(env))?)
     } else {
-        let Some(cfg) = args.to_config(env)? else {
+        let client: Box<dyn ChatModel> = if let Some(cfg) = args.to_config(env)? {
+            Box::new(OpenAiClient::new(cfg)?)
+        } else if let Some(choice) = args.gguf_from(env)? {
+            let m = EmbeddedModel::load(&choice.options, &choice.fix, env)?
+                .with_max_tokens(args.llm_max_tokens)
+                .with_constraints(args.structured != StructuredMode::Off);
+            eprintln!(
+                "lucy: {} model {} ({} thread{}; llama.cpp in-process)",
+                if choice.is_default { "no LLM endpoint configured: using the embedded" } else { "using the embedded" },
+                m.path().display(),
+                m.threads(),
+                if m.threads() == 1 { "" } else { "s" }
+            );
+            Box::new(m)
+        } else {
             if args.record.is_some() {
                 return Err(Error::Input(format!("--record needs an LLM to record from; {NOT_CONFIGURED_HINT}")));
             }
             return Ok(None);
         };
-        let client: Box<dyn ChatModel> = Box::new(OpenAiClient::new(cfg)?);
         match &args.record {
             Some(path) => Box::new(Recorder::create(path, client)?),
             None => client,
@@ -60,6 +79,9 @@ impl ChatModel for WithTemperature {
     }
     fn model_name(&self) -> String {
         self.inner.model_name()
+    }
+    fn honours_grammar(&self) -> bool {
+        self.inner.honours_grammar()
     }
 }
 

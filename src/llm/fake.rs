@@ -70,6 +70,7 @@ impl ChatModel for FakeChat {
                             structured: false,
                             requests: 1,
                             truncated: 0,
+                            local: None,
                         })
                     }
                 };

@@ -1,7 +1,8 @@
 //! LLM access behind one small trait, so phases never see HTTP.
 //!
-//! Backends: an OpenAI-compatible HTTP client (`openai`), record/replay
-//! cassettes (`cassette`), and a scripted mock server for tests (`mock`).
+//! Backends: an OpenAI-compatible HTTP client (`openai`), a GGUF model run
+//! in-process by llama.cpp (`embedded`), record/replay cassettes
+//! (`cassette`), and a scripted mock server for tests (`mock`).
 //! [`build_chat_model`] turns the `--llm-*` flags ([`LlmArgs`]) into one.
 //! See docs/llm.md.
 
@@ -12,6 +13,7 @@ use crate::error::Result;
 pub mod cassette;
 pub mod config;
 pub mod factory;
+pub mod embedded;
 pub mod mock;
 pub mod openai;
 pub mod retry;
@@ -25,7 +27,7 @@ pub use cassette::{cassette_key, CassetteEntry, Recorder, Replayer};
 pub use config::{ApiKey, LlmArgs, LlmConfig, StructuredMode, NOT_CONFIGURED_HINT};
 pub use factory::{build_chat_model, build_chat_model_with_env};
 pub use openai::OpenAiClient;
-pub use crate::types::chat::{Message, Usage};
+pub use crate::types::chat::{LocalCost, Message, Usage};
 use crate::types::chat::is_zero;
 
 /// A chat-completion request as the phases see it.
@@ -42,7 +44,34 @@ pub struct ChatRequest {
     /// (e.g. an array whose items are an enum of valid table names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<serde_json::Value>,
+    /// A Lark grammar (llguidance dialect) the answer must match, e.g. SQL
+    /// over one view's columns. Backends that can constrain decoding use it
+    /// (it wins over `response_schema`); the others ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar: Option<String>,
 }
+
+/// What constrains an answer's tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Constraint {
+    /// A JSON Schema (`response_schema`).
+    JsonSchema(serde_json::Value),
+    /// A Lark grammar (`grammar`).
+    Lark(String),
+}
+
+impl ChatRequest {
+    /// The constraint a grammar-capable backend applies: the Lark grammar
+    /// when given, else the JSON Schema.
+    pub fn constraint(&self) -> Option<Constraint> {
+        match (&self.grammar, &self.response_schema) {
+            (Some(g), _) => Some(Constraint::Lark(g.clone())),
+            (None, Some(s)) => Some(Constraint::JsonSchema(s.clone())),
+            (None, None) => None,
+        }
+    }
+}
+
 
 /// The answers to one `ChatRequest`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,6 +91,9 @@ pub struct ChatResponse {
     /// (`finish_reason: length`); such answers are usually unparseable.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub truncated: u32,
+    /// Prefill/decode cost, from the embedded backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<LocalCost>,
 }
 
 /// A chat-completion backend.
@@ -70,4 +102,9 @@ pub trait ChatModel: Send + Sync {
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse>;
     /// Model name, for traces.
     fn model_name(&self) -> String;
+    /// Whether answers follow `ChatRequest::grammar` (so it belongs in the
+    /// cassette key). Backends that ignore the grammar keep the default.
+    fn honours_grammar(&self) -> bool {
+        false
+    }
 }

@@ -302,6 +302,7 @@ impl ChatModel for OpenAiClient {
             structured: schema,
             requests: attempts.load(Ordering::Relaxed),
             truncated: truncated.min(want as u32),
+            local: None,
         })
     }
 

@@ -16,6 +16,7 @@ pub fn call(llm: &dyn ChatModel, req: &ChatRequest) -> (LlmCall, Result<ChatResp
         temperature: req.temperature,
         n: req.n,
         schema_sent: req.response_schema.is_some(),
+        grammar_sent: req.grammar.is_some(),
         ..LlmCall::default()
     };
     match &result {
@@ -26,6 +27,7 @@ pub fn call(llm: &dyn ChatModel, req: &ChatRequest) -> (LlmCall, Result<ChatResp
             rec.latency_ms = resp.latency_ms;
             rec.requests = resp.requests;
             rec.truncated = resp.truncated;
+            rec.local = resp.local;
         }
         Err(e) => {
             rec.error = Some(e.to_string());

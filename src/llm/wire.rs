@@ -214,6 +214,7 @@ mod tests {
             temperature: 0.5,
             n: 3,
             response_schema: schema,
+            grammar: None,
         }
     }
 

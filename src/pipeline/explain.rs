@@ -57,8 +57,16 @@ fn cost(c: &PhaseCost) -> String {
     if c.llm_calls == 0 {
         return format!("{:.0} ms", c.ms);
     }
+    let local = if c.prefill_tokens + c.prompt_reused + c.decode_tokens > 0 {
+        format!(
+            " ({} prompt tokens evaluated, {} reused from the prefix cache; prefill {} tok/s, decode {} tok/s)",
+            c.prefill_tokens, c.prompt_reused, c.prefill_tok_s, c.decode_tok_s
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{} LLM call(s), {} request(s), {} prompt + {} completion tokens, {:.0} ms",
+        "{} LLM call(s), {} request(s), {} prompt + {} completion tokens{local}, {:.0} ms",
         c.llm_calls, c.requests, c.prompt_tokens, c.completion_tokens, c.ms
     )
 }

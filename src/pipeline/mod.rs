@@ -386,8 +386,8 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
 
     // Phase 3.
     let run_it = stop != Some(StopAfter::Sql);
-    let allowed =
-        Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() };
+    let view_columns: Vec<String> = view.columns.iter().map(|c| c.alias.clone()).collect();
+    let allowed = Allowed::View { name: view.view_name.clone(), columns: view_columns.clone() };
     let exec = opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
         db,
         view_sql: Some(view.view_sql.as_str()),
@@ -406,6 +406,7 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
             execute: exec,
             fanout: Some((&view, opts.fanout)),
             model_check: None,
+            grammar: None,
         };
         query::run_given(&task, sql, &mut qt)
     } else {
@@ -428,6 +429,7 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
             execute: exec,
             fanout: Some((&view, opts.fanout)),
             model_check: None,
+            grammar: Some(query::grammar::view_grammar(&view.view_name, &view_columns, &model_names(graph), dialect)),
         };
         query::generate_sql(&task, llm, &prompts, &mut qt)
     };
@@ -450,6 +452,12 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
             finish(out, Some(failure(phase, kind_of(&e), msg)))
         }
     }
+}
+
+/// Every table and column name of the model: names a query over the view
+/// may not define (see `query::grammar`).
+fn model_names(graph: &SchemaGraph) -> Vec<String> {
+    graph.model().tables.iter().flat_map(|t| std::iter::once(t.name.clone()).chain(t.columns.iter().map(|c| c.name.clone()))).collect()
 }
 
 /// The PROMPTB baseline (Appendix C.1.1): the whole schema's DDL and the
@@ -493,6 +501,7 @@ pub fn direct_sql(
                 execute: exec,
                 fanout: None,
                 model_check: None,
+                grammar: None,
             };
             query::run_given(&task, sql, &mut qt)
         }
@@ -504,6 +513,7 @@ pub fn direct_sql(
                 "evidence": trace.evidence.clone().unwrap_or_default(),
             });
             let prompt = prompts.render("direct_sql", &vars)?;
+            let direct_grammar = query::grammar::tables_grammar(&tables, dialect);
             let task = SqlTask {
                 prompt_name: "direct_sql".into(),
                 prompt,
@@ -513,6 +523,7 @@ pub fn direct_sql(
                 execute: exec,
                 fanout: None,
                 model_check: opts.direct_check.then_some(graph),
+                grammar: Some(direct_grammar),
             };
             query::generate_sql(&task, llm, &prompts, &mut qt)
         }

@@ -5,6 +5,7 @@
 //! model's tables as the allowed relations.
 
 pub mod extract;
+pub mod grammar;
 
 use std::time::{Duration, Instant};
 
@@ -74,6 +75,9 @@ pub struct SqlTask<'a> {
     /// message (the `direct+check` baseline); in the repair they are only
     /// recorded.
     pub model_check: Option<&'a SchemaGraph>,
+    /// Lark grammar of acceptable answers ([`grammar`]), sent with every
+    /// round for backends that constrain decoding.
+    pub grammar: Option<String>,
 }
 
 /// The accepted SQL and, when executed, its rows.
@@ -131,6 +135,7 @@ pub fn generate_sql(task: &SqlTask, llm: &dyn ChatModel, prompts: &Prompts, trac
             temperature: task.temperature,
             n: 1,
             response_schema: None,
+            grammar: task.grammar.clone(),
         };
         let (call, result) = traced::call(llm, &req);
         trace.cost.add_call(&call);

@@ -48,6 +48,7 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
             timeout: Duration::from_secs(30),
             max_result_bytes: crate::sql::exec::DEFAULT_MAX_RESULT_BYTES,
         }),
+        grammar: None,
     }
 }
 

@@ -27,6 +27,21 @@ pub struct Usage {
     pub completion_tokens: u64,
 }
 
+/// Cost of one call answered by the embedded model (no server reports these).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LocalCost {
+    /// Prompt tokens evaluated by this call.
+    pub prompt_evaluated: u64,
+    /// Prompt tokens reused from the prefix cache (not evaluated again).
+    pub prompt_reused: u64,
+    /// Wall time of the prompt evaluation.
+    pub prefill_ms: f64,
+    /// Wall time of generating all samples.
+    pub decode_ms: f64,
+    /// llama.cpp threads.
+    pub threads: u32,
+}
+
 /// serde's `skip_serializing_if` for counters that are usually 0.
 pub(crate) fn is_zero(n: &u32) -> bool {
     *n == 0

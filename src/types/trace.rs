@@ -81,6 +81,34 @@ pub struct PhaseCost {
     pub requests: u32,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Prompt tokens the embedded model did not evaluate again (prefix
+    /// cache); `prompt_tokens - prompt_reused` were evaluated.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub prompt_reused: u64,
+    /// Embedded model: prompt tokens evaluated per second of prefill.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub prefill_tok_s: f64,
+    /// Embedded model: generated tokens per second of decoding (all samples).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub decode_tok_s: f64,
+    /// Embedded model: wall time of prefill and decode (the rates' denominators).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub prefill_ms: f64,
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub decode_ms: f64,
+    /// Tokens evaluated in prefill / generated, by calls that report timings.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub prefill_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub decode_tokens: u64,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl PhaseCost {
@@ -90,6 +118,41 @@ impl PhaseCost {
         self.requests += call.requests;
         self.prompt_tokens += call.usage.prompt_tokens;
         self.completion_tokens += call.usage.completion_tokens;
+        if let Some(l) = &call.local {
+            self.prompt_reused += l.prompt_reused;
+            self.prefill_tokens += l.prompt_evaluated;
+            self.prefill_ms += l.prefill_ms;
+            self.decode_tokens += call.usage.completion_tokens;
+            self.decode_ms += l.decode_ms;
+            self.prefill_tok_s = rate(self.prefill_tokens, self.prefill_ms);
+            self.decode_tok_s = rate(self.decode_tokens, self.decode_ms);
+        }
+    }
+}
+
+impl PhaseCost {
+    /// Add another cost's LLM calls (not its wall time).
+    pub fn add_calls_of(&mut self, o: &PhaseCost) {
+        self.llm_calls += o.llm_calls;
+        self.requests += o.requests;
+        self.prompt_tokens += o.prompt_tokens;
+        self.completion_tokens += o.completion_tokens;
+        self.prompt_reused += o.prompt_reused;
+        self.prefill_tokens += o.prefill_tokens;
+        self.prefill_ms += o.prefill_ms;
+        self.decode_tokens += o.decode_tokens;
+        self.decode_ms += o.decode_ms;
+        self.prefill_tok_s = rate(self.prefill_tokens, self.prefill_ms);
+        self.decode_tok_s = rate(self.decode_tokens, self.decode_ms);
+    }
+}
+
+/// Tokens per second, rounded to 0.1.
+fn rate(tokens: u64, ms: f64) -> f64 {
+    if ms > 0.0 {
+        (tokens as f64 / ms * 10_000.0).round() / 10.0
+    } else {
+        0.0
     }
 }
 
@@ -114,6 +177,12 @@ pub struct LlmCall {
     /// length`); see `--llm-max-tokens`.
     #[serde(default, skip_serializing_if = "super::chat::is_zero")]
     pub truncated: u32,
+    /// Prefill/decode cost when the embedded model answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<crate::types::chat::LocalCost>,
+    /// Whether a grammar was sent (`grammar`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub grammar_sent: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

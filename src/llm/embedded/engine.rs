@@ -1,0 +1,466 @@
+//! The llama.cpp side of the embedded backend: one model, one context, the
+//! prompt-prefix cache in that context's KV buffer, and sampling of `n`
+//! answers that share one prompt evaluation (the evaluated sequence is
+//! copied to one KV sequence per sample and the samples decode together, one
+//! batch per step), optionally under an llguidance grammar.
+//!
+//! Everything here runs on the backend's one worker thread (a llama.cpp
+//! context is not `Send`).
+
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::DecodeError;
+use llguidance::api::TopLevelGrammar;
+use llguidance::{Matcher, ParserFactory};
+
+use super::prefix::PrefixCache;
+use super::EmbeddedOptions;
+use crate::llm::{ChatRequest, Constraint, LocalCost, Usage};
+
+/// Sequence ids `0..PREFIX_SLOTS` hold cached prompts; samples decode in the
+/// ids after them.
+pub(super) const PREFIX_SLOTS: usize = 3;
+/// Samples decoded together at most (more are done in rounds).
+pub(super) const MAX_PARALLEL: usize = 8;
+
+/// The process-wide llama.cpp backend (it may be initialised only once).
+fn backend() -> std::result::Result<&'static LlamaBackend, String> {
+    static BACKEND: OnceLock<std::result::Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            let mut b = LlamaBackend::init().map_err(|e| format!("cannot initialise llama.cpp: {e}"))?;
+            if std::env::var_os("LUCY_LLM_LOG").is_none() {
+                b.void_logs();
+            }
+            Ok(b)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// A loaded model (kept by the worker for the process's life).
+pub(super) struct Loaded {
+    pub model: LlamaModel,
+    pub template: LlamaChatTemplate,
+}
+
+/// Load the model and its chat template. Errors are plain text; the caller
+/// adds the file name and the fix.
+pub(super) fn load(path: &Path) -> std::result::Result<Loaded, String> {
+    let backend = backend()?;
+    let params = LlamaModelParams::default();
+    let model = LlamaModel::load_from_file(backend, path, &params)
+        .map_err(|_| "llama.cpp could not load it (unsupported architecture or a damaged/truncated file; set LUCY_LLM_LOG=1 to see llama.cpp's log)".to_string())?;
+    let template = model
+        .chat_template(None)
+        .map_err(|_| "it has no chat template in its metadata (tokenizer.chat_template); lucy needs an instruction-tuned chat model".to_string())?;
+    // Fail now, not at the first question, when llama.cpp cannot apply it.
+    let probe = [LlamaChatMessage::new("user".into(), "ping".into()).map_err(|e| e.to_string())?];
+    model
+        .apply_chat_template(&template, &probe, true)
+        .map_err(|e| format!("llama.cpp cannot apply its chat template ({e}); use a model whose template llama.cpp supports"))?;
+    Ok(Loaded { model, template })
+}
+
+/// The MatchTables schema (an array of an enum of names) as a grammar in
+/// the prompts' own list format: `[A, B]`, names bare or quoted, at least one
+/// and at most as many as offered (so the answer always ends). A strict JSON
+/// array would fight the prompt ("[element, element, ...]"): measured on
+/// Qwen2.5-Coder-1.5B, every sample of DDO Q1 then came back `[]`, because
+/// the bare name the model wanted after `[` was masked and `]` was next.
+fn name_list_grammar(schema: &serde_json::Value) -> Option<String> {
+    let o = schema.as_object()?;
+    if o.get("type")?.as_str()? != "array" {
+        return None;
+    }
+    let names: Vec<&str> = o.get("items")?.get("enum")?.as_array()?.iter().filter_map(|v| v.as_str()).collect();
+    if names.is_empty() {
+        return None;
+    }
+    let lit = |n: &str| serde_json::to_string(n).expect("a string serialises");
+    let alts: Vec<String> = names.iter().map(|n| lit(n)).collect();
+    Some(format!(
+        "start: \"[\" item (SEP item) ~ 0..{} \"]\"\nSEP: /,[ \\n]?/\nitem: name | \"\\\"\" name \"\\\"\" | \"'\" name \"'\"\nname: {}\n",
+        names.len() - 1,
+        alts.join(" | ")
+    ))
+}
+
+/// One answered request, before it becomes a `ChatResponse`.
+pub(super) struct Answer {
+    pub choices: Vec<String>,
+    pub usage: Usage,
+    pub local: LocalCost,
+    pub truncated: u32,
+}
+
+/// The context and the state kept between calls.
+pub(super) struct Engine<'m> {
+    loaded: &'m Loaded,
+    ctx: LlamaContext<'m>,
+    cache: PrefixCache,
+    factory: Option<ParserFactory>,
+    opts: EmbeddedOptions,
+    n_ctx: usize,
+}
+
+impl<'m> Engine<'m> {
+    pub fn new(loaded: &'m Loaded, opts: &EmbeddedOptions) -> std::result::Result<Self, String> {
+        let backend = backend()?;
+        let threads = i32::try_from(opts.threads.max(1)).unwrap_or(1);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(opts.n_ctx))
+            .with_n_batch(opts.n_batch)
+            .with_n_ubatch(opts.n_batch)
+            .with_n_seq_max((PREFIX_SLOTS + MAX_PARALLEL) as u32)
+            .with_kv_unified(true)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let ctx = loaded
+            .model
+            .new_context(backend, params)
+            .map_err(|e| format!("cannot create a llama.cpp context of {} tokens: {e}", opts.n_ctx))?;
+        let n_ctx = ctx.n_ctx() as usize;
+        Ok(Engine { loaded, ctx, cache: PrefixCache::new(PREFIX_SLOTS, opts.prefix_cache), factory: None, opts: opts.clone(), n_ctx })
+    }
+
+    fn factory(&mut self) -> std::result::Result<&ParserFactory, String> {
+        if self.factory.is_none() {
+            let env = LlamaSampler::llguidance_tok_env(&self.loaded.model);
+            let mut f = ParserFactory::new_simple(&env).map_err(|e| format!("cannot set up constrained decoding: {e}"))?;
+            f.set_stderr_log_level(0);
+            self.factory = Some(f);
+        }
+        Ok(self.factory.as_ref().expect("set above"))
+    }
+
+    /// A fresh matcher for `constraint`; every sample gets its own.
+    fn matcher(&mut self, constraint: &Constraint) -> std::result::Result<Matcher, String> {
+        let grammar = match constraint {
+            Constraint::JsonSchema(s) => match name_list_grammar(s) {
+                Some(g) => TopLevelGrammar::from_lark(g),
+                None => {
+                    // Compact JSON: flexible whitespace would let a weak
+                    // model pad an answer with blanks until the token limit.
+                    let mut s = s.clone();
+                    if let Some(o) = s.as_object_mut() {
+                        o.entry("x-guidance").or_insert_with(|| serde_json::json!({"whitespace_flexible": false, "item_separator": ", "}));
+                    }
+                    TopLevelGrammar::from_json_schema(s)
+                }
+            },
+            Constraint::Lark(g) => TopLevelGrammar::from_lark(g.clone()),
+        };
+        let parser = self.factory()?.create_parser(grammar).map_err(|e| format!("the grammar is invalid: {e}"))?;
+        Ok(Matcher::new(Ok(parser)))
+    }
+
+    /// The prompt's tokens under the model's chat template.
+    pub fn tokenize_chat(&self, req: &ChatRequest) -> std::result::Result<Vec<LlamaToken>, String> {
+        let msgs = req
+            .messages
+            .iter()
+            .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| format!("a message contains a NUL byte: {e}"))?;
+        let text = self
+            .loaded
+            .model
+            .apply_chat_template(&self.loaded.template, &msgs, true)
+            .map_err(|e| format!("cannot apply the chat template: {e}"))?;
+        Ok(self.loaded.model.vocab().tokenize(text.as_bytes(), true, true))
+    }
+
+    /// Answer `req`: `n` samples at `temperature`, at most `max_tokens` each.
+    pub fn chat(&mut self, req: &ChatRequest, max_tokens: Option<u32>) -> std::result::Result<Answer, String> {
+        let prompt = self.tokenize_chat(req)?;
+        let n = req.n.max(1);
+        if prompt.len() + 1 >= self.n_ctx {
+            return Err(format!(
+                "the prompt has {} tokens, more than the context of {} (raise --llm-ctx)",
+                prompt.len(),
+                self.n_ctx
+            ));
+        }
+        // Leave room for every sample's answer in the shared KV buffer.
+        let room = (self.n_ctx - prompt.len()) / n.min(MAX_PARALLEL) - 1;
+        let limit = max_tokens.map_or(self.opts.max_tokens as usize, |m| m as usize).min(room).max(1);
+        let constraint = req.constraint();
+        let matchers = match &constraint {
+            Some(c) => {
+                let first = self.matcher(c)?;
+                if let Some(e) = first.get_error() {
+                    return Err(format!("the grammar is invalid: {e}"));
+                }
+                Some(first)
+            }
+            None => None,
+        };
+
+        let t0 = Instant::now();
+        let (slot, reused) = self.eval_prompt(&prompt)?;
+        let prefill_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        let last_idx = ((prompt.len() - reused) - 1) % self.opts.n_batch as usize;
+
+        let t1 = Instant::now();
+        let mut choices = Vec::with_capacity(n);
+        let mut truncated = 0u32;
+        let mut generated = 0u64;
+        for round in 0..n.div_ceil(MAX_PARALLEL) {
+            let k = (n - round * MAX_PARALLEL).min(MAX_PARALLEL);
+            let mut samplers = Vec::with_capacity(k);
+            for i in 0..k {
+                let idx = round * MAX_PARALLEL + i;
+                let m = match &matchers {
+                    Some(m) => Some(m.deep_clone()),
+                    None => None,
+                };
+                samplers.push(self.sampler(req.temperature, idx as u64, m));
+            }
+            let out = self.decode_samples(slot, prompt.len(), last_idx, samplers, limit)?;
+            for (text, tokens, cut) in out {
+                generated += tokens;
+                truncated += u32::from(cut);
+                choices.push(text);
+            }
+        }
+        let decode_ms = t1.elapsed().as_secs_f64() * 1000.0;
+        Ok(Answer {
+            choices,
+            usage: Usage { prompt_tokens: prompt.len() as u64, completion_tokens: generated },
+            local: LocalCost {
+                prompt_evaluated: (prompt.len() - reused) as u64,
+                prompt_reused: reused as u64,
+                prefill_ms,
+                decode_ms,
+                threads: self.opts.threads as u32,
+            },
+            truncated,
+        })
+    }
+
+    /// Evaluate `prompt` into a prefix-cache slot, reusing what it shares
+    /// with a cached prompt. Returns the slot and the tokens reused. The
+    /// last token's logits are at `(evaluated - 1) % n_batch` of the last
+    /// batch.
+    fn eval_prompt(&mut self, prompt: &[LlamaToken]) -> std::result::Result<(usize, usize), String> {
+        let ids: Vec<i32> = prompt.iter().map(|t| t.0).collect();
+        let plan = self.cache.plan(&ids);
+        let slot = plan.slot;
+        let mut reuse = plan.reuse;
+        let removed = self.ctx.clear_kv_cache_seq(Some(slot as u32), Some(reuse as u32), None).unwrap_or(false);
+        if !removed {
+            let _ = self.ctx.clear_kv_cache_seq(Some(slot as u32), None, None);
+            reuse = 0;
+        }
+        self.cache.forget(slot);
+        let mut evicted = false;
+        loop {
+            match self.decode_range(prompt, reuse, slot as i32) {
+                Ok(()) => break,
+                Err(DecodeError::NoKvCacheSlot) if !evicted => {
+                    // The KV buffer is full of other cached prompts: drop them
+                    // and evaluate this one from where it stands.
+                    for s in self.cache.evictable(slot) {
+                        let _ = self.ctx.clear_kv_cache_seq(Some(s as u32), None, None);
+                        self.cache.forget(s);
+                    }
+                    let _ = self.ctx.clear_kv_cache_seq(Some(slot as u32), None, None);
+                    reuse = 0;
+                    evicted = true;
+                }
+                Err(e) => {
+                    let _ = self.ctx.clear_kv_cache_seq(Some(slot as u32), None, None);
+                    return Err(format!("llama.cpp could not evaluate the prompt ({e})"));
+                }
+            }
+        }
+        self.cache.store(slot, &ids);
+        Ok((slot, reuse))
+    }
+
+    fn decode_range(&mut self, prompt: &[LlamaToken], from: usize, seq: i32) -> std::result::Result<(), DecodeError> {
+        let nb = self.opts.n_batch as usize;
+        let mut batch = LlamaBatch::new(nb, 1);
+        let mut start = from;
+        while start < prompt.len() {
+            let end = (start + nb).min(prompt.len());
+            batch.clear();
+            for (pos, tok) in prompt.iter().enumerate().take(end).skip(start) {
+                batch.add(*tok, pos as i32, &[seq], pos + 1 == prompt.len()).map_err(|_| DecodeError::NTokensZero)?;
+            }
+            if let Err(e) = self.ctx.decode(&mut batch) {
+                // Drop the part of this prompt that did get in.
+                let _ = self.ctx.clear_kv_cache_seq(Some(seq as u32), Some(from as u32), None);
+                return Err(e);
+            }
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// The sampler chain of sample `index`: grammar first (it masks the
+    /// logits), then the usual llama.cpp server chain, seeded per sample so a
+    /// request's answers are reproducible whatever came before it.
+    fn sampler(&self, temperature: f64, index: u64, matcher: Option<Matcher>) -> LlamaSampler {
+        let mut chain = Vec::new();
+        if let Some(m) = matcher {
+            chain.push(LlamaSampler::from(m));
+        }
+        if temperature <= 0.0 {
+            chain.push(LlamaSampler::greedy());
+        } else {
+            let seed = self.opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(index.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+            chain.extend([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(0.95, 1),
+                LlamaSampler::min_p(0.05, 1),
+                LlamaSampler::temp(temperature as f32),
+                LlamaSampler::dist((seed ^ (seed >> 32)) as u32),
+            ]);
+        }
+        LlamaSampler::chain_simple(chain)
+    }
+
+    /// Decode `samplers.len()` answers from the prompt in `slot` (length
+    /// `n_prompt`, last logits at batch index `last_idx`), each in its own
+    /// sequence, one batch per step. Returns (text, tokens, cut off).
+    fn decode_samples(
+        &mut self,
+        slot: usize,
+        n_prompt: usize,
+        last_idx: usize,
+        mut samplers: Vec<LlamaSampler>,
+        limit: usize,
+    ) -> std::result::Result<Vec<(String, u64, bool)>, String> {
+        let k = samplers.len();
+        let seqs: Vec<i32> = (0..k).map(|i| (PREFIX_SLOTS + i) as i32).collect();
+        for &s in &seqs {
+            let _ = self.ctx.clear_kv_cache_seq(Some(s as u32), None, None);
+            self.ctx
+                .copy_kv_cache_seq(slot as i32, s, None, None)
+                .map_err(|e| format!("cannot copy the prompt's KV cache: {e}"))?;
+        }
+        let vocab = self.loaded.model.vocab();
+        let mut pieces: Vec<Vec<u8>> = vec![Vec::new(); k];
+        let mut counts = vec![0u64; k];
+        let mut done = vec![false; k];
+        let mut cut = vec![false; k];
+        // Batch index of each live sample's logits; all start from the prompt's.
+        let mut logit_idx: Vec<i32> = vec![last_idx as i32; k];
+        let mut batch = LlamaBatch::new(k.max(1), 1);
+        let mut step = 0usize;
+        let result = loop {
+            batch.clear();
+            let mut next_idx = vec![-1i32; k];
+            for i in 0..k {
+                if done[i] {
+                    continue;
+                }
+                let tok = samplers[i].sample(&self.ctx, logit_idx[i]);
+                if vocab.is_eog(tok) {
+                    done[i] = true;
+                    continue;
+                }
+                pieces[i].extend(vocab.token_to_piece(tok, false, None));
+                counts[i] += 1;
+                if counts[i] as usize >= limit {
+                    done[i] = true;
+                    cut[i] = true;
+                    continue;
+                }
+                next_idx[i] = batch.n_tokens();
+                // Cannot fail: the batch has room for one token per sample.
+                let _ = batch.add(tok, (n_prompt + step) as i32, &[seqs[i]], true);
+            }
+            if batch.n_tokens() == 0 {
+                break Ok(());
+            }
+            if let Err(e) = self.ctx.decode(&mut batch) {
+                break Err(format!("llama.cpp failed while generating ({e}); lower --llm-max-tokens or raise --llm-ctx"));
+            }
+            logit_idx = next_idx;
+            step += 1;
+        };
+        for &s in &seqs {
+            let _ = self.ctx.clear_kv_cache_seq(Some(s as u32), None, None);
+        }
+        result?;
+        Ok(pieces
+            .into_iter()
+            .zip(counts)
+            .zip(cut)
+            .map(|((p, c), t)| (String::from_utf8_lossy(&p).into_owned(), c, t))
+            .collect())
+    }
+}
+
+/// One raw speed measurement: a prompt evaluated from scratch, then greedy
+/// single-sequence generation; wall times as lucy sees them beside
+/// llama.cpp's own performance counters for the same work.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SpeedSample {
+    pub prompt_tokens: u64,
+    pub prefill_ms: f64,
+    pub decode_tokens: u64,
+    pub decode_ms: f64,
+    /// llama.cpp's `t_p_eval_ms` / `t_eval_ms` (its `llama_perf_context`).
+    pub llama_prefill_ms: f64,
+    pub llama_decode_ms: f64,
+}
+
+impl Engine<'_> {
+    /// Measure prefill of `text` (no prefix reuse) and `gen` greedy tokens.
+    pub fn measure(&mut self, text: &str, gen: usize) -> std::result::Result<SpeedSample, String> {
+        let prompt = self.loaded.model.vocab().tokenize(text.as_bytes(), true, true);
+        if prompt.is_empty() || prompt.len() + gen + 1 >= self.n_ctx {
+            return Err(format!("the measurement prompt has {} tokens; the context holds {}", prompt.len(), self.n_ctx));
+        }
+        for s in 0..(PREFIX_SLOTS + MAX_PARALLEL) {
+            let _ = self.ctx.clear_kv_cache_seq(Some(s as u32), None, None);
+            if s < PREFIX_SLOTS {
+                self.cache.forget(s);
+            }
+        }
+        self.ctx.reset_timings();
+        let t0 = Instant::now();
+        self.decode_range(&prompt, 0, 0).map_err(|e| format!("prefill failed: {e}"))?;
+        let prefill_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        let last_idx = (prompt.len() - 1) % self.opts.n_batch as usize;
+        let mut sampler = LlamaSampler::greedy();
+        let mut batch = LlamaBatch::new(1, 1);
+        let t1 = Instant::now();
+        let mut idx = last_idx as i32;
+        let mut n = 0u64;
+        for step in 0..gen {
+            let tok = sampler.sample(&self.ctx, idx);
+            batch.clear();
+            batch.add(tok, (prompt.len() + step) as i32, &[0], true).map_err(|e| e.to_string())?;
+            self.ctx.decode(&mut batch).map_err(|e| format!("decode failed: {e}"))?;
+            idx = 0;
+            n += 1;
+        }
+        let decode_ms = t1.elapsed().as_secs_f64() * 1000.0;
+        let t = self.ctx.timings();
+        let _ = self.ctx.clear_kv_cache_seq(Some(0), None, None);
+        Ok(SpeedSample {
+            prompt_tokens: prompt.len() as u64,
+            prefill_ms,
+            decode_tokens: n,
+            decode_ms,
+            llama_prefill_ms: t.t_p_eval_ms(),
+            llama_decode_ms: t.t_eval_ms(),
+        })
+    }
+}

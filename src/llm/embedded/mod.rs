@@ -1,0 +1,271 @@
+//! The embedded chat backend: a GGUF chat model run in-process by llama.cpp
+//! (through the `llama-cpp-2` crate), so `lucy ask` answers on a machine
+//! with no LLM server. Behind the same [`ChatModel`] trait as the HTTP
+//! client; the phases do not know which one they talk to.
+//!
+//! - the model's own chat template (GGUF metadata) renders the messages;
+//! - `n` samples share one prompt evaluation (the evaluated KV sequence is
+//!   copied per sample and the samples decode in one batch per step);
+//! - a prompt-prefix cache keeps the last few evaluated prompts in the
+//!   context's fixed-size KV buffer, so consecutive prompts that share a
+//!   prefix (the schema part of `match_tables` and `direct_sql`) evaluate
+//!   only their new suffix;
+//! - grammar-constrained decoding with llguidance: a request's Lark grammar
+//!   or JSON Schema ([`ChatRequest::constraint`]) masks every token;
+//! - reproducible: sample `i` of a request is seeded from `--llm-seed` and
+//!   `i` only.
+//!
+//! See docs/llm.md.
+
+mod engine;
+pub mod file;
+pub mod prefix;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use super::{ChatModel, ChatRequest, ChatResponse};
+use crate::error::{Error, Result};
+
+pub use engine::SpeedSample;
+pub use file::{default_model_path, DEFAULT_MODEL_FILE, DEFAULT_MODEL_SHA256, FETCH_HINT};
+
+/// Default context size in tokens (shared by the cached prompts and the
+/// samples being decoded; bounds the KV buffer's memory).
+pub const DEFAULT_CTX: u32 = 8192;
+/// Default cap on one answer's length when the caller sets none.
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+/// Default seed.
+pub const DEFAULT_SEED: u64 = 42;
+
+/// How to run the embedded model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbeddedOptions {
+    /// The GGUF file.
+    pub path: PathBuf,
+    /// Expected SHA-256 (hex), checked before loading; `None` skips the
+    /// check (the default model is always checked).
+    pub sha256: Option<String>,
+    /// Threads for prompt evaluation and generation.
+    pub threads: usize,
+    /// Context size in tokens.
+    pub n_ctx: u32,
+    /// Prompt tokens evaluated per llama.cpp batch.
+    pub n_batch: u32,
+    /// Answer length cap when a request sets none.
+    pub max_tokens: u32,
+    /// Base seed of the samplers.
+    pub seed: u64,
+    /// Whether to reuse evaluated prompt prefixes across calls.
+    pub prefix_cache: bool,
+}
+
+impl EmbeddedOptions {
+    /// Defaults for the model at `path`.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        EmbeddedOptions {
+            path: path.into(),
+            sha256: None,
+            threads: default_threads(),
+            n_ctx: DEFAULT_CTX,
+            n_batch: 512,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            seed: DEFAULT_SEED,
+            prefix_cache: true,
+        }
+    }
+}
+
+/// The default thread count. See docs/llm.md ("Threads") for the
+/// measurements behind it.
+pub fn default_threads() -> usize {
+    1
+}
+
+enum Job {
+    Chat { req: ChatRequest, max_tokens: Option<u32>, reply: mpsc::Sender<std::result::Result<engine::Answer, String>> },
+    Measure { text: String, gen: usize, reply: mpsc::Sender<std::result::Result<SpeedSample, String>> },
+}
+
+/// The embedded backend. Loading happens in [`EmbeddedModel::load`]; each
+/// request is answered on one worker thread that owns the llama.cpp context
+/// (requests from several threads queue up there).
+pub struct EmbeddedModel {
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    worker: Mutex<Option<JoinHandle<()>>>,
+    name: String,
+    path: PathBuf,
+    threads: usize,
+    max_tokens: Option<u32>,
+    constrain: bool,
+}
+
+impl std::fmt::Debug for EmbeddedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedModel").field("name", &self.name).field("threads", &self.threads).finish()
+    }
+}
+
+impl EmbeddedModel {
+    /// Check, hash and load the GGUF file; errors name the file and the fix
+    /// (`fix`, e.g. "run scripts/fetch-model.sh").
+    pub fn load(opts: &EmbeddedOptions, fix: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
+        let path = opts.path.clone();
+        file::check_gguf(&path, fix)?;
+        let hash = match &opts.sha256 {
+            Some(want) => file::verify_sha256(&path, want, env, fix)?,
+            None => file::sha256_cached(&path, env)?,
+        };
+        let file_name = path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
+        let name = format!("gguf:{file_name}#sha256:{hash}");
+        let (job_tx, job_rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel::<std::result::Result<(), String>>();
+        let worker_opts = opts.clone();
+        let worker = std::thread::Builder::new()
+            .name("lucy-llm".into())
+            .spawn(move || worker(worker_opts, job_rx, ready_tx))
+            .map_err(|e| Error::Input(format!("cannot start the model thread: {e}")))?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                let _ = worker.join();
+                return Err(Error::Input(format!("GGUF model {}: {e}; {fix}", path.display())));
+            }
+            Err(_) => {
+                let _ = worker.join();
+                return Err(Error::Input(format!("GGUF model {}: the model thread stopped while loading; {fix}", path.display())));
+            }
+        }
+        Ok(EmbeddedModel {
+            jobs: Mutex::new(Some(job_tx)),
+            worker: Mutex::new(Some(worker)),
+            name,
+            path,
+            threads: opts.threads,
+            max_tokens: None,
+            constrain: true,
+        })
+    }
+
+    /// Cap every answer at `max_tokens` (`--llm-max-tokens`).
+    pub fn with_max_tokens(mut self, max_tokens: Option<u32>) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Whether to decode under the requests' grammars and JSON Schemas
+    /// (`--structured off` turns this off, e.g. to measure what they add).
+    pub fn with_constraints(mut self, on: bool) -> Self {
+        self.constrain = on;
+        self
+    }
+
+    /// Raw speed: evaluate `text` from scratch (the prefix cache is
+    /// emptied) and generate `gen` tokens greedily, timed by lucy and by
+    /// llama.cpp's own counters (for `benchmarks/llm_speed.rs`).
+    pub fn measure(&self, text: &str, gen: usize) -> Result<SpeedSample> {
+        let (tx, rx) = mpsc::channel();
+        {
+            let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(jobs) = jobs.as_ref() else { return Err(Error::llm("measure", "the embedded model was shut down")) };
+            jobs.send(Job::Measure { text: text.to_string(), gen, reply: tx }).map_err(|_| Error::llm("measure", "the model thread has stopped"))?;
+        }
+        rx.recv().map_err(|_| Error::llm("measure", "the model thread has stopped"))?.map_err(|e| Error::llm("measure", e))
+    }
+
+    /// The model file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Threads used.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+}
+
+fn worker(opts: EmbeddedOptions, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<std::result::Result<(), String>>) {
+    let loaded = match engine::load(&opts.path) {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let mut eng = match engine::Engine::new(&loaded, &opts) {
+        Ok(e) => e,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(()));
+    // A panic inside one request must not take the backend down silently.
+    let panicked = || "internal error in the embedded model (panic)".to_string();
+    while let Ok(job) = jobs.recv() {
+        match job {
+            Job::Chat { req, max_tokens, reply } => {
+                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.chat(&req, max_tokens))).unwrap_or_else(|_| Err(panicked()));
+                let _ = reply.send(out);
+            }
+            Job::Measure { text, gen, reply } => {
+                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.measure(&text, gen))).unwrap_or_else(|_| Err(panicked()));
+                let _ = reply.send(out);
+            }
+        }
+    }
+}
+
+impl ChatModel for EmbeddedModel {
+    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+        let started = Instant::now();
+        let mut req = req.clone();
+        if !self.constrain {
+            req.grammar = None;
+            req.response_schema = None;
+        }
+        let req = &req;
+        let (tx, rx) = mpsc::channel();
+        {
+            let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(jobs) = jobs.as_ref() else { return Err(Error::llm(&req.phase, "the embedded model was shut down")) };
+            jobs.send(Job::Chat { req: req.clone(), max_tokens: self.max_tokens, reply: tx })
+                .map_err(|_| Error::llm(&req.phase, "the embedded model's thread has stopped"))?;
+        }
+        let answer = rx
+            .recv()
+            .map_err(|_| Error::llm(&req.phase, "the embedded model's thread has stopped"))?
+            .map_err(|e| Error::llm(&req.phase, format!("embedded model {}: {e}", self.path.display())))?;
+        Ok(ChatResponse {
+            choices: answer.choices,
+            usage: answer.usage,
+            latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+            structured: req.constraint().is_some(),
+            requests: 1,
+            truncated: answer.truncated,
+            local: Some(answer.local),
+        })
+    }
+
+    fn model_name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn honours_grammar(&self) -> bool {
+        self.constrain
+    }
+}
+
+impl Drop for EmbeddedModel {
+    fn drop(&mut self) {
+        // Closing the queue ends the worker's loop; wait so llama.cpp frees
+        // its buffers before the process moves on.
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(w) = self.worker.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = w.join();
+        }
+    }
+}

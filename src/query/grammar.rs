@@ -1,0 +1,374 @@
+//! Grammars for SQL answers: a Lark grammar (llguidance dialect) per task,
+//! so a grammar-capable backend can only produce one read-only query over
+//! what the task allows.
+//!
+//! - QueryView ([`view_grammar`]): `SELECT` over the view only, plus CTEs
+//!   and derived tables the query defines; column references are the
+//!   view's columns or names the query defines (aliases, CTE columns).
+//! - The direct baseline ([`tables_grammar`]): the same over the model's
+//!   tables and their columns.
+//!
+//! Names the query defines are identifiers that are not SQL keywords, not
+//! function names, and not names of the model's tables or columns: so a
+//! table outside the view (`JOIN DATACENTER`) or a column the view does not
+//! have (`T2.loc_id`) cannot be written, not even disguised as a CTE or an
+//! alias. The constructs are those the suites' gold queries use (DISTINCT,
+//! aggregates, GROUP BY, HAVING, ORDER BY, LIMIT, CASE, CAST, arithmetic,
+//! LIKE/IN/BETWEEN/IS NULL, scalar/IN/EXISTS subqueries, CTEs, UNION, the
+//! dialect's date and string functions). The answer is wrapped in the
+//! ```` ```sql ```` fence the prompts ask for.
+//!
+//! A grammar narrows; the guard (`sql::guard`) still decides.
+
+use crate::types::Dialect;
+
+/// SQL keywords that can never be a name the query defines.
+const KEYWORDS: &[&str] = &[
+    "select", "from", "where", "group", "by", "having", "order", "limit", "offset", "union", "all", "intersect", "except",
+    "distinct", "as", "on", "using", "join", "left", "right", "inner", "outer", "cross", "full", "natural", "and", "or",
+    "not", "in", "is", "null", "like", "glob", "ilike", "between", "exists", "case", "when", "then", "else", "end", "cast",
+    "with", "recursive", "asc", "desc", "nulls", "first", "last", "true", "false", "escape", "insert", "update", "delete",
+    "drop", "create", "alter", "attach", "detach", "pragma", "replace", "into", "values", "set", "table", "view",
+    "index", "trigger", "begin", "commit", "rollback", "vacuum", "over", "partition", "window", "filter", "collate",
+    "interval", "extract", "current_date", "current_time", "current_timestamp", "returning", "lateral", "fetch", "top",
+];
+
+/// Catalog relations no query may read, nor define as a name.
+const SYSTEM_RELATIONS: &[&str] = &[
+    "sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema", "sqlite_sequence", "sqlite_stat1",
+    "information_schema", "pg_catalog", "pg_class", "pg_tables", "pg_user", "pg_shadow", "mysql", "performance_schema",
+];
+
+/// Aggregate functions (all dialects).
+const AGGREGATES: &[&str] = &["count", "sum", "avg", "min", "max"];
+
+/// Scalar functions every dialect here has.
+const COMMON_FUNCS: &[&str] = &[
+    "abs", "round", "length", "lower", "upper", "trim", "ltrim", "rtrim", "replace", "coalesce", "nullif", "substr",
+    "substring", "min", "max",
+];
+
+fn dialect_funcs(d: Dialect) -> (&'static [&'static str], &'static [&'static str]) {
+    // (scalar functions, extra aggregates)
+    match d {
+        Dialect::Sqlite => (
+            &["ifnull", "iif", "instr", "strftime", "date", "time", "datetime", "julianday", "printf", "typeof", "unixepoch", "cast"],
+            &["group_concat", "total"],
+        ),
+        Dialect::Mysql => (
+            &[
+                "ifnull", "if", "concat", "concat_ws", "year", "month", "day", "dayofweek", "hour", "minute", "date", "now",
+                "curdate", "date_format", "datediff", "timestampdiff", "date_add", "date_sub", "locate", "left", "right",
+                "char_length", "floor", "ceil", "ceiling", "truncate", "str_to_date", "unix_timestamp",
+            ],
+            &["group_concat"],
+        ),
+        Dialect::Postgres => (
+            &[
+                "concat", "date_part", "date_trunc", "to_char", "to_date", "now", "age", "position", "strpos", "left",
+                "right", "char_length", "floor", "ceil", "greatest", "least", "split_part", "make_date",
+            ],
+            &["string_agg", "array_agg", "bool_and", "bool_or"],
+        ),
+    }
+}
+
+/// A Lark string literal for `s`, case-insensitive when `ci`.
+fn lit(s: &str, ci: bool) -> String {
+    let mut out = serde_json::to_string(s).expect("a string serialises");
+    if ci {
+        out.push('i');
+    }
+    out
+}
+
+/// A regex alternation matching any of `names` exactly, ASCII
+/// case-insensitively (see [`ci_regex`]).
+fn names_regex(names: &[String]) -> String {
+    let mut v: Vec<String> = names.iter().map(|n| ci_regex(n)).collect();
+    v.sort();
+    v.dedup();
+    format!("/({})/", v.join("|"))
+}
+
+/// `s` as a regex matching it with any ASCII letter case: `[sS][eE]…`.
+/// Not `(?i)`: Unicode case folding would also admit e.g. `ſELECT`
+/// (U+017F folds to `s`), which no SQL parser reads as SELECT.
+fn ci_regex(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphabetic() { format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase()) } else { escape_regex(&c.to_string()) })
+        .collect()
+}
+
+/// `s` as a regex matching it literally, inside a Lark `/…/` literal.
+fn escape_regex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~/ ".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Rule `name` matching any of `names`, as written or quoted the dialect's
+/// way (unquoted names match case-insensitively, like SQL).
+fn name_rule(rule: &str, names: &[String], d: Dialect) -> String {
+    let mut alts: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for n in names {
+        if !seen.insert(n.to_ascii_lowercase()) {
+            continue;
+        }
+        alts.push(format!("/{}/", ci_regex(n)));
+        alts.push(lit(&format!("\"{n}\""), false));
+        if d == Dialect::Mysql || d == Dialect::Sqlite {
+            alts.push(lit(&format!("`{n}`"), false));
+        }
+        if d == Dialect::Sqlite {
+            alts.push(lit(&format!("[{n}]"), false));
+        }
+    }
+    if alts.is_empty() {
+        // A rule that matches nothing would be rejected; no name can appear.
+        alts.push(lit("\u{1}never\u{1}", false));
+    }
+    format!("{rule}: {}\n", alts.join(" | "))
+}
+
+/// The grammar for QueryView: SQL over `view` (whose columns are
+/// `columns`) only. `reserved` lists every table and column name of the
+/// model; none of them can be used as a name the query defines.
+pub fn view_grammar(view: &str, columns: &[String], reserved: &[String], dialect: Dialect) -> String {
+    build(&[view.to_string()], columns, reserved, dialect)
+}
+
+/// The grammar for the direct baseline: SQL over the model's `tables`
+/// (name, columns).
+pub fn tables_grammar(tables: &[(String, Vec<String>)], dialect: Dialect) -> String {
+    let names: Vec<String> = tables.iter().map(|(t, _)| t.clone()).collect();
+    let cols: Vec<String> = tables.iter().flat_map(|(_, c)| c.iter().cloned()).collect();
+    let reserved: Vec<String> = names.iter().chain(&cols).cloned().collect();
+    build(&names, &cols, &reserved, dialect)
+}
+
+fn build(relations: &[String], columns: &[String], reserved: &[String], dialect: Dialect) -> String {
+    let (scalar, extra_aggs) = dialect_funcs(dialect);
+    let aggs: Vec<String> = AGGREGATES.iter().chain(extra_aggs).map(|s| s.to_string()).collect();
+    let funcs: Vec<String> = COMMON_FUNCS.iter().chain(scalar).map(|s| s.to_string()).collect();
+    // Names a query may not define: keywords, the catalog, every name of
+    // the model. (Function names may be aliases: `SUM(x) AS total`.)
+    let mut forbidden: Vec<String> = KEYWORDS.iter().chain(SYSTEM_RELATIONS).map(|s| s.to_string()).collect();
+    forbidden.extend(relations.iter().cloned());
+    forbidden.extend(columns.iter().cloned());
+    forbidden.extend(reserved.iter().cloned());
+
+    // The rules with keyword literals first (they become KW_ terminals),
+    // then the per-task names and terminals.
+    let mut r = String::new();
+    r.push_str(GRAMMAR_HEAD);
+    // Two copies of the query rules: without CTEs in scope (FROM names
+    // only the allowed relations) and, after a WITH clause, with them
+    // (FROM may also name a CTE the query defined).
+    // LIKE everywhere, ILIKE in PostgreSQL, GLOB (no ESCAPE) in SQLite.
+    let (like, glob) = match dialect {
+        Dialect::Postgres => ("(\"LIKE\"i | \"ILIKE\"i)", ""),
+        Dialect::Sqlite => ("\"LIKE\"i", "\n    | sum_expr{s} \"NOT\"i? \"GLOB\"i sum_expr{s}"),
+        Dialect::Mysql => ("\"LIKE\"i", ""),
+    };
+    let query = GRAMMAR_QUERY.replace("{like}", like).replace("{glob}", glob);
+    r.push_str(&query.replace("{s}", "").replace("{cte_ref}", ""));
+    r.push_str(&query.replace("{s}", "_w").replace("{cte_ref}", " | IDENT"));
+    r.push_str(GRAMMAR_SHARED);
+    if dialect != Dialect::Sqlite {
+        for sfx in ["", "_w"] {
+            r.push_str(&format!("primary_extra{sfx}: \"EXTRACT\"i \"(\" DATE_UNIT \"FROM\"i expr{sfx} \")\"\n"));
+        }
+        r.push_str("interval_lit: \"INTERVAL\"i (STRING | NUMBER DATE_UNIT)\n");
+    } else {
+        // SQLite has neither EXTRACT nor INTERVAL.
+        r.push_str("primary_extra: \"CURRENT_TIME\"i\nprimary_extra_w: \"CURRENT_TIME\"i\n");
+        r.push_str("interval_lit: \"CURRENT_TIME\"i\n");
+    }
+    let mut g = keyword_terminals(&r);
+    g.push_str(&name_rule("relation_name", relations, dialect));
+    g.push_str(&name_rule("column_name", columns, dialect));
+    g.push_str(&format!("AGG_NAME: {}\n", names_regex(&aggs)));
+    g.push_str(&format!("FUNC_NAME: {}\n", names_regex(&funcs)));
+    g.push_str(&format!("DATE_UNIT: {}\n", names_regex(&words(DATE_UNITS))));
+    // MySQL strings take backslash escapes; standard SQL strings do not.
+    if dialect == Dialect::Mysql {
+        g.push_str("STRING: /'([^'\\\\]|''|\\\\.)*'/\n");
+    } else {
+        g.push_str("STRING: /'([^']|'')*'/\n");
+    }
+    // Identifiers the query defines: anything name-like that is not a
+    // keyword or a name of the model.
+    g.push_str(&format!("RESERVED: {}\n", names_regex(&forbidden)));
+    let quote = if dialect == Dialect::Mysql { "`" } else { "\"" };
+    g.push_str(&format!(
+        "IDENT: /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED | /{q}[A-Za-z_][A-Za-z0-9_ ]*{q}/ & ~QUOTED_RESERVED\n",
+        q = escape_regex(quote)
+    ));
+    let quoted: Vec<String> = forbidden.iter().map(|n| format!("{quote}{n}{quote}")).collect();
+    g.push_str(&format!("QUOTED_RESERVED: {}\n", names_regex(&quoted)));
+    g.push_str(&format!("TYPE_WORD: {}\n", names_regex(&words(TYPE_WORDS))));
+    g
+}
+
+fn words(w: &[&str]) -> Vec<String> {
+    w.iter().map(|s| s.to_string()).collect()
+}
+
+const DATE_UNITS: &[&str] = &["year", "month", "day", "hour", "minute", "second", "week", "quarter", "dow", "doy", "epoch"];
+const TYPE_WORDS: &[&str] = &[
+    "integer", "int", "bigint", "smallint", "real", "float", "double", "double precision", "numeric", "decimal", "text",
+    "varchar", "char", "date", "datetime", "timestamp", "boolean", "signed", "unsigned",
+];
+
+/// Keywords that may be followed directly by punctuation (`COUNT(`,
+/// `END)`, `NULL,`); every other keyword ends with one whitespace
+/// character, so it cannot be glued to the name after it (`SELECTx`,
+/// `WITHt AS`), which SQL would read as one identifier.
+const MAY_PRECEDE_PUNCTUATION: &[&str] = &[
+    "COUNT", "CAST", "EXTRACT", "EXISTS", "IN", "USING", "ANY", "ALL", "END", "NULL", "TRUE", "FALSE", "CURRENT_DATE",
+    "CURRENT_TIME", "CURRENT_TIMESTAMP", "ASC", "DESC", "FIRST", "LAST",
+];
+
+/// Replace every keyword literal `"KW"i` by a terminal `KW_KW` matching it
+/// in any ASCII case, and define those terminals. (Lark's `"kw"i` is
+/// Unicode case-insensitive: it admits `ſelect`.)
+fn keyword_terminals(g: &str) -> String {
+    let mut out = String::with_capacity(g.len() + 4096);
+    let mut defs = std::collections::BTreeMap::new();
+    let mut rest = g;
+    while let Some(start) = rest.find('"') {
+        let after = &rest[start + 1..];
+        let end = after.find('"').map(|e| e + start + 1);
+        match end {
+            Some(end) if rest[end + 1..].starts_with('i') && rest[start + 1..end].chars().all(|c| c.is_ascii_alphabetic() || c == '_') => {
+                let word = rest[start + 1..end].to_ascii_uppercase();
+                out.push_str(&rest[..start]);
+                out.push_str(&format!("KW_{word}"));
+                let trail = if MAY_PRECEDE_PUNCTUATION.contains(&word.as_str()) { "" } else { "[ \\t\\r\\n]" };
+                defs.insert(word.clone(), format!("KW_{word}: /{}{trail}/\n", ci_regex(&word)));
+                rest = &rest[end + 2..];
+            }
+            Some(end) => {
+                out.push_str(&rest[..=end]);
+                rest = &rest[end + 1..];
+            }
+            None => break,
+        }
+    }
+    out.push_str(rest);
+    for d in defs.values() {
+        out.push_str(d);
+    }
+    out
+}
+
+/// Whether `text` is a complete sentence of `grammar`: `Err` says where it
+/// stops matching (or why the grammar is invalid). Runs llguidance over
+/// single bytes, so no model is needed (tests and the coverage corpus).
+pub fn check_text(grammar: &str, text: &str) -> Result<(), String> {
+    use llguidance::api::TopLevelGrammar;
+    use llguidance::toktrie::ApproximateTokEnv;
+    use llguidance::{Matcher, ParserFactory};
+    thread_local! {
+        static FACTORY: ParserFactory = {
+            let mut f = ParserFactory::new_simple(&ApproximateTokEnv::single_byte_env()).expect("byte tokenizer");
+            f.set_stderr_log_level(0);
+            f
+        };
+    }
+    let parser = FACTORY.with(|f| f.create_parser(TopLevelGrammar::from_lark(grammar.to_string()))).map_err(|e| format!("invalid grammar: {e}"))?;
+    let mut m = Matcher::new(Ok(parser));
+    for (i, b) in text.bytes().enumerate() {
+        if m.consume_token(b as u32).is_err() || m.is_error() {
+            let start = floor_boundary(text, i.saturating_sub(30));
+            return Err(format!("rejected at byte {i}: …{}⟨here⟩", &text[start..floor_boundary(text, i)]));
+        }
+    }
+    match m.is_accepting() {
+        Ok(true) => Ok(()),
+        _ => Err("incomplete: the text ends before the query does".into()),
+    }
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The dialect-independent part. Whitespace between tokens is bounded (at
+/// most 24 characters, once), so no backend can loop on blanks. `relation_name`, `column_name`,
+/// `AGG_NAME`, `FUNC_NAME`, `IDENT`, `primary_extra` and `interval_lit` are
+/// appended per task.
+const GRAMMAR_HEAD: &str = r#"%llguidance {"ignore_once": true}
+%ignore /[ \t\r\n]{1,24}/
+start: "```sql" (query | with_clause query_w) ";"? "```"
+with_clause: "WITH"i "RECURSIVE"i? cte ("," cte)*
+cte: IDENT ("(" IDENT ("," IDENT)* ")")? "AS"i "(" query_w ")"
+"#;
+
+/// The query rules, instantiated twice (`{s}` = "" and "_w"; `{cte_ref}`
+/// adds CTE names to FROM in the second copy).
+const GRAMMAR_QUERY: &str = r#"query{s}: compound{s} order_by{s}? limit_clause?
+compound{s}: select_core{s} (set_op select_core{s})*
+select_core{s}: "SELECT"i ("DISTINCT"i | "ALL"i)? select_item{s} ("," select_item{s})* from_clause{s}? where_clause{s}? group_by{s}? having{s}?
+select_item{s}: "*" | qualifier "." "*" | expr{s} ("AS"i? IDENT)?
+from_clause{s}: "FROM"i from_item{s} join{s}*
+from_item{s}: (relation_name{cte_ref}) ("AS"i? IDENT)? | "(" query{s} ")" ("AS"i? IDENT ("(" IDENT ("," IDENT)* ")")?)?
+join{s}: "," from_item{s} | join_kind? "JOIN"i from_item{s} join_cond{s}?
+join_cond{s}: "ON"i expr{s} | "USING"i "(" column_ref ("," column_ref)* ")"
+where_clause{s}: "WHERE"i expr{s}
+group_by{s}: "GROUP"i "BY"i expr{s} ("," expr{s})*
+having{s}: "HAVING"i expr{s}
+order_by{s}: "ORDER"i "BY"i order_item{s} ("," order_item{s})*
+order_item{s}: expr{s} ("ASC"i | "DESC"i)? ("NULLS"i ("FIRST"i | "LAST"i))?
+expr{s}: or_expr{s}
+or_expr{s}: and_expr{s} ("OR"i and_expr{s})*
+and_expr{s}: not_expr{s} ("AND"i not_expr{s})*
+not_expr{s}: "NOT"i not_expr{s} | predicate{s}
+predicate{s}: sum_expr{s}
+    | sum_expr{s} comp_op sum_expr{s}
+    | sum_expr{s} comp_op ("ANY"i | "ALL"i) "(" query{s} ")"
+    | sum_expr{s} "IS"i "NOT"i? ("NULL"i | sum_expr{s})
+    | sum_expr{s} "NOT"i? "IN"i "(" (query{s} | expr{s} ("," expr{s})*) ")"
+    | sum_expr{s} "NOT"i? "BETWEEN"i sum_expr{s} "AND"i sum_expr{s}
+    | sum_expr{s} "NOT"i? {like} sum_expr{s} ("ESCAPE"i STRING)?{glob}
+    | "EXISTS"i "(" query{s} ")"
+sum_expr{s}: product{s} (("+" | "-" | "||") product{s})*
+product{s}: unary{s} (("*" | "/" | "%") unary{s})*
+unary{s}: "-" unary{s} | "+" unary{s} | primary{s}
+primary{s}: literal
+    | column_ref
+    | AGG_NAME "(" "DISTINCT"i? expr{s} ")"
+    | "COUNT"i "(" "*" ")"
+    | FUNC_NAME "(" (expr{s} ("," expr{s})*)? ")"
+    | "(" expr{s} ")"
+    | "(" query{s} ")"
+    | "CASE"i expr{s}? ("WHEN"i expr{s} "THEN"i expr{s})+ ("ELSE"i expr{s})? "END"i
+    | "CAST"i "(" expr{s} "AS"i type_name ")"
+    | primary_extra{s}
+"#;
+
+/// Rules that do not contain queries.
+const GRAMMAR_SHARED: &str = r#"set_op: "UNION"i "ALL"i? | "INTERSECT"i | "EXCEPT"i
+join_kind: "LEFT"i "OUTER"i? | "INNER"i | "CROSS"i
+limit_clause: "LIMIT"i INT (("OFFSET"i | ",") INT)?
+comp_op: "=" | "==" | "!=" | "<>" | "<" | "<=" | ">" | ">="
+literal: NUMBER | STRING | "NULL"i | "TRUE"i | "FALSE"i | "CURRENT_DATE"i | "CURRENT_TIMESTAMP"i | interval_lit
+column_ref: column_name | IDENT | qualifier "." (column_name | IDENT)
+qualifier: relation_name | IDENT
+type_name: TYPE_WORD ("(" NUMBER ("," NUMBER)? ")")?
+INT: /[0-9]+/
+NUMBER: /[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?/
+"#;
+
+#[cfg(test)]
+mod tests;

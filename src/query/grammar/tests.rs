@@ -1,0 +1,154 @@
+//! The SQL grammars: coverage on a corpus of QueryView answers over DDO and
+//! ACME views (each also accepted by the guard), and refusals of what the
+//! guard rejects.
+
+use super::*;
+use crate::sql::guard::{check_over_tables, check_query};
+
+/// (table, columns) of a dbModel file, read directly (no validation needed).
+fn model_tables(file: &str) -> Vec<(String, Vec<String>)> {
+    let path = format!("{}/dbmodels/{file}", env!("CARGO_MANIFEST_DIR"));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let cols = t["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
+            (t["name"].as_str().unwrap().to_string(), cols)
+        })
+        .collect()
+}
+
+/// A view over every column of the model, named `TABLE_column` like
+/// GenerateView's aliases; and the model's reserved names.
+fn wide_view(file: &str) -> (Vec<String>, Vec<String>) {
+    let tables = model_tables(file);
+    let cols = tables.iter().flat_map(|(t, cs)| cs.iter().map(move |c| format!("{t}_{c}"))).collect();
+    let reserved = tables.iter().flat_map(|(t, cs)| std::iter::once(t.clone()).chain(cs.iter().cloned())).collect();
+    (cols, reserved)
+}
+
+fn corpus(file: &str) -> Vec<String> {
+    let path = format!("{}/tests/fixtures/grammar/{file}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(path).unwrap().lines().filter(|l| !l.trim().is_empty() && !l.starts_with("--")).map(str::to_string).collect()
+}
+
+fn fenced(sql: &str) -> String {
+    format!("```sql\n{sql}\n```")
+}
+
+fn coverage(model: &str, corpus_file: &str) -> usize {
+    let (cols, reserved) = wide_view(model);
+    let g = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
+    let queries = corpus(corpus_file);
+    let mut failures = Vec::new();
+    for q in &queries {
+        if let Err(e) = check_query(q, "lucy_view", &cols, Dialect::Sqlite) {
+            failures.push(format!("GUARD rejects {q}\n    {e}"));
+        }
+        if let Err(e) = check_text(&g, &fenced(q)) {
+            failures.push(format!("GRAMMAR rejects {q}\n    {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} corpus queries fail:\n{}", failures.len(), queries.len(), failures.join("\n"));
+    queries.len()
+}
+
+#[test]
+fn corpus_covers_ddo_and_acme_views() {
+    let n = coverage("ddo.json", "ddo_view.sql") + coverage("acme.json", "acme_view.sql");
+    assert!(n >= 100, "the corpus has only {n} queries");
+}
+
+#[test]
+fn answer_forms_the_prompt_allows() {
+    let (cols, reserved) = wide_view("ddo.json");
+    let g = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
+    for text in [
+        "```sql\nSELECT CLIENT_name FROM lucy_view;\n```",
+        "```sql SELECT CLIENT_name FROM lucy_view```",
+        "```sql\n  SELECT\n    CLIENT_name\n  FROM\n    lucy_view\n  WHERE DATACENTER_name LIKE 'dev%';\n```",
+    ] {
+        check_text(&g, text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+    }
+    // No prose around the query, no second statement.
+    for text in ["Here is the query: ```sql\nSELECT 1\n```", "```sql\nSELECT CLIENT_name FROM lucy_view\n``` Done.", "```sql\nSELECT 1; SELECT 2\n```"] {
+        assert!(check_text(&g, text).is_err(), "accepted {text:?}");
+    }
+}
+
+/// Every case the guard's tests reject over the Q1 view, and the paper's
+/// failure (a join back to a base table), is refused by the grammar too.
+#[test]
+fn refuses_what_the_guard_rejects() {
+    let cols: Vec<String> = ["CLIENT_id", "CLIENT_name", "CLIENT_gender", "DATACENTER_id", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
+    let (_, reserved) = wide_view("ddo.json");
+    let g = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
+    let rejected = [
+        "DROP TABLE CLIENT",
+        "DELETE FROM lucy_view",
+        "INSERT INTO lucy_view VALUES (1)",
+        "UPDATE lucy_view SET CLIENT_name = 'x'",
+        "CREATE TABLE x AS SELECT * FROM lucy_view",
+        "ALTER TABLE CLIENT ADD COLUMN z INT",
+        "PRAGMA table_info(CLIENT)",
+        "ATTACH DATABASE 'x.db' AS x",
+        "VACUUM",
+        "SELECT CLIENT_name FROM lucy_view; DROP TABLE CLIENT;",
+        "SELECT 1; SELECT 2",
+        "SELECT CLIENT_name INTO backup FROM lucy_view",
+        "SELECT name FROM CLIENT",
+        "SELECT CLIENT_name FROM lucy_view JOIN DATACENTER d ON d.id = DATACENTER_id",
+        "SELECT CLIENT_name FROM lucy_view AS T1 JOIN DATACENTER AS T2 ON T1.DATACENTER_loc_id = T2.loc_id",
+        "SELECT * FROM pragma_table_info('CLIENT')",
+        "SELECT * FROM sqlite_master",
+        "SELECT CLIENT_name FROM lucy_view WHERE CLIENT_id IN (SELECT id FROM CLIENT)",
+        "SELECT name FROM lucy_view",
+        "SELECT CLIENT.name FROM lucy_view",
+        "SELECT CLIENT_name FROM lucy_view WHERE DATACENTER_name LIKE \"dev%\"",
+        "SELECT load_extension('x') FROM lucy_view",
+        "",
+        "Here is the query you asked for",
+        "WITH CLIENT AS (SELECT CLIENT_id FROM lucy_view) SELECT * FROM CLIENT",
+        "SELECT CLIENT_name FROM lucy_view AS DATACENTER",
+        "SELECT loc_id FROM lucy_view",
+    ];
+    for sql in rejected {
+        assert!(check_query(sql, "lucy_view", &cols, Dialect::Sqlite).is_err() || sql.contains("AS DATACENTER") || sql.contains("WITH CLIENT"), "the guard accepts {sql}");
+        assert!(check_text(&g, &fenced(sql)).is_err(), "the grammar accepts {sql}");
+    }
+    // Left to the guard: a context-free grammar cannot tell an invented
+    // name that is no name of the model from an alias the query defines.
+    for sql in ["SELECT v.nope FROM lucy_view v", "SELECT nope FROM lucy_view"] {
+        assert!(check_query(sql, "lucy_view", &cols, Dialect::Sqlite).is_err(), "the guard accepts {sql}");
+        assert!(check_text(&g, &fenced(sql)).is_ok(), "{sql}");
+    }
+}
+
+#[test]
+fn direct_grammar_allows_model_tables_only() {
+    let tables = model_tables("ddo.json");
+    let g = tables_grammar(&tables, Dialect::Sqlite);
+    let good = [
+        "SELECT DISTINCT CLIENT.name, DATACENTER.name FROM DATACENTER JOIN COMPUTE ON COMPUTE.dc_id = DATACENTER.id JOIN RESOURCEPOOL ON RESOURCEPOOL.compute_id = COMPUTE.id JOIN RSPOOL2CLIENT ON RSPOOL2CLIENT.rspool_id = RESOURCEPOOL.id JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id WHERE DATACENTER.name LIKE 'dev%'",
+        "SELECT c.name FROM CLIENT c LEFT JOIN LOCATION l ON l.id = c.loc_id WHERE l.country = 'France'",
+        "SELECT ROUND(SUM(PAYAMOUNT.amount), 2) FROM PAYMENT JOIN PAYAMOUNT ON PAYAMOUNT.pay_id = PAYMENT.id LEFT JOIN TAX ON TAX.payamt_id = PAYAMOUNT.id WHERE TAX.id IS NOT NULL",
+    ];
+    for q in good {
+        check_over_tables(q, &tables, Dialect::Sqlite).unwrap();
+        check_text(&g, &fenced(q)).unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+    for bad in ["SELECT * FROM CUSTOMER", "SELECT c.name FROM CLIENT c JOIN sqlite_master m ON 1 = 1", "WITH t AS (SELECT 1) SELECT * FROM sqlite_master"] {
+        assert!(check_text(&g, &fenced(bad)).is_err(), "the grammar accepts {bad}");
+    }
+}
+
+#[test]
+fn other_dialects_build_valid_grammars() {
+    let cols = vec!["CLIENT_name".to_string(), "PAYMENT_date".to_string()];
+    let g = view_grammar("lucy_view", &cols, &[], Dialect::Mysql);
+    check_text(&g, &fenced("SELECT `CLIENT_name`, YEAR(PAYMENT_date) FROM lucy_view WHERE CLIENT_name LIKE 'O\\'Brien%'")).unwrap();
+    let g = view_grammar("lucy_view", &cols, &[], Dialect::Postgres);
+    check_text(&g, &fenced("SELECT \"CLIENT_name\", EXTRACT(YEAR FROM PAYMENT_date) FROM lucy_view WHERE PAYMENT_date > CURRENT_DATE - INTERVAL '30 days'")).unwrap();
+}

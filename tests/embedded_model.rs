@@ -1,0 +1,201 @@
+//! The embedded backend on a real (tiny, generated) GGUF model: loading,
+//! the chat template, sampling n answers from one prompt evaluation, the
+//! prefix cache, reproducible seeds, grammar-constrained decoding, and clear
+//! errors for bad model files.
+
+#[path = "embedded/tiny_gguf.rs"]
+mod tiny_gguf;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use lucy::llm::embedded::{EmbeddedModel, EmbeddedOptions};
+use lucy::llm::{ChatModel, ChatRequest, Message};
+use lucy::query::grammar::{check_text, view_grammar};
+use lucy::sql::guard::check_query;
+use lucy::types::Dialect;
+
+fn tiny(dir: &Path, name: &str, flaws: tiny_gguf::Flaws) -> PathBuf {
+    let p = dir.join(name);
+    tiny_gguf::write(&p, 7, flaws);
+    p
+}
+
+fn load(path: &Path, max_tokens: u32) -> EmbeddedModel {
+    let mut o = EmbeddedOptions::new(path);
+    o.threads = 1;
+    o.n_ctx = 8192;
+    EmbeddedModel::load(&o, "FIX", &|_| None).unwrap().with_max_tokens(Some(max_tokens))
+}
+
+fn req(text: &str, n: usize, temperature: f64) -> ChatRequest {
+    ChatRequest {
+        phase: "test".into(),
+        messages: vec![Message::system("You are terse."), Message::user(text)],
+        temperature,
+        n,
+        response_schema: None,
+        grammar: None,
+    }
+}
+
+#[test]
+fn loads_decodes_samples_and_reuses_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = load(&tiny(dir.path(), "tiny.gguf", Default::default()), 12);
+    assert!(m.model_name().starts_with("gguf:tiny.gguf#sha256:"), "{}", m.model_name());
+    let r = req("Say something.", 3, 0.9);
+    let a = m.chat(&r).unwrap();
+    assert_eq!(a.choices.len(), 3);
+    assert!(a.usage.prompt_tokens > 10);
+    assert!(a.usage.completion_tokens <= 36);
+    let local = a.local.unwrap();
+    assert_eq!(local.prompt_evaluated, a.usage.prompt_tokens, "first call evaluates the whole prompt");
+    assert_eq!(local.prompt_reused, 0);
+    // The same request again: same answers (seeded per sample), prompt reused.
+    let b = m.chat(&r).unwrap();
+    assert_eq!(a.choices, b.choices);
+    let local = b.local.unwrap();
+    assert_eq!(local.prompt_reused, b.usage.prompt_tokens - 1);
+    assert_eq!(local.prompt_evaluated, 1);
+    // A longer conversation sharing the prefix evaluates only its suffix.
+    let mut longer = r.clone();
+    longer.messages.push(Message { role: "assistant".into(), content: "ok".into() });
+    longer.messages.push(Message::user("More."));
+    let c = m.chat(&longer).unwrap();
+    let local = c.local.unwrap();
+    assert!(local.prompt_reused >= a.usage.prompt_tokens - 2, "{local:?}");
+    assert_eq!(local.prompt_reused + local.prompt_evaluated, c.usage.prompt_tokens);
+    // Greedy decoding gives n identical answers.
+    let g = m.chat(&req("Say something.", 2, 0.0)).unwrap();
+    assert_eq!(g.choices[0], g.choices[1]);
+}
+
+#[test]
+fn list_schema_answers_always_parse_and_name_only_offered_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = load(&tiny(dir.path(), "tiny.gguf", Default::default()), 200);
+    let names = ["CLIENT", "DATACENTER", "LOCATION", "COMPUTE", "RESOURCEPOOL"];
+    let mut r = req("Which tables? Answer with a JSON list.", 6, 1.0);
+    r.response_schema = Some(serde_json::json!({"type": "array", "items": {"type": "string", "enum": names}}));
+    let a = m.chat(&r).unwrap();
+    assert!(a.structured);
+    assert_eq!(a.truncated, 0, "{:?}", a.choices);
+    assert_eq!(a.choices.len(), 6);
+    for c in &a.choices {
+        // The prompts' own list format: [A, B], names bare or quoted.
+        let (v, shape) = lucy::link::parse::parse_list(c);
+        assert_eq!(shape, lucy::link::parse::ListShape::Bracketed, "{c:?}");
+        assert!(!v.is_empty() && v.len() <= names.len(), "{c:?}");
+        for n in &v {
+            assert!(names.contains(&n.as_str()), "{n} was not offered ({c})");
+        }
+    }
+}
+
+#[test]
+fn sql_grammar_answers_parse_and_pass_the_guard_on_the_q1_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = load(&tiny(dir.path(), "tiny.gguf", Default::default()), 1500);
+    let cols: Vec<String> = ["CLIENT_id", "CLIENT_name", "DATACENTER_id", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
+    let reserved: Vec<String> = ["CLIENT", "DATACENTER", "COMPUTE", "id", "name", "loc_id", "dc_id"].iter().map(|s| s.to_string()).collect();
+    let g = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
+    let mut r = req("List customers who use datacenters with names starting with 'dev'. Write SQL over lucy_view.", 4, 1.0);
+    r.grammar = Some(g.clone());
+    let a = m.chat(&r).unwrap();
+    assert_eq!(a.truncated, 0, "an answer hit the token limit: {:?}", a.choices);
+    for c in &a.choices {
+        // Every answer is a sentence of the grammar …
+        check_text(&g, c).unwrap_or_else(|e| panic!("{c:?}: {e}"));
+        let sql = c.trim().trim_start_matches("```sql").trim_end_matches("```").trim().trim_end_matches(';');
+        // … so it parses as one read-only SELECT that reads only the view.
+        // Noise weights invent names that are no name of the model (a
+        // context-free grammar cannot tell them from aliases the query
+        // defines): the guard rejects those, and only those.
+        if let Err(e) = check_query(sql, "lucy_view", &cols, Dialect::Sqlite) {
+            let m = e.to_string();
+            for bad in ["cannot parse", "read-only", "exactly one statement", "table function"] {
+                assert!(!m.contains(bad), "the guard rejects {sql:?} for a reason the grammar excludes: {m}");
+            }
+            // A relation the guard refuses can only be an undefined CTE
+            // name, never a table of the model.
+            for part in m.split("relation `").skip(1) {
+                let rel = part.split('`').next().unwrap_or("");
+                assert!(!reserved.iter().any(|r| r.eq_ignore_ascii_case(rel)), "{sql:?} reads the model's table {rel}: {m}");
+            }
+        }
+    }
+}
+
+fn lucy(args: &[&str]) -> (i32, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_lucy"))
+        .args(args)
+        .env_remove("LUCY_LLM_MODEL")
+        .env_remove("LUCY_LLM_URL")
+        .env_remove("LUCY_LLM_GGUF")
+        .output()
+        .unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
+const Q1: &str = "List customers who use datacenters with names starting with 'dev'.";
+
+#[test]
+fn bad_model_files_are_clear_input_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = tiny(dir.path(), "good.gguf", Default::default());
+    let bytes = std::fs::read(&good).unwrap();
+    let truncated = dir.path().join("truncated.gguf");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let text = dir.path().join("notes.gguf");
+    std::fs::write(&text, "not a model at all\n").unwrap();
+    let no_template = tiny(dir.path(), "notemplate.gguf", tiny_gguf::Flaws { no_chat_template: true });
+    let missing = dir.path().join("missing.gguf");
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    for (file, extra, needle) in [
+        (p(&missing), None, "missing.gguf"),
+        (p(&text), None, "is not a GGUF model file"),
+        (p(&truncated), None, "could not load"),
+        (p(&no_template), None, "no chat template"),
+        (p(&good), Some("0".repeat(64)), "expected 0000"),
+    ] {
+        let mut args = vec!["ask", "--model", MODEL, "--llm-gguf", &file];
+        let pin;
+        if let Some(h) = extra {
+            pin = h;
+            args.extend(["--llm-gguf-sha256", &pin]);
+        }
+        args.push(Q1);
+        let (code, err) = lucy(&args);
+        assert_eq!(code, 2, "{file}: {err}");
+        assert!(err.contains(needle), "{file}: wanted {needle:?} in: {err}");
+        assert!(err.contains(Path::new(&file).file_name().unwrap().to_str().unwrap()), "{err}");
+        assert!(err.contains("--llm-gguf"), "the fix is named: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn ask_runs_end_to_end_on_the_embedded_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = tiny(dir.path(), "tiny.gguf", Default::default());
+    let trace = dir.path().join("trace.json");
+    let (_, err) = lucy(&[
+        "ask", "--model", MODEL, "--llm-gguf", model.to_str().unwrap(), "--llm-max-tokens", "300", "--samples", "2",
+        "--trace", trace.to_str().unwrap(), Q1,
+    ]);
+    assert!(err.contains("using the embedded model") && err.contains("tiny.gguf") && err.contains("1 thread"), "{err}");
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    // Phase 1 answered under the list grammar: every sample is a non-empty list.
+    let steps = t["match_tables"]["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    for s in steps {
+        assert_eq!(s["call"]["structured"], true, "{s}");
+        for c in s["call"]["choices"].as_array().unwrap() {
+            let (v, _) = lucy::link::parse::parse_list(c.as_str().unwrap());
+            assert!(!v.is_empty(), "{c}");
+        }
+    }
+    assert!(t["match_tables"]["cost"]["prefill_tok_s"].as_f64().unwrap() > 0.0);
+}
