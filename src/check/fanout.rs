@@ -407,7 +407,18 @@ fn group_exprs(sel: &Select) -> Option<Vec<Expr>> {
     )
 }
 
-/// Instances a GROUP BY fixes: every column of their key is grouped on.
+/// Instances a GROUP BY fixes: every column of their key is grouped on,
+/// and every view row has a row of them (not reached through a LEFT JOIN).
+///
+/// An outer instance's key is NULL on every view row where it has no
+/// match, and all those rows fall into one NULL group: there the key fixes
+/// no row, neither its own nor the rows it would determine across M:1
+/// joins (e.g. kept `T0` 1:M `T1` 1:M `T2`, `GROUP BY T2_id`: the NULL group
+/// holds a `T0` row once per `T1` child without a `T2` row, so
+/// `COUNT(T0_v)` there counts it twice). Treating it as not fixed makes the
+/// analysis flag such aggregates, and the rewrite (partitioned by the group
+/// and the aggregated instance's key) counts each row once in every group,
+/// the NULL one included.
 fn fixed_instances(g: &Grain, groups: &[Expr], resolve: &Resolve<'_>) -> Vec<String> {
     let grouped: Vec<String> = groups
         .iter()
@@ -423,6 +434,7 @@ fn fixed_instances(g: &Grain, groups: &[Expr], resolve: &Resolve<'_>) -> Vec<Str
         .collect();
     g.instances
         .iter()
+        .filter(|i| !i.outer)
         .filter(|i| !i.key.is_empty() && i.key.iter().all(|k| grouped.contains(&k.to_ascii_lowercase())))
         .map(|i| i.instance.clone())
         .collect()
