@@ -97,16 +97,21 @@ pub use self::postgres::{connect as postgres_connect, pg_message as pg_error_tex
 /// before any LLM call, with the URL (never the password) in the message.
 pub fn ping(db: &Database, timeout: Duration) -> Result<()> {
     match db {
-        Database::Sqlite(path) => {
-            if path.is_file() {
-                Ok(())
-            } else {
-                Err(Error::Input(format!("{}: no such SQLite database file", path.display())))
-            }
-        }
+        Database::Sqlite(path) => sqlite_file(path),
         Database::Postgres(server) => postgres::connect(server, timeout).map(drop),
         Database::Mysql(server) => mysql::connect(server, timeout).map(drop),
     }
+}
+
+/// A SQLite database path must name an existing regular file: a missing
+/// path says so, and a directory, FIFO or device (`/dev/null`) is named as
+/// what it is instead of being opened (a FIFO would block, `/dev/null`
+/// would look like an empty database).
+fn sqlite_file(path: &Path) -> Result<()> {
+    if !path.exists() {
+        return Err(Error::Input(format!("{}: no such SQLite database file", path.display())));
+    }
+    crate::error::regular_file(path)
 }
 
 /// [`run`] with the view given as `CREATE VIEW name AS SELECT …` text.
@@ -134,9 +139,7 @@ pub fn run_readonly_with(db: &Path, view_sql: Option<&str>, sql: &str, opts: &Ex
 }
 
 fn run_sqlite(db: &Path, view: Option<ViewDef>, sql: &str, opts: &ExecOptions) -> Result<QueryRows> {
-    if !db.is_file() {
-        return Err(Error::Db(format!("{}: no such database file", db.display())));
-    }
+    sqlite_file(db)?;
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(|e| Error::Db(format!("{}: cannot open read-only: {e}", db.display())))?;
     // No single string or blob may grow past this inside SQLite either
@@ -381,6 +384,20 @@ mod tests {
         assert_eq!((n.as_str(), s.as_str()), ("lucy_view", "SELECT 1 AS a"));
         assert!(split_view("SELECT 1").is_err());
         let e = run_readonly(Path::new("/nonexistent/x.sqlite"), None, "SELECT 1", None).unwrap_err();
-        assert!(e.to_string().contains("no such database file"));
+        assert!(e.to_string().contains("no such SQLite database file"), "{e}");
+    }
+
+    #[test]
+    fn a_directory_or_device_is_named_not_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = run_readonly(dir.path(), None, "SELECT 1", None).unwrap_err().to_string();
+        assert!(e.contains("a directory"), "{e}");
+        let e = ping(&Database::Sqlite(dir.path().to_path_buf()), Duration::from_secs(1)).unwrap_err().to_string();
+        assert!(e.contains("a directory"), "{e}");
+        #[cfg(unix)]
+        {
+            let e = run_readonly(Path::new("/dev/null"), None, "SELECT 1", None).unwrap_err().to_string();
+            assert!(e.contains("character device"), "{e}");
+        }
     }
 }
