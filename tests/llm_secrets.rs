@@ -71,6 +71,7 @@ fn ask(c: &OpenAiClient, text: &str) -> String {
         temperature: 0.0,
         n: 1,
         response_schema: None,
+        grammar: None,
     };
     match c.chat(&req) {
         Ok(r) => serde_json::to_string(&r).unwrap(),
