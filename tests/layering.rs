@@ -41,9 +41,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("render", 6),
     // 7: measurement.
     ("bench", 7),
-    // 8: the front ends: HTTP and MCP servers (library), the binary.
-    ("serve", 8),
-    ("mcp", 8),
+    // 8: the front ends (binary only).
     ("cli", 8),
     ("main", 8),
 ];
