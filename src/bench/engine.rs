@@ -38,7 +38,8 @@ pub fn gold_for(q: &Question, db: &Database, graph: &SchemaGraph) -> String {
     }
 }
 
-fn to_rows(r: &QueryRows) -> Rows {
+/// Convert an execution result to metric rows.
+pub fn to_rows(r: &QueryRows) -> Rows {
     r.rows
         .iter()
         .map(|row| {
@@ -55,17 +56,18 @@ fn to_rows(r: &QueryRows) -> Rows {
         .collect()
 }
 
-fn opts() -> ExecOptions {
+/// Bounds of the benchmark's own executions (gold SQL, probes, predictions).
+pub(crate) fn exec_opts() -> ExecOptions {
     ExecOptions { limit: Some(100_000), timeout: std::time::Duration::from_secs(30), max_result_bytes: 64 << 20 }
 }
 
 /// Run `q`'s gold on `db` (a server) and on the suite's SQLite file.
 pub fn compare(suite: &Suite, q: &Question, graph: &SchemaGraph, db: &Database, ordered: bool) -> EngineGold {
     let mut g = EngineGold { engine: db.dialect().as_str().to_string(), ..EngineGold::default() };
-    g.as_is = run_view_sql(db, None, &q.gold_sql, &opts()).is_ok();
-    let server = run_view_sql(db, None, &gold_for(q, db, graph), &opts());
+    g.as_is = run_view_sql(db, None, &q.gold_sql, &exec_opts()).is_ok();
+    let server = run_view_sql(db, None, &gold_for(q, db, graph), &exec_opts());
     g.ported = server.is_ok();
-    let sqlite = suite.database_path(q).ok().flatten().map(|p| run_view_sql(&Database::Sqlite(p), None, &q.gold_sql, &opts()));
+    let sqlite = suite.database_path(q).ok().flatten().map(|p| run_view_sql(&Database::Sqlite(p), None, &q.gold_sql, &exec_opts()));
     match (server, sqlite) {
         (Ok(s), Some(Ok(l))) => {
             let same = ex(&to_rows(&l), &to_rows(&s), ordered);

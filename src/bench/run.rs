@@ -10,8 +10,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::attribution::{attribute, Attribution, Observed};
-use super::engine::gold_for;
-use super::metrics::{cov, esx, ex, join_accuracy, view_join_pairs, Cell, JoinAccuracy, Rows};
+use super::engine::{exec_opts, gold_for, to_rows};
+use super::metrics::{cov, esx, ex, join_accuracy, view_join_pairs, JoinAccuracy, Rows};
 use super::oracle::{oracle_case, oracle_request, MismatchClass};
 use super::suite::{Question, Suite};
 use crate::error::{Error, Result};
@@ -19,7 +19,7 @@ use crate::graph::SchemaGraph;
 use crate::llm::ChatModel;
 use crate::pipeline::{self, AskOptions};
 use crate::sql::analyze::{analyze, analyze_view_query, QueryRefs};
-use crate::sql::exec::{run_view_sql, Database, ExecOptions, QueryRows, SqlValue};
+use crate::sql::exec::{run_view_sql, Database};
 use crate::types::trace::{PhaseCost, Trace, ViewTrace};
 use crate::types::{ColumnRef, SolveStatus, ViewResult};
 
@@ -311,28 +311,6 @@ fn write_trace(opts: &RunOptions, id: &str, trace: &Trace) -> Option<String> {
     let text = serde_json::to_string_pretty(trace).ok()?;
     std::fs::write(dir.join(&name), text).ok()?;
     Some(format!("traces/{name}"))
-}
-
-/// Convert an execution result to metric rows.
-pub fn to_rows(r: &QueryRows) -> Rows {
-    r.rows
-        .iter()
-        .map(|row| {
-            row.iter()
-                .map(|v| match v {
-                    SqlValue::Null => Cell::Null,
-                    SqlValue::Integer(i) => Cell::Int(*i),
-                    SqlValue::Real(f) => Cell::Real(*f),
-                    SqlValue::Text(s) => Cell::Text(s.clone()),
-                    SqlValue::Blob(b) => Cell::Text(b.iter().map(|x| format!("{x:02x}")).collect()),
-                })
-                .collect()
-        })
-        .collect()
-}
-
-fn exec_opts() -> ExecOptions {
-    ExecOptions { limit: Some(100_000), timeout: std::time::Duration::from_secs(30), max_result_bytes: 64 << 20 }
 }
 
 /// Gold status and rows for a question.
