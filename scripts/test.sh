@@ -18,4 +18,6 @@ scripts/db.sh start
 scripts/db.sh load ddo
 scripts/db.sh load acme
 export LUCY_DB_TESTS=1
+scripts/setup-serve-tests.sh   # chromium, playwright-core, schemathesis for tests/serve_api.rs
+export LUCY_REQUIRE_SERVE_TOOLS=1
 cargo test --all-targets "$@"

@@ -41,7 +41,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("render", 6),
     // 7: measurement.
     ("bench", 7),
-    // 8: the front ends (binary only).
+    // 8: the front ends: HTTP and MCP servers (library), the binary.
+    ("serve", 8),
+    ("mcp", 8),
     ("cli", 8),
     ("main", 8),
 ];

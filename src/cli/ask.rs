@@ -238,17 +238,8 @@ fn fanout_of(o: &AskOutcome) -> Option<&FanoutReport> {
     o.trace.query_view.as_ref()?.attempts.last()?.fanout.as_ref()
 }
 
-fn json_summary(o: &AskOutcome) -> serde_json::Value {
-    serde_json::json!({
-        "fanout": fanout_of(o),
-        "tables": o.tables,
-        "attributes": o.attributes,
-        "view": o.view,
-        "sql": o.sql,
-        "rows": o.rows,
-        "stopped_after": o.stopped_after,
-        "failure": o.failure,
-    })
+fn json_summary(o: &AskOutcome) -> pipeline::AskSummary {
+    pipeline::AskSummary::from(o)
 }
 
 fn print_human(o: &AskOutcome) {

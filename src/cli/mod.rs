@@ -16,6 +16,8 @@ pub mod explain;
 pub mod bench;
 pub mod crush;
 pub mod check;
+pub mod serve;
+pub mod mcp;
 
 /// lucy: text-to-SQL where an LLM understands the question and a constraint
 /// solver owns the joins.
@@ -46,6 +48,10 @@ pub enum Command {
     Crush(crush::CrushArgs),
     /// Check SQL over the model's base tables against the model (joins, C3, C4, names, fan-out).
     Check(check::CheckArgs),
+    /// Serve the planner over HTTP: JSON API, web page, OpenAPI document.
+    Serve(serve::ServeArgs),
+    /// Serve the planner to an AI assistant: MCP over stdio.
+    Mcp(mcp::McpArgs),
 }
 
 /// Output settings shared by every subcommand.
@@ -66,6 +72,8 @@ pub fn main() -> i32 {
         Command::Bench(a) => bench::run(a, ctx),
         Command::Crush(a) => crush::run(a, ctx),
         Command::Check(a) => check::run(a, ctx),
+        Command::Serve(a) => serve::run(a, ctx),
+        Command::Mcp(a) => mcp::run(a, ctx),
     };
     match result {
         Ok(code) => code,

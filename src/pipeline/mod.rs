@@ -13,6 +13,9 @@ pub mod explain;
 pub mod linker;
 
 pub use linker::Linker;
+pub mod summary;
+
+pub use summary::AskSummary;
 /// Moved to [`crate::llm::traced`]; this alias keeps old paths working.
 pub use crate::llm::traced as llm_call;
 
@@ -32,7 +35,7 @@ use crate::types::trace::{Failure, MatchTrace, QueryTrace, Trace, ViewTrace, TRA
 use crate::types::{ColumnRef, Dialect, FanoutMode, Relevance, SolveStatus, ViewRequest, ViewResult};
 
 /// Where to stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StopAfter {
     /// After MatchTables.
@@ -269,6 +272,19 @@ pub fn relevance_names(graph: &SchemaGraph, rel: &Relevance) -> (Vec<String>, Ve
 /// Answer `question` end to end: MatchTables (or the given tables),
 /// GenerateView, QueryView, and optionally execution.
 pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&dyn ChatModel>) -> Result<AskOutcome> {
+    ask_observed(graph, question, opts, llm, &mut |_, _| {})
+}
+
+/// [`ask`], calling `observe(phase, trace)` as each phase finishes
+/// (`match_tables`, `generate_view`, `query_view`; the trace then holds that
+/// phase), so a server can stream the phases as they arrive.
+pub fn ask_observed(
+    graph: &SchemaGraph,
+    question: &str,
+    opts: &AskOptions,
+    llm: Option<&dyn ChatModel>,
+    observe: &mut dyn FnMut(&str, &Trace),
+) -> Result<AskOutcome> {
     let started = Instant::now();
     let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
     let dialect = dialect_for(graph, opts)?;
@@ -338,12 +354,14 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
             out.tables = mt.tables.clone();
             out.attributes = mt.attributes.clone();
             out.trace.match_tables = Some(mt);
+            observe("match_tables", &out.trace);
             return finish(out, fail);
         }
     }
     out.tables = mt.tables.clone();
     out.attributes = mt.attributes.clone();
     out.trace.match_tables = Some(mt);
+    observe("match_tables", &out.trace);
     if stop == Some(StopAfter::Match) {
         out.stopped_after = Some(StopAfter::Match);
         return finish(out, None);
@@ -367,17 +385,20 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
             let why = v.explanation.clone().unwrap_or_else(|| "no view satisfies the model's constraints".into());
             vt.result = Some(v);
             out.trace.generate_view = Some(vt);
+            observe("generate_view", &out.trace);
             return finish(out, Some(failure("generate_view", "infeasible", format!("GenerateView infeasible: {why}"))));
         }
         Ok(v) => v,
         Err(e) => {
             vt.error = Some(e.to_string());
             out.trace.generate_view = Some(vt);
+            observe("generate_view", &out.trace);
             return finish(out, Some(failure("generate_view", kind_of(&e), e.to_string())));
         }
     };
     vt.result = Some(view.clone());
     out.trace.generate_view = Some(vt);
+    observe("generate_view", &out.trace);
     out.view = Some(view.clone());
     if stop == Some(StopAfter::View) {
         out.stopped_after = Some(StopAfter::View);
@@ -434,6 +455,7 @@ pub fn ask(graph: &SchemaGraph, question: &str, opts: &AskOptions, llm: Option<&
         query::generate_sql(&task, llm, &prompts, &mut qt)
     };
     out.trace.query_view = Some(qt);
+    observe("query_view", &out.trace);
     match r {
         Ok(o) => {
             out.sql = Some(o.checked.sql);

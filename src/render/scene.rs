@@ -100,6 +100,16 @@ impl Scene {
         let mut b = Builder { graph, nodes: Vec::new(), edges: Vec::new() };
         b.view_nodes(view);
         b.view_edges(view);
+        // Fan-out: an instance whose rows the view repeats has its columns
+        // multiplied (SUM/COUNT over them over-count).
+        for n in &mut b.nodes {
+            if let Some(ig) = view.grain.instance(&n.key) {
+                if !ig.multiplied_by.is_empty() {
+                    n.multiplied = n.columns.clone();
+                    n.badges.push(format!("rows repeated by {}", ig.multiplied_by.join(", ")));
+                }
+            }
+        }
         if let Some(g) = graph {
             b.neighbourhood(g);
         }

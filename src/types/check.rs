@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What kind of problem a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     /// A table the model does not have.
@@ -49,7 +49,7 @@ impl FindingKind {
 }
 
 /// One problem, located by clause, with what to do.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     pub kind: FindingKind,
     /// Where: `FROM`, `JOIN X ON`, `WHERE`, `SELECT`, `GROUP BY`, `HAVING`,
@@ -71,7 +71,7 @@ impl std::fmt::Display for Finding {
 }
 
 /// The result of checking one query.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckReport {
     /// The model checked against.
     pub model: String,

@@ -4,12 +4,13 @@
 //! analysis of a query over the view found and did. Serialized into
 //! `lucy view --json`, traces and `lucy ask --json`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::model::Cardinality;
 
 /// How the view's rows relate to the rows of its table instances.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Grain {
     /// Every table instance of the view, in join order.
     pub instances: Vec<InstanceGrain>,
@@ -20,7 +21,7 @@ pub struct Grain {
 }
 
 /// One table instance of the view.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InstanceGrain {
     /// Instance name in the view SQL: the table name, or `TABLE_2`, … for a
     /// second instance of the same table.
@@ -46,7 +47,7 @@ pub struct InstanceGrain {
 }
 
 /// A join of the view, with its cardinality read from `left` to `right`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GrainLink {
     pub left: String,
     pub right: String,
@@ -54,7 +55,7 @@ pub struct GrainLink {
 }
 
 /// A view column and the instance it comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ColumnGrain {
     pub alias: String,
     pub instance: String,
@@ -169,7 +170,7 @@ pub fn multipliers(n: usize, edges: &[(usize, usize, Cardinality)], junction: &[
 }
 
 /// What `--fanout` does with an aggregate that counts repeated rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FanoutMode {
     /// Rewrite the query so each row of the aggregated instance counts once.
@@ -192,7 +193,7 @@ impl FanoutMode {
 }
 
 /// One aggregate whose argument comes from rows the joins repeat.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FanoutFinding {
     /// The aggregate as written, e.g. `SUM(PAYAMOUNT_amount)`.
     pub aggregate: String,
@@ -210,7 +211,7 @@ pub struct FanoutFinding {
 }
 
 /// What the fan-out analysis found in one query and what it did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FanoutReport {
     /// The `--fanout` mode applied.
     pub mode: FanoutMode,

@@ -2,13 +2,14 @@
 //! what GenerateView hands to QueryView. Serialized as-is into traces and
 //! `--json` output, so field names are part of the public contract.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::ids::{ColumnId, RelId, TableId};
 use super::model::Dialect;
 
 /// A `TABLE.column` reference, with the model's spelling.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 pub struct ColumnRef {
     pub table: String,
     pub column: String,
@@ -69,7 +70,7 @@ impl Relevance {
 
 /// Input of GenerateView, as names (the form of `lucy view`, traces and
 /// `--json`): the relevant tables and attributes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ViewRequest {
     /// Relevant tables (model names; inner pattern tables allowed).
     pub tables: Vec<String>,
@@ -141,7 +142,7 @@ impl ViewRequest {
 }
 
 /// How a solve ended: GenerateView's join walk, or a CRUSH selection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SolveStatus {
     /// Proved optimal (CRUSH: certified gap ≤ tolerance).
@@ -171,7 +172,7 @@ impl SolveStatus {
 }
 
 /// Join kind in the view: inner on the core path, left on pattern branches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum JoinKind {
     Inner,
@@ -196,7 +197,7 @@ pub struct InstanceColumn {
 }
 
 /// One join of the view. `left` is already in the view when `right` joins.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Join {
     pub left: String,
     pub right: String,
@@ -215,7 +216,7 @@ pub struct Join {
 }
 
 /// Two tables joined by more than one relationship: which one was used.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Ambiguity {
     pub left: String,
     pub right: String,
@@ -225,7 +226,7 @@ pub struct Ambiguity {
 }
 
 /// One output column of the view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ViewColumn {
     pub alias: String,
     pub table: String,
@@ -235,7 +236,7 @@ pub struct ViewColumn {
 }
 
 /// Size of the solved optimisation model.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ModelSize {
     pub variables: usize,
     pub constraints: usize,
@@ -243,7 +244,7 @@ pub struct ModelSize {
 
 /// Output of GenerateView. Serializes to the shape documented for
 /// `lucy view --json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ViewResult {
     pub status: SolveStatus,
     /// Tables in the view, in join order (core path first, then branches).

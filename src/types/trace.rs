@@ -50,7 +50,7 @@ pub struct Trace {
 }
 
 /// Where and why a run failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     /// `match_tables`, `generate_view`, `query_view` or `execute`.
     pub phase: String,

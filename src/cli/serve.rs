@@ -1,0 +1,68 @@
+//! `lucy serve`: the HTTP API, the web page and `/openapi.json`
+//! (see `crate::serve` and docs/serve.md).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use super::Ctx;
+use lucy::error::{Error, Result};
+use lucy::llm::build_chat_model;
+
+use super::llm::LlmFlags;
+use lucy::serve::{ServeOptions, TOKEN_ENV};
+
+/// Serve the planner over HTTP: JSON API, web page at `/`, `/openapi.json`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// dbModel files, or directories whose *.json files are all dbModels;
+    /// every one is validated at start. A FILE.sqlite beside a model is its
+    /// database for `execute`.
+    #[arg(long, required = true, num_args = 1.., value_name = "DIR|FILE")]
+    pub models: Vec<PathBuf>,
+    /// Address to listen on. Anything but loopback requires the bearer
+    /// token LUCY_SERVE_TOKEN.
+    #[arg(long, default_value = "127.0.0.1:8000")]
+    pub addr: SocketAddr,
+    /// SQLite database of a model for `execute`, as NAME=PATH (repeatable).
+    #[arg(long = "db", value_name = "NAME=PATH")]
+    pub dbs: Vec<String>,
+    /// Asks and views run at once; more get 429 Too Many Requests.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub max_concurrent: usize,
+    /// Seconds one request may take (also caps the solver's time limit).
+    #[arg(long, default_value_t = 120.0, value_name = "SECS")]
+    pub request_timeout: f64,
+    /// Largest request body, in bytes.
+    #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
+    pub max_body: usize,
+    /// Traces of recent asks kept in memory for GET /v1/traces/{id}.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub trace_cap: usize,
+    #[command(flatten)]
+    pub llm: LlmFlags,
+}
+
+pub fn run(args: ServeArgs, _ctx: Ctx) -> Result<i32> {
+    let mut dbs = Vec::new();
+    for d in &args.dbs {
+        let Some((name, path)) = d.split_once('=') else {
+            return Err(Error::Input(format!("--db `{d}`: use NAME=PATH (the model's name, its SQLite file)")));
+        };
+        dbs.push((name.trim().to_string(), PathBuf::from(path.trim())));
+    }
+    let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.trim().is_empty());
+    let opts = ServeOptions {
+        addr: args.addr,
+        models: args.models,
+        dbs,
+        token,
+        max_concurrent: args.max_concurrent,
+        request_timeout: args.request_timeout,
+        max_body: args.max_body,
+        trace_cap: args.trace_cap,
+    };
+    let llm = build_chat_model(&args.llm.to_args())?;
+    let st = lucy::serve::state(opts, llm)?;
+    lucy::serve::run(st)?;
+    Ok(0)
+}

@@ -1,0 +1,83 @@
+// The web page of `lucy serve` in a real browser (Debian's chromium driven
+// by playwright-core): ask DDO Q1 against the scripted mock LLM, check what
+// the page shows, take a screenshot, then open a trace file through the
+// page's file input (the drop zone's fallback) and check the same report.
+//
+// node ask_q1.cjs BASE_URL SCREENSHOT.png TRACE.json
+// Needs LUCY_PLAYWRIGHT (path of the playwright-core package).
+"use strict";
+const { chromium } = require(process.env.LUCY_PLAYWRIGHT || "playwright-core");
+
+const Q1 = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+const [base, shot, tracePath] = process.argv.slice(2);
+let passed = 0;
+const failed = [];
+function check(what, ok, detail) {
+  if (ok) passed++;
+  else failed.push(what + (detail ? ": " + detail : ""));
+}
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems = [];
+    page.on("pageerror", (e) => problems.push("page error: " + e.message));
+    page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
+    page.on("request", (r) => { if (!r.url().startsWith(base)) problems.push("request off the server: " + r.url()); });
+
+    await page.goto(base + "/");
+    await page.waitForSelector("#model option[value=ddo]", { state: "attached", timeout: 15000 });
+    await page.fill("#question", Q1);
+    await page.fill("#min-votes", "2");
+    await page.check("#execute");
+    await page.click("#go");
+    await page.waitForSelector("#phase-rows:not(.hidden)", { timeout: 60000 });
+
+    const text = (sel) => page.textContent(sel).then((t) => (t || "").replace(/\s+/g, " ").trim());
+    const chosen = await text("#chosen-tables");
+    check("chosen tables", chosen.includes("CLIENT") && chosen.includes("DATACENTER") && !chosen.includes("LOCATION"), chosen);
+    const match = await text("#match-body");
+    check("votes shown, LOCATION dropped", /LOCATION\s*1\/5\s*dropped/.test(match), match.slice(0, 300));
+    const svgKeys = await page.$$eval("#picture svg g.table", (gs) => gs.map((g) => g.getAttribute("data-key")));
+    check("picture has the walk", ["CLIENT", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER"].every((k) => svgKeys.includes(k)), svgKeys.join(","));
+    check("picture shows the refused lookup", svgKeys.includes("LOCATION"), svgKeys.join(","));
+    const view = await text("#view-body");
+    check("view SQL shown", view.includes("CREATE VIEW") && view.includes("RSPOOL2CLIENT"), view.slice(0, 200));
+    const sql = await text("#final-sql");
+    check("final SQL over the view", sql.includes("FROM lucy_view"), sql);
+    const rows = await text("#rows-badge");
+    check("29 rows", rows.startsWith("29 row(s)"), rows);
+    const cells = await page.$$eval("#rows-body tr", (trs) => trs.length);
+    check("rows table", cells === 30, String(cells));
+    const status = await text("#status");
+    check("status done", status.startsWith("done: 29 row(s)"), status);
+    await page.screenshot({ path: shot, fullPage: true });
+
+    // The same report from a trace file.
+    await page.reload();
+    await page.waitForSelector("#model option[value=ddo]", { state: "attached" });
+    await page.setInputFiles("#trace-file", tracePath);
+    await page.waitForSelector("#phase-view:not(.hidden)", { timeout: 15000 });
+    await page.waitForSelector("#picture svg", { timeout: 15000 });
+    const tStatus = await text("#status");
+    check("trace opened", tStatus.startsWith("trace "), tStatus);
+    const tKeys = await page.$$eval("#picture svg g.table", (gs) => gs.map((g) => g.getAttribute("data-key")));
+    check("trace picture", tKeys.includes("RSPOOL2CLIENT") && tKeys.includes("LOCATION"), tKeys.join(","));
+    const tRows = await text("#rows-badge");
+    check("trace rows (the trace keeps the first 10)", tRows.startsWith("29 row(s), first 10 shown"), tRows);
+    check("no page errors and no request off the server", problems.length === 0, problems.join("; "));
+  } finally {
+    await browser.close();
+  }
+  for (const f of failed) console.log("FAILED " + f);
+  console.log(`browser: ${passed} passed, ${failed.length} failed`);
+  process.exit(failed.length ? 1 : 0);
+})().catch((e) => {
+  console.log("FAILED " + (e && e.stack || e));
+  console.log(`browser: ${passed} passed, ${failed.length + 1} failed`);
+  process.exit(1);
+});
