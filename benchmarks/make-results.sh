@@ -14,7 +14,7 @@ cd "$(dirname "$0")"
   echo "each section names the command and commit that produced it. Machine: 2 cores, 24 GiB, shared with builds (times are noisy)."
   echo
   cat results/summary.md
-  for f in solver cpsat oracle-tables oracle-joins crush check engines hardening embedded; do
+  for f in solver cpsat oracle-tables oracle-joins crush check engines hardening embedded serve; do
     echo
     echo "---"
     echo
