@@ -4,6 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=()
+# Disk: a clean build of every test target takes ~10 GiB under target/
+# (session 3's CI run died with "No space left on device" while compiling lucy).
+# Say so up front rather than 15 minutes into the build.
+need_gib=12
+avail_gib=$(df -Pk . | awk 'NR==2 {print int($4/1048576)}')
+if [ "${avail_gib:-0}" -lt "$need_gib" ] && [ ! -d target/debug/deps ]; then
+  echo "test.sh: only ${avail_gib} GiB free on $(df -P . | awk 'NR==2 {print $6}'); a clean build needs ~${need_gib} GiB under target/. Free some space (or point CARGO_TARGET_DIR elsewhere) and rerun." >&2
+  exit 1
+fi
+# CI builds once from clean: incremental caches only cost disk (~5 GiB) there.
+if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 scripts/setup.sh
 scripts/cpsat-venv.sh   # OR-Tools for tests/cpsat_baseline.rs (the paper's CP-SAT model)
 # PostgreSQL and MariaDB for tests/db_servers.rs: installed, started and
