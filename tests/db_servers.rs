@@ -17,7 +17,7 @@ use std::process::{Command, Output};
 
 use lucy::model::import::sqlite_with_warnings;
 use lucy::sql::catalog::{mysql_with_warnings, postgres_with_warnings};
-use lucy::sql::exec::{run, run_view_sql, Database, ExecOptions, SqlValue, ViewDef};
+use lucy::sql::exec::{run, Database, ExecOptions, SqlValue, ViewDef};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const ENGINES: [&str; 2] = ["postgres", "mysql"];
@@ -238,7 +238,7 @@ fn timeouts_row_limits_and_byte_bounds_hold_on_servers() {
         assert!(r.truncated && r.bytes <= 64 << 10, "{engine}: {:?} {}", r.truncation, r.bytes);
         assert!(r.truncation.as_deref().unwrap_or("").contains("per-cell cap"), "{engine}: {:?}", r.truncation);
         let q = if engine == "mysql" { '`' } else { '"' };
-        let r = run_view_sql(&db, None, &format!("SELECT id FROM {q}CLIENT{q} ORDER BY id"), &ExecOptions { limit: Some(3), ..ExecOptions::default() }).unwrap();
+        let r = run(&db, None, &format!("SELECT id FROM {q}CLIENT{q} ORDER BY id"), &ExecOptions { limit: Some(3), ..ExecOptions::default() }).unwrap();
         assert_eq!(r.rows.len(), 3);
         assert!(r.truncated && r.truncation.unwrap().contains("row limit of 3"));
     }

@@ -377,12 +377,12 @@ fn run_case(seed: u64) -> Result<&'static str, TestCaseError> {
         let report = analyze(&sql, &view, Dialect::Sqlite, FanoutMode::Rewrite).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let ctx = format!("seed {seed}\nkeep {keep:?}\nschema {schema:?}\nview {}\nsql {sql}\nreport {report:#?}", view.view_sql);
         if report.findings.is_empty() {
-            let got = run_readonly(&db, Some(&view.view_sql), &sql, None).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let got = run_readonly(&db, view.body.as_ref(), &sql, None).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(normalise(&q, &got), want, "no fan-out reported, but the answer is wrong\n{}", ctx);
         } else if report.findings.iter().all(|f| f.rewritable) {
             let rw = report.rewritten.clone().ok_or_else(|| TestCaseError::fail(format!("no rewrite\n{ctx}")))?;
             check_query(&rw, &view.view_name, &aliases, Dialect::Sqlite).map_err(|e| TestCaseError::fail(format!("guard: {e}\n{ctx}")))?;
-            let got = run_readonly(&db, Some(&view.view_sql), &rw, None).map_err(|e| TestCaseError::fail(format!("{e}\n{rw}\n{ctx}")))?;
+            let got = run_readonly(&db, view.body.as_ref(), &rw, None).map_err(|e| TestCaseError::fail(format!("{e}\n{rw}\n{ctx}")))?;
             prop_assert_eq!(normalise(&q, &got), want, "rewritten answer is wrong: {}\n{}", rw, ctx);
             outcome = "rewritten";
         } else {

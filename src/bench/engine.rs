@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::metrics::{ex, Cell, Rows};
 use super::suite::{Question, Suite};
 use crate::graph::SchemaGraph;
-use crate::sql::exec::{run_view_sql, Database, ExecOptions, QueryRows, SqlValue};
+use crate::sql::exec::{run, Database, ExecOptions, QueryRows, SqlValue};
 use crate::sql::port::{port_sql, Names};
 
 /// One gold query on a server, next to SQLite.
@@ -64,10 +64,10 @@ pub(crate) fn exec_opts() -> ExecOptions {
 /// Run `q`'s gold on `db` (a server) and on the suite's SQLite file.
 pub fn compare(suite: &Suite, q: &Question, graph: &SchemaGraph, db: &Database, ordered: bool) -> EngineGold {
     let mut g = EngineGold { engine: db.dialect().as_str().to_string(), ..EngineGold::default() };
-    g.as_is = run_view_sql(db, None, &q.gold_sql, &exec_opts()).is_ok();
-    let server = run_view_sql(db, None, &gold_for(q, db, graph), &exec_opts());
+    g.as_is = run(db, None, &q.gold_sql, &exec_opts()).is_ok();
+    let server = run(db, None, &gold_for(q, db, graph), &exec_opts());
     g.ported = server.is_ok();
-    let sqlite = suite.database_path(q).ok().flatten().map(|p| run_view_sql(&Database::Sqlite(p), None, &q.gold_sql, &exec_opts()));
+    let sqlite = suite.database_path(q).ok().flatten().map(|p| run(&Database::Sqlite(p), None, &q.gold_sql, &exec_opts()));
     match (server, sqlite) {
         (Ok(s), Some(Ok(l))) => {
             let same = ex(&to_rows(&l), &to_rows(&s), ordered);

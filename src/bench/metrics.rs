@@ -253,8 +253,8 @@ pub fn join_accuracy(gold: &BTreeSet<JoinPair>, view_joins: &[Vec<JoinPair>]) ->
 
 /// The join pairs of a GenerateView result, one list per join, on base
 /// tables (a table joined twice appears under an alias in the view).
-pub fn view_join_pairs(view: &crate::types::ViewResult) -> Vec<Vec<JoinPair>> {
-    crate::sql::analyze::view_pairs(view)
+pub fn view_join_pairs(view: &crate::types::ViewResult, graph: &crate::graph::SchemaGraph) -> Vec<Vec<JoinPair>> {
+    crate::sql::analyze::view_pairs(view, Some(graph))
 }
 
 #[cfg(test)]

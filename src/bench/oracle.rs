@@ -212,7 +212,7 @@ pub fn oracle_case(
         Ok(view) => {
             case.view_status = Some(view.status);
             case.view_tables = view.tables.clone();
-            let joins = view_join_pairs(&view);
+            let joins = view_join_pairs(&view, graph);
             case.view_pairs = joins.iter().flatten().cloned().collect::<BTreeSet<_>>().into_iter().collect();
             if view.status == SolveStatus::Infeasible {
                 case.detail = view.explanation.clone().unwrap_or_default();

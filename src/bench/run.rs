@@ -19,7 +19,7 @@ use crate::graph::SchemaGraph;
 use crate::llm::ChatModel;
 use crate::pipeline::{self, AskOptions};
 use crate::sql::analyze::{analyze, analyze_view_query, QueryRefs};
-use crate::sql::exec::{run_view_sql, Database};
+use crate::sql::exec::{run, Database, ViewDef};
 use crate::types::trace::{PhaseCost, Trace, ViewTrace};
 use crate::types::{ColumnRef, SolveStatus, ViewResult};
 
@@ -319,7 +319,7 @@ fn gold_rows(q: &Question, db: Option<&Database>, graph: &SchemaGraph) -> (GoldS
         return (GoldStatus::NotExecutable(reason.to_string()), None);
     }
     let Some(db) = db else { return (GoldStatus::NoDatabase, None) };
-    match run_view_sql(db, None, &gold_for(q, db, graph), &exec_opts()) {
+    match run(db, None, &gold_for(q, db, graph), &exec_opts()) {
         Ok(r) => (GoldStatus::Ok, Some(to_rows(&r))),
         Err(e) => (GoldStatus::NotExecutable(e.to_string()), None),
     }
@@ -380,7 +380,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
     // Coverage of the predicted SQL (over the view for lucy).
     if let (Some(g), Some(sql)) = (g, &p.prediction.sql) {
         let pred = match &p.view {
-            Some(v) => analyze_view_query(sql, v),
+            Some(v) => analyze_view_query(sql, v, Some(graph)),
             None => analyze(sql, suite.file.dialect, Some(graph.model())),
         };
         let c = pred.map(|pr| cov(g, &pr)).unwrap_or(super::metrics::Coverage { cov_t: 0.0, cov_a: 0.0 });
@@ -393,7 +393,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
     // Join accuracy of the view (multi-table gold with join pairs).
     if let (Some(g), Some(v)) = (g, &p.view) {
         if g.tables.len() >= 2 && v.status != SolveStatus::Infeasible {
-            r.metrics.join = Some(join_accuracy(&g.all_pairs(), &view_join_pairs(v)));
+            r.metrics.join = Some(join_accuracy(&g.all_pairs(), &view_join_pairs(v, graph)));
         }
         r.metrics.solve_ms = Some(v.solve_ms);
     }
@@ -468,7 +468,10 @@ fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&D
             };
             let v = engine_view.as_ref().unwrap_or(v);
             let probe = format!("SELECT COUNT(*) FROM {}", v.view_name);
-            let res = run_view_sql(db, Some(&v.view_sql), &probe, &exec_opts());
+            let res = match &v.body {
+                Some(body) => run(db, Some(ViewDef::from(body)), &probe, &exec_opts()),
+                None => Err(crate::error::Error::Sql("the view has no definition to run (a view read back from JSON)".into())),
+            };
             p.view_runs = Some(res.is_ok());
             if let Err(e) = res {
                 p.join_detail = format!("{} view SQL failed: {e}", p.join_detail).trim().to_string();

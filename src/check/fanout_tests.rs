@@ -29,7 +29,7 @@ fn chasm() -> ViewResult {
 }
 
 fn run(v: &ViewResult, sql: &str) -> BTreeMap<String, Vec<String>> {
-    let rows = run_readonly(Path::new(DB), if sql.contains(&v.view_name) { Some(&v.view_sql) } else { None }, sql, None).unwrap();
+    let rows = run_readonly(Path::new(DB), if sql.contains(&v.view_name) { v.body.as_ref() } else { None }, sql, None).unwrap();
     rows.rows
         .into_iter()
         .map(|r| {
@@ -70,10 +70,10 @@ fn chasm_sums_are_rewritten_and_match_the_base_tables() {
     assert_eq!(r.findings[0].instances, ["PAYAMOUNT"]);
     assert_eq!(r.findings[0].multiplied_by, ["RETENTION"]);
     let rw = r.rewritten.clone().expect("rewritten");
-    let cols = run_readonly(Path::new(DB), Some(&v.view_sql), &rw, Some(1)).unwrap().columns;
+    let cols = run_readonly(Path::new(DB), v.body.as_ref(), &rw, Some(1)).unwrap().columns;
     assert_eq!(cols, ["CLIENT_name", "total", "n"], "result columns keep their names");
     let unnamed = analyze("SELECT CLIENT_name, SUM(PAYAMOUNT_amount) FROM lucy_view GROUP BY CLIENT_name", &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
-    let cols = run_readonly(Path::new(DB), Some(&v.view_sql), &unnamed.rewritten.unwrap(), Some(1)).unwrap().columns;
+    let cols = run_readonly(Path::new(DB), v.body.as_ref(), &unnamed.rewritten.unwrap(), Some(1)).unwrap().columns;
     assert_eq!(cols, ["CLIENT_name", "SUM(PAYAMOUNT_amount)"]);
     check_query(&rw, "lucy_view", &v.columns.iter().map(|c| c.alias.clone()).collect::<Vec<_>>(), Dialect::Sqlite)
         .expect("the guard admits the rewrite");

@@ -411,7 +411,7 @@ pub fn ask_observed(
     let allowed = Allowed::View { name: view.view_name.clone(), columns: view_columns.clone() };
     let exec = opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
         db,
-        view_sql: Some(view.view_sql.as_str()),
+        view: view.body.as_ref(),
         limit: opts.row_limit,
         timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
         max_result_bytes: opts.max_result_bytes,
@@ -506,7 +506,7 @@ pub fn direct_sql(
     let run_it = opts.stop_after != Some(StopAfter::Sql);
     let exec = opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
         db,
-        view_sql: None,
+        view: None,
         limit: opts.row_limit,
         timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
         max_result_bytes: opts.max_result_bytes,

@@ -14,11 +14,11 @@ use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::llm::traced;
 use crate::prompts::{dialect_label, Prompts};
 use crate::sql::exec::bound::{sample_rows, TRACE_SAMPLE_BYTES};
-use crate::sql::exec::{run_view_sql, Database, ExecOptions, QueryRows};
+use crate::sql::exec::{run, Database, ExecOptions, QueryRows, ViewDef};
 use crate::sql::guard::{check_over_tables, check_query, CheckedSql};
 use crate::types::trace::{ExecSummary, QueryTrace, SqlAttempt, Validation};
 use crate::graph::SchemaGraph;
-use crate::types::{Dialect, FanoutMode, ViewResult};
+use crate::types::{Dialect, FanoutMode, ViewBody, ViewResult};
 
 /// What the SQL may read.
 #[derive(Debug, Clone)]
@@ -49,8 +49,8 @@ impl Allowed {
 #[derive(Debug, Clone)]
 pub struct ExecTarget<'a> {
     pub db: &'a Database,
-    /// `CREATE VIEW …` to make available first (QueryView).
-    pub view_sql: Option<&'a str>,
+    /// The view to make available first (QueryView).
+    pub view: Option<&'a ViewBody>,
     pub limit: Option<usize>,
     pub timeout: Duration,
     /// `--max-result-bytes`: the byte budget of the rows read.
@@ -252,7 +252,7 @@ fn check_and_run(task: &SqlTask, sql: String, attempt: &mut SqlAttempt) -> (Resu
     };
     let started = Instant::now();
     let opts = ExecOptions { limit: target.limit, timeout: target.timeout, max_result_bytes: target.max_result_bytes };
-    match run_view_sql(target.db, target.view_sql, &checked.sql, &opts) {
+    match run(target.db, target.view.map(ViewDef::from), &checked.sql, &opts) {
         Ok(rows) => {
             attempt.execution = Some(summary(&rows, started));
             (Ok(SqlOutcome { checked, rows: Some(rows) }), None)

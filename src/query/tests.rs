@@ -8,6 +8,8 @@ use crate::types::{SolveStatus, ViewColumn};
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 
 fn q1_view() -> ViewResult {
+    let select = "SELECT CLIENT.id AS CLIENT_id, CLIENT.name AS CLIENT_name, DATACENTER.id AS DATACENTER_id, DATACENTER.name AS DATACENTER_name FROM DATACENTER JOIN COMPUTE ON DATACENTER.id = COMPUTE.dc_id JOIN RESOURCEPOOL ON COMPUTE.id = RESOURCEPOOL.compute_id JOIN RSPOOL2CLIENT ON RESOURCEPOOL.id = RSPOOL2CLIENT.rspool_id JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id";
+    let body = crate::types::ViewBody { name: "lucy_view".into(), select: select.into() };
     let cols = [("CLIENT_id", "CLIENT", "id"), ("CLIENT_name", "CLIENT", "name"), ("DATACENTER_id", "DATACENTER", "id"), ("DATACENTER_name", "DATACENTER", "name")];
     ViewResult {
         status: SolveStatus::Optimal,
@@ -17,7 +19,7 @@ fn q1_view() -> ViewResult {
         path_length: 5,
         solve_ms: 0.0,
         view_name: "lucy_view".into(),
-        view_sql: "CREATE VIEW lucy_view AS SELECT CLIENT.id AS CLIENT_id, CLIENT.name AS CLIENT_name, DATACENTER.id AS DATACENTER_id, DATACENTER.name AS DATACENTER_name FROM DATACENTER JOIN COMPUTE ON DATACENTER.id = COMPUTE.dc_id JOIN RESOURCEPOOL ON COMPUTE.id = RESOURCEPOOL.compute_id JOIN RSPOOL2CLIENT ON RESOURCEPOOL.id = RSPOOL2CLIENT.rspool_id JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id;".into(),
+        view_sql: body.create_sql(),
         columns: cols.iter().map(|(a, t, c)| ViewColumn { alias: a.to_string(), table: t.to_string(), column: c.to_string(), description: None }).collect(),
         walk: vec![],
         ambiguities: vec![],
@@ -27,7 +29,7 @@ fn q1_view() -> ViewResult {
         relevant: vec![],
         grain: Default::default(),
         instances: vec![],
-        body: None,
+        body: Some(body),
     }
 }
 
@@ -43,7 +45,7 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
         temperature: 0.2,
         execute: execute.then(|| ExecTarget {
             db: Box::leak(Box::new(crate::sql::exec::Database::Sqlite(DB.into()))),
-            view_sql: Some(&view.view_sql),
+            view: view.body.as_ref(),
             limit: None,
             timeout: Duration::from_secs(30),
             max_result_bytes: crate::sql::exec::DEFAULT_MAX_RESULT_BYTES,

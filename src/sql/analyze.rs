@@ -24,6 +24,7 @@ use sqlparser::dialect::{Dialect as SqlDialect, GenericDialect, MySqlDialect};
 use sqlparser::parser::Parser;
 
 use crate::error::{Error, Result};
+use crate::graph::SchemaGraph;
 use crate::types::{ColumnRef, DbModel, Dialect, ViewResult};
 
 use resolve::{lower_ref, split_ref, Analyzer, Catalog, OutputCol, ViewBase};
@@ -120,10 +121,17 @@ pub fn resolve_scopes(query: &Query, dialect: Dialect, tables: &[(String, Vec<St
 }
 
 /// Analyze a query written over a lucy view (`FROM <view_name>`): view
-/// columns (`<TABLE>_<col>` aliases) map back to their base `table.column`,
-/// the view counts as all of its tables, and its join pairs and join columns
-/// are part of the result (the view is part of what runs).
-pub fn analyze_view_query(sql: &str, view: &ViewResult) -> Result<QueryRefs> {
+/// columns map back to their base `table.column`, the view counts as all of
+/// its tables, and its join pairs and join columns are part of the result
+/// (the view is part of what runs).
+///
+/// With the `graph` the view was built on, instances and join pairs are read
+/// from the view's ids ([`ViewResult::instances`], [`Join::pairs`]); without
+/// it (or for a view read back from JSON, which carries no ids) they are read
+/// from the view's text fields.
+///
+/// [`Join::pairs`]: crate::types::Join::pairs
+pub fn analyze_view_query(sql: &str, view: &ViewResult, graph: Option<&SchemaGraph>) -> Result<QueryRefs> {
     let query = parse_query(sql, Dialect::Sqlite)?;
     let mut a = Analyzer::new(Catalog::None, Dialect::Sqlite);
     let cols: Vec<OutputCol> = view
@@ -132,19 +140,32 @@ pub fn analyze_view_query(sql: &str, view: &ViewResult) -> Result<QueryRefs> {
         .map(|c| OutputCol { name: c.alias.to_ascii_lowercase(), source: Some(lower_ref(&ColumnRef::new(&c.table, &c.column))) })
         .collect();
     let mut base = ViewBase { name: view.view_name.to_ascii_lowercase(), cols, tables: Vec::new(), pairs: Vec::new() };
-    for t in &view.tables {
-        let b = view_base_table(view, t).to_ascii_lowercase();
+    let tables: Vec<String> = match ids_of(view, graph) {
+        Some(g) => view.instances.iter().map(|i| g.name(i.table).to_ascii_lowercase()).collect(),
+        None => view.tables.iter().map(|t| view_base_table(view, t).to_ascii_lowercase()).collect(),
+    };
+    for b in tables {
         if !base.tables.contains(&b) {
             base.tables.push(b);
         }
     }
-    base.pairs = view_pairs(view).into_iter().flatten().collect();
+    base.pairs = view_pairs(view, graph).into_iter().flatten().collect();
     a.top_level(&query, Some(&base));
     Ok(a.refs)
 }
 
-/// The base table behind a table name of a view: a table that occurs
-/// twice in the walk joins again under an alias `<table>_<n>`.
+/// The graph, when the view carries the ids that let it be read through it.
+fn ids_of<'g>(view: &ViewResult, graph: Option<&'g SchemaGraph>) -> Option<&'g SchemaGraph> {
+    let complete = !view.instances.is_empty()
+        && view.joins.iter().all(|j| j.pairs.len() == j.on.len())
+        && view.joins.iter().flat_map(|j| &j.pairs).flatten().all(|c| c.instance < view.instances.len());
+    graph.filter(|_| complete)
+}
+
+/// The base table behind a table name of a view read back from JSON (no
+/// ids): a table that occurs twice in the walk joins again under an alias
+/// `<table>_<n>`. Views built in this process are read through their
+/// [`ViewResult::instances`] instead (see [`analyze_view_query`]).
 pub fn view_base_table<'v>(view: &'v ViewResult, name: &'v str) -> &'v str {
     let known = |n: &str| view.walk.iter().chain(&view.relevant).chain(view.columns.iter().map(|c| &c.table)).any(|w| w.eq_ignore_ascii_case(n));
     if known(name) {
@@ -156,8 +177,17 @@ pub fn view_base_table<'v>(view: &'v ViewResult, name: &'v str) -> &'v str {
     }
 }
 
-/// The join pairs of a view, one list per join, on base tables.
-pub fn view_pairs(view: &ViewResult) -> Vec<Vec<JoinPair>> {
+/// The join pairs of a view, one list per join, on base tables: from the
+/// view's ids with the `graph` it was built on, else (a view read from JSON)
+/// from its `on` text.
+pub fn view_pairs(view: &ViewResult, graph: Option<&SchemaGraph>) -> Vec<Vec<JoinPair>> {
+    if let Some(g) = ids_of(view, graph) {
+        let base = |c: &crate::types::InstanceColumn| {
+            let (_, col) = g.column_names(c.column);
+            ColumnRef::new(g.name(view.instances[c.instance].table).to_ascii_lowercase(), col.to_ascii_lowercase())
+        };
+        return view.joins.iter().map(|j| j.pairs.iter().map(|[l, r]| JoinPair::new(&base(l), &base(r))).collect()).collect();
+    }
     let base = |s: &str| {
         let c = split_ref(s)?;
         Some(ColumnRef::new(view_base_table(view, &c.table).to_ascii_lowercase(), c.column))

@@ -27,6 +27,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::types::ViewBody;
 use bound::Collector;
 pub use bound::DEFAULT_MAX_RESULT_BYTES;
 pub use target::Database;
@@ -73,11 +74,19 @@ impl Default for ExecOptions {
     }
 }
 
-/// A view to make visible to the query: its name and its SELECT.
+/// A view to make visible to the query: its name and its SELECT (borrowed
+/// from the [`ViewBody`] GenerateView wrote; never parsed back out of the
+/// `CREATE VIEW` text).
 #[derive(Debug, Clone, Copy)]
 pub struct ViewDef<'a> {
     pub name: &'a str,
     pub select: &'a str,
+}
+
+impl<'a> From<&'a ViewBody> for ViewDef<'a> {
+    fn from(b: &'a ViewBody) -> Self {
+        ViewDef { name: &b.name, select: &b.select }
+    }
 }
 
 /// Run `sql` read-only on `db`, with `view` visible under its name.
@@ -114,28 +123,17 @@ fn sqlite_file(path: &Path) -> Result<()> {
     crate::error::regular_file(path)
 }
 
-/// [`run`] with the view given as `CREATE VIEW name AS SELECT …` text.
-pub fn run_view_sql(db: &Database, view_sql: Option<&str>, sql: &str, opts: &ExecOptions) -> Result<QueryRows> {
-    match view_sql {
-        Some(v) => {
-            let (name, select) = split_view(v)?;
-            run(db, Some(ViewDef { name: &name, select: &select }), sql, opts)
-        }
-        None => run(db, None, sql, opts),
-    }
-}
 
-/// Run `sql` read-only on the SQLite file `db`. With `view_sql` (a
-/// `CREATE VIEW name AS SELECT …`), the view is first created as a TEMP view
-/// on the connection (or, if that fails, inlined as a CTE). Times out after
-/// [`DEFAULT_TIMEOUT`].
-pub fn run_readonly(db: &Path, view_sql: Option<&str>, sql: &str, limit: Option<usize>) -> Result<QueryRows> {
-    run_readonly_with(db, view_sql, sql, &ExecOptions { limit, ..ExecOptions::default() })
+/// Run `sql` read-only on the SQLite file `db`. With a `view`, the view is
+/// first created as a TEMP view on the connection (or, if that fails,
+/// inlined as a CTE). Times out after [`DEFAULT_TIMEOUT`].
+pub fn run_readonly(db: &Path, view: Option<&ViewBody>, sql: &str, limit: Option<usize>) -> Result<QueryRows> {
+    run_readonly_with(db, view, sql, &ExecOptions { limit, ..ExecOptions::default() })
 }
 
 /// [`run_readonly`] with explicit bounds.
-pub fn run_readonly_with(db: &Path, view_sql: Option<&str>, sql: &str, opts: &ExecOptions) -> Result<QueryRows> {
-    run_view_sql(&Database::Sqlite(db.to_path_buf()), view_sql, sql, opts)
+pub fn run_readonly_with(db: &Path, view: Option<&ViewBody>, sql: &str, opts: &ExecOptions) -> Result<QueryRows> {
+    run(&Database::Sqlite(db.to_path_buf()), view.map(ViewDef::from), sql, opts)
 }
 
 fn run_sqlite(db: &Path, view: Option<ViewDef>, sql: &str, opts: &ExecOptions) -> Result<QueryRows> {
@@ -240,27 +238,6 @@ fn exec_error(e: rusqlite::Error, timeout: Duration, engine_cap: i32) -> Error {
     Error::Db(e.to_string())
 }
 
-/// Split `CREATE [OR REPLACE] [TEMP] VIEW name AS select` into its name and
-/// its SELECT, textually (the view SQL comes from our own generator, possibly
-/// preceded by comments).
-pub fn split_view(view_sql: &str) -> Result<(String, String)> {
-    let text = strip_leading_comments(view_sql);
-    let upper = text.to_ascii_uppercase();
-    let view_kw = find_word(&upper, "VIEW").filter(|_| upper.starts_with("CREATE"));
-    let as_kw = view_kw.and_then(|v| find_word(&upper[v..], "AS").map(|a| v + a));
-    match (view_kw, as_kw) {
-        (Some(v), Some(a)) => {
-            let name = text[v + 4..a].trim().to_string();
-            let select = text[a + 2..].trim().trim_end_matches(';').trim().to_string();
-            if name.is_empty() || select.is_empty() {
-                return Err(Error::Sql(format!("cannot read the view definition: {}", first_line(view_sql))));
-            }
-            Ok((name, select))
-        }
-        _ => Err(Error::Sql(format!("not a CREATE VIEW statement: {}", first_line(view_sql)))),
-    }
-}
-
 pub(crate) fn inline_as_cte(name: &str, select: &str, sql: &str) -> String {
     let trimmed = sql.trim_start();
     if trimmed.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("WITH ")) {
@@ -275,43 +252,6 @@ pub(crate) fn inline_as_cte(name: &str, select: &str, sql: &str) -> String {
     }
 }
 
-fn strip_leading_comments(s: &str) -> &str {
-    let mut t = s.trim_start();
-    loop {
-        if let Some(rest) = t.strip_prefix("--") {
-            t = rest.split_once('\n').map(|x| x.1).unwrap_or("").trim_start();
-        } else if let Some(rest) = t.strip_prefix("/*") {
-            t = rest.split_once("*/").map(|x| x.1).unwrap_or("").trim_start();
-        } else {
-            return t;
-        }
-    }
-}
-
-/// Byte offset of `word` as a whole word in `upper` (already upper-case).
-fn find_word(upper: &str, word: &str) -> Option<usize> {
-    let b = upper.as_bytes();
-    let mut from = 0;
-    while let Some(i) = upper[from..].find(word) {
-        let s = from + i;
-        let e = s + word.len();
-        let before = s == 0 || !is_ident_byte(b[s - 1]);
-        let after = e >= b.len() || !is_ident_byte(b[e]);
-        if before && after {
-            return Some(s);
-        }
-        from = e;
-    }
-    None
-}
-
-fn is_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'"' || c == b'`'
-}
-
-fn first_line(s: &str) -> &str {
-    s.trim().lines().next().unwrap_or("")
-}
 
 #[cfg(test)]
 mod tests {
@@ -332,7 +272,8 @@ mod tests {
     fn runs_with_temp_view_and_limit() {
         let d = db();
         let p = d.path().join("t.sqlite");
-        let view = "-- the view\nCREATE VIEW v AS SELECT A.id AS A_id, A.name AS A_name, A.x AS A_x, A.b AS A_b FROM A;";
+        let body = ViewBody { name: "v".into(), select: "SELECT A.id AS A_id, A.name AS A_name, A.x AS A_x, A.b AS A_b FROM A".into() };
+        let view = &body;
         let r = run_readonly(&p, Some(view), "SELECT A_name, A_x, A_b FROM v ORDER BY A_id", None).unwrap();
         assert_eq!(r.view_mode, "temp_view");
         assert_eq!(r.columns, vec!["A_name", "A_x", "A_b"]);
@@ -379,10 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn split_view_reads_generated_sql() {
-        let (n, s) = split_view("/* x */ CREATE VIEW lucy_view AS\nSELECT 1 AS a;").unwrap();
-        assert_eq!((n.as_str(), s.as_str()), ("lucy_view", "SELECT 1 AS a"));
-        assert!(split_view("SELECT 1").is_err());
+    fn a_missing_database_file_is_named() {
         let e = run_readonly(Path::new("/nonexistent/x.sqlite"), None, "SELECT 1", None).unwrap_err();
         assert!(e.to_string().contains("no such SQLite database file"), "{e}");
     }

@@ -291,7 +291,6 @@ mod never_panics {
                 let _ = check_query(&sql, "lucy_view", &cols(), Dialect::Postgres);
             }
             let _ = crate::link::parse::parse_list(&s);
-            let _ = crate::sql::exec::split_view(&s);
         }
     }
 }

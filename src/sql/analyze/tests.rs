@@ -234,7 +234,7 @@ fn view_columns_map_back_to_base_columns() {
         instances: vec![],
         body: None,
     };
-    let r = analyze_view_query("SELECT v.CLIENT_name FROM lucy_view v WHERE ACCOUNT_kind = 'x'", &view).unwrap();
+    let r = analyze_view_query("SELECT v.CLIENT_name FROM lucy_view v WHERE ACCOUNT_kind = 'x'", &view, None).unwrap();
     assert_eq!(tables(&r), ["account", "client"]);
     assert_eq!(cols(&r), ["account.client_id", "account.kind", "client.id", "client.name"]);
     assert_eq!(pairs(&r), ["account.client_id = client.id"]);
@@ -254,9 +254,9 @@ fn view_aliases_of_a_repeated_table_map_to_the_base_table() {
         "walk": ["results", "races", "laptimes", "races"]
     }))
     .unwrap();
-    let pairs: Vec<String> = view_pairs(&view).into_iter().flatten().map(|p| p.to_string()).collect();
+    let pairs: Vec<String> = view_pairs(&view, None).into_iter().flatten().map(|p| p.to_string()).collect();
     assert_eq!(pairs, ["races.raceid = results.raceid", "laptimes.raceid = races.raceid"]);
-    let r = analyze_view_query("SELECT races_2_name FROM lucy_view", &view).unwrap();
+    let r = analyze_view_query("SELECT races_2_name FROM lucy_view", &view, None).unwrap();
     assert_eq!(tables(&r), ["laptimes", "races", "results"]);
     assert!(r.columns.contains(&ColumnRef::new("races", "name")));
     // A table literally named like an alias stays itself.
