@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use lucy::llm::mock::{MockServer, Reply, Rule, Script};
-use lucy::llm::{ChatModel, ChatRequest, LlmConfig, Message, OpenAiClient, StructuredMode};
+use lucy::llm::{ChatModel, ChatRequest, LlmConfig, Message, OpenAiClient, ServerGrammar, StructuredMode};
 use serde_json::{json, Value};
 
 /// Short timeouts and backoffs so failure paths stay fast.
@@ -324,4 +324,90 @@ fn unrelated_bad_request_does_not_disable_structured_output() {
     let mut r = req("match_tables", "small prompt", 1);
     r.response_schema = Some(table_schema());
     assert!(c.chat(&r).unwrap().structured);
+}
+
+const GRAMMAR: &str = "start: \"SELECT \" NAME\nNAME: /[a-z]+/";
+
+fn grammar_req() -> ChatRequest {
+    let mut r = req("query_view", "q", 1);
+    r.grammar = Some(GRAMMAR.into());
+    r.response_schema = Some(table_schema());
+    r
+}
+
+#[test]
+fn a_grammar_goes_to_llama_cpp_and_vllm_in_their_forms_found_from_models() {
+    for (owner, field) in [("llamacpp", "grammar"), ("vllm", "structured_outputs")] {
+        let server = MockServer::start(Script::new().owned_by(owner).rule(Rule::any().grammar(true).reply(Reply::ok(["SELECT x"]))));
+        let c = client(&server);
+        assert!(c.honours_grammar(), "{owner}");
+        let resp = c.chat(&grammar_req()).unwrap();
+        assert!(resp.structured, "{owner}");
+        let b = &bodies(&server)[0];
+        assert!(b.get(field).is_some(), "{owner}: {b}");
+        assert!(b.get("response_format").is_none(), "{owner}: one constraint at a time: {b}");
+        if owner == "llamacpp" {
+            assert_eq!(b["grammar"], format!("%llguidance {{}}\n{GRAMMAR}"));
+        } else {
+            assert_eq!(b["structured_outputs"]["grammar"], GRAMMAR);
+            assert_eq!(b["guided_grammar"], GRAMMAR);
+        }
+        // The server kind is asked once.
+        c.chat(&grammar_req()).unwrap();
+        let gets = server.requests().iter().filter(|r| r.method == "GET").count();
+        assert_eq!(gets, 1, "{owner}");
+    }
+}
+
+#[test]
+fn other_servers_get_no_grammar_but_the_schema() {
+    let server = MockServer::start(Script::new().rule(Rule::any().grammar(false).structured(true).reply(Reply::ok(["[\"CLIENT\"]"]))));
+    let c = client(&server);
+    assert!(!c.honours_grammar());
+    let resp = c.chat(&grammar_req()).unwrap();
+    assert!(resp.structured);
+    assert!(bodies(&server)[0].get("response_format").is_some());
+}
+
+#[test]
+fn a_rejected_grammar_falls_back_in_auto_and_is_not_sent_again() {
+    let server = MockServer::start(
+        Script::new()
+            .owned_by("llamacpp")
+            .rule(Rule::any().grammar(true).reply(Reply::status(400, r#"{"error":{"message":"failed to parse grammar"}}"#)))
+            .rule(Rule::any().reply(Reply::ok(["[\"CLIENT\"]"]))),
+    );
+    let c = client(&server);
+    let resp = c.chat(&grammar_req()).unwrap();
+    assert_eq!(resp.requests, 2);
+    assert!(resp.structured, "the schema is still sent after the grammar is dropped");
+    let b = bodies(&server);
+    assert!(b[0].get("grammar").is_some() && b[1].get("grammar").is_none() && b[1].get("response_format").is_some());
+    assert!(!c.honours_grammar());
+    assert_eq!(c.chat(&grammar_req()).unwrap().requests, 1);
+    assert!(bodies(&server)[2].get("grammar").is_none());
+    // --structured on: the rejection is the answer.
+    let mut cf = cfg(&server);
+    cf.structured = StructuredMode::On;
+    let err = OpenAiClient::new(cf).unwrap().chat(&grammar_req()).unwrap_err().to_string();
+    assert!(err.contains("HTTP 400") && err.contains("--llm-grammar off"), "{err}");
+}
+
+#[test]
+fn llm_grammar_flag_forces_or_stops_the_grammar() {
+    let server = MockServer::start(Script::new().owned_by("llamacpp").rule(Rule::any().reply(Reply::ok(["SELECT x"]))));
+    let mut off = cfg(&server);
+    off.grammar = ServerGrammar::Off;
+    OpenAiClient::new(off).unwrap().chat(&grammar_req()).unwrap();
+    let mut vllm = cfg(&server);
+    vllm.grammar = ServerGrammar::Vllm;
+    OpenAiClient::new(vllm).unwrap().chat(&grammar_req()).unwrap();
+    let mut none = cfg(&server);
+    none.structured = StructuredMode::Off;
+    OpenAiClient::new(none).unwrap().chat(&grammar_req()).unwrap();
+    let b = bodies(&server);
+    assert!(b[0].get("grammar").is_none() && b[0].get("response_format").is_some(), "off: {}", b[0]);
+    assert!(b[1].get("structured_outputs").is_some(), "vllm forced over a llama.cpp server: {}", b[1]);
+    assert!(b[2].get("grammar").is_none() && b[2].get("response_format").is_none(), "structured off: {}", b[2]);
+    assert_eq!(server.requests().iter().filter(|r| r.method == "GET").count(), 0, "a forced form asks nothing");
 }

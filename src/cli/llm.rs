@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use lucy::llm::config::{DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_SECS};
 use lucy::llm::embedded::{DEFAULT_CTX, DEFAULT_SEED};
 
-use super::values::StructuredMode;
+use super::values::{ServerGrammar, StructuredMode};
 
 /// LLM flags.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
@@ -37,6 +37,10 @@ pub struct LlmFlags {
     /// Ask for schema-constrained answers: auto (fall back when the server rejects it), on, off.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = StructuredMode::Auto)]
     pub structured: StructuredMode,
+    /// How a grammar-constrained answer (QueryView's SQL) is asked of a server:
+    /// auto (from the server's GET /models), llama-cpp, vllm, off. See docs/llm.md.
+    #[arg(long = "llm-grammar", value_enum, value_name = "FORM", default_value_t = ServerGrammar::Auto)]
+    pub llm_grammar: ServerGrammar,
     /// Append every LLM request/response to this JSONL cassette.
     #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     pub record: Option<PathBuf>,
@@ -76,6 +80,7 @@ impl LlmFlags {
             llm_concurrency: self.llm_concurrency,
             llm_max_tokens: self.llm_max_tokens,
             structured: self.structured.into(),
+            llm_grammar: self.llm_grammar.into(),
             record: self.record.clone(),
             replay: self.replay.clone(),
             llm_gguf: self.llm_gguf.clone(),

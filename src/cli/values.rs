@@ -4,6 +4,7 @@
 
 use lucy::bench::{Method as LibMethod, Oracle as LibOracle};
 use lucy::crush::SolverKind as LibSolverKind;
+use lucy::llm::ServerGrammar as LibServerGrammar;
 use lucy::llm::StructuredMode as LibStructuredMode;
 use lucy::pipeline::StopAfter as LibStopAfter;
 use lucy::types::Dialect as LibDialect;
@@ -42,6 +43,21 @@ value_enum! {
         /// Send the schema; a rejection is an error.
         On,
         /// Never send the schema; answers are parsed from free text.
+        Off,
+    }
+}
+
+value_enum! {
+    /// How a grammar-constrained request is sent to an LLM server.
+    ServerGrammar => LibServerGrammar {
+        /// Ask the server's GET /models who it is: llama.cpp's server and vLLM get
+        /// the grammar in their form, other servers none.
+        Auto,
+        /// llama.cpp's server built with LLGuidance ("grammar": "%llguidance {}…").
+        LlamaCpp,
+        /// vLLM (structured_outputs.grammar, and guided_grammar for older releases).
+        Vllm,
+        /// Never send a grammar.
         Off,
     }
 }

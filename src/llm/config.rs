@@ -57,6 +57,28 @@ pub enum StructuredMode {
     Off,
 }
 
+/// How a grammar (a `ChatRequest::grammar`, llguidance's Lark dialect) is
+/// sent to a server (`--llm-grammar`). Only servers that decode with a
+/// grammar engine take one: llama.cpp's server built with LLGuidance
+/// (`"grammar": "%llguidance {}\n…"`) and vLLM (`structured_outputs.grammar`,
+/// and the older `guided_grammar`). A server that rejects it, in
+/// `--structured auto`, gets the request again without it and no grammar
+/// after that; the guard stays the last word either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServerGrammar {
+    /// Ask the server who it is (`GET /models`, `owned_by`: `llamacpp` or
+    /// `vllm`) once, and send the grammar in its form; other servers get none.
+    #[default]
+    Auto,
+    /// llama.cpp's server (built with `LLAMA_LLGUIDANCE`).
+    LlamaCpp,
+    /// vLLM (0.8 or later).
+    Vllm,
+    /// Never send a grammar.
+    Off,
+}
+
 /// An API key. Its `Debug` output is redacted and it has no `Display`, so it
 /// cannot end up in logs, errors, traces or cassettes by accident.
 #[derive(Clone, PartialEq, Eq)]
@@ -108,6 +130,8 @@ pub struct LlmConfig {
     pub concurrency: usize,
     /// Structured-output mode.
     pub structured: StructuredMode,
+    /// How grammars are sent (`--llm-grammar`); `structured` off sends none.
+    pub grammar: ServerGrammar,
     /// First backoff delay; doubles per retry, with jitter.
     pub backoff_base: Duration,
     /// Cap on one backoff sleep, including a server's `Retry-After`.
@@ -128,6 +152,7 @@ impl LlmConfig {
             max_retries: DEFAULT_RETRIES,
             concurrency: DEFAULT_CONCURRENCY,
             structured: StructuredMode::Auto,
+            grammar: ServerGrammar::Auto,
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
             max_tokens: None,
@@ -164,6 +189,8 @@ pub struct LlmArgs {
     pub llm_max_tokens: Option<u32>,
     /// Ask for schema-constrained answers: auto (fall back when the server rejects it), on, off.
     pub structured: StructuredMode,
+    /// How a grammar-constrained request is sent to a server: auto (by the server's /models answer), llama-cpp, vllm, off.
+    pub llm_grammar: ServerGrammar,
     /// Append every LLM request/response to this JSONL cassette.
     pub record: Option<PathBuf>,
     /// Answer every LLM request from this cassette, with no network.
@@ -194,6 +221,7 @@ impl Default for LlmArgs {
             llm_concurrency: DEFAULT_CONCURRENCY,
             llm_max_tokens: None,
             structured: StructuredMode::Auto,
+            llm_grammar: ServerGrammar::Auto,
             record: None,
             replay: None,
             llm_gguf: None,
@@ -325,6 +353,7 @@ impl LlmArgs {
         cfg.max_retries = self.llm_retries;
         cfg.concurrency = self.llm_concurrency;
         cfg.structured = self.structured;
+        cfg.grammar = self.llm_grammar;
         cfg.max_tokens = self.llm_max_tokens;
         Ok(Some(cfg))
     }

@@ -24,7 +24,7 @@ mod wire;
 pub use wire::{parse_completion, read_capped, redact, Completion, MAX_RESPONSE_BYTES};
 
 pub use cassette::{cassette_key, CassetteEntry, Recorder, Replayer};
-pub use config::{ApiKey, LlmArgs, LlmConfig, StructuredMode, NOT_CONFIGURED_HINT};
+pub use config::{ApiKey, LlmArgs, LlmConfig, ServerGrammar, StructuredMode, NOT_CONFIGURED_HINT};
 pub use factory::{build_chat_model, build_chat_model_with_env};
 pub use openai::OpenAiClient;
 pub use crate::types::chat::{LocalCost, Message, Usage};

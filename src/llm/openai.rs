@@ -3,21 +3,22 @@
 //! fallback for servers that ignore `n`, and structured-output fallback.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use serde_json::Value;
 
-use super::config::{LlmConfig, StructuredMode};
+use super::config::{LlmConfig, ServerGrammar, StructuredMode};
 use super::retry::{parse_retry_after, retryable_status, Backoff, Limiter};
-use super::wire::{self, excerpt, Completion};
+use super::wire::{self, excerpt, Completion, GrammarForm, Sent};
 use super::{ChatModel, ChatRequest, ChatResponse, Usage};
 use crate::error::{Error, Result};
 
 /// A chat model served over the OpenAI chat-completions API.
 ///
 /// What the server supports is learned per instance: once it rejects a
-/// schema (in `--structured auto`) or `n > 1`, later calls stop sending it.
+/// schema or a grammar (in `--structured auto`) or `n > 1`, later calls stop
+/// sending it.
 #[derive(Debug)]
 pub struct OpenAiClient {
     cfg: LlmConfig,
@@ -27,6 +28,10 @@ pub struct OpenAiClient {
     host: String,
     limiter: Limiter,
     schema_supported: AtomicBool,
+    grammar_supported: AtomicBool,
+    /// How this server takes a grammar, if it does (`--llm-grammar`; with
+    /// `auto`, asked of the server once, at the first grammar request).
+    grammar_form: OnceLock<Option<GrammarForm>>,
     n_supported: AtomicBool,
 }
 
@@ -62,6 +67,8 @@ impl OpenAiClient {
             host,
             limiter: Limiter::new(cfg.concurrency),
             schema_supported: AtomicBool::new(true),
+            grammar_supported: AtomicBool::new(true),
+            grammar_form: OnceLock::new(),
             n_supported: AtomicBool::new(true),
             http,
             cfg,
@@ -76,6 +83,36 @@ impl OpenAiClient {
     /// Whether structured output is still sent (false once the server rejected it).
     pub fn schema_supported(&self) -> bool {
         self.schema_supported.load(Ordering::Relaxed)
+    }
+
+    /// How this server takes a grammar: from `--llm-grammar`, or (auto) from
+    /// the `owned_by` of its `GET /models` answer — `llamacpp` (llama.cpp's
+    /// server) or `vllm`; anything else, or no answer within 10 s, gets none.
+    pub fn grammar_form(&self) -> Option<GrammarForm> {
+        if self.cfg.structured == StructuredMode::Off {
+            return None;
+        }
+        *self.grammar_form.get_or_init(|| match self.cfg.grammar {
+            ServerGrammar::Off => None,
+            ServerGrammar::LlamaCpp => Some(GrammarForm::LlamaCpp),
+            ServerGrammar::Vllm => Some(GrammarForm::Vllm),
+            ServerGrammar::Auto => self.ask_server_kind(),
+        })
+    }
+
+    fn ask_server_kind(&self) -> Option<GrammarForm> {
+        let url = format!("{}/models", self.cfg.url.trim_end_matches('/'));
+        let mut rb = self.http.get(url).timeout(self.cfg.timeout.min(std::time::Duration::from_secs(10)));
+        if let Some(key) = &self.cfg.api_key {
+            rb = rb.bearer_auth(key.expose());
+        }
+        let v: Value = rb.send().ok().filter(|r| r.status().is_success())?.json().ok()?;
+        let owners: Vec<&str> = v.get("data")?.as_array()?.iter().filter_map(|m| m.get("owned_by")?.as_str()).collect();
+        match owners.first().map(|o| o.to_ascii_lowercase()) {
+            Some(o) if o == "llamacpp" || o == "llama.cpp" => Some(GrammarForm::LlamaCpp),
+            Some(o) if o == "vllm" => Some(GrammarForm::Vllm),
+            _ => None,
+        }
     }
 
     fn backoff(&self) -> Backoff {
@@ -97,7 +134,7 @@ impl OpenAiClient {
                     // llama.cpp reports unsupported parameters as 500s: those
                     // will not go away by asking again.
                     let sent_n = body_sent.get("n").is_some();
-                    let sent_schema = body_sent.get("response_format").is_some();
+                    let sent_schema = ["response_format", "grammar", "structured_outputs"].iter().any(|k| body_sent.get(k).is_some());
                     retryable_status(*status)
                         && !(sent_n && wire::is_n_rejection(body))
                         && !(sent_schema && wire::is_schema_rejection(*status, body))
@@ -137,8 +174,8 @@ impl OpenAiClient {
     }
 
     /// One chat-completions call asking for `n` choices.
-    fn complete(&self, req: &ChatRequest, n: usize, schema: bool, attempts: &AtomicU32) -> Result<Completion, (CallError, u32)> {
-        let (body, wrapped) = wire::request_body(&self.cfg.model, req, n, schema, self.cfg.max_tokens);
+    fn complete(&self, req: &ChatRequest, n: usize, sent: Sent, attempts: &AtomicU32) -> Result<Completion, (CallError, u32)> {
+        let (body, wrapped) = wire::request_body(&self.cfg.model, req, n, sent, self.cfg.max_tokens);
         let v = self.post(&body, attempts)?;
         let mut c = wire::parse_completion(&v).map_err(|m| (CallError::Garbage(m), 1))?;
         if wrapped {
@@ -148,7 +185,7 @@ impl OpenAiClient {
     }
 
     /// `count` separate one-choice calls, at most `concurrency` at a time.
-    fn extra_samples(&self, req: &ChatRequest, count: usize, schema: bool, attempts: &AtomicU32) -> Result<Completion> {
+    fn extra_samples(&self, req: &ChatRequest, count: usize, sent: Sent, attempts: &AtomicU32) -> Result<Completion> {
         let next = AtomicUsize::new(0);
         let results: Mutex<Vec<Option<Result<Completion, (CallError, u32)>>>> = Mutex::new((0..count).map(|_| None).collect());
         let workers = count.min(self.cfg.concurrency.max(1));
@@ -159,7 +196,7 @@ impl OpenAiClient {
                     if i >= count {
                         break;
                     }
-                    let r = self.complete(req, 1, schema, attempts);
+                    let r = self.complete(req, 1, sent, attempts);
                     if let Ok(mut slots) = results.lock() {
                         slots[i] = Some(r);
                     }
@@ -175,7 +212,7 @@ impl OpenAiClient {
                     out.truncated += c.truncated.min(1);
                     out.choices.extend(c.choices.into_iter().take(1));
                 }
-                Some(Err((e, tries))) => return Err(self.error(&req.phase, e, tries, schema)),
+                Some(Err((e, tries))) => return Err(self.error(&req.phase, e, tries, sent != Sent::Nothing)),
                 None => return Err(Error::llm(&req.phase, "a sampling thread stopped without an answer")),
             }
         }
@@ -194,7 +231,7 @@ impl OpenAiClient {
                     401 | 403 => "check LUCY_API_KEY / OPENAI_API_KEY".to_string(),
                     404 => "check --llm-url (it should end in /v1) and --llm-model".to_string(),
                     _ if schema && wire::is_schema_rejection(status, &body) => {
-                        "the server rejected structured output; use --structured auto or off".to_string()
+                        "the server rejected structured output (a schema or grammar); use --structured auto or off, or --llm-grammar off".to_string()
                     }
                     s if retryable_status(s) => format!("the server kept failing; retry later or raise --llm-retries (now {})", self.cfg.max_retries),
                     _ => "the server refused the request".to_string(),
@@ -263,14 +300,28 @@ impl ChatModel for OpenAiClient {
                 StructuredMode::On => true,
                 StructuredMode::Auto => self.schema_supported.load(Ordering::Relaxed),
             };
+        // A grammar, where the server takes one, replaces the schema (it is
+        // the stricter constraint, and servers take one constraint at a time).
+        let mut grammar = if req.grammar.is_some() && self.grammar_supported.load(Ordering::Relaxed) { self.grammar_form() } else { None };
+        let sent = |schema: bool, grammar: Option<GrammarForm>| match (grammar, schema) {
+            (Some(f), _) => Sent::Grammar(f),
+            (None, true) => Sent::Schema,
+            (None, false) => Sent::Nothing,
+        };
         let mut send_n = if self.n_supported.load(Ordering::Relaxed) { want } else { 1 };
-        let mut schema_dropped = false;
-        // Each fallback flips one flag, so this loop runs at most three times.
+        let (mut schema_dropped, mut grammar_dropped) = (false, false);
+        // Each fallback flips one flag, so this loop runs at most four times.
         let first = loop {
-            match self.complete(req, send_n, schema, &attempts) {
+            match self.complete(req, send_n, sent(schema, grammar), &attempts) {
                 Ok(c) => break c,
                 Err((CallError::Status { status, body }, _))
-                    if schema && mode == StructuredMode::Auto && wire::is_schema_rejection(status, &body) =>
+                    if grammar.is_some() && mode == StructuredMode::Auto && wire::is_schema_rejection(status, &body) =>
+                {
+                    grammar = None;
+                    grammar_dropped = true;
+                }
+                Err((CallError::Status { status, body }, _))
+                    if schema && grammar.is_none() && mode == StructuredMode::Auto && wire::is_schema_rejection(status, &body) =>
                 {
                     schema = false;
                     schema_dropped = true;
@@ -279,14 +330,18 @@ impl ChatModel for OpenAiClient {
                     self.n_supported.store(false, Ordering::Relaxed);
                     send_n = 1;
                 }
-                Err((e, tries)) => return Err(self.error(&req.phase, e, tries, schema)),
+                Err((e, tries)) => return Err(self.error(&req.phase, e, tries, sent(schema, grammar) != Sent::Nothing)),
             }
         };
+        // Only now is it clear the schema (grammar) was the problem (a 400
+        // for, say, an over-long prompt would have failed again without it).
         if schema_dropped {
-            // Only now is it clear the schema was the problem (a 400 for, say,
-            // an over-long prompt would have failed again without it).
             self.schema_supported.store(false, Ordering::Relaxed);
         }
+        if grammar_dropped {
+            self.grammar_supported.store(false, Ordering::Relaxed);
+        }
+        let schema = sent(schema, grammar);
         let Completion { mut choices, mut usage, mut truncated } = first;
         if choices.len() < want {
             let extra = self.extra_samples(req, want - choices.len(), schema, &attempts)?;
@@ -299,7 +354,7 @@ impl ChatModel for OpenAiClient {
             choices,
             usage,
             latency_ms: start.elapsed().as_secs_f64() * 1000.0,
-            structured: schema,
+            structured: schema != Sent::Nothing,
             requests: attempts.load(Ordering::Relaxed),
             truncated: truncated.min(want as u32),
             local: None,
@@ -308,6 +363,10 @@ impl ChatModel for OpenAiClient {
 
     fn model_name(&self) -> String {
         self.cfg.model.clone()
+    }
+
+    fn honours_grammar(&self) -> bool {
+        self.grammar_supported.load(Ordering::Relaxed) && self.grammar_form().is_some()
     }
 }
 

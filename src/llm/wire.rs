@@ -9,13 +9,39 @@ use super::{ChatRequest, Usage};
 /// (OpenAI's strict mode only accepts an object at the root).
 pub const WRAP_KEY: &str = "answer";
 
+/// Which constraint of a request goes to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// None: the answer is parsed from free text.
+    Nothing,
+    /// `ChatRequest::response_schema`, as `response_format`.
+    Schema,
+    /// `ChatRequest::grammar`, in this server's form.
+    Grammar(GrammarForm),
+}
+
+/// The two ways servers take a Lark (llguidance) grammar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrammarForm {
+    /// llama.cpp's server: `"grammar"`, marked `%llguidance` so a server
+    /// built with LLGuidance hands it to LLGuidance instead of its GBNF parser.
+    LlamaCpp,
+    /// vLLM: `structured_outputs.grammar` (0.10+), and `guided_grammar`
+    /// for releases before 0.12 (newer ones ignore the unknown field).
+    Vllm,
+}
+
+/// The header llama.cpp's server looks for to hand a grammar to LLGuidance.
+pub const LLGUIDANCE_HEADER: &str = "%llguidance {}\n";
+
 /// A request body for `POST /chat/completions`.
 ///
 /// `n` is only sent when above 1 (some servers reject the field otherwise);
-/// the schema, when given, goes in OpenAI's `response_format` form, which
-/// OpenAI, vLLM, Ollama (0.5+) and llama.cpp's server all accept.
+/// the schema, when sent, goes in OpenAI's `response_format` form, which
+/// OpenAI, vLLM, Ollama (0.5+) and llama.cpp's server all accept; a grammar
+/// goes in the form of the server that takes it ([`GrammarForm`]).
 /// Returns the body and whether the schema was wrapped.
-pub fn request_body(model: &str, req: &ChatRequest, n: usize, schema: bool, max_tokens: Option<u32>) -> (Value, bool) {
+pub fn request_body(model: &str, req: &ChatRequest, n: usize, sent: Sent, max_tokens: Option<u32>) -> (Value, bool) {
     let mut body = json!({
         "model": model,
         "messages": req.messages,
@@ -32,7 +58,16 @@ pub fn request_body(model: &str, req: &ChatRequest, n: usize, schema: bool, max_
         body["max_tokens"] = json!(m);
     }
     let mut wrapped = false;
-    if let (true, Some(s)) = (schema, &req.response_schema) {
+    if let (Sent::Grammar(form), Some(g)) = (sent, &req.grammar) {
+        match form {
+            GrammarForm::LlamaCpp => body["grammar"] = json!(format!("{LLGUIDANCE_HEADER}{g}")),
+            GrammarForm::Vllm => {
+                body["structured_outputs"] = json!({"grammar": g});
+                body["guided_grammar"] = json!(g);
+            }
+        }
+    }
+    if let (Sent::Schema, Some(s)) = (sent, &req.response_schema) {
         let (schema, w) = wrap_schema(s);
         wrapped = w;
         body["response_format"] = json!({
@@ -219,24 +254,39 @@ mod tests {
     }
 
     #[test]
+    fn a_grammar_goes_in_the_servers_form_and_replaces_the_schema() {
+        let g = "start: \"SELECT 1\"";
+        let r = ChatRequest { grammar: Some(g.into()), ..req(Some(json!({"type": "array"}))) };
+        let (b, _) = request_body("m", &r, 1, Sent::Grammar(GrammarForm::LlamaCpp), None);
+        assert_eq!(b["grammar"], format!("%llguidance {{}}\n{g}"));
+        assert!(b.get("response_format").is_none() && b.get("structured_outputs").is_none());
+        let (b, _) = request_body("m", &r, 1, Sent::Grammar(GrammarForm::Vllm), None);
+        assert_eq!(b["structured_outputs"]["grammar"], g);
+        assert_eq!(b["guided_grammar"], g);
+        assert!(b.get("grammar").is_none() && b.get("response_format").is_none());
+        let (b, _) = request_body("m", &r, 1, Sent::Nothing, None);
+        assert!(b.get("grammar").is_none() && b.get("guided_grammar").is_none());
+    }
+
+    #[test]
     fn body_with_and_without_schema() {
-        let (b, wrapped) = request_body("m", &req(None), 3, true, None);
+        let (b, wrapped) = request_body("m", &req(None), 3, Sent::Schema, None);
         assert_eq!(b["n"], 3);
         assert!(b.get("response_format").is_none());
         assert!(!wrapped);
-        let (b, _) = request_body("m", &req(None), 1, false, None);
+        let (b, _) = request_body("m", &req(None), 1, Sent::Nothing, None);
         assert!(b.get("n").is_none());
         let schema = json!({"type": "array", "items": {"enum": ["A", "B"]}});
-        let (b, wrapped) = request_body("m", &req(Some(schema.clone())), 1, true, None);
+        let (b, wrapped) = request_body("m", &req(Some(schema.clone())), 1, Sent::Schema, None);
         assert!(wrapped);
         let js = &b["response_format"]["json_schema"];
         assert_eq!(js["name"], "match_tables");
         assert_eq!(js["strict"], true);
         assert_eq!(js["schema"]["properties"]["answer"], schema);
-        let (b, _) = request_body("m", &req(Some(schema)), 1, false, None);
+        let (b, _) = request_body("m", &req(Some(schema)), 1, Sent::Nothing, None);
         assert!(b.get("response_format").is_none());
         let obj = json!({"type": "object", "properties": {}});
-        let (b, wrapped) = request_body("m", &req(Some(obj.clone())), 1, true, None);
+        let (b, wrapped) = request_body("m", &req(Some(obj.clone())), 1, Sent::Schema, None);
         assert!(!wrapped);
         assert_eq!(b["response_format"]["json_schema"]["schema"], obj);
     }
@@ -264,9 +314,9 @@ mod tests {
 
     #[test]
     fn max_tokens_is_sent_and_length_stops_are_counted() {
-        let (b, _) = request_body("m", &req(None), 1, false, Some(64));
+        let (b, _) = request_body("m", &req(None), 1, Sent::Nothing, Some(64));
         assert_eq!(b["max_tokens"], 64);
-        assert!(request_body("m", &req(None), 1, false, None).0.get("max_tokens").is_none());
+        assert!(request_body("m", &req(None), 1, Sent::Nothing, None).0.get("max_tokens").is_none());
         let v = json!({"choices": [
             {"index": 0, "message": {"content": "[\"CLI"}, "finish_reason": "length"},
             {"index": 1, "message": {"content": "[]"}, "finish_reason": "stop"}]});

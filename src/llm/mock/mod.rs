@@ -249,7 +249,8 @@ fn respond(shared: &Shared, req: &http::HttpRequest) -> Answer {
         ("POST", p) if p.ends_with("/chat/completions") => chat(shared, &body),
         ("POST", p) if p.ends_with("/embeddings") => embeddings(shared, &body),
         ("GET", p) if p.ends_with("/models") => {
-            answer(200, json!({"object": "list", "data": [{"id": "mock", "object": "model", "owned_by": "lucy"}]}).to_string())
+            let owner = shared.script.owned_by.as_deref().unwrap_or("lucy");
+            answer(200, json!({"object": "list", "data": [{"id": "mock", "object": "model", "owned_by": owner}]}).to_string())
         }
         _ => answer(404, error_body(&format!("mock: no route for {} {}", req.method, req.path))),
     }

@@ -44,6 +44,10 @@ pub struct Script {
     /// Stop after this long without a request (`None`: only on drop/stop).
     #[serde(default)]
     pub idle_timeout_secs: Option<f64>,
+    /// `owned_by` of the model `GET /v1/models` lists (default `lucy`):
+    /// `llamacpp` or `vllm` makes the client send grammars in that server's form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owned_by: Option<String>,
 }
 
 fn default_max_requests() -> usize {
@@ -52,7 +56,14 @@ fn default_max_requests() -> usize {
 
 impl Default for Script {
     fn default() -> Self {
-        Script { rules: Vec::new(), default: None, embeddings: Embeddings::default(), max_requests: default_max_requests(), idle_timeout_secs: None }
+        Script {
+            rules: Vec::new(),
+            default: None,
+            embeddings: Embeddings::default(),
+            max_requests: default_max_requests(),
+            idle_timeout_secs: None,
+            owned_by: None,
+        }
     }
 }
 
@@ -80,6 +91,10 @@ pub struct Matcher {
     /// Whether the request asks for more than one choice (`n > 1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multi_n: Option<bool>,
+    /// Whether the request carries a grammar (`grammar`, `structured_outputs`
+    /// or `guided_grammar`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar: Option<bool>,
 }
 
 /// One scripted answer.
@@ -154,6 +169,12 @@ impl Rule {
         self.when.structured = Some(yes);
         self
     }
+    /// Only requests with (`true`) or without (`false`) a grammar.
+    pub fn grammar(mut self, yes: bool) -> Rule {
+        self.when.grammar = Some(yes);
+        self
+    }
+
     /// Only requests with (`true`) or without (`false`) `n > 1`.
     pub fn multi_n(mut self, yes: bool) -> Rule {
         self.when.multi_n = Some(yes);
@@ -174,6 +195,11 @@ impl Script {
     /// Append a rule.
     pub fn rule(mut self, r: Rule) -> Script {
         self.rules.push(r);
+        self
+    }
+    /// Serve `owner` as the `owned_by` of `GET /v1/models`.
+    pub fn owned_by(mut self, owner: impl Into<String>) -> Script {
+        self.owned_by = Some(owner.into());
         self
     }
     /// Set the answer for unmatched requests.
@@ -233,6 +259,7 @@ pub struct EmbeddingRule {
 pub(crate) struct RequestFacts<'a> {
     pub last_user: &'a str,
     pub structured: bool,
+    pub grammar: bool,
     pub n: usize,
 }
 
@@ -248,6 +275,7 @@ impl<'a> RequestFacts<'a> {
         RequestFacts {
             last_user,
             structured: body.get("response_format").is_some_and(|v| !v.is_null()),
+            grammar: ["grammar", "structured_outputs", "guided_grammar"].iter().any(|k| body.get(k).is_some_and(|v| !v.is_null())),
             n: body.get("n").and_then(Value::as_u64).unwrap_or(1).max(1) as usize,
         }
     }
@@ -258,6 +286,7 @@ impl Matcher {
         self.contains.iter().all(|s| f.last_user.contains(s.as_str()))
             && self.structured.map_or(true, |want| want == f.structured)
             && self.multi_n.map_or(true, |want| want == (f.n > 1))
+            && self.grammar.map_or(true, |want| want == f.grammar)
     }
 }
 
