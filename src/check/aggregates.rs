@@ -6,12 +6,12 @@
 //! `DISTINCT` aggregate do not depend on how often a row repeats and are
 //! never reported.
 
-use std::ops::ControlFlow;
-
 use sqlparser::ast::{
-    DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, OrderBy, OrderByKind, Query,
-    Select, SelectItem, Visit, Visitor,
+    DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, OrderBy, OrderByKind, Select,
+    SelectItem,
 };
+
+use crate::sql::analyze::{column_name, top_level_exprs};
 
 /// Aggregates whose value changes when a row is repeated.
 const COUNTING: &[&str] = &["sum", "avg", "count", "total", "group_concat", "string_agg", "array_agg", "listagg"];
@@ -62,105 +62,48 @@ pub fn first_arg_mut(f: &mut Function) -> Option<&mut Expr> {
 
 /// Instances read by the arguments of `f` (sorted, unique).
 pub fn instances_of(f: &Function, resolve: &Resolve<'_>) -> Vec<String> {
-    let mut v = Columns { resolve, depth: 0, out: Vec::new() };
-    let _ = f.args.visit(&mut v);
+    let mut out = Vec::new();
+    let mut hit = |e: &Expr| {
+        if let Expr::Identifier(_) | Expr::CompoundIdentifier(_) = e {
+            out.extend(column_name(e).and_then(|(q, c)| resolve(q.as_deref(), &c)));
+        }
+    };
+    top_level_exprs(&f.args, &mut hit);
     if let Some(filter) = &f.filter {
-        let _ = filter.visit(&mut v);
+        top_level_exprs(filter, &mut hit);
     }
-    let mut out = v.out;
     out.sort();
     out.dedup();
     out
 }
 
-struct Columns<'r, 'a> {
-    resolve: &'r Resolve<'a>,
-    depth: usize,
-    out: Vec<String>,
-}
-
-impl Visitor for Columns<'_, '_> {
-    type Break = ();
-    fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-        if self.depth > 0 {
-            return ControlFlow::Continue(());
-        }
-        let hit = match e {
-            Expr::Identifier(i) => (self.resolve)(None, &i.value.to_ascii_lowercase()),
-            Expr::CompoundIdentifier(p) if p.len() >= 2 => {
-                let n = p.len();
-                (self.resolve)(Some(&p[n - 2].value.to_ascii_lowercase()), &p[n - 1].value.to_ascii_lowercase())
-            }
-            _ => None,
-        };
-        if let Some(h) = hit {
-            self.out.push(h);
-        }
-        ControlFlow::Continue(())
-    }
-}
-
 /// Counting aggregates of one SELECT (projection, HAVING) and of its
 /// query's ORDER BY, in that order, at the top level (not inside subqueries).
 pub fn counting_aggregates(sel: &Select, order: Option<&OrderBy>, resolve: &Resolve<'_>) -> Vec<AggUse> {
-    let mut found = Found { resolve, depth: 0, clause: "SELECT", out: Vec::new() };
+    let mut out = Vec::new();
+    let mut found = |clause: &'static str, e: &Expr| {
+        top_level_exprs(e, |x| {
+            if let Expr::Function(f) = x {
+                if is_counting(f) {
+                    out.push(AggUse { text: f.to_string(), clause, instances: instances_of(f, resolve) });
+                }
+            }
+        })
+    };
     for item in &sel.projection {
         match item {
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                let _ = e.visit(&mut found);
-            }
-            SelectItem::ExprWithAliases { expr, .. } => {
-                let _ = expr.visit(&mut found);
-            }
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => found("SELECT", e),
+            SelectItem::ExprWithAliases { expr, .. } => found("SELECT", expr),
             _ => {}
         }
     }
-    found.clause = "HAVING";
     if let Some(h) = &sel.having {
-        let _ = h.visit(&mut found);
+        found("HAVING", h);
     }
-    found.clause = "ORDER BY";
     if let Some(OrderBy { kind: OrderByKind::Expressions(v), .. }) = order {
         for o in v {
-            let _ = o.expr.visit(&mut found);
+            found("ORDER BY", &o.expr);
         }
     }
-    found.out
-}
-
-struct Found<'r, 'a> {
-    resolve: &'r Resolve<'a>,
-    depth: usize,
-    clause: &'static str,
-    out: Vec<AggUse>,
-}
-
-impl Visitor for Found<'_, '_> {
-    type Break = ();
-    fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-        if self.depth == 0 {
-            if let Expr::Function(f) = e {
-                if is_counting(f) {
-                    self.out.push(AggUse { text: f.to_string(), clause: self.clause, instances: instances_of(f, self.resolve) });
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    }
+    out
 }

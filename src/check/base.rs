@@ -16,19 +16,22 @@
 //! filter, not a join (e.g. "clients in the same city as their datacenter"
 //! compares `CLIENT.loc_id = DATACENTER.loc_id` after joining them through
 //! the m:m path), and is not reported.
+//!
+//! Names are resolved by the one SQL scope resolver, the guard's and the
+//! analyser's ([`observe_selects`]): it hands over each SELECT's relations,
+//! equalities and column references; this module only judges them.
 
 use std::collections::{BTreeSet, VecDeque};
-use std::ops::ControlFlow;
 
-use sqlparser::ast::{
-    BinaryOperator, Expr, GroupByExpr, JoinConstraint, JoinOperator, ObjectName, OrderBy, OrderByKind, Query, Select,
-    SelectItem, SetExpr, Statement, TableFactor, TableWithJoins, Visit, Visitor,
-};
+use sqlparser::ast::{GroupByExpr, OrderBy, Select, Statement};
 use sqlparser::parser::Parser;
 
 use super::aggregates::counting_aggregates;
 use crate::error::{Error, Result};
 use crate::graph::{RelId, SchemaGraph, TableId};
+use crate::sql::analyze::{
+    column_name, observe_selects, ColumnOutcome, ColumnUse, Equality, ScopeColumn, SelectObserver, SelectScope,
+};
 use crate::sql::guard::parser_dialect;
 use crate::types::grain::multipliers;
 pub use crate::types::check::{CheckReport, Finding, FindingKind};
@@ -47,8 +50,7 @@ pub fn check_sql(graph: &SchemaGraph, sql: &str, dialect: Dialect) -> Result<Che
         return Err(Error::Sql(format!("expected exactly one SELECT query, found {} statement(s)", stmts.len())));
     };
     let mut c = Checker { graph, dialect, findings: Vec::new(), tables: BTreeSet::new() };
-    let root = Scope { parent: None, ctes: Vec::new(), rels: Vec::new(), aliases: Vec::new() };
-    c.query(q, &root);
+    observe_selects(q, dialect, graph.model(), &mut c);
     let mut seen = BTreeSet::new();
     let findings = c.findings.into_iter().filter(|f| seen.insert(f.clone())).collect();
     Ok(CheckReport { model: graph.model().name.clone(), tables: c.tables.into_iter().collect(), findings })
@@ -57,47 +59,14 @@ pub fn check_sql(graph: &SchemaGraph, sql: &str, dialect: Dialect) -> Result<Che
 /// A relation of one SELECT's FROM clause.
 #[derive(Debug, Clone)]
 struct Rel {
-    /// Alias, or the table name (lower-cased).
-    name: String,
     /// As written, for messages.
     display: String,
     /// The model table, for base tables.
     table: Option<TableId>,
 }
 
-struct Scope<'p> {
-    parent: Option<&'p Scope<'p>>,
-    /// CTE names visible here (lower-cased).
-    ctes: Vec<String>,
-    rels: Vec<Rel>,
-    /// Select-list aliases.
-    aliases: Vec<String>,
-}
-
-impl Scope<'_> {
-    fn has_cte(&self, n: &str) -> bool {
-        self.ctes.iter().any(|c| c == n) || self.parent.is_some_and(|p| p.has_cte(n))
-    }
-}
-
-/// A column reference resolved to a relation: how many scopes up, which
-/// relation there, the column (lower-cased).
-#[derive(Debug, Clone)]
-struct Col {
-    up: usize,
-    rel: usize,
-    col: String,
-    display: String,
-}
-
-/// A column equality of an ON or WHERE conjunct.
-#[derive(Debug, Clone)]
-struct Equality {
-    a: Col,
-    b: Col,
-    clause: String,
-    text: String,
-}
+/// `lookup` of [`SelectObserver::select`]: a column resolved in the SELECT's scope.
+type Lookup<'a> = dyn Fn(Option<&str>, &str) -> Option<ScopeColumn> + 'a;
 
 struct Checker<'g> {
     graph: &'g SchemaGraph,
@@ -106,28 +75,31 @@ struct Checker<'g> {
     tables: BTreeSet<String>,
 }
 
-fn lower(i: &sqlparser::ast::Ident) -> String {
-    i.value.to_ascii_lowercase()
-}
-
-fn last_name(n: &ObjectName) -> Option<&sqlparser::ast::Ident> {
-    n.0.last().and_then(|p| p.as_ident())
-}
-
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Nested(x) => strip(x),
-        other => other,
+/// The order `lucy check` reports names in: a SELECT's ON conditions, then
+/// its clauses as written; `None` for clauses it does not check.
+fn clause_rank(clause: &str) -> Option<usize> {
+    if clause.starts_with("JOIN ") {
+        return Some(0);
     }
+    ["SELECT", "WHERE", "GROUP BY", "HAVING", "ORDER BY"].iter().position(|c| *c == clause).map(|i| i + 1)
 }
 
-fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-    match strip(e) {
-        Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
-            split_and(left, out);
-            split_and(right, out);
+impl SelectObserver for Checker<'_> {
+    /// One SELECT (after the ones inside it): its tables, the names in its
+    /// clauses, then its join graph.
+    fn select(&mut self, s: &Select, order: Option<&OrderBy>, scope: &SelectScope, columns: &[ColumnUse], lookup: &Lookup<'_>) {
+        let rels: Vec<Rel> = scope
+            .relations
+            .iter()
+            .map(|r| Rel { display: r.display.clone(), table: r.table.as_deref().and_then(|t| self.table(t, &r.written)) })
+            .collect();
+        let mut named: Vec<(usize, &ColumnUse)> =
+            columns.iter().filter_map(|u| Some((clause_rank(u.clause.as_deref()?)?, u))).collect();
+        named.sort_by_key(|(rank, _)| *rank);
+        for (_, u) in named {
+            self.check_name(u, scope);
         }
-        other => out.push(other),
+        self.joins(s, &rels, &scope.equalities, &scope.links, order, lookup);
     }
 }
 
@@ -136,346 +108,97 @@ impl<'g> Checker<'g> {
         self.findings.push(Finding { kind, clause: clause.to_string(), message, hint });
     }
 
-    fn query(&mut self, q: &Query, parent: &Scope) {
-        let mut scope = Scope { parent: Some(parent), ctes: Vec::new(), rels: Vec::new(), aliases: Vec::new() };
-        if let Some(with) = &q.with {
-            for cte in &with.cte_tables {
-                scope.ctes.push(lower(&cte.alias.name));
-                self.query(&cte.query, &scope);
-            }
+    /// The model table of a FROM relation (lower-cased `name`, `written` as
+    /// written), reported when it is unknown or forbidden.
+    fn table(&mut self, name: &str, written: &str) -> Option<TableId> {
+        let Some(t) = self.graph.table_id(name) else {
+            let names = self.graph.model().tables.iter().map(|t| t.name.as_str());
+            let hint = match crate::model::closest(written, names) {
+                Some(c) => format!("did you mean {c}?"),
+                None => "use a table of the model (`lucy model show`)".into(),
+            };
+            self.add(FindingKind::UnknownTable, "FROM", format!("table `{written}` is not in model {}", self.graph.model().name), hint);
+            return None;
+        };
+        self.tables.insert(self.graph.name(t).to_string());
+        if self.graph.forbidden_tables().contains(&t) {
+            self.add(
+                FindingKind::ForbiddenTable,
+                "FROM",
+                format!("table {} is forbidden by the model's constraints", self.graph.name(t)),
+                "answer without it, or remove it from constraints.forbid_tables".into(),
+            );
         }
-        self.set_expr(&q.body, &scope, q.order_by.as_ref());
+        Some(t)
     }
 
-    fn set_expr(&mut self, body: &SetExpr, scope: &Scope, order: Option<&OrderBy>) {
-        match body {
-            SetExpr::Select(s) => self.select(s, scope, order),
-            SetExpr::Query(q) => self.query(q, scope),
-            SetExpr::SetOperation { left, right, .. } => {
-                self.set_expr(left, scope, None);
-                self.set_expr(right, scope, None);
+    /// An unknown column, reported with the closest known name.
+    fn check_name(&mut self, u: &ColumnUse, scope: &SelectScope) {
+        let Some(clause) = u.clause.as_deref() else { return };
+        let col = u.column.to_ascii_lowercase();
+        match (&u.qualifier, &u.outcome) {
+            (Some(q), ColumnOutcome::NotInRelation { relation, catalog: true, display }) => {
+                let Some(t) = self.graph.table_id(relation) else { return };
+                let table = self.graph.table(t);
+                let hint = match crate::model::closest(&col, table.columns.iter().map(|c| c.name.as_str())) {
+                    Some(c) => format!("did you mean {display}.{c}?"),
+                    None => format!("{} has columns {}", table.name, column_list(table)),
+                };
+                let message = format!("`{q}.{}`: {} has no column `{col}`", u.column, table.name);
+                self.add(FindingKind::UnknownColumn, clause, message, hint);
+            }
+            // Not a relation in scope: maybe `schema.table.col` or a struct
+            // field; only report when it names nothing the model knows.
+            (Some(q), ColumnOutcome::NoSuchQualifier) => {
+                let written = format!("{q}.{}", u.column);
+                let q = q.to_ascii_lowercase();
+                if self.graph.table_id(&q).is_some() {
+                    self.add(
+                        FindingKind::UnknownColumn,
+                        clause,
+                        format!("`{written}`: table {q} is not in this query's FROM clause"),
+                        format!("add {q} to FROM (joined by a declared relationship) or use the alias it has there"),
+                    );
+                } else {
+                    self.add(
+                        FindingKind::UnknownColumn,
+                        clause,
+                        format!("`{written}`: no relation `{q}` in the FROM clause"),
+                        "qualify the column with a table or alias of the FROM clause".into(),
+                    );
+                }
+            }
+            (None, ColumnOutcome::NotFound) => {
+                let g = self.graph;
+                let in_scope: Vec<&str> = scope
+                    .tables_in_scope
+                    .iter()
+                    .filter_map(|t| g.table_id(t))
+                    .flat_map(|t| g.table(t).columns.iter().map(|c| c.name.as_str()))
+                    .collect();
+                // SQLite (and MySQL without ANSI_QUOTES) read a double-quoted
+                // name that is no column as a string literal: valid, if fragile.
+                if in_scope.is_empty() || (u.quoted && matches!(self.dialect, Dialect::Sqlite | Dialect::Mysql)) {
+                    return;
+                }
+                let mut hint = match crate::model::closest(&col, in_scope.iter().copied()) {
+                    Some(c) => format!("did you mean {c}?"),
+                    None => "use a column of the tables in FROM".into(),
+                };
+                if u.quoted {
+                    hint.push_str(" (\"text\" is a name here: string literals take single quotes)");
+                }
+                self.add(FindingKind::UnknownColumn, clause, format!("column `{}` is not a column of any table in FROM", u.column), hint);
             }
             _ => {}
         }
     }
 
-    fn select(&mut self, s: &Select, parent: &Scope, order: Option<&OrderBy>) {
-        let mut scope = Scope { parent: Some(parent), ctes: Vec::new(), rels: Vec::new(), aliases: Vec::new() };
-        let mut conds: Vec<(String, &Expr)> = Vec::new();
-        let mut using: Vec<(String, usize, usize, String)> = Vec::new();
-        for twj in &s.from {
-            self.from_item(twj, &mut scope, &mut conds, &mut using);
-        }
-        scope.aliases = s
-            .projection
-            .iter()
-            .filter_map(|p| match p {
-                SelectItem::ExprWithAlias { alias, .. } => Some(lower(alias)),
-                _ => None,
-            })
-            .collect();
-        // Names (and subqueries) everywhere in the SELECT.
-        for (clause, e) in &conds {
-            self.walk(*e, &scope, clause);
-        }
-        for item in &s.projection {
-            match item {
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => self.walk(e, &scope, "SELECT"),
-                SelectItem::ExprWithAliases { expr, .. } => self.walk(expr, &scope, "SELECT"),
-                _ => {}
-            }
-        }
-        if let Some(w) = &s.selection {
-            self.walk(w, &scope, "WHERE");
-        }
-        if let GroupByExpr::Expressions(v, _) = &s.group_by {
-            for e in v {
-                self.walk(e, &scope, "GROUP BY");
-            }
-        }
-        if let Some(h) = &s.having {
-            self.walk(h, &scope, "HAVING");
-        }
-        if let Some(OrderBy { kind: OrderByKind::Expressions(v), .. }) = order {
-            for o in v {
-                self.walk(&o.expr, &scope, "ORDER BY");
-            }
-        }
-        // Joins.
-        let mut eqs: Vec<Equality> = Vec::new();
-        let mut links: Vec<(usize, usize)> = Vec::new();
-        for (clause, e) in conds.iter().map(|(c, e)| (c.clone(), *e)).chain(s.selection.iter().map(|w| ("WHERE".to_string(), w))) {
-            let mut parts = Vec::new();
-            split_and(e, &mut parts);
-            for p in parts {
-                if let Expr::BinaryOp { left, op: BinaryOperator::Eq, right } = p {
-                    if let (Some(a), Some(b)) = (self.column(strip(left), &scope), self.column(strip(right), &scope)) {
-                        if (a.up, a.rel) != (b.up, b.rel) {
-                            eqs.push(Equality { a, b, clause: clause.clone(), text: p.to_string() });
-                        }
-                        continue;
-                    }
-                }
-                // Any other condition over two relations still links them
-                // (e.g. `a.x = b.y OR a.x = b.z`): not a cross join.
-                let mut cols = Cols { c: self, scope: &scope, depth: 0, out: Vec::new() };
-                let _ = p.visit(&mut cols);
-                let mut rels = cols.out;
-                rels.sort_unstable();
-                rels.dedup();
-                for w in rels.windows(2) {
-                    links.push((w[0], w[1]));
-                }
-            }
-        }
-        for (clause, l, r, col) in using {
-            let a = Col { up: 0, rel: l, col: col.clone(), display: format!("{}.{col}", scope.rels[l].display) };
-            let b = Col { up: 0, rel: r, col: col.clone(), display: format!("{}.{col}", scope.rels[r].display) };
-            let text = format!("USING ({col})");
-            eqs.push(Equality { a, b, clause, text });
-        }
-        self.joins(s, &scope, &eqs, &links, order);
-    }
-
-    fn from_item<'q>(
-        &mut self,
-        twj: &'q TableWithJoins,
-        scope: &mut Scope,
-        conds: &mut Vec<(String, &'q Expr)>,
-        using: &mut Vec<(String, usize, usize, String)>,
-    ) {
-        let first = scope.rels.len();
-        self.factor(&twj.relation, scope, conds, using);
-        for j in &twj.joins {
-            let before = scope.rels.len();
-            self.factor(&j.relation, scope, conds, using);
-            let right = scope.rels.get(before).map(|r| r.display.clone()).unwrap_or_default();
-            let clause = format!("JOIN {right} ON");
-            let constraint = match &j.join_operator {
-                JoinOperator::Join(c)
-                | JoinOperator::Inner(c)
-                | JoinOperator::Left(c)
-                | JoinOperator::LeftOuter(c)
-                | JoinOperator::Right(c)
-                | JoinOperator::RightOuter(c)
-                | JoinOperator::FullOuter(c)
-                | JoinOperator::CrossJoin(c)
-                | JoinOperator::Semi(c)
-                | JoinOperator::LeftSemi(c)
-                | JoinOperator::RightSemi(c)
-                | JoinOperator::Anti(c)
-                | JoinOperator::LeftAnti(c)
-                | JoinOperator::RightAnti(c)
-                | JoinOperator::StraightJoin(c) => Some(c),
-                _ => None,
-            };
-            match constraint {
-                Some(JoinConstraint::On(e)) => conds.push((clause, e)),
-                Some(JoinConstraint::Using(cols)) => {
-                    for c in cols.iter().filter_map(last_name) {
-                        let c = lower(c);
-                        let has = |i: usize| {
-                            scope.rels[i].table.map_or(true, |t| self.graph.table(t).column(&c).is_some())
-                        };
-                        let l = (first..before).rev().find(|&i| has(i));
-                        let r = (before..scope.rels.len()).find(|&i| has(i));
-                        if let (Some(l), Some(r)) = (l, r) {
-                            using.push((format!("JOIN {right} USING"), l, r, c));
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn factor<'q>(
-        &mut self,
-        tf: &'q TableFactor,
-        scope: &mut Scope,
-        conds: &mut Vec<(String, &'q Expr)>,
-        using: &mut Vec<(String, usize, usize, String)>,
-    ) {
-        match tf {
-            TableFactor::Table { name, alias, args, .. } => {
-                let Some(id) = last_name(name) else { return };
-                let tname = lower(id);
-                let display = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| id.value.clone());
-                let rel_name = alias.as_ref().map(|a| lower(&a.name)).unwrap_or_else(|| tname.clone());
-                let table = if args.is_some() || (name.0.len() == 1 && scope.has_cte(&tname)) {
-                    None
-                } else if let Some(t) = self.graph.table_id(&tname) {
-                    self.tables.insert(self.graph.name(t).to_string());
-                    if self.graph.forbidden_tables().contains(&t) {
-                        self.add(
-                            FindingKind::ForbiddenTable,
-                            "FROM",
-                            format!("table {} is forbidden by the model's constraints", self.graph.name(t)),
-                            "answer without it, or remove it from constraints.forbid_tables".into(),
-                        );
-                    }
-                    Some(t)
-                } else {
-                    let names = self.graph.model().tables.iter().map(|t| t.name.as_str());
-                    let hint = match crate::model::closest(&id.value, names) {
-                        Some(c) => format!("did you mean {c}?"),
-                        None => "use a table of the model (`lucy model show`)".into(),
-                    };
-                    self.add(FindingKind::UnknownTable, "FROM", format!("table `{}` is not in model {}", id.value, self.graph.model().name), hint);
-                    None
-                };
-                scope.rels.push(Rel { name: rel_name, display, table });
-            }
-            TableFactor::Derived { subquery, alias, .. } => {
-                self.query(subquery, scope);
-                let name = alias.as_ref().map(|a| lower(&a.name)).unwrap_or_default();
-                let display = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| "(subquery)".into());
-                scope.rels.push(Rel { name, display, table: None });
-            }
-            TableFactor::NestedJoin { table_with_joins, alias, .. } => {
-                self.from_item(table_with_joins, scope, conds, using);
-                if let Some(a) = alias {
-                    scope.rels.push(Rel { name: lower(&a.name), display: a.name.value.clone(), table: None });
-                }
-            }
-            _ => {
-                let display = tf.to_string();
-                scope.rels.push(Rel { name: String::new(), display, table: None });
-            }
-        }
-    }
-
-    /// Resolve a plain column reference through the scope chain.
-    fn column(&self, e: &Expr, scope: &Scope) -> Option<Col> {
-        let (qual, col, display) = match e {
-            Expr::Identifier(i) => (None, lower(i), i.value.clone()),
-            Expr::CompoundIdentifier(p) if p.len() >= 2 => {
-                let n = p.len();
-                (Some(lower(&p[n - 2])), lower(&p[n - 1]), format!("{}.{}", p[n - 2].value, p[n - 1].value))
-            }
-            _ => return None,
-        };
-        let mut up = 0;
-        let mut s = Some(scope);
-        while let Some(sc) = s {
-            match &qual {
-                Some(q) => {
-                    if let Some(i) = sc.rels.iter().rposition(|r| &r.name == q) {
-                        return Some(Col { up, rel: i, col, display });
-                    }
-                }
-                None => {
-                    if let Some(i) =
-                        sc.rels.iter().position(|r| r.table.is_some_and(|t| self.graph.table(t).column(&col).is_some()))
-                    {
-                        return Some(Col { up, rel: i, col, display });
-                    }
-                    if sc.aliases.contains(&col) || sc.rels.iter().any(|r| r.table.is_none()) {
-                        return None;
-                    }
-                }
-            }
-            up += 1;
-            s = sc.parent;
-        }
-        None
-    }
-
-    /// Check every name of `e` (and the subqueries in it) in `scope`.
-    fn walk(&mut self, e: &Expr, scope: &Scope, clause: &str) {
-        let mut v = Walk { c: self, scope, clause, depth: 0 };
-        let _ = e.visit(&mut v);
-    }
-
-    /// An unknown column, reported with the closest known name.
-    fn check_name(&mut self, e: &Expr, scope: &Scope, clause: &str) {
-        let (qual, col, written, quoted) = match e {
-            Expr::Identifier(i) => (None, lower(i), i.value.clone(), i.quote_style == Some('"')),
-            Expr::CompoundIdentifier(p) if p.len() >= 2 => {
-                let n = p.len();
-                (Some(lower(&p[n - 2])), lower(&p[n - 1]), format!("{}.{}", p[n - 2].value, p[n - 1].value), false)
-            }
-            _ => return,
-        };
-        if let Some(q) = &qual {
-            let mut s = Some(scope);
-            while let Some(sc) = s {
-                if let Some(r) = sc.rels.iter().rev().find(|r| &r.name == q) {
-                    let Some(t) = r.table else { return };
-                    let table = self.graph.table(t);
-                    if table.column(&col).is_none() {
-                        let hint = match crate::model::closest(&col, table.columns.iter().map(|c| c.name.as_str())) {
-                            Some(c) => format!("did you mean {}.{c}?", r.display),
-                            None => format!("{} has columns {}", table.name, column_list(table)),
-                        };
-                        self.add(FindingKind::UnknownColumn, clause, format!("`{written}`: {} has no column `{col}`", table.name), hint);
-                    }
-                    return;
-                }
-                s = sc.parent;
-            }
-            // Not a relation in scope: maybe `schema.table.col` or a struct
-            // field; only report when it names nothing the model knows.
-            if self.graph.table_id(q).is_some() {
-                self.add(
-                    FindingKind::UnknownColumn,
-                    clause,
-                    format!("`{written}`: table {q} is not in this query's FROM clause"),
-                    format!("add {q} to FROM (joined by a declared relationship) or use the alias it has there"),
-                );
-            } else {
-                self.add(
-                    FindingKind::UnknownColumn,
-                    clause,
-                    format!("`{written}`: no relation `{q}` in the FROM clause"),
-                    "qualify the column with a table or alias of the FROM clause".into(),
-                );
-            }
-            return;
-        }
-        let mut in_scope: Vec<&str> = Vec::new();
-        let mut s = Some(scope);
-        while let Some(sc) = s {
-            for r in &sc.rels {
-                match r.table {
-                    None => return,
-                    Some(t) => {
-                        let table = self.graph.table(t);
-                        if table.column(&col).is_some() {
-                            return;
-                        }
-                        in_scope.extend(table.columns.iter().map(|c| c.name.as_str()));
-                    }
-                }
-            }
-            if sc.aliases.contains(&col) {
-                return;
-            }
-            s = sc.parent;
-        }
-        if in_scope.is_empty() {
-            return;
-        }
-        // SQLite (and MySQL without ANSI_QUOTES) read a double-quoted name
-        // that is no column as a string literal: valid, if fragile.
-        if quoted && matches!(self.dialect, Dialect::Sqlite | Dialect::Mysql) {
-            return;
-        }
-        let mut hint = match crate::model::closest(&col, in_scope.iter().copied()) {
-            Some(c) => format!("did you mean {c}?"),
-            None => "use a column of the tables in FROM".into(),
-        };
-        if quoted {
-            hint.push_str(" (\"text\" is a name here: string literals take single quotes)");
-        }
-        self.add(FindingKind::UnknownColumn, clause, format!("column `{written}` is not a column of any table in FROM"), hint);
-    }
-
     /// The join graph of one SELECT: declared relationships, filters,
     /// undeclared joins, C3, C4, forbidden relationships, cross joins and
     /// fan-out.
-    fn joins(&mut self, s: &Select, scope: &Scope, eqs: &[Equality], links: &[(usize, usize)], order: Option<&OrderBy>) {
-        let n = scope.rels.len();
+    fn joins(&mut self, s: &Select, rels: &[Rel], eqs: &[Equality], links: &[(usize, usize)], order: Option<&OrderBy>, lookup: &Lookup<'_>) {
+        let n = rels.len();
         let g = self.graph;
         // Equalities grouped per relation pair (current scope only).
         let mut pairs: Vec<((usize, usize), Vec<&Equality>)> = Vec::new();
@@ -491,7 +214,7 @@ impl<'g> Checker<'g> {
         let mut edges: Vec<(usize, usize, Cardinality)> = Vec::new();
         let mut loose: Vec<(&Equality, Loose)> = Vec::new();
         for ((x, y), list) in &pairs {
-            let (tx, ty) = (scope.rels[*x].table, scope.rels[*y].table);
+            let (tx, ty) = (rels[*x].table, rels[*y].table);
             let (Some(tx), Some(ty)) = (tx, ty) else {
                 // A CTE or derived table: its columns are the query's own.
                 union(&mut uf, *x, *y);
@@ -542,8 +265,8 @@ impl<'g> Checker<'g> {
                 continue;
             }
             union(&mut uf, x, y);
-            let (tx, ty) = (scope.rels[x].table.unwrap_or(0), scope.rels[y].table.unwrap_or(0));
-            let (dx, dy) = (&scope.rels[x].display, &scope.rels[y].display);
+            let (tx, ty) = (rels[x].table.unwrap_or(0), rels[y].table.unwrap_or(0));
+            let (dx, dy) = (&rels[x].display, &rels[y].display);
             match kind {
                 Loose::Shared((t, c)) if g.is_lookup(t) => self.add(
                     FindingKind::LookupBridge,
@@ -601,7 +324,7 @@ impl<'g> Checker<'g> {
         }
         // C4 on lookup instances joined to two relations it alone connects.
         for l in 0..n {
-            let Some(tl) = scope.rels[l].table else { continue };
+            let Some(tl) = rels[l].table else { continue };
             if !g.is_lookup(tl) {
                 continue;
             }
@@ -618,8 +341,8 @@ impl<'g> Checker<'g> {
             for (i, &p) in nb.iter().enumerate() {
                 for &q in &nb[i + 1..] {
                     if p != q && find(&mut uf2, p) != find(&mut uf2, q) {
-                        let (dp, dq) = (&scope.rels[p].display, &scope.rels[q].display);
-                        let hint = match (scope.rels[p].table, scope.rels[q].table) {
+                        let (dp, dq) = (&rels[p].display, &rels[q].display);
+                        let hint = match (rels[p].table, rels[q].table) {
                             (Some(tp), Some(tq)) => self.path_hint(tp, tq),
                             _ => String::new(),
                         };
@@ -628,7 +351,7 @@ impl<'g> Checker<'g> {
                             "FROM",
                             format!(
                                 "{} is a lookup, and here it is the only link between {dp} and {dq}: rows that merely share a {} are related (C4)",
-                                scope.rels[l].display,
+                                rels[l].display,
                                 g.name(tl)
                             ),
                             hint,
@@ -640,21 +363,21 @@ impl<'g> Checker<'g> {
         }
         // C3: a junction joined to the same side twice.
         for j in 0..n {
-            let Some(tj) = scope.rels[j].table else { continue };
+            let Some(tj) = rels[j].table else { continue };
             let Some(junction) = g.junction_of(tj) else { continue };
             for side in junction.sides {
                 let k = edges
                     .iter()
                     .filter(|&&(a, b, _)| {
-                        (a == j && scope.rels[b].table == Some(side)) || (b == j && scope.rels[a].table == Some(side))
+                        (a == j && rels[b].table == Some(side)) || (b == j && rels[a].table == Some(side))
                     })
                     .count();
                 if k >= 2 {
                     self.add(
                         FindingKind::JunctionBypass,
                         "FROM",
-                        format!("junction {} is joined to {} twice: an m:m junction relates its two sides (C3)", scope.rels[j].display, g.name(side)),
-                        format!("join {} to {} once and to {} once", scope.rels[j].display, g.name(junction.sides[0]), g.name(junction.sides[1])),
+                        format!("junction {} is joined to {} twice: an m:m junction relates its two sides (C3)", rels[j].display, g.name(side)),
+                        format!("join {} to {} once and to {} once", rels[j].display, g.name(junction.sides[0]), g.name(junction.sides[1])),
                     );
                 }
             }
@@ -669,7 +392,7 @@ impl<'g> Checker<'g> {
                 _ => None,
             })
             .collect();
-        let bases: Vec<usize> = (0..n).filter(|&i| scope.rels[i].table.is_some()).collect();
+        let bases: Vec<usize> = (0..n).filter(|&i| rels[i].table.is_some()).collect();
         for &(a, b) in links {
             union(&mut uf, a, b);
         }
@@ -681,11 +404,11 @@ impl<'g> Checker<'g> {
         if comps.len() > 1 && !linked {
             let groups: Vec<String> = comps
                 .iter()
-                .map(|&c| bases.iter().filter(|&&i| comp[i] == c).map(|&i| scope.rels[i].display.clone()).collect::<Vec<_>>().join("+"))
+                .map(|&c| bases.iter().filter(|&&i| comp[i] == c).map(|&i| rels[i].display.clone()).collect::<Vec<_>>().join("+"))
                 .collect();
             let first = bases[0];
             let other = bases.iter().copied().find(|&i| comp[i] != comp[first]);
-            let hint = match (scope.rels[first].table, other.and_then(|i| scope.rels[i].table)) {
+            let hint = match (rels[first].table, other.and_then(|i| rels[i].table)) {
                 (Some(a), Some(b)) => self.declared_or_path(a, b),
                 _ => String::new(),
             };
@@ -699,8 +422,8 @@ impl<'g> Checker<'g> {
         // Correlated equalities (a subquery's table = an outer table).
         for e in eqs.iter().filter(|e| (e.a.up == 0) != (e.b.up == 0)) {
             let (inner, outer) = if e.a.up == 0 { (&e.a, &e.b) } else { (&e.b, &e.a) };
-            let ti = scope.rels[inner.rel].table;
-            let to = nth_scope(scope, outer.up).and_then(|s| s.rels.get(outer.rel)).and_then(|r| r.table);
+            let ti = rels[inner.rel].table;
+            let to = outer.table.as_deref().and_then(|t| g.table_id(t));
             let (Some(ti), Some(to)) = (ti, to) else { continue };
             if g.relationships_between(ti, to).into_iter().any(|r| matches_pair(g, r, ti, &inner.col, to, &outer.col)) {
                 continue;
@@ -724,40 +447,34 @@ impl<'g> Checker<'g> {
                 ),
             }
         }
-        self.fanout(s, scope, &edges, order);
+        self.fanout(s, rels, &edges, order, lookup);
     }
 
     /// Counting aggregates over rows the declared joins repeat.
-    fn fanout(&mut self, s: &Select, scope: &Scope, edges: &[(usize, usize, Cardinality)], order: Option<&OrderBy>) {
-        let n = scope.rels.len();
+    fn fanout(&mut self, s: &Select, rels: &[Rel], edges: &[(usize, usize, Cardinality)], order: Option<&OrderBy>, lookup: &Lookup<'_>) {
+        let n = rels.len();
         if n < 2 || edges.is_empty() {
             return;
         }
         let g = self.graph;
-        let resolve = |q: Option<&str>, c: &str| -> Option<String> {
-            let i = match q {
-                Some(q) => scope.rels.iter().rposition(|r| r.name == q)?,
-                None => scope.rels.iter().position(|r| r.table.is_some_and(|t| g.table(t).column(c).is_some()))?,
-            };
-            Some(i.to_string())
-        };
+        let resolve = |q: Option<&str>, c: &str| lookup(q, c).filter(|c| c.up == 0).map(|c| c.rel.to_string());
         let uses = counting_aggregates(s, order, &resolve);
         if uses.is_empty() {
             return;
         }
-        let junction: Vec<bool> = scope.rels.iter().map(|r| r.table.is_some_and(|t| g.junction_of(t).is_some())).collect();
+        let junction: Vec<bool> = rels.iter().map(|r| r.table.is_some_and(|t| g.junction_of(t).is_some())).collect();
         // Relations a GROUP BY fixes: their whole key is grouped on.
         let mut grouped: Vec<(usize, String)> = Vec::new();
         if let GroupByExpr::Expressions(v, _) = &s.group_by {
             for e in v {
-                if let Some(c) = self.column(strip(e), scope).filter(|c| c.up == 0) {
+                if let Some(c) = column_name(e).and_then(|(q, c)| lookup(q.as_deref(), &c)).filter(|c| c.up == 0) {
                     grouped.push((c.rel, c.col));
                 }
             }
         }
         let fixed: Vec<usize> = (0..n)
             .filter(|&i| {
-                scope.rels[i].table.is_some_and(|t| {
+                rels[i].table.is_some_and(|t| {
                     let pk = &g.table(t).primary_key;
                     !pk.is_empty() && pk.iter().all(|k| grouped.iter().any(|(r, c)| *r == i && c.eq_ignore_ascii_case(k)))
                 })
@@ -768,7 +485,7 @@ impl<'g> Checker<'g> {
             all.extend(&fixed);
             multipliers(n, edges, &junction, &all)
         };
-        let names = |v: &[usize]| v.iter().map(|&i| scope.rels[i].display.clone()).collect::<Vec<_>>().join(", ");
+        let names = |v: &[usize]| v.iter().map(|&i| rels[i].display.clone()).collect::<Vec<_>>().join(", ");
         for u in uses {
             let set: Vec<usize> = u.instances.iter().filter_map(|i| i.parse().ok()).collect();
             if set.is_empty() {
@@ -905,14 +622,6 @@ fn find(uf: &mut [usize], mut x: usize) -> usize {
     x
 }
 
-fn nth_scope<'a, 'p>(s: &'a Scope<'p>, up: usize) -> Option<&'a Scope<'p>> {
-    let mut cur: &Scope = s;
-    for _ in 0..up {
-        cur = cur.parent?;
-    }
-    Some(cur)
-}
-
 fn is_key(g: &SchemaGraph, t: TableId, col: &str) -> bool {
     let pk = &g.table(t).primary_key;
     pk.len() == 1 && pk[0].eq_ignore_ascii_case(col)
@@ -986,64 +695,6 @@ fn shared(a: &[(TableId, String)], b: &[(TableId, String)]) -> Option<(TableId, 
     a.iter().find(|x| b.contains(x)).cloned()
 }
 
-/// Walks one clause's expression: names at this level, subqueries handed
-/// back to the checker with this scope as their parent.
-struct Walk<'c, 'g, 's, 'p> {
-    c: &'c mut Checker<'g>,
-    scope: &'s Scope<'p>,
-    clause: &'s str,
-    depth: usize,
-}
-
-impl Visitor for Walk<'_, '_, '_, '_> {
-    type Break = ();
-    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-        if self.depth == 0 {
-            self.c.query(q, self.scope);
-        }
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-        if self.depth == 0 && matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
-            self.c.check_name(e, self.scope, self.clause);
-        }
-        ControlFlow::Continue(())
-    }
-}
-
 #[cfg(test)]
 #[path = "base_tests.rs"]
 mod tests;
-
-/// Relations (of the current scope) whose columns an expression reads.
-struct Cols<'c, 'g, 's, 'p> {
-    c: &'c Checker<'g>,
-    scope: &'s Scope<'p>,
-    depth: usize,
-    out: Vec<usize>,
-}
-
-impl Visitor for Cols<'_, '_, '_, '_> {
-    type Break = ();
-    fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-        if self.depth == 0 {
-            if let Some(c) = self.c.column(e, self.scope).filter(|c| c.up == 0) {
-                self.out.push(c.rel);
-            }
-        }
-        ControlFlow::Continue(())
-    }
-}

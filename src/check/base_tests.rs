@@ -169,3 +169,26 @@ fn every_ddo_gold_query_is_clean() {
     }
     assert!(dirty.is_empty(), "{}", dirty.join("\n"));
 }
+
+#[test]
+fn natural_joins_and_derived_columns_are_joins_not_cross_joins() {
+    // NATURAL JOIN pairs the shared column names (here `id`): a join the
+    // model does not declare, not a cross join.
+    let f = one("SELECT CLIENT.name FROM CLIENT NATURAL JOIN LOCATION");
+    assert_eq!((f.kind, f.clause.as_str()), (FindingKind::UndeclaredJoin, "NATURAL JOIN LOCATION"));
+    assert!(f.message.contains("USING (id)"), "{}", f.message);
+    // An unqualified column of a derived table relates it to the others.
+    let sql = "SELECT CLIENT.name FROM CLIENT, DATACENTER, (SELECT id AS lid FROM LOCATION) AS l \
+               WHERE CLIENT.loc_id = lid AND DATACENTER.loc_id = lid";
+    assert!(kinds(sql).is_empty(), "{:?}", kinds(sql));
+}
+
+#[test]
+fn a_name_no_relation_of_a_cte_query_has_is_reported() {
+    let sql = "WITH d AS (SELECT id, name FROM DATACENTER) SELECT d.name FROM d JOIN COMPUTE ON COMPUTE.dc_id = d.id WHERE nmae = 'x'";
+    let f = one(sql);
+    assert_eq!((f.kind, f.clause.as_str()), (FindingKind::UnknownColumn, "WHERE"));
+    assert!(f.hint.contains("name"), "{}", f.hint);
+    // A column of the CTE is found.
+    assert!(kinds("WITH d AS (SELECT id, name FROM DATACENTER) SELECT name FROM d").is_empty());
+}

@@ -15,11 +15,12 @@
 
 mod resolve;
 pub mod scope;
+mod walk;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use sqlparser::ast::{Query, Statement};
+use sqlparser::ast::{Expr, OrderBy, Query, Select, Statement};
 use sqlparser::dialect::{Dialect as SqlDialect, GenericDialect, MySqlDialect};
 use sqlparser::parser::Parser;
 
@@ -28,7 +29,10 @@ use crate::graph::SchemaGraph;
 use crate::types::{ColumnRef, DbModel, Dialect, ViewResult};
 
 use resolve::{lower_ref, split_ref, Analyzer, Catalog, OutputCol, ViewBase};
-pub use scope::{ColumnOutcome, ColumnUse, RelationTarget, RelationUse, Resolution};
+pub use scope::{
+    ColumnOutcome, ColumnUse, Equality, RelationTarget, RelationUse, Resolution, ScopeColumn, ScopeRelation, SelectScope,
+};
+pub use walk::{top_level_exprs, walk_top_level, TopLevel};
 
 /// An equality between columns of two different relations, ordered so that
 /// `left <= right` (lower-cased `table.column`).
@@ -116,6 +120,47 @@ pub fn resolve_scopes(query: &Query, dialect: Dialect, tables: &[(String, Vec<St
         .map(|(t, cols)| (t.to_ascii_lowercase(), cols.iter().map(|c| c.to_ascii_lowercase()).collect()))
         .collect();
     let mut a = Analyzer::new(Catalog::Tables(catalog), dialect);
+    a.top_level(query, None);
+    a.facts
+}
+
+/// A plain column reference's qualifier (the part before the column, if
+/// any) and column, lower-cased; `None` for any other expression.
+pub fn column_name(e: &Expr) -> Option<(Option<String>, String)> {
+    match e {
+        Expr::Nested(inner) => column_name(inner),
+        Expr::Identifier(i) => Some((None, i.value.to_ascii_lowercase())),
+        Expr::CompoundIdentifier(p) if p.len() >= 2 => {
+            let n = p.len();
+            Some((Some(p[n - 2].value.to_ascii_lowercase()), p[n - 1].value.to_ascii_lowercase()))
+        }
+        _ => None,
+    }
+}
+
+/// Told about every SELECT of a query as the scope resolver leaves it
+/// (after the SELECTs inside it): what `lucy check` judges joins and names
+/// on, so that it resolves nothing itself.
+pub trait SelectObserver {
+    /// `sel` with the ORDER BY of its query (when it is the query's body),
+    /// what the resolver found in it, the column references written in its
+    /// clauses, and `lookup`: a column (qualifier, name; lower-cased) resolved
+    /// in its scope, as the resolver resolves one.
+    fn select(
+        &mut self,
+        sel: &Select,
+        order: Option<&OrderBy>,
+        scope: &SelectScope,
+        columns: &[ColumnUse],
+        lookup: &dyn Fn(Option<&str>, &str) -> Option<ScopeColumn>,
+    );
+}
+
+/// [`resolve_scopes`] over a dbModel's tables, telling `observer` about
+/// every SELECT.
+pub fn observe_selects(query: &Query, dialect: Dialect, model: &DbModel, observer: &mut dyn SelectObserver) -> Resolution {
+    let mut a = Analyzer::new(Catalog::Model(model), dialect);
+    a.observer = Some(observer);
     a.top_level(query, None);
     a.facts
 }

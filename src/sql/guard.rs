@@ -178,7 +178,7 @@ fn check_against(sql: &str, allowed: &[(String, Vec<String>)], dialect: Dialect,
                 }
                 problems.push(msg);
             }
-            ColumnOutcome::NotInRelation { relation, catalog: true } => {
+            ColumnOutcome::NotInRelation { relation, catalog: true, .. } => {
                 let display = rels.get(relation).map(|(d, _)| d.to_string()).unwrap_or_else(|| relation.clone());
                 problems.push(format!(
                     "column `{written}` is not a column of {}; available: {}",

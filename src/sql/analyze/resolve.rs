@@ -9,15 +9,19 @@
 //! relation past it).
 
 use std::collections::{HashMap, HashSet};
-use std::ops::ControlFlow;
+use std::ops::{ControlFlow, Range};
 
 use sqlparser::ast::{
-    BinaryOperator, Distinct, Expr, Ident, JoinConstraint, JoinOperator, ObjectName, OrderByKind, Query, Select,
-    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableWithJoins, Visit, Visitor,
+    BinaryOperator, Distinct, Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, ObjectName, OrderBy, OrderByKind,
+    Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableWithJoins, Visit,
+    Visitor,
 };
 
-use super::scope::{ColumnOutcome, ColumnUse, RelationTarget, RelationUse, Resolution};
-use super::{JoinPair, QueryRefs};
+use super::scope::{
+    ColumnOutcome, ColumnUse, Equality, RelationTarget, RelationUse, Resolution, ScopeColumn, ScopeRelation, SelectScope,
+};
+use super::walk::{top_level_exprs, walk_top_level, TopLevel};
+use super::{JoinPair, QueryRefs, SelectObserver};
 use crate::types::{ColumnRef, DbModel, Dialect};
 
 pub(super) fn lower_ref(c: &ColumnRef) -> ColumnRef {
@@ -86,9 +90,19 @@ enum RelKind {
 struct Relation {
     /// Alias, or table name when unaliased (lower-case).
     name: String,
+    /// Alias or name as written, for messages.
+    display: String,
+    /// The table name's last part as written (empty for other sources).
+    written: String,
     /// Unique per occurrence: two aliases of one table are two instances.
     instance: usize,
     kind: RelKind,
+}
+
+impl Relation {
+    fn derived(name: String, display: String, instance: usize, out: Outputs) -> Self {
+        Relation { name, display, written: String::new(), instance, kind: RelKind::Derived(out) }
+    }
 }
 
 /// Name resolution context of one SELECT or one WITH list.
@@ -119,8 +133,26 @@ impl<'p> Scope<'p> {
 /// A resolved column reference.
 #[derive(Debug, Clone)]
 struct Resolved {
+    /// The base column it reads (none for a derived table's computed column).
     col: Option<ColumnRef>,
     instance: usize,
+    /// Where: `up` scopes out, relation `rel` there.
+    at: ScopeColumn,
+}
+
+/// The SELECT being walked: its number and the clause the walk is in.
+#[derive(Debug, Clone, Default)]
+struct Context {
+    select: Option<usize>,
+    clause: Option<String>,
+}
+
+/// What one SELECT gathers while it is walked.
+#[derive(Default)]
+struct Gathered {
+    scope: SelectScope,
+    /// USING / NATURAL equalities, listed after the ON and WHERE ones.
+    using: Vec<Equality>,
 }
 
 fn addr<T>(x: &T) -> usize {
@@ -134,6 +166,11 @@ pub(super) struct Analyzer<'m> {
     pub(super) facts: Resolution,
     next_instance: usize,
     view: Option<(String, Vec<OutputCol>)>,
+    pub(super) observer: Option<&'m mut dyn SelectObserver>,
+    context: Context,
+    /// The SELECTs being walked, innermost last.
+    selects: Vec<Gathered>,
+    next_select: usize,
 }
 
 impl<'m> Analyzer<'m> {
@@ -145,6 +182,10 @@ impl<'m> Analyzer<'m> {
             facts: Resolution::default(),
             next_instance: 0,
             view: None,
+            observer: None,
+            context: Context::default(),
+            selects: Vec::new(),
+            next_select: 0,
         }
     }
 
@@ -199,6 +240,13 @@ impl<'m> Analyzer<'m> {
 
     /// Analyze a (sub)query; returns its output columns.
     fn query(&mut self, q: &Query, parent: &Scope) -> Outputs {
+        let outer = std::mem::take(&mut self.context);
+        let out = self.query_in(q, parent);
+        self.context = outer;
+        out
+    }
+
+    fn query_in(&mut self, q: &Query, parent: &Scope) -> Outputs {
         self.facts.queries.insert(addr(q));
         let mut with_scope = Scope::child(parent);
         if let Some(with) = &q.with {
@@ -240,7 +288,7 @@ impl<'m> Analyzer<'m> {
             _ => Vec::new(),
         };
         let out = match &*q.body {
-            SetExpr::Select(s) => self.select(s, &with_scope, &order),
+            SetExpr::Select(s) => self.select(s, &with_scope, q.order_by.as_ref()),
             other => {
                 let out = self.set_expr(other, &with_scope);
                 // ORDER BY of a set operation names output columns (of any
@@ -249,7 +297,7 @@ impl<'m> Analyzer<'m> {
                 let mut all = self.branch_outputs(other, &with_scope);
                 all.open |= out.open;
                 let instance = self.instance();
-                outer.relations.push(Relation { name: String::new(), instance, kind: RelKind::Derived(all) });
+                outer.relations.push(Relation::derived(String::new(), String::new(), instance, all));
                 for e in &order {
                     self.expr(e, &outer);
                 }
@@ -287,7 +335,7 @@ impl<'m> Analyzer<'m> {
 
     fn set_expr(&mut self, body: &SetExpr, scope: &Scope) -> Outputs {
         match body {
-            SetExpr::Select(s) => self.select(s, scope, &[]),
+            SetExpr::Select(s) => self.select(s, scope, None),
             SetExpr::Query(q) => self.query(q, scope),
             SetExpr::SetOperation { left, right, .. } => {
                 self.refs.set_operation = true;
@@ -314,11 +362,60 @@ impl<'m> Analyzer<'m> {
         }
     }
 
-    fn select(&mut self, s: &Select, parent: &Scope, order: &[&Expr]) -> Outputs {
+    fn set_clause(&mut self, clause: Option<&str>) {
+        self.context.clause = clause.map(str::to_string);
+    }
+
+    /// One SELECT: walked (`select_in`), then what it gathered handed to
+    /// the observer.
+    fn select(&mut self, s: &Select, parent: &Scope, order_by: Option<&OrderBy>) -> Outputs {
+        let id = self.next_select;
+        self.next_select += 1;
+        self.selects.push(Gathered { scope: SelectScope { id, ..SelectScope::default() }, using: Vec::new() });
+        self.context = Context { select: Some(id), clause: None };
         let mut scope = Scope::child(parent);
-        let mut on_exprs: Vec<&Expr> = Vec::new();
+        let out = self.select_in(s, &mut scope, order_by);
+        let Some(Gathered { scope: mut facts, using }) = self.selects.pop() else { return out };
+        facts.equalities.extend(using);
+        facts.relations = scope
+            .relations
+            .iter()
+            .map(|r| ScopeRelation {
+                name: r.name.clone(),
+                display: r.display.clone(),
+                table: match &r.kind {
+                    RelKind::Base(t) => Some(t.clone()),
+                    RelKind::Derived(_) => None,
+                },
+                written: r.written.clone(),
+            })
+            .collect();
+        let mut sc = Some(&scope);
+        while let Some(x) = sc {
+            facts.tables_in_scope.extend(x.relations.iter().filter_map(|r| match &r.kind {
+                RelKind::Base(t) => Some(t.clone()),
+                RelKind::Derived(_) => None,
+            }));
+            sc = x.parent;
+        }
+        if let Some(observer) = self.observer.take() {
+            let columns: Vec<ColumnUse> = self.facts.columns.iter().filter(|u| u.select == Some(id)).cloned().collect();
+            let this = &*self;
+            let lookup = |q: Option<&str>, c: &str| this.lookup(q, c, &scope, false).0.map(|r| r.at);
+            observer.select(s, order_by, &facts, &columns, &lookup);
+            self.observer = Some(observer);
+        }
+        out
+    }
+
+    fn select_in(&mut self, s: &Select, scope: &mut Scope, order_by: Option<&OrderBy>) -> Outputs {
+        let order: Vec<&Expr> = match order_by.map(|o| &o.kind) {
+            Some(OrderByKind::Expressions(v)) => v.iter().map(|e| &e.expr).collect(),
+            _ => Vec::new(),
+        };
+        let mut on_exprs: Vec<(String, &Expr)> = Vec::new();
         for twj in &s.from {
-            self.from_item(twj, &mut scope, &mut on_exprs);
+            self.from_item(twj, scope, &mut on_exprs);
         }
         scope.select_aliases = s
             .projection
@@ -328,12 +425,16 @@ impl<'m> Analyzer<'m> {
                 _ => None,
             })
             .collect();
-        for e in &on_exprs {
-            self.join_condition(e, &scope);
+        let scope = &*scope;
+        for (clause, e) in &on_exprs {
+            self.set_clause(Some(clause));
+            self.join_condition(e, scope, clause);
         }
         if let Some(w) = &s.selection {
-            self.join_condition(w, &scope);
+            self.set_clause(Some("WHERE"));
+            self.join_condition(w, scope, "WHERE");
         }
+        self.set_clause(Some("SELECT"));
         let mut out = Outputs::default();
         for item in &s.projection {
             match item {
@@ -381,24 +482,38 @@ impl<'m> Analyzer<'m> {
         }
         // Everything else (GROUP BY, HAVING, QUALIFY, ORDER BY, windows, …):
         // the projection and FROM were handled above, so visit the rest.
-        for e in s.prewhere.iter().chain(s.having.iter()).chain(s.qualify.iter()) {
-            self.expr(e, &scope);
+        self.set_clause(None);
+        if let Some(e) = &s.prewhere {
+            self.expr(e, scope);
+        }
+        if let Some(e) = &s.having {
+            self.set_clause(Some("HAVING"));
+            self.expr(e, scope);
+            self.set_clause(None);
+        }
+        if let Some(e) = &s.qualify {
+            self.expr(e, scope);
         }
         if let Some(Distinct::On(exprs)) = &s.distinct {
             for e in exprs {
-                self.expr(e, &scope);
+                self.expr(e, scope);
             }
         }
-        self.exprs_in(&s.group_by, &scope);
-        self.exprs_in(&s.named_window, &scope);
+        if let GroupByExpr::Expressions(..) = &s.group_by {
+            self.set_clause(Some("GROUP BY"));
+        }
+        self.exprs_in(&s.group_by, scope);
+        self.set_clause(None);
+        self.exprs_in(&s.named_window, scope);
         self.exprs_in(&s.top, &scope);
         self.exprs_in(&s.sort_by, &scope);
         self.exprs_in(&s.cluster_by, &scope);
         self.exprs_in(&s.distribute_by, &scope);
         self.exprs_in(&s.connect_by, &scope);
         self.exprs_in(&s.lateral_views, &scope);
+        self.set_clause(Some("ORDER BY"));
         for e in order {
-            self.expr(e, &scope);
+            self.expr(e, scope);
         }
         out
     }
@@ -429,12 +544,16 @@ impl<'m> Analyzer<'m> {
         }
     }
 
-    fn from_item<'q>(&mut self, twj: &'q TableWithJoins, scope: &mut Scope, on_exprs: &mut Vec<&'q Expr>) {
+    /// One FROM item; its ON conditions go to `on_exprs`, each with its
+    /// clause (`JOIN <relation> ON`).
+    fn from_item<'q>(&mut self, twj: &'q TableWithJoins, scope: &mut Scope, on_exprs: &mut Vec<(String, &'q Expr)>) {
         let first = scope.relations.len();
         self.table_factor(&twj.relation, scope, on_exprs);
         for join in &twj.joins {
             let before = scope.relations.len();
             self.table_factor(&join.relation, scope, on_exprs);
+            let joined = scope.relations.get(before).map(|r| r.display.clone()).unwrap_or_default();
+            let on = format!("JOIN {joined} ON");
             let constraint = match &join.join_operator {
                 JoinOperator::Join(c)
                 | JoinOperator::Inner(c)
@@ -452,24 +571,26 @@ impl<'m> Analyzer<'m> {
                 | JoinOperator::RightAnti(c)
                 | JoinOperator::StraightJoin(c) => Some(c),
                 JoinOperator::AsOf { constraint, match_condition } => {
-                    on_exprs.push(match_condition);
+                    on_exprs.push((on.clone(), match_condition));
                     Some(constraint)
                 }
                 _ => None,
             };
             let (left, right) = (first..before, before..scope.relations.len());
             match constraint {
-                Some(JoinConstraint::On(e)) => on_exprs.push(e),
+                Some(JoinConstraint::On(e)) => on_exprs.push((on, e)),
                 Some(JoinConstraint::Using(cols)) => {
+                    let clause = format!("JOIN {joined} USING");
                     for c in cols.iter().filter_map(last_name) {
-                        self.using_pair(&c, scope, left.clone(), right.clone(), true);
+                        self.using_pair(&c, scope, (left.clone(), right.clone()), true, &clause);
                     }
                 }
                 Some(JoinConstraint::Natural) => {
+                    let clause = format!("NATURAL JOIN {joined}");
                     let names: Vec<String> =
                         right.clone().flat_map(|i| self.relation_columns(&scope.relations[i])).collect();
                     for c in names {
-                        self.using_pair(&c, scope, left.clone(), right.clone(), false);
+                        self.using_pair(&c, scope, (left.clone(), right.clone()), false, &clause);
                     }
                 }
                 _ => {}
@@ -501,31 +622,34 @@ impl<'m> Analyzer<'m> {
         }
     }
 
-    fn column_of(&self, r: &Relation, c: &str) -> Resolved {
-        let col = match &r.kind {
-            RelKind::Base(t) => Some(ColumnRef::new(t.clone(), c)),
-            RelKind::Derived(out) => out.cols.iter().find(|x| x.name == c).and_then(|x| x.source.clone()),
+    /// Column `c` of relation `rel` of a scope `up` scopes out.
+    fn column_of(&self, r: &Relation, c: &str, up: usize, rel: usize) -> Resolved {
+        let (col, table) = match &r.kind {
+            RelKind::Base(t) => (Some(ColumnRef::new(t.clone(), c)), Some(t.clone())),
+            RelKind::Derived(out) => (out.cols.iter().find(|x| x.name == c).and_then(|x| x.source.clone()), None),
         };
-        Resolved { col, instance: r.instance }
+        let display = if r.name.is_empty() { c.to_string() } else { format!("{}.{c}", r.display) };
+        Resolved { col, instance: r.instance, at: ScopeColumn { up, rel, table, col: c.to_string(), display } }
     }
 
-    /// `USING (c)` / NATURAL: pair the right relation's `c` with the last
-    /// left relation that has it. Without a model a base table is assumed to
-    /// have it (`assume`), which is what USING promises.
-    fn using_pair(&mut self, c: &str, scope: &Scope, left: std::ops::Range<usize>, right: std::ops::Range<usize>, assume: bool) {
-        let pick = |range: std::ops::Range<usize>| {
-            range.rev().find(|&i| self.has_column(&scope.relations[i], c).unwrap_or(assume))
-        };
-        let (Some(l), Some(r)) = (pick(left), pick(right)) else { return };
-        let a = self.column_of(&scope.relations[l], c);
-        let b = self.column_of(&scope.relations[r], c);
+    /// `USING (c)` / NATURAL: pair the first right relation that has `c`
+    /// with the last left one that has it. Without a model a base table is
+    /// assumed to have it (`assume`), which is what USING promises.
+    fn using_pair(&mut self, c: &str, scope: &Scope, (left, right): (Range<usize>, Range<usize>), assume: bool, clause: &str) {
+        let has = |i: &usize| self.has_column(&scope.relations[*i], c).unwrap_or(assume);
+        let (Some(l), Some(r)) = (left.rev().find(has), right.clone().find(has)) else { return };
+        let a = self.column_of(&scope.relations[l], c, 0, l);
+        let b = self.column_of(&scope.relations[r], c, 0, r);
         for x in [&a, &b] {
             if let Some(col) = &x.col {
                 self.refs.columns.insert(col.clone());
             }
         }
-        if let (Some(x), Some(y)) = (a.col, b.col) {
-            self.refs.join_pairs.insert(JoinPair::new(&x, &y));
+        if let (Some(x), Some(y)) = (&a.col, &b.col) {
+            self.refs.join_pairs.insert(JoinPair::new(x, y));
+        }
+        if let Some(g) = self.selects.last_mut() {
+            g.using.push(Equality { a: a.at, b: b.at, clause: clause.to_string(), text: format!("USING ({c})") });
         }
     }
 
@@ -534,7 +658,7 @@ impl<'m> Analyzer<'m> {
         self.facts.relations.push(RelationUse { written, target, defined_elsewhere });
     }
 
-    fn table_factor<'q>(&mut self, tf: &'q TableFactor, scope: &mut Scope, on_exprs: &mut Vec<&'q Expr>) {
+    fn table_factor<'q>(&mut self, tf: &'q TableFactor, scope: &mut Scope, on_exprs: &mut Vec<(String, &'q Expr)>) {
         self.facts.factors.insert(addr(tf));
         match tf {
             TableFactor::Table { name, alias, args, .. } => {
@@ -549,6 +673,8 @@ impl<'m> Analyzer<'m> {
                 };
                 let instance = self.instance();
                 let rel_name = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| tname.clone());
+                let as_written = name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.clone()).unwrap_or_default();
+                let display = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| as_written.clone());
                 if let Some(a) = args {
                     for arg in &a.args {
                         self.exprs_in(arg, scope);
@@ -574,21 +700,21 @@ impl<'m> Analyzer<'m> {
                     (RelKind::Derived(out), Some(a)) => RelKind::Derived(rename_outputs(out, a)),
                     (k, _) => k,
                 };
-                scope.relations.push(Relation { name: rel_name, instance, kind });
+                scope.relations.push(Relation { name: rel_name, display, written: as_written, instance, kind });
             }
             TableFactor::Derived { subquery, alias, .. } => {
                 let out = self.query(subquery, scope);
                 let instance = self.instance();
-                let (name, out) = match alias {
-                    Some(a) => (ident(&a.name), rename_outputs(out, a)),
-                    None => (String::new(), out),
+                let (name, display, out) = match alias {
+                    Some(a) => (ident(&a.name), a.name.value.clone(), rename_outputs(out, a)),
+                    None => (String::new(), "(subquery)".to_string(), out),
                 };
                 self.facts.relations.push(RelationUse {
                     written: String::new(),
                     target: RelationTarget::Derived,
                     defined_elsewhere: false,
                 });
-                scope.relations.push(Relation { name, instance, kind: RelKind::Derived(out) });
+                scope.relations.push(Relation::derived(name, display, instance, out));
             }
             TableFactor::NestedJoin { table_with_joins, alias } => {
                 let first = scope.relations.len();
@@ -607,24 +733,29 @@ impl<'m> Analyzer<'m> {
                         out.open |= o.open;
                     }
                     let instance = self.instance();
-                    scope.relations.push(Relation { name: ident(&a.name), instance, kind: RelKind::Derived(rename_outputs(out, a)) });
+                    let out = rename_outputs(out, a);
+                    scope.relations.push(Relation::derived(ident(&a.name), a.name.value.clone(), instance, out));
                 }
             }
             other => {
                 let text: String = other.to_string();
                 self.facts.relations.push(RelationUse {
                     written: text.clone(),
-                    target: RelationTarget::Unsupported(text),
+                    target: RelationTarget::Unsupported(text.clone()),
                     defined_elsewhere: false,
                 });
                 self.exprs_in(other, scope);
+                // Its columns are unknown, but they are in scope.
+                let instance = self.instance();
+                scope.relations.push(Relation::derived(String::new(), text, instance, Outputs::open()));
             }
         }
     }
 
-    /// Record join pairs from the AND-conjuncts of an ON/WHERE condition,
-    /// then every column reference in it.
-    fn join_condition(&mut self, e: &Expr, scope: &Scope) {
+    /// Record join pairs from the AND-conjuncts of an ON/WHERE condition
+    /// (and, for the SELECT, its equalities and links), then every column
+    /// reference in it.
+    fn join_condition(&mut self, e: &Expr, scope: &Scope, clause: &str) {
         let mut conjuncts = Vec::new();
         split_and(e, &mut conjuncts);
         for c in conjuncts {
@@ -635,7 +766,26 @@ impl<'m> Analyzer<'m> {
                             self.refs.join_pairs.insert(JoinPair::new(a, b));
                         }
                     }
+                    if let Some(g) = self.selects.last_mut().filter(|_| (l.at.up, l.at.rel) != (r.at.up, r.at.rel)) {
+                        g.scope.equalities.push(Equality { a: l.at, b: r.at, clause: clause.to_string(), text: c.to_string() });
+                    }
+                    continue;
                 }
+            }
+            // Any other condition over two relations still relates them
+            // (`a.x = b.y OR a.x = b.z`).
+            let mut rels = Vec::new();
+            top_level_exprs(c, |x| {
+                if let Some(r) = column_parts(x).and_then(|p| self.lookup_parts(&p, scope).0) {
+                    if r.at.up == 0 {
+                        rels.push(r.at.rel);
+                    }
+                }
+            });
+            rels.sort_unstable();
+            rels.dedup();
+            if let Some(g) = self.selects.last_mut() {
+                g.scope.links.extend(rels.windows(2).map(|w| (w[0], w[1])));
             }
         }
         self.expr(e, scope);
@@ -643,37 +793,53 @@ impl<'m> Analyzer<'m> {
 
     /// Resolve an expression if it is a plain column reference.
     fn column_expr(&mut self, e: &Expr, scope: &Scope) -> Option<Resolved> {
-        let (parts, quoted): (Vec<&Ident>, bool) = match e {
-            // SQLite reads an unresolvable "double-quoted" name as a string.
-            Expr::Identifier(i) => (vec![i], i.quote_style == Some('"')),
-            Expr::CompoundIdentifier(parts) if !parts.is_empty() => {
-                (parts.iter().collect(), parts.last().is_some_and(|i| i.quote_style == Some('"')))
-            }
-            _ => return None,
-        };
+        let p = column_parts(e)?;
         let first_time = self.facts.idents.insert(addr(e));
-        let n = parts.len();
-        let qualifier = (n >= 2).then(|| ident(parts[n - 2]));
-        let (resolved, outcome) =
-            self.resolve(qualifier.as_deref(), &ident(parts[n - 1]), scope, n == 1 && quoted);
+        let (mut resolved, outcome) = self.lookup_parts(&p, scope);
+        let n = p.parts.len();
+        let written = p.parts.iter().map(|i| i.value.as_str()).collect::<Vec<_>>().join(".");
+        if resolved.is_none() && !p.maybe_string && outcome != ColumnOutcome::Alias {
+            let name = match &p.qualifier {
+                Some(q) => format!("{q}.{}", p.column),
+                None => p.column.clone(),
+            };
+            self.refs.unresolved.insert(name);
+        }
+        if let Some(r) = &mut resolved {
+            r.at.display = match n {
+                1 => p.parts[0].value.clone(),
+                _ => format!("{}.{}", p.parts[n - 2].value, p.parts[n - 1].value),
+            };
+        }
         if first_time {
             self.facts.columns.push(ColumnUse {
-                written: parts.iter().map(|i| i.value.as_str()).collect::<Vec<_>>().join("."),
-                qualifier: (n >= 2).then(|| parts[n - 2].value.clone()),
-                column: parts[n - 1].value.clone(),
-                quoted,
+                written,
+                qualifier: (n >= 2).then(|| p.parts[n - 2].value.clone()),
+                column: p.parts[n - 1].value.clone(),
+                quoted: p.quoted,
                 outcome,
+                select: self.context.select,
+                clause: self.context.clause.clone(),
             });
         }
         resolved
     }
 
-    fn resolve(&mut self, qualifier: Option<&str>, col: &str, scope: &Scope, maybe_string: bool) -> (Option<Resolved>, ColumnOutcome) {
+    fn lookup_parts(&self, p: &ColumnParts, scope: &Scope) -> (Option<Resolved>, ColumnOutcome) {
+        self.lookup(p.qualifier.as_deref(), &p.column, scope, p.maybe_string)
+    }
+
+    /// What a column reference resolves to in `scope`, recording nothing:
+    /// the innermost scope that has the column wins; a scope with a relation
+    /// whose columns nobody knows stops the search (that relation may well
+    /// own it).
+    fn lookup(&self, qualifier: Option<&str>, col: &str, scope: &Scope, maybe_string: bool) -> (Option<Resolved>, ColumnOutcome) {
         let mut unknown = false;
-        let mut s = Some(scope);
+        let (mut s, mut up) = (Some(scope), 0);
         while let Some(sc) = s {
             if let Some(q) = qualifier {
-                if let Some(r) = sc.relations.iter().rev().find(|r| r.name == q) {
+                if let Some(i) = sc.relations.iter().rposition(|r| r.name == q) {
+                    let r = &sc.relations[i];
                     let outcome = match self.has_column(r, col) {
                         Some(true) => ColumnOutcome::Column,
                         None => ColumnOutcome::Unknown,
@@ -683,52 +849,51 @@ impl<'m> Analyzer<'m> {
                                 RelKind::Derived(_) => r.name.clone(),
                             },
                             catalog: matches!(r.kind, RelKind::Base(_)),
+                            display: r.display.clone(),
                         },
                     };
-                    return (Some(self.column_of(r, col)), outcome);
+                    return (Some(self.column_of(r, col, up, i)), outcome);
                 }
             } else {
                 // Several matches is an ambiguous query; attribute it to the
                 // first relation rather than drop it.
-                if let Some(r) = sc.relations.iter().find(|r| self.has_column(r, col) == Some(true)) {
-                    return (Some(self.column_of(r, col)), ColumnOutcome::Column);
+                if let Some(i) = sc.relations.iter().position(|r| self.has_column(r, col) == Some(true)) {
+                    return (Some(self.column_of(&sc.relations[i], col, up, i)), ColumnOutcome::Column);
                 }
                 if sc.select_aliases.iter().any(|a| a == col) {
                     return (None, ColumnOutcome::Alias);
                 }
-                unknown |= sc.relations.iter().any(|r| self.has_column(r, col).is_none());
+                if sc.relations.iter().any(|r| self.has_column(r, col).is_none()) {
+                    unknown = true;
+                    break;
+                }
             }
             s = sc.parent;
+            up += 1;
         }
         let miss = match (qualifier, unknown) {
             (Some(_), _) => ColumnOutcome::NoSuchQualifier,
             (None, true) => ColumnOutcome::Unknown,
             (None, false) => ColumnOutcome::NotFound,
         };
-        if maybe_string {
+        if maybe_string || qualifier.is_some() {
             return (None, miss);
         }
         // Nothing claims it and no model knows the table: in a scope with a
         // single base table, that table must own it.
-        if qualifier.is_none() {
-            let mut s = Some(scope);
-            while let Some(sc) = s {
-                if let [r @ Relation { kind: RelKind::Base(_), .. }] = sc.relations.as_slice() {
-                    if self.has_column(r, col).is_none() {
-                        return (Some(self.column_of(r, col)), miss);
-                    }
+        let (mut s, mut up) = (Some(scope), 0);
+        while let Some(sc) = s {
+            if let [r @ Relation { kind: RelKind::Base(_), .. }] = sc.relations.as_slice() {
+                if self.has_column(r, col).is_none() {
+                    return (Some(self.column_of(r, col, up, 0)), miss);
                 }
-                if !sc.relations.is_empty() {
-                    break;
-                }
-                s = sc.parent;
             }
+            if !sc.relations.is_empty() {
+                break;
+            }
+            s = sc.parent;
+            up += 1;
         }
-        let name = match qualifier {
-            Some(q) => format!("{q}.{col}"),
-            None => col.to_string(),
-        };
-        self.refs.unresolved.insert(name);
         (None, miss)
     }
 
@@ -749,9 +914,37 @@ impl<'m> Analyzer<'m> {
 
     /// Visit any AST node: columns it references, subqueries it contains.
     fn exprs_in<V: Visit>(&mut self, node: &V, scope: &Scope) {
-        let mut v = ExprVisitor { a: self, scope, depth: 0, done: HashSet::new() };
-        let _ = node.visit(&mut v);
+        walk_top_level(node, &mut ExprVisitor { a: self, scope, done: HashSet::new() });
     }
+}
+
+/// A plain column reference's parts: as written, its qualifier and column
+/// (lower-cased), whether it may be a string (SQLite reads an unresolvable
+/// "double-quoted" name as one).
+struct ColumnParts<'e> {
+    parts: Vec<&'e Ident>,
+    qualifier: Option<String>,
+    column: String,
+    quoted: bool,
+    maybe_string: bool,
+}
+
+fn column_parts(e: &Expr) -> Option<ColumnParts<'_>> {
+    let (parts, quoted): (Vec<&Ident>, bool) = match e {
+        Expr::Identifier(i) => (vec![i], i.quote_style == Some('"')),
+        Expr::CompoundIdentifier(parts) if !parts.is_empty() => {
+            (parts.iter().collect(), parts.last().is_some_and(|i| i.quote_style == Some('"')))
+        }
+        _ => return None,
+    };
+    let n = parts.len();
+    Some(ColumnParts {
+        qualifier: (n >= 2).then(|| ident(parts[n - 2])),
+        column: ident(parts[n - 1]),
+        quoted,
+        maybe_string: n == 1 && quoted,
+        parts,
+    })
 }
 
 /// The output name of an unaliased select item.
@@ -824,11 +1017,10 @@ impl Visitor for CteNames<'_> {
 }
 
 /// Walks expressions at depth 0 of one scope; subqueries are handed back
-/// to the analyzer with this scope as parent and skipped by the walk.
+/// to the analyzer with this scope as parent.
 struct ExprVisitor<'a, 'm, 's, 'p> {
     a: &'a mut Analyzer<'m>,
     scope: &'s Scope<'p>,
-    depth: usize,
     done: HashSet<*const Query>,
 }
 
@@ -849,26 +1041,14 @@ impl ExprVisitor<'_, '_, '_, '_> {
     }
 }
 
-impl Visitor for ExprVisitor<'_, '_, '_, '_> {
-    type Break = ();
-
-    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-        if self.depth == 0 && !self.done.contains(&(q as *const Query)) {
+impl TopLevel for ExprVisitor<'_, '_, '_, '_> {
+    fn query(&mut self, q: &Query) {
+        if !self.done.contains(&(q as *const Query)) {
             self.a.query(q, self.scope);
         }
-        self.depth += 1;
-        ControlFlow::Continue(())
     }
 
-    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-
-    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-        if self.depth > 0 {
-            return ControlFlow::Continue(());
-        }
+    fn expr(&mut self, e: &Expr) {
         match e {
             Expr::Identifier(_) | Expr::CompoundIdentifier(_) => {
                 if let Some(c) = self.a.column_expr(e, self.scope).and_then(|r| r.col) {
@@ -883,6 +1063,5 @@ impl Visitor for ExprVisitor<'_, '_, '_, '_> {
             },
             _ => {}
         }
-        ControlFlow::Continue(())
     }
 }

@@ -1,6 +1,7 @@
 //! Unit tests of `sql::analyze` on hand-made queries.
 
 use super::*;
+use sqlparser::ast::{OrderBy, Select};
 use crate::types::{Column, Join, JoinKind, SolveStatus, Table, ViewColumn};
 
 fn table(name: &str, cols: &[&str]) -> Table {
@@ -262,4 +263,57 @@ fn view_aliases_of_a_repeated_table_map_to_the_base_table() {
     // A table literally named like an alias stays itself.
     view.walk.push("races_2".into());
     assert_eq!(view_base_table(&view, "races_2"), "races_2");
+}
+
+/// Records what `observe_selects` reports, one line per SELECT.
+struct Seen(Vec<String>);
+
+impl SelectObserver for Seen {
+    fn select(
+        &mut self,
+        _sel: &Select,
+        order: Option<&OrderBy>,
+        scope: &SelectScope,
+        columns: &[ColumnUse],
+        lookup: &dyn Fn(Option<&str>, &str) -> Option<ScopeColumn>,
+    ) {
+        let rels: Vec<String> = scope.relations.iter().map(|r| format!("{}:{}", r.display, r.table.as_deref().unwrap_or("-"))).collect();
+        let eqs: Vec<String> =
+            scope.equalities.iter().map(|e| format!("[{}] {} ({}/{} {}/{})", e.clause, e.text, e.a.up, e.a.rel, e.b.up, e.b.rel)).collect();
+        let uses: Vec<String> =
+            columns.iter().map(|u| format!("{}@{}", u.written, u.clause.as_deref().unwrap_or("-"))).collect();
+        let name = lookup(None, "name").map(|c| format!("{}/{}", c.up, c.rel)).unwrap_or_default();
+        self.0.push(format!(
+            "#{} rels {} | eqs {} | links {:?} | uses {} | name {name} | order {}",
+            scope.id,
+            rels.join(","),
+            eqs.join(","),
+            scope.links,
+            uses.join(","),
+            order.is_some()
+        ));
+    }
+}
+
+#[test]
+fn observers_see_every_select_after_the_ones_inside_it() {
+    // Column uses come in the walk's order (ON, WHERE, then the select
+    // list), each with its clause; `up` counts scopes out (2: the outer
+    // SELECT, past the subquery's WITH scope).
+    let sql = "SELECT c.name FROM CLIENT c JOIN ACCOUNT a USING (id) JOIN LOAN l ON l.account_id = a.id \
+               WHERE c.id IN (SELECT client_id FROM ACCOUNT x WHERE x.district_id = c.district_id) \
+               AND (a.kind = 'x' OR l.amount > a.id) ORDER BY 1";
+    let q = parse_query(sql, Dialect::Sqlite).unwrap();
+    let mut seen = Seen(Vec::new());
+    observe_selects(&q, Dialect::Sqlite, &model(), &mut seen);
+    assert_eq!(
+        seen.0,
+        [
+            "#1 rels x:account | eqs [WHERE] x.district_id = c.district_id (0/0 2/0) | links [] \
+             | uses x.district_id@WHERE,c.district_id@WHERE,client_id@SELECT | name 2/0 | order false",
+            "#0 rels c:client,a:account,l:loan | eqs [JOIN l ON] l.account_id = a.id (0/2 0/1),[JOIN a USING] USING (id) (0/0 0/1) \
+             | links [(1, 2)] | uses l.account_id@JOIN l ON,a.id@JOIN l ON,c.id@WHERE,a.kind@WHERE,l.amount@WHERE,a.id@WHERE,c.name@SELECT \
+             | name 0/0 | order true",
+        ]
+    );
 }
