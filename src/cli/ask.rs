@@ -111,13 +111,7 @@ pub struct AskArgs {
 impl AskArgs {
     fn options(&self) -> AskOptions {
         AskOptions {
-            matching: MatchOptions {
-                samples: self.samples,
-                temperature: self.temperature,
-                min_votes: self.min_votes,
-                max_items: self.max_items,
-                restrict_core_tables: None,
-            },
+            matching: MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items),
             sql_temperature: self.temperature,
             stop_after: self.stop_after.map(Into::into),
             tables: self.tables.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),

@@ -14,18 +14,12 @@ use lucy::serve::{ServeOptions, TOKEN_ENV};
 /// Serve the planner over HTTP: JSON API, web page at `/`, `/openapi.json`.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// dbModel files, or directories whose *.json files are all dbModels;
-    /// every one is validated at start. A FILE.sqlite beside a model is its
-    /// database for `execute`.
-    #[arg(long, required = true, num_args = 1.., value_name = "DIR|FILE")]
-    pub models: Vec<PathBuf>,
+    #[command(flatten)]
+    pub served: Served,
     /// Address to listen on. Anything but loopback requires the bearer
     /// token LUCY_SERVE_TOKEN.
     #[arg(long, default_value = "127.0.0.1:8000")]
     pub addr: SocketAddr,
-    /// SQLite database of a model for `execute`, as NAME=PATH (repeatable).
-    #[arg(long = "db", value_name = "NAME=PATH")]
-    pub dbs: Vec<String>,
     /// Asks and views run at once; more get 429 Too Many Requests.
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub max_concurrent: usize,
@@ -42,18 +36,39 @@ pub struct ServeArgs {
     pub llm: LlmFlags,
 }
 
-pub fn run(args: ServeArgs, _ctx: Ctx) -> Result<i32> {
-    let mut dbs = Vec::new();
-    for d in &args.dbs {
-        let Some((name, path)) = d.split_once('=') else {
-            return Err(Error::Input(format!("--db `{d}`: use NAME=PATH (the model's name, its SQLite file)")));
-        };
-        dbs.push((name.trim().to_string(), PathBuf::from(path.trim())));
+/// What `lucy serve` and `lucy mcp` serve: the models and their databases.
+#[derive(Debug, clap::Args)]
+pub struct Served {
+    /// dbModel files, or directories whose *.json files are all dbModels;
+    /// every one is validated at start. A FILE.sqlite beside a model is its
+    /// database for `execute`.
+    #[arg(long, required = true, num_args = 1.., value_name = "DIR|FILE")]
+    pub models: Vec<PathBuf>,
+    /// SQLite database of a model for `execute`, as NAME=PATH (repeatable).
+    #[arg(long = "db", value_name = "NAME=PATH")]
+    pub dbs: Vec<String>,
+}
+
+impl Served {
+    /// The model files and the `--db` pairs (model name, SQLite file).
+    pub fn split(self) -> Result<(Vec<PathBuf>, Vec<(String, PathBuf)>)> {
+        let mut dbs = Vec::new();
+        for d in &self.dbs {
+            let Some((name, path)) = d.split_once('=') else {
+                return Err(Error::Input(format!("--db `{d}`: use NAME=PATH (the model's name, its SQLite file)")));
+            };
+            dbs.push((name.trim().to_string(), PathBuf::from(path.trim())));
+        }
+        Ok((self.models, dbs))
     }
+}
+
+pub fn run(args: ServeArgs, _ctx: Ctx) -> Result<i32> {
+    let (models, dbs) = args.served.split()?;
     let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.trim().is_empty());
     let opts = ServeOptions {
         addr: args.addr,
-        models: args.models,
+        models,
         dbs,
         token,
         max_concurrent: args.max_concurrent,

@@ -51,6 +51,12 @@ impl Default for MatchOptions {
 }
 
 impl MatchOptions {
+    /// Sampling and voting settings as a front end takes them (`lucy ask`,
+    /// `POST /v1/ask`), every core table offered.
+    pub fn sampled(samples: usize, temperature: f64, min_votes: usize, max_items: usize) -> Self {
+        MatchOptions { samples, temperature, min_votes, max_items, restrict_core_tables: None }
+    }
+
     /// Reject settings that can never keep anything.
     pub fn check(&self) -> Result<()> {
         if self.samples == 0 {

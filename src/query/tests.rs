@@ -3,7 +3,6 @@
 use super::*;
 use crate::llm::fake::FakeChat;
 use crate::sql::exec::SqlValue;
-use crate::types::{SolveStatus, ViewColumn};
 
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 
@@ -11,26 +10,15 @@ fn q1_view() -> ViewResult {
     let select = "SELECT CLIENT.id AS CLIENT_id, CLIENT.name AS CLIENT_name, DATACENTER.id AS DATACENTER_id, DATACENTER.name AS DATACENTER_name FROM DATACENTER JOIN COMPUTE ON DATACENTER.id = COMPUTE.dc_id JOIN RESOURCEPOOL ON COMPUTE.id = RESOURCEPOOL.compute_id JOIN RSPOOL2CLIENT ON RESOURCEPOOL.id = RSPOOL2CLIENT.rspool_id JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id";
     let body = crate::types::ViewBody { name: "lucy_view".into(), select: select.into() };
     let cols = [("CLIENT_id", "CLIENT", "id"), ("CLIENT_name", "CLIENT", "name"), ("DATACENTER_id", "DATACENTER", "id"), ("DATACENTER_name", "DATACENTER", "name")];
-    ViewResult {
-        status: SolveStatus::Optimal,
-        tables: vec![],
-        joins: vec![],
-        objective: 3.0,
-        path_length: 5,
-        solve_ms: 0.0,
-        view_name: "lucy_view".into(),
-        view_sql: body.create_sql(),
-        columns: cols.iter().map(|(a, t, c)| ViewColumn { alias: a.to_string(), table: t.to_string(), column: c.to_string(), description: None }).collect(),
-        walk: vec![],
-        ambiguities: vec![],
-        explanation: None,
-        n_bound: String::new(),
-        model_size: Default::default(),
-        relevant: vec![],
-        grain: Default::default(),
-        instances: vec![],
-        body: Some(body),
-    }
+    let columns: Vec<serde_json::Value> =
+        cols.iter().map(|(a, t, c)| serde_json::json!({"alias": a, "table": t, "column": c})).collect();
+    let mut view: ViewResult = serde_json::from_value(serde_json::json!({
+        "status": "optimal", "tables": [], "joins": [], "objective": 3.0, "path_length": 5, "solve_ms": 0.0,
+        "view_name": "lucy_view", "view_sql": body.create_sql(), "columns": columns, "walk": []
+    }))
+    .unwrap();
+    view.body = Some(body);
+    view
 }
 
 fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {

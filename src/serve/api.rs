@@ -411,13 +411,7 @@ impl AskBody {
             None
         };
         Ok(AskOptions {
-            matching: MatchOptions {
-                samples: self.samples,
-                temperature: self.temperature,
-                min_votes: self.min_votes,
-                max_items: self.max_items,
-                restrict_core_tables: None,
-            },
+            matching: MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items),
             sql_temperature: self.temperature,
             stop_after: self.stop_after,
             tables: trim(&self.tables),

@@ -238,6 +238,17 @@ fn exec_error(e: rusqlite::Error, timeout: Duration, engine_cap: i32) -> Error {
     Error::Db(e.to_string())
 }
 
+/// What a server runs for `sql` (trimmed, no trailing `;`): with the view,
+/// if any, inlined as a CTE (servers get no `CREATE VIEW`); and the view
+/// mode the result records (`cte` or `none`).
+pub(crate) fn server_sql(view: Option<ViewDef>, sql: &str) -> (String, &'static str) {
+    let sql = sql.trim().trim_end_matches(';');
+    match view {
+        Some(v) => (inline_as_cte(v.name, v.select, sql), "cte"),
+        None => (sql.to_string(), "none"),
+    }
+}
+
 pub(crate) fn inline_as_cte(name: &str, select: &str, sql: &str) -> String {
     let trimmed = sql.trim_start();
     if trimmed.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("WITH ")) {

@@ -2,7 +2,7 @@
 
 use super::*;
 use sqlparser::ast::{OrderBy, Select};
-use crate::types::{Column, Join, JoinKind, SolveStatus, Table, ViewColumn};
+use crate::types::{Column, Table};
 
 fn table(name: &str, cols: &[&str]) -> Table {
     Table {
@@ -204,37 +204,18 @@ fn bad_sql_is_a_clear_error() {
 
 #[test]
 fn view_columns_map_back_to_base_columns() {
-    let view = ViewResult {
-        status: SolveStatus::Optimal,
-        tables: vec!["CLIENT".into(), "ACCOUNT".into()],
-        joins: vec![Join {
-            left: "CLIENT".into(),
-            right: "ACCOUNT".into(),
-            kind: JoinKind::Inner,
-            on: vec![["CLIENT.id".into(), "ACCOUNT.client_id".into()]],
-            relationship: "r".into(),
-            pairs: vec![],
-            rel: None,
-        }],
-        objective: 0.0,
-        path_length: 2,
-        solve_ms: 0.0,
-        view_name: "lucy_view".into(),
-        view_sql: String::new(),
-        columns: vec![
-            ViewColumn { alias: "CLIENT_name".into(), table: "CLIENT".into(), column: "name".into(), description: None },
-            ViewColumn { alias: "ACCOUNT_kind".into(), table: "ACCOUNT".into(), column: "kind".into(), description: None },
+    // A view as `lucy view --json` writes it (no ids: read from its text).
+    let view: ViewResult = serde_json::from_value(serde_json::json!({
+        "status": "optimal", "tables": ["CLIENT", "ACCOUNT"],
+        "joins": [{"left": "CLIENT", "right": "ACCOUNT", "kind": "inner", "on": [["CLIENT.id", "ACCOUNT.client_id"]], "relationship": "r"}],
+        "objective": 0.0, "path_length": 2, "solve_ms": 0.0, "view_name": "lucy_view", "view_sql": "",
+        "columns": [
+            {"alias": "CLIENT_name", "table": "CLIENT", "column": "name"},
+            {"alias": "ACCOUNT_kind", "table": "ACCOUNT", "column": "kind"}
         ],
-        walk: vec![],
-        ambiguities: vec![],
-        explanation: None,
-        n_bound: String::new(),
-        model_size: Default::default(),
-        relevant: vec![],
-        grain: Default::default(),
-        instances: vec![],
-        body: None,
-    };
+        "walk": []
+    }))
+    .unwrap();
     let r = analyze_view_query("SELECT v.CLIENT_name FROM lucy_view v WHERE ACCOUNT_kind = 'x'", &view, None).unwrap();
     assert_eq!(tables(&r), ["account", "client"]);
     assert_eq!(cols(&r), ["account.client_id", "account.kind", "client.id", "client.name"]);

@@ -13,7 +13,7 @@ use mysql::{Conn, OptsBuilder, Value};
 
 use super::bound::Collector;
 use super::target::{Database, Server};
-use super::{inline_as_cte, ExecOptions, QueryRows, SqlValue, ViewDef};
+use super::{server_sql, ExecOptions, QueryRows, SqlValue, ViewDef};
 use crate::error::{Error, Result};
 
 /// MySQL's binary character set: such bytes are blobs, not text.
@@ -68,14 +68,7 @@ pub fn run(server: &Server, view: Option<ViewDef>, sql: &str, opts: &ExecOptions
     conn.query_drop("SET SESSION TRANSACTION READ ONLY")
         .and_then(|_| conn.query_drop("START TRANSACTION READ ONLY"))
         .map_err(|e| Error::Db(format!("cannot start a read-only transaction: {}", my_message(&e))))?;
-    let mut final_sql = sql.trim().trim_end_matches(';').to_string();
-    let view_mode = match view {
-        Some(v) => {
-            final_sql = inline_as_cte(v.name, v.select, &final_sql);
-            "cte"
-        }
-        None => "none",
-    };
+    let (final_sql, view_mode) = server_sql(view, sql);
     let result = fetch(&mut conn, &final_sql, opts);
     // Nothing of this session stays, whatever happened.
     let _ = conn.query_drop("ROLLBACK");

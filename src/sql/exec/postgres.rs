@@ -13,7 +13,7 @@ use postgres::{Client, Config, NoTls};
 
 use super::bound::Collector;
 use super::target::{Database, Server};
-use super::{inline_as_cte, ExecOptions, QueryRows, SqlValue, ViewDef};
+use super::{server_sql, ExecOptions, QueryRows, SqlValue, ViewDef};
 use crate::error::{Error, Result};
 
 /// Rows fetched per round trip.
@@ -76,14 +76,7 @@ pub fn run(server: &Server, view: Option<ViewDef>, sql: &str, opts: &ExecOptions
         setup.push_str(&format!("; SET LOCAL search_path TO \"{}\"", schema.replace('"', "\"\"")));
     }
     tx.batch_execute(&setup).map_err(|e| Error::Db(format!("cannot set the statement timeout: {}", pg_message(&e))))?;
-    let mut final_sql = sql.trim().trim_end_matches(';').to_string();
-    let view_mode = match view {
-        Some(v) => {
-            final_sql = inline_as_cte(v.name, v.select, &final_sql);
-            "cte"
-        }
-        None => "none",
-    };
+    let (final_sql, view_mode) = server_sql(view, sql);
     let stmt = tx.prepare(&final_sql).map_err(|e| query_error(&e, opts))?;
     let columns: Vec<String> = stmt.columns().iter().map(|c| c.name().to_string()).collect();
     // Columns lucy cannot decode are cast to text by the server.
