@@ -87,6 +87,8 @@ fn random_schema(n: usize, seed: u64) -> DbModel {
                 cardinality: Cardinality::ManyToOne,
                 on: vec![[format!("{}_id", name(j).to_lowercase()), "id".into()]],
                 description: None,
+                role: None,
+                role_description: None,
             })
         })
         .collect();

@@ -45,6 +45,8 @@ impl Builder {
             cardinality: Cardinality::ManyToOne,
             on: vec![[col, "id".into()]],
             description: None,
+            role: None,
+            role_description: None,
         });
     }
 }

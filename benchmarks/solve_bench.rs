@@ -48,6 +48,8 @@ fn fk(from: &str, to: &str) -> Relationship {
         cardinality: Cardinality::ManyToOne,
         on: vec![[format!("{}_id", to.to_lowercase()), "id".into()]],
         description: None,
+        role: None,
+        role_description: None,
     }
 }
 

@@ -338,6 +338,8 @@ fn generate_view_matches_brute_force_on_random_models() {
                             cardinality: Cardinality::ManyToOne,
                             on: vec![[col, "id".into()]],
                             description: None,
+                            role: None,
+                            role_description: None,
                         });
                         pairs.push((a, b));
                     }
@@ -466,4 +468,201 @@ fn deepening_fallback_is_optimal_for_its_n() {
         assert!(sol.n_bound.contains("smallest feasible n") || sol.lower == 1, "{ctx}");
     }
     assert!(used > 40, "{used}");
+}
+
+/// Role instances (`TABLE@role`) on random dbModels with parallel
+/// relationships, self-relationships, lookups, m:m patterns and forbids,
+/// through `generate_view`, against the brute force above applied to the
+/// instance semantics: each role instance is one more relevant node joined
+/// only to its anchor (the other end of its relationship, or the table
+/// itself for a self-relationship). Also checks that each role instance is
+/// in the view once per walk visit, joined through its own relationship
+/// with the key on the right side, and that the view runs on SQLite.
+#[test]
+fn role_instances_match_brute_force_on_random_models() {
+    use lucy::graph::SchemaGraph;
+    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, Table, ViewRequest};
+    let mut rng = ChaCha8Rng::seed_from_u64(1717);
+    let (mut checked, mut infeasible, mut selfs) = (0, 0, 0);
+    for case in 0..250 {
+        let n = rng.random_range(2..=5);
+        let name = |i: usize| format!("T{i}");
+        let mut tables: Vec<Table> = (0..n)
+            .map(|i| Table {
+                name: name(i),
+                description: None,
+                primary_key: vec!["id".into()],
+                columns: vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }],
+            })
+            .collect();
+        let mut rels: Vec<Relationship> = Vec::new();
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        for a in 0..n {
+            for b in 0..n {
+                let p = if a == b { 0.2 } else { 0.3 };
+                if rng.random_bool(p) {
+                    let copies = if rng.random_bool(0.3) { 2 } else { 1 };
+                    for c in 0..copies {
+                        let col = format!("fk{b}_{c}");
+                        tables[a].columns.push(Column { name: col.clone(), sql_type: "INTEGER".into(), nullable: true, description: None });
+                        let r = rels.len();
+                        rels.push(Relationship {
+                            name: Some(format!("r{r}")),
+                            from: name(a),
+                            to: name(b),
+                            cardinality: Cardinality::ManyToOne,
+                            on: vec![[col, "id".into()]],
+                            description: None,
+                            role: rng.random_bool(0.5).then(|| format!("role{r}")),
+                            role_description: None,
+                        });
+                        pairs.push((a, b));
+                    }
+                }
+            }
+        }
+        if rels.is_empty() {
+            continue;
+        }
+        let between = |x: usize, y: usize| pairs.iter().filter(|&&(a, b)| (a, b) == (x, y) || (a, b) == (y, x)).count();
+        let mut patterns = Vec::new();
+        let mut mm = Vec::new();
+        if n >= 3 && rng.random_bool(0.3) {
+            let (k, i, j) = (rng.random_range(0..n), rng.random_range(0..n), rng.random_range(0..n));
+            if k != i && k != j && i != j && between(k, i) == 1 && between(k, j) == 1 {
+                patterns.push(Pattern::ManyToMany { junction: name(k), sides: [name(i), name(j)], relationships: None, description: None });
+                mm.push((k, i, j));
+            }
+        }
+        let lookups: Vec<usize> = (0..n).filter(|&i| rng.random_bool(0.2) && !mm.iter().any(|m| m.0 == i)).collect();
+        if !lookups.is_empty() {
+            patterns.push(Pattern::Lookup { tables: lookups.iter().map(|&i| name(i)).collect(), description: None });
+        }
+        let forbid_t: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.08)).collect();
+        let forbid_r: Vec<usize> = (0..rels.len()).filter(|_| rng.random_bool(0.08)).collect();
+        let requested: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.35)).collect();
+        // One to three role instances: (table, relationship), written by
+        // role name, relationship name or OTHER.column.
+        let mut roles: Vec<(usize, usize)> = Vec::new();
+        for _ in 0..rng.random_range(1..=3) {
+            let r = rng.random_range(0..rels.len());
+            let (a, b) = pairs[r];
+            let t = if rng.random_bool(0.7) { b } else { a };
+            if !roles.contains(&(t, r)) {
+                roles.push((t, r));
+            }
+        }
+        let spelled: Vec<String> = roles
+            .iter()
+            .map(|&(t, r)| match (&rels[r].role, rng.random_range(0..3)) {
+                (Some(role), 0) => format!("{}@{role}", name(t)),
+                (_, 1) => format!("{}@r{r}", name(t)),
+                _ => {
+                    // OTHER.column: the other end's join column (the `from` column of a self-relationship).
+                    let (a, b) = pairs[r];
+                    let (other, col) = if a == b || t == b { (a, &rels[r].on[0][0]) } else { (b, &rels[r].on[0][1]) };
+                    format!("{}@{}.{col}", name(t), name(other))
+                }
+            })
+            .collect();
+        let mut model = DbModel { name: format!("roles{case}"), tables, relationships: rels.clone(), patterns, ..Default::default() };
+        model.constraints.forbid_tables = forbid_t.iter().map(|&i| name(i)).collect();
+        model.constraints.forbid_relationships = forbid_r.iter().map(|&r| format!("r{r}")).collect();
+        let g = SchemaGraph::new(model.clone()).unwrap_or_else(|e| panic!("case {case}: {e}"));
+        let mut names: Vec<String> = requested.iter().map(|&i| name(i)).collect();
+        names.extend(spelled.iter().cloned());
+        let req = ViewRequest::new(names.clone());
+        let res = match lucy::solve::generate_view(&g, &req) {
+            Ok(r) => r,
+            // `Ta@Tb.id` names every parallel relationship from Ta to Tb:
+            // the error must say it is ambiguous.
+            Err(e) => {
+                assert!(e.to_string().contains("ambiguous"), "case {case}: {names:?}: {e}");
+                continue;
+            }
+        };
+
+        // The instance semantics as a plain walk problem: tables, then one node per role.
+        let allowed_rel = |r: usize| {
+            let (a, b) = pairs[r];
+            !forbid_r.contains(&r) && !forbid_t.contains(&a) && !forbid_t.contains(&b)
+        };
+        let mut edges: Vec<(usize, usize)> = (0..rels.len()).filter(|&r| allowed_rel(r) && pairs[r].0 != pairs[r].1).map(|r| pairs[r]).collect();
+        let mut relevant: Vec<usize> = requested.clone();
+        for (k, &(t, r)) in roles.iter().enumerate() {
+            let (a, b) = pairs[r];
+            let anchor = if a == t { b } else { a };
+            if allowed_rel(r) {
+                edges.push((anchor, n + k));
+            }
+            // The anchor is always in the view.
+            relevant.push(n + k);
+            relevant.push(anchor);
+        }
+        let inst = Inst { n: n + roles.len(), edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone() };
+        relevant.sort_unstable();
+        relevant.dedup();
+        let blocked = relevant.iter().any(|&t| t < n && forbid_t.contains(&t));
+        let bf = if blocked { None } else { inst.brute(N) };
+        let ctx = format!("case {case}: {model:?} requested {names:?} -> {res:?}");
+        match res.status {
+            SolveStatus::Infeasible => {
+                assert_eq!(bf, None, "{ctx}");
+                assert!(res.explanation.as_deref().is_some_and(|e| !e.is_empty()), "{ctx}");
+                infeasible += 1;
+            }
+            _ => {
+                assert_eq!(res.status, SolveStatus::Optimal, "{ctx}");
+                // Walk labels back to nodes: `Ti` or `Ti@…` (the k-th role's label).
+                let labels: Vec<String> = roles.iter().map(|&(t, r)| g.instance_label(t, Some(r))).collect();
+                let walk: Vec<usize> = res
+                    .walk
+                    .iter()
+                    .map(|w| match labels.iter().position(|l| l == w) {
+                        Some(k) => n + k,
+                        None => w[1..].parse().unwrap_or_else(|_| panic!("walk label {w} {ctx}")),
+                    })
+                    .collect();
+                assert!(inst.valid(&walk), "invalid walk {walk:?} {ctx}");
+                let got = inst.objective(&walk);
+                assert_eq!((res.objective as usize, res.path_length), got, "{ctx}");
+                match bf {
+                    Some(b) => {
+                        assert!(got <= b, "{ctx}");
+                        if got.1 <= N {
+                            assert_eq!(got, b, "{ctx}");
+                        }
+                    }
+                    None => assert!(got.1 > N, "brute force found nothing within {N} {ctx}"),
+                }
+                // Every role instance is in the view, joined through its relationship,
+                // the key on its own side.
+                for &(t, r) in &roles {
+                    let i = res.instances.iter().position(|x| x.table == t && x.role == Some(r)).unwrap_or_else(|| panic!("role ({t}, r{r}) missing {ctx}"));
+                    let alias = &res.instances[i].alias;
+                    let j = res.joins.iter().find(|j| (&j.left == alias || &j.right == alias) && j.rel == Some(r)).unwrap_or_else(|| panic!("no join for {alias} {ctx}"));
+                    let (a, b) = pairs[r];
+                    // The instance is the `to` end (holds `id`) unless it is the `from` end of a non-self relationship.
+                    let own_col = if a != b && t == a { rels[r].on[0][0].clone() } else { "id".to_string() };
+                    let side = if &j.left == alias { 0 } else { 1 };
+                    assert_eq!(j.on[0][side], format!("{alias}.{own_col}"), "{ctx}");
+                    if a == b {
+                        selfs += 1;
+                    }
+                }
+                for j in &res.joins {
+                    assert!(allowed_rel(j.rel.unwrap()), "{ctx}");
+                }
+                let db = rusqlite::Connection::open_in_memory().unwrap();
+                for t in &model.tables {
+                    let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.sql_type)).collect();
+                    db.execute_batch(&format!("CREATE TABLE {} ({});", t.name, cols.join(", "))).unwrap();
+                }
+                db.execute_batch(&res.view_sql).unwrap_or_else(|e| panic!("{e}: {ctx}"));
+                db.prepare("SELECT * FROM lucy_view").unwrap();
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 80 && infeasible > 10 && selfs > 10, "checked {checked}, infeasible {infeasible}, self-relationship roles {selfs}");
 }

@@ -200,6 +200,8 @@ fn add_fk(m: &mut DbModel, from: &str, column: &str, to: &str, name: &str) {
         cardinality: lucy::types::Cardinality::ManyToOne,
         on: vec![[column.into(), "id".into()]],
         description: None,
+        role: None,
+        role_description: None,
     });
 }
 
@@ -307,6 +309,7 @@ fn lookup_reached_from_two_tables_gets_two_instances() {
     let attrs = vec![g.names().column(id("LOCATION"), "city").unwrap()];
     let spec = lucy::view::ViewSpec {
         relevant: &relevant,
+        roles: &[],
         inner: &[],
         attributes: &attrs,
         forbidden_rels: &Default::default(),
@@ -357,4 +360,97 @@ fn ddo_model_has_the_patterns_the_goldens_rely_on() {
     let m = ddo_model();
     assert!(m.patterns.iter().any(|p| matches!(p, Pattern::Lookup { tables, .. } if tables.contains(&"LOCATION".to_string()))));
     assert!(m.patterns.iter().any(|p| matches!(p, Pattern::ManyToMany { junction, .. } if junction == "RSPOOL2CLIENT")));
+}
+
+/// ddo-20 ("clients using a resource pool hosted in a datacenter of their
+/// own city"): two LOCATION instances, the client's and the datacenter's,
+/// make "client city = datacenter city" a WHERE clause over the view. The
+/// view is pinned byte for byte and answers the question like the gold SQL.
+#[test]
+fn ddo20_two_location_roles() {
+    let g = ddo();
+    let mut r = req(&["CLIENT", "DATACENTER", "LOCATION@CLIENT", "LOCATION@DATACENTER.loc_id"]);
+    r.attributes = vec![ColumnRef::new("CLIENT", "name"), ColumnRef::new("DATACENTER", "name"), ColumnRef::new("LOCATION", "city")];
+    r.view_name = "v".into();
+    let v = solve(&g, &r);
+    assert_eq!(v.status, SolveStatus::Optimal);
+    assert_eq!((v.objective, v.path_length), (3.0, 7));
+    assert_eq!(
+        v.walk,
+        ["LOCATION@CLIENT.loc_id", "CLIENT", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER", "LOCATION@DATACENTER.loc_id"]
+    );
+    assert_eq!(v.relevant, ["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
+    let golden = "CREATE VIEW v AS
+SELECT
+  LOCATION_CLIENT.id AS LOCATION_CLIENT_id,
+  LOCATION_CLIENT.city AS LOCATION_CLIENT_city,
+  CLIENT.id AS CLIENT_id,
+  CLIENT.name AS CLIENT_name,
+  DATACENTER.id AS DATACENTER_id,
+  DATACENTER.name AS DATACENTER_name,
+  LOCATION_DATACENTER.id AS LOCATION_DATACENTER_id,
+  LOCATION_DATACENTER.city AS LOCATION_DATACENTER_city
+FROM LOCATION AS LOCATION_CLIENT
+  INNER JOIN CLIENT ON LOCATION_CLIENT.id = CLIENT.loc_id
+  INNER JOIN RSPOOL2CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id
+  INNER JOIN RESOURCEPOOL ON RSPOOL2CLIENT.rspool_id = RESOURCEPOOL.id
+  INNER JOIN COMPUTE ON RESOURCEPOOL.compute_id = COMPUTE.id
+  INNER JOIN DATACENTER ON COMPUTE.dc_id = DATACENTER.id
+  INNER JOIN LOCATION AS LOCATION_DATACENTER ON DATACENTER.loc_id = LOCATION_DATACENTER.id;";
+    assert_eq!(v.view_sql, golden);
+    let city = v.columns.iter().find(|c| c.alias == "LOCATION_DATACENTER_city").unwrap();
+    assert_eq!(
+        city.description.as_deref(),
+        Some("LOCATION joined through DATACENTER(loc_id)->LOCATION(id): Where a datacenter is. — City name.")
+    );
+    // The role instances are the view's instances, with their relationships.
+    let roles: Vec<(String, Option<String>)> =
+        v.instances.iter().map(|i| (i.alias.clone(), i.role.map(|r| g.relationship(r).id()))).collect();
+    assert_eq!(roles[0], ("LOCATION_CLIENT".to_string(), Some("CLIENT(loc_id)->LOCATION(id)".to_string())));
+    assert_eq!(roles[6], ("LOCATION_DATACENTER".to_string(), Some("DATACENTER(loc_id)->LOCATION(id)".to_string())));
+    // Same answer as the gold SQL of ddo-20 on the sample database.
+    let over_view = run_on_ddo(
+        &v.view_sql,
+        "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM v WHERE LOCATION_CLIENT_city = LOCATION_DATACENTER_city ORDER BY 1, 2",
+    );
+    let gold = run_on_ddo(
+        "SELECT 1;",
+        "SELECT DISTINCT CLIENT.name, DATACENTER.name FROM DATACENTER JOIN COMPUTE ON COMPUTE.dc_id = DATACENTER.id JOIN RESOURCEPOOL ON RESOURCEPOOL.compute_id = COMPUTE.id JOIN RSPOOL2CLIENT ON RSPOOL2CLIENT.rspool_id = RESOURCEPOOL.id JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id WHERE CLIENT.loc_id = DATACENTER.loc_id ORDER BY 1, 2",
+    );
+    assert!(!gold.is_empty(), "ddo-20 has answers on the sample database");
+    assert_eq!(over_view, gold);
+    // With the plain LOCATION instead, C4 keeps one LOCATION and the view cannot compare cities.
+    let plain = solve(&g, &req(&["CLIENT", "DATACENTER", "LOCATION"]));
+    assert_eq!(plain.tables.iter().filter(|t| t.starts_with("LOCATION")).count(), 1, "{:?}", plain.tables);
+}
+
+/// A role instance through a forbidden relationship cannot attach, and the
+/// explanation says which instance and why; an unknown role is an input
+/// error listing the table's relationships.
+#[test]
+fn role_instances_explain_per_instance_and_reject_unknown_roles() {
+    let mut m = ddo_model();
+    m.constraints.forbid_relationships = vec!["CLIENT(loc_id)->LOCATION(id)".into()];
+    let g = SchemaGraph::new(m).unwrap();
+    let v = solve(&g, &req(&["CLIENT", "LOCATION@CLIENT"]));
+    assert_eq!(v.status, SolveStatus::Infeasible);
+    let why = v.explanation.unwrap();
+    assert!(
+        why.contains("LOCATION@CLIENT.loc_id cannot attach: its relationship CLIENT(loc_id)->LOCATION(id) is forbidden"),
+        "{why}"
+    );
+    // With COMPUTE forbidden, DATACENTER (the instance's anchor) reaches
+    // CLIENT only through the LOCATION lookup (C4).
+    let mut m = ddo_model();
+    m.constraints.forbid_tables = vec!["COMPUTE".into()];
+    let g = SchemaGraph::new(m).unwrap();
+    let v = solve(&g, &req(&["CLIENT", "LOCATION@DATACENTER"]));
+    assert_eq!(v.status, SolveStatus::Infeasible);
+    let why = v.explanation.unwrap();
+    assert!(why.contains("CLIENT and DATACENTER can only be connected through lookup LOCATION (C4)"), "{why}");
+    let g = ddo();
+    let e = generate_view(&g, &req(&["LOCATION@PAYMENT"])).unwrap_err().to_string();
+    assert!(e.contains("no relationship of LOCATION is named by `PAYMENT`") && e.contains("DATACENTER(loc_id)->LOCATION(id)"), "{e}");
+    let e = generate_view(&g, &req(&["TAX@PAYAMOUNT"])).unwrap_err().to_string();
+    assert!(e.contains("inner table of the pattern rooted at PAYMENT"), "{e}");
 }

@@ -143,3 +143,126 @@ fn attrs_with_dots_resolve_the_same_in_view_and_ask() {
         assert!(err.contains("unknown column `unit.cost` in table PRODUCT") && err.contains("did you mean unit.price"), "{err}");
     }
 }
+
+/// A tiny staff model: EMPLOYEE with a self-relationship to its manager
+/// (role `manager`), two addresses per employee (home with a role, work
+/// without), and an isolated table.
+fn staff_model() -> serde_json::Value {
+    serde_json::json!({
+        "name": "staff",
+        "tables": [
+            {"name": "EMPLOYEE", "primary_key": ["id"], "columns": [
+                {"name": "id", "type": "INTEGER"}, {"name": "name", "type": "TEXT", "description": "Full name."},
+                {"name": "manager_id", "type": "INTEGER"}, {"name": "home_address_id", "type": "INTEGER"},
+                {"name": "work_address_id", "type": "INTEGER"}]},
+            {"name": "ADDRESS", "primary_key": ["id"], "columns": [
+                {"name": "id", "type": "INTEGER"}, {"name": "city", "type": "TEXT", "description": "City name."}]},
+            {"name": "ISLAND", "primary_key": ["id"], "columns": [{"name": "id", "type": "INTEGER"}]}
+        ],
+        "relationships": [
+            {"from": "EMPLOYEE", "to": "EMPLOYEE", "cardinality": "M:1", "on": [["manager_id", "id"]],
+             "role": "manager", "role_description": "the employee's manager"},
+            {"from": "EMPLOYEE", "to": "ADDRESS", "cardinality": "M:1", "on": [["home_address_id", "id"]],
+             "role": "home_address", "role_description": "where the employee lives"},
+            {"from": "EMPLOYEE", "to": "ADDRESS", "cardinality": "M:1", "on": [["work_address_id", "id"]]}
+        ]
+    })
+}
+
+fn staff_db(dir: &std::path::Path) -> (String, String) {
+    let model = dir.join("staff.json");
+    std::fs::write(&model, staff_model().to_string()).unwrap();
+    let db = dir.join("staff.sqlite");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "CREATE TABLE EMPLOYEE (id INTEGER PRIMARY KEY, name TEXT, manager_id INTEGER, home_address_id INTEGER, work_address_id INTEGER);
+         CREATE TABLE ADDRESS (id INTEGER PRIMARY KEY, city TEXT);
+         CREATE TABLE ISLAND (id INTEGER PRIMARY KEY);
+         INSERT INTO ADDRESS VALUES (1, 'Lyon'), (2, 'Paris'), (3, 'Nice');
+         INSERT INTO EMPLOYEE VALUES (1, 'Ada', NULL, 1, 2), (2, 'Bob', 1, 2, 2), (3, 'Cy', 1, 3, 1), (4, 'Di', 2, 2, 3);",
+    )
+    .unwrap();
+    (model.to_str().unwrap().to_string(), db.to_str().unwrap().to_string())
+}
+
+fn query(db: &str, view_sql: &str, q: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.sqlite");
+    std::fs::copy(db, &copy).unwrap();
+    let c = rusqlite::Connection::open(&copy).unwrap();
+    c.execute_batch(view_sql).unwrap_or_else(|e| panic!("{e}\n{view_sql}"));
+    let mut st = c.prepare(q).unwrap();
+    let rows = st.query_map([], |r| Ok((0..r.as_ref().column_count()).map(|i| r.get::<_, String>(i).unwrap()).collect::<Vec<_>>().join("|")));
+    rows.unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn self_join_view_of_a_manager_relationship_runs_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, db) = staff_db(dir.path());
+    let (code, out, err) = lucy(&["--json", "view", "--model", &model, "--tables", "EMPLOYEE,EMPLOYEE@manager", "--attrs", "EMPLOYEE.name", "--name", "v"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tables"], serde_json::json!(["EMPLOYEE", "EMPLOYEE_manager"]));
+    assert_eq!(v["walk"], serde_json::json!(["EMPLOYEE", "EMPLOYEE@manager"]));
+    assert_eq!(v["joins"][0]["on"], serde_json::json!([["EMPLOYEE.manager_id", "EMPLOYEE_manager.id"]]));
+    let sql = v["view_sql"].as_str().unwrap();
+    assert!(sql.contains("INNER JOIN EMPLOYEE AS EMPLOYEE_manager ON EMPLOYEE.manager_id = EMPLOYEE_manager.id"), "{sql}");
+    let col = v["columns"].as_array().unwrap().iter().find(|c| c["alias"] == "EMPLOYEE_manager_name").expect("manager's name");
+    assert_eq!(col["description"], "EMPLOYEE as manager: the employee's manager — Full name.");
+    // Employees with their managers (Ada has none: the walk's join is INNER).
+    let rows = query(&db, sql, "SELECT EMPLOYEE_name, EMPLOYEE_manager_name FROM v ORDER BY 1");
+    assert_eq!(rows, ["Bob|Ada", "Cy|Ada", "Di|Bob"]);
+    // The same instance written as OTHER.column, the other end of the walk first.
+    let (code, out, err) = lucy(&["--json", "view", "--model", &model, "--tables", "EMPLOYEE@EMPLOYEE.manager_id,EMPLOYEE", "--attrs", "EMPLOYEE.name", "--name", "v"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = query(&db, v["view_sql"].as_str().unwrap(), "SELECT EMPLOYEE_name, EMPLOYEE_manager_name FROM v ORDER BY 1");
+    assert_eq!(rows, ["Bob|Ada", "Cy|Ada", "Di|Bob"]);
+}
+
+#[test]
+fn two_address_roles_are_named_by_role_and_join_their_own_relationships() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, db) = staff_db(dir.path());
+    let (code, out, err) = lucy(&[
+        "--json", "view", "--model", &model, "--tables", "EMPLOYEE,ADDRESS@home_address,ADDRESS@EMPLOYEE.work_address_id",
+        "--attrs", "EMPLOYEE.name,ADDRESS.city", "--name", "v",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let tables: Vec<&str> = v["tables"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert_eq!(tables.len(), 3, "{tables:?}");
+    assert!(tables.contains(&"ADDRESS_home") && tables.contains(&"ADDRESS_work"), "{tables:?}");
+    assert!(!tables.contains(&"ADDRESS"), "the plain ADDRESS is not requested: {tables:?}");
+    let sql = v["view_sql"].as_str().unwrap();
+    let rows = query(&db, sql, "SELECT EMPLOYEE_name, ADDRESS_home_city, ADDRESS_work_city FROM v ORDER BY 1");
+    assert_eq!(rows, ["Ada|Lyon|Paris", "Bob|Paris|Paris", "Cy|Nice|Lyon", "Di|Paris|Nice"]);
+    // Who works in another city than they live in.
+    let rows = query(&db, sql, "SELECT EMPLOYEE_name FROM v WHERE ADDRESS_home_city <> ADDRESS_work_city ORDER BY 1");
+    assert_eq!(rows, ["Ada", "Cy", "Di"]);
+    // The human output shows the role instances in the walk.
+    let (code, out, _) = lucy(&["view", "--model", &model, "--tables", "EMPLOYEE,ADDRESS@home_address"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("walk: EMPLOYEE -> ADDRESS@home_address") || out.contains("walk: ADDRESS@home_address -> EMPLOYEE"), "{out}");
+}
+
+#[test]
+fn role_errors_and_per_instance_infeasibility() {
+    let dir = tempfile::tempdir().unwrap();
+    let (model, _) = staff_db(dir.path());
+    // ADDRESS@EMPLOYEE matches two relationships.
+    let (code, _, err) = lucy(&["view", "--model", &model, "--tables", "ADDRESS@EMPLOYEE"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ambiguous") && err.contains("EMPLOYEE(work_address_id)->ADDRESS(id)"), "{err}");
+    let (code, _, err) = lucy(&["view", "--model", &model, "--tables", "ADDRESS@boss"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ADDRESS joins through: home_address (EMPLOYEE(home_address_id)->ADDRESS(id))"), "{err}");
+    // An instance whose anchor cannot reach the rest: exit 3, said per instance.
+    let (code, out, _) = lucy(&["view", "--model", &model, "--tables", "ISLAND,EMPLOYEE@manager"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("EMPLOYEE@manager cannot attach: it joins only through EMPLOYEE (EMPLOYEE(manager_id)->EMPLOYEE(id)), and there is no relationship path between EMPLOYEE and ISLAND"),
+        "{out}"
+    );
+}

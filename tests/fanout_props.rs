@@ -119,6 +119,8 @@ impl Schema {
                     cardinality: Cardinality::ManyToOne,
                     on: vec![[format!("f{to}"), "id".into()]],
                     description: None,
+                    role: None,
+                    role_description: None,
                 }
             })
             .collect();

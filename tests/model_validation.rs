@@ -480,3 +480,29 @@ fn all_issues_are_collected_and_check_names_the_file() {
     let text = Error::Model(issues).to_string();
     assert!(text.contains("models/bad.json: $.relationships[0].from: unknown table `X`"), "{text}");
 }
+
+#[test]
+fn role_names_are_plain_described_only_when_named_and_unique_per_table() {
+    // C has two relationships to A: both roles `owner` -> duplicate at A.
+    let v = with(|v| {
+        v["tables"][2]["columns"].as_array_mut().unwrap().push(json!({"name": "a2_id"}));
+        let rels = v["relationships"].as_array_mut().unwrap();
+        rels[1]["role"] = json!("owner");
+        rels.push(json!({"from": "C", "to": "A", "cardinality": "M:1", "on": [["a2_id", "id"]], "role": "Owner"}));
+        rels[0]["role"] = json!("bad role");
+        rels[2]["role_description"] = json!("a description without a role");
+    });
+    let is = issues_of(&v);
+    expect(&is, "$.relationships[5].role", "also the role of $.relationships[1]");
+    expect(&is, "$.relationships[0].role", "not a plain name");
+    expect(&is, "$.relationships[2].role_description", "names none");
+    assert_eq!(is.len(), 3, "{is:?}");
+    // The same role name on relationships of different tables is fine.
+    let ok = with(|v| {
+        let rels = v["relationships"].as_array_mut().unwrap();
+        rels[0]["role"] = json!("owner");
+        rels[2]["role"] = json!("owner");
+        rels[2]["role_description"] = json!("the C a D belongs to");
+    });
+    assert!(issues_of(&ok).is_empty(), "{:?}", issues_of(&ok));
+}

@@ -43,6 +43,8 @@ fn random_model(n: usize, seed: u64) -> DbModel {
                 cardinality: Cardinality::ManyToOne,
                 on: vec![[format!("r{j}"), "id".into()]],
                 description: None,
+                role: None,
+                role_description: None,
             })
         })
         .collect();

@@ -14,8 +14,13 @@ pub struct ViewArgs {
     /// dbModel JSON file.
     #[arg(long)]
     pub model: PathBuf,
-    /// Relevant tables, comma-separated (inner pattern tables allowed).
-    #[arg(long, value_delimiter = ',', required = true)]
+    /// Relevant table instances, comma-separated (inner pattern tables
+    /// allowed): TABLE, or TABLE@ROLE for one more instance of TABLE that
+    /// joins through one relationship, e.g. ADDRESS@ship_address,
+    /// ADDRESS@ORDERS.ship_address_id, EMPLOYEE@manager. ROLE is the
+    /// relationship's role, its name or id, OTHER.column, or the other
+    /// table's name (see docs/cli.md).
+    #[arg(long, required = true)]
     pub tables: Vec<String>,
     /// Requested attributes `TABLE.column`, comma-separated. Without it the
     /// view keeps every column of the relevant tables.
@@ -49,7 +54,7 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
         let (t, col) = graph.column_names(c);
         attributes.push(ColumnRef::new(t, col));
     }
-    let tables: Vec<String> = args.tables.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    let tables: Vec<String> = args.tables.iter().flat_map(|s| split_list(s)).collect();
     let req = ViewRequest {
         tables,
         attributes,
@@ -103,4 +108,38 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
         }
     }
     Ok(if res.status == SolveStatus::Infeasible { 3 } else { 0 })
+}
+
+/// Split a comma-separated `--tables` value, keeping commas inside
+/// parentheses (a relationship id of a composite key,
+/// `ADDRESS@ORDERS(a,b)->ADDRESS(a,b)`); entries are trimmed, empty ones
+/// dropped.
+fn split_list(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut depth, mut cur) = (0usize, String::new());
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    out.into_iter().map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_list;
+
+    #[test]
+    fn tables_split_at_commas_outside_parentheses() {
+        assert_eq!(split_list("A, B@r ,,C"), ["A", "B@r", "C"]);
+        assert_eq!(split_list("X@T(a,b)->X(c,d),Y"), ["X@T(a,b)->X(c,d)", "Y"]);
+    }
 }

@@ -165,6 +165,8 @@ mod tests {
                 cardinality: Cardinality::ManyToOne,
                 on: vec![["district_id".into(), "district_id".into()]],
                 description: None,
+                role: None,
+                role_description: None,
             }],
             ..Default::default()
         };

@@ -162,6 +162,43 @@ impl SchemaGraph {
         Ok(self.names.require_column(t, name)?)
     }
 
+    /// A table instance, `TABLE` or `TABLE@role` (see [`Names::instance`]):
+    /// the table and, for a role instance, the relationship it joins through.
+    pub fn instance(&self, s: &str) -> Result<(TableId, Option<RelId>)> {
+        self.names.instance(s)
+    }
+
+    /// How a table instance is written back, in a form [`Self::instance`]
+    /// reads: `TABLE`, or `TABLE@role` with the relationship's declared
+    /// role, else its name, else `OTHER.column` (its join column on the
+    /// other end) when that names it alone, else its id.
+    pub fn instance_label(&self, t: TableId, role: Option<RelId>) -> String {
+        let Some(r) = role else { return self.name(t).to_string() };
+        let rel = self.relationship(r);
+        let word = match (&rel.role, &rel.name) {
+            (Some(role), _) => role.clone(),
+            (None, Some(name)) => name.clone(),
+            (None, None) => {
+                let (from, to) = self.endpoints(r);
+                let other = self.anchor(t, r);
+                let side = if from == to || other == from { 0 } else { 1 };
+                let short = format!("{}.{}", self.name(other), rel.on[0][side]);
+                match self.names.instance(&format!("{}@{short}", self.name(t))) {
+                    Ok((x, Some(y))) if (x, y) == (t, r) => short,
+                    _ => rel.id(),
+                }
+            }
+        };
+        format!("{}@{word}", self.name(t))
+    }
+
+    /// The table a role instance of `t` through `rel` joins: the other end
+    /// of `rel` (for a self-relationship, `t` itself).
+    pub fn anchor(&self, t: TableId, rel: RelId) -> TableId {
+        let (a, b) = self.endpoints(rel);
+        if a == t { b } else { a }
+    }
+
     /// A `TABLE.column` reference (see [`Names::column_ref`]: table and
     /// column names may contain dots).
     pub fn column_ref(&self, s: &str) -> Result<ColumnId> {

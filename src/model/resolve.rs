@@ -130,6 +130,10 @@ pub struct Names {
     between: HashMap<(TableId, TableId), Vec<RelId>>,
     /// `(from, to)` of each relationship whose tables both resolve.
     endpoints: Vec<Option<(TableId, TableId)>>,
+    /// Each relationship's declared role, lower-cased.
+    roles: Vec<Option<String>>,
+    /// Each relationship's join columns `[from, to]`, lower-cased.
+    on: Vec<Vec<[String; 2]>>,
 }
 
 fn pair(a: TableId, b: TableId) -> (TableId, TableId) {
@@ -159,6 +163,10 @@ impl Names {
             if let Some(name) = &rel.name {
                 n.rels.insert(name.to_lowercase(), r);
             }
+        }
+        for rel in &model.relationships {
+            n.roles.push(rel.role.as_ref().map(|r| r.to_lowercase()));
+            n.on.push(rel.on.iter().map(|[a, b]| [a.to_lowercase(), b.to_lowercase()]).collect());
         }
         for (r, rel) in model.relationships.iter().enumerate() {
             let ends = n.table(&rel.from).zip(n.table(&rel.to));
@@ -261,6 +269,107 @@ impl Names {
         self.endpoints[r]
     }
 
+    /// A table instance as requests write it: `TABLE` (the plain
+    /// instance, role `None`) or `TABLE@role` (a role instance: the
+    /// relationship it joins through). The role is, in this order: a
+    /// relationship's declared `role`, its name or `FROM(cols)->TO(cols)`
+    /// id, `OTHER.column` (the other table's join column, e.g.
+    /// `ORDERS.ship_address_id`; for a self-relationship the `from` column),
+    /// or the other table's name when one relationship joins the two. Only
+    /// relationships of `TABLE` count. Table names may contain `@`: every
+    /// `@` is tried, the first whose prefix is a table wins.
+    pub fn instance(&self, s: &str) -> Result<(TableId, Option<RelId>), Error> {
+        let s = s.trim();
+        if let Some(t) = self.table(s) {
+            return Ok((t, None));
+        }
+        let Some(at) = s.match_indices('@').map(|(i, _)| i).find(|&i| self.table(s[..i].trim()).is_some()) else {
+            let head = s.split('@').next().unwrap_or(s).trim();
+            return Err(self.require_table(head).err().map(Error::from).unwrap_or_else(|| Error::Input(format!("`{s}` is not TABLE or TABLE@role"))));
+        };
+        let t = self.table(s[..at].trim()).expect("checked above");
+        let role = s[at + 1..].trim();
+        self.role_of(t, role).map(|r| (t, Some(r)))
+    }
+
+    /// Relationships with `t` at one end or both, in model order.
+    pub fn relationships_of(&self, t: TableId) -> Vec<RelId> {
+        (0..self.endpoints.len()).filter(|&r| self.endpoints[r].is_some_and(|(a, b)| a == t || b == t)).collect()
+    }
+
+    /// The relationship of table `t` that `role` names (see [`Names::instance`]).
+    fn role_of(&self, t: TableId, role: &str) -> Result<RelId, Error> {
+        let tname = &self.table_names[t];
+        let mine = self.relationships_of(t);
+        let lower = role.to_lowercase();
+        let found = |v: Vec<RelId>| -> Option<Result<RelId, Error>> {
+            match v.as_slice() {
+                [] => None,
+                [r] => Some(Ok(*r)),
+                _ => Some(Err(Error::Input(format!(
+                    "`{tname}@{role}` is ambiguous: {} relationships of {tname} match ({}); name one by its role, name or id",
+                    v.len(),
+                    v.iter().map(|&r| self.rel_names[r].as_str()).collect::<Vec<_>>().join(", ")
+                )))),
+            }
+        };
+        if role.is_empty() {
+            return Err(Error::Input(format!("`{tname}@` names no role: write {tname}@ROLE ({})", self.role_choices(t))));
+        }
+        let by_role: Vec<RelId> = mine.iter().copied().filter(|&r| self.roles[r].as_deref() == Some(lower.as_str())).collect();
+        if let Some(x) = found(by_role) {
+            return x;
+        }
+        if let Some(r) = self.relationship(role).filter(|r| mine.contains(r)) {
+            return Ok(r);
+        }
+        // OTHER.column: a join column of the other end.
+        let by_col: Vec<RelId> = mine
+            .iter()
+            .copied()
+            .filter(|&r| {
+                let (a, b) = self.endpoints[r].expect("resolved");
+                let (other, side) = if a == b { (a, 0) } else if a == t { (b, 1) } else { (a, 0) };
+                role.match_indices('.').any(|(i, _)| {
+                    self.table(&role[..i]) == Some(other) && self.on[r].iter().any(|p| p[side] == role[i + 1..].trim().to_lowercase())
+                })
+            })
+            .collect();
+        if let Some(x) = found(by_col) {
+            return x;
+        }
+        if let Some(o) = self.table(role) {
+            let v: Vec<RelId> = mine
+                .iter()
+                .copied()
+                .filter(|&r| {
+                    let (a, b) = self.endpoints[r].expect("resolved");
+                    (a == t && b == o) || (b == t && a == o)
+                })
+                .collect();
+            if let Some(x) = found(v) {
+                return x;
+            }
+        }
+        Err(Error::Input(format!("`{tname}@{role}`: no relationship of {tname} is named by `{role}`; {}", self.role_choices(t))))
+    }
+
+    /// "TABLE joins through: role (id), …" for error messages.
+    fn role_choices(&self, t: TableId) -> String {
+        let mine = self.relationships_of(t);
+        if mine.is_empty() {
+            return format!("{} has no relationships", self.table_names[t]);
+        }
+        let v: Vec<String> = mine
+            .iter()
+            .map(|&r| match &self.roles[r] {
+                Some(role) => format!("{role} ({})", self.rel_names[r]),
+                None => self.rel_names[r].clone(),
+            })
+            .collect();
+        format!("{} joins through: {}", self.table_names[t], v.join(", "))
+    }
+
     /// The table names, in model order (for "did you mean" hints).
     pub fn table_names(&self) -> &[String] {
         &self.table_names
@@ -322,5 +431,48 @@ mod tests {
         assert_eq!(e.to_string(), "unknown table `PRODUCTS` in model `dotted` (did you mean PRODUCT?)");
         assert_eq!(closest("Prodct", n.table_names().iter().map(String::as_str)), Some("PRODUCT"));
         assert_eq!(closest("zzz", n.table_names().iter().map(String::as_str)), None);
+    }
+
+    /// ORDERS with two addresses (one with a role), EMPLOYEE with a manager.
+    fn roles() -> Names {
+        names(serde_json::json!({
+            "name": "shop",
+            "tables": [
+                {"name": "ORDERS", "columns": [{"name": "id"}, {"name": "ship_address_id"}, {"name": "bill_address_id"}]},
+                {"name": "ADDRESS", "columns": [{"name": "id"}]},
+                {"name": "EMPLOYEE", "columns": [{"name": "id"}, {"name": "manager_id"}]},
+                {"name": "my@table", "columns": [{"name": "id"}]}
+            ],
+            "relationships": [
+                {"from": "ORDERS", "to": "ADDRESS", "cardinality": "M:1", "on": [["ship_address_id", "id"]], "role": "ship_address"},
+                {"name": "billing", "from": "ORDERS", "to": "ADDRESS", "cardinality": "M:1", "on": [["bill_address_id", "id"]]},
+                {"from": "EMPLOYEE", "to": "EMPLOYEE", "cardinality": "M:1", "on": [["manager_id", "id"]], "role": "manager"}
+            ]
+        }))
+    }
+
+    #[test]
+    fn instances_by_role_name_id_column_or_table() {
+        let n = roles();
+        assert_eq!(n.instance("ADDRESS").unwrap(), (1, None));
+        assert_eq!(n.instance(" address@Ship_Address ").unwrap(), (1, Some(0)));
+        assert_eq!(n.instance("ADDRESS@billing").unwrap(), (1, Some(1)));
+        assert_eq!(n.instance("ADDRESS@ORDERS(ship_address_id)->ADDRESS(id)").unwrap(), (1, Some(0)));
+        assert_eq!(n.instance("ADDRESS@orders.ship_address_id").unwrap(), (1, Some(0)));
+        assert_eq!(n.instance("EMPLOYEE@manager").unwrap(), (2, Some(2)));
+        assert_eq!(n.instance("EMPLOYEE@EMPLOYEE.manager_id").unwrap(), (2, Some(2)));
+        assert_eq!(n.instance("EMPLOYEE@EMPLOYEE").unwrap(), (2, Some(2)));
+        // The other end's role name names the same relationship.
+        assert_eq!(n.instance("ORDERS@ship_address").unwrap(), (0, Some(0)));
+        assert_eq!(n.instance("my@table").unwrap(), (3, None));
+        let e = n.instance("ADDRESS@ORDERS").unwrap_err().to_string();
+        assert!(e.contains("ambiguous") && e.contains("billing") && e.contains("ORDERS(ship_address_id)->ADDRESS(id)"), "{e}");
+        let e = n.instance("ADDRESS@shipping").unwrap_err().to_string();
+        assert!(e.contains("no relationship of ADDRESS is named by `shipping`") && e.contains("ship_address (ORDERS(ship_address_id)->ADDRESS(id))"), "{e}");
+        let e = n.instance("ADDRES@ship_address").unwrap_err().to_string();
+        assert!(e.contains("unknown table `ADDRES`") && e.contains("did you mean ADDRESS"), "{e}");
+        assert!(n.instance("ADDRESS@").unwrap_err().to_string().contains("names no role"));
+        // A relationship of another table is not a role of this one.
+        assert!(n.instance("ADDRESS@manager").is_err());
     }
 }

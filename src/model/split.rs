@@ -269,6 +269,8 @@ impl Cx<'_> {
                 cardinality,
                 on: cols.into_iter().zip(keys).map(|(a, b)| [a, b]).collect(),
                 description: entry.get("description").and_then(Value::as_str).filter(|d| !d.is_empty()).map(str::to_string),
+                role: None,
+                role_description: None,
             });
         }
     }

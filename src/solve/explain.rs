@@ -9,7 +9,7 @@ use crate::graph::SchemaGraph;
 
 use super::exact::{solve_exact, ExactLimits, ExactOutcome};
 use super::problem::CoreProblem;
-use super::relevant::{core_problem, Relax, Scope};
+use super::relevant::{core_problem, CoreMap, Relax, Scope};
 
 /// A human explanation of the infeasibility of `scope`.
 pub fn explain(graph: &SchemaGraph, scope: &Scope, deadline: Instant) -> String {
@@ -19,18 +19,39 @@ pub fn explain(graph: &SchemaGraph, scope: &Scope, deadline: Instant) -> String 
     // 1. Connectivity, ignoring C3/C4, with and without the user forbids.
     let plain = core_problem(graph, scope, Relax { c3: false, c4: false, forbids: true });
     if let Some((a, b)) = disconnected_pair(&plain.problem) {
+        // Forbids only remove edges: both problems have the same nodes.
         let unforbidden = core_problem(graph, scope, Relax { c3: false, c4: false, forbids: false });
-        let (la, lb) = (plain.tables[a], plain.tables[b]);
-        let still = match (unforbidden.local(la), unforbidden.local(lb)) {
-            (Some(x), Some(y)) => !connected(&unforbidden.problem, x, y),
-            _ => true,
-        };
-        let (na, nb) = (graph.name(la), graph.name(lb));
-        return if still {
-            format!("no relationship path between {na} and {nb} among core tables")
+        let still = !connected(&unforbidden.problem, a, b);
+        let names = &plain.problem.names;
+        let why = if still {
+            "among core tables".to_string()
         } else {
-            format!("no relationship path between {na} and {nb} once the forbidden tables/relationships are removed{}", forbids_note(graph, scope))
+            format!("once the forbidden tables/relationships are removed{}", forbids_note(graph, scope))
         };
+        // A role instance joins only through its anchor: say so per instance.
+        // (The anchor of a role instance is relevant because of it: blame
+        // the instance when its anchor was not requested itself.)
+        for (x, y) in [(b, a), (a, b)] {
+            let role_node = match plain.roles[x] {
+                Some(_) => Some(x),
+                None if !scope.relevant.contains(&plain.tables[x]) => (0..plain.tables.len())
+                    .find(|&k| plain.roles[k].is_some_and(|r| graph.anchor(plain.tables[k], r) == plain.tables[x])),
+                None => None,
+            };
+            if let Some(k) = role_node {
+                let r = plain.roles[k].expect("a role node");
+                let anchor = graph.anchor(plain.tables[k], r);
+                return format!(
+                    "{} cannot attach: it joins only through {} ({}), and there is no relationship path between {} and {} {why}",
+                    names[k],
+                    graph.name(anchor),
+                    graph.relationship(r).id(),
+                    graph.name(anchor),
+                    names[y]
+                );
+            }
+        }
+        return format!("no relationship path between {} and {} {why}", names[a], names[b]);
     }
     // 2. Relax constraint groups, smallest sets first. Every blocking set of
     // the smallest size is reported: with COMPUTE forbidden, CLIENT and
@@ -71,7 +92,7 @@ pub fn explain(graph: &SchemaGraph, scope: &Scope, deadline: Instant) -> String 
                     why.extend(c3_breaks(&strict.problem, &walk));
                 }
                 if !relax.forbids {
-                    why.extend(forbid_breaks(graph, scope, &cm.tables, &walk));
+                    why.extend(forbid_breaks(graph, scope, &cm, &walk));
                 }
                 why.dedup();
                 if !why.is_empty() {
@@ -166,20 +187,29 @@ fn c3_breaks(p: &CoreProblem, walk: &[usize]) -> Vec<String> {
     out
 }
 
-fn forbid_breaks(graph: &SchemaGraph, scope: &Scope, tables: &[usize], walk: &[usize]) -> Vec<String> {
+fn forbid_breaks(graph: &SchemaGraph, scope: &Scope, cm: &CoreMap, walk: &[usize]) -> Vec<String> {
     let mut out = Vec::new();
     for &l in walk {
-        let t = tables[l];
+        let t = cm.tables[l];
         if scope.forbidden_tables.contains(&t) {
             out.push(format!("the only valid connection needs {}, forbidden by constraints.forbid_tables", graph.name(t)));
         }
     }
     for w in walk.windows(2) {
-        let (a, b) = (tables[w[0]], tables[w[1]]);
-        let rels = graph.relationships_between(a, b);
+        let (a, b) = (cm.tables[w[0]], cm.tables[w[1]]);
+        // A step to or from a role node uses its relationship only.
+        let role = cm.roles[w[0]].or(cm.roles[w[1]]);
+        let rels = match role {
+            Some(r) => vec![r],
+            None => graph.relationships_between(a, b),
+        };
         if !rels.is_empty() && rels.iter().all(|r| scope.forbidden_rels.contains(r)) {
+            let what = match role {
+                Some(_) => format!("{} cannot attach: it joins", cm.problem.names[if cm.roles[w[0]].is_some() { w[0] } else { w[1] }]),
+                None => "the only valid connection joins".to_string(),
+            };
             out.push(format!(
-                "the only valid connection joins {} and {} through {}, forbidden by constraints.forbid_relationships",
+                "{what} {} and {} through {}, forbidden by constraints.forbid_relationships",
                 graph.name(a),
                 graph.name(b),
                 rels.iter().map(|&r| graph.relationship(r).id()).collect::<Vec<_>>().join(" / ")

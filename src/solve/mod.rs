@@ -299,7 +299,12 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         explanation: None,
         n_bound: String::new(),
         model_size: ModelSize::default(),
-        relevant: sc.relevant.iter().map(|&t| graph.name(t).to_string()).collect(),
+        relevant: sc
+            .relevant
+            .iter()
+            .map(|&t| graph.name(t).to_string())
+            .chain(sc.roles.iter().map(|r| graph.instance_label(r.table, Some(r.rel))))
+            .collect(),
         grain: Default::default(),
         instances: Vec::new(),
         body: None,
@@ -318,10 +323,17 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         res.solve_ms = start.elapsed().as_secs_f64() * 1e3;
         return Ok(res);
     }
-    let walk: Vec<usize> = core.walk.iter().map(|&l| cm.tables[l]).collect();
+    // A walk read backwards is as valid and costs the same: start the view
+    // from a plain instance when only the other end is a role instance.
+    let mut local_walk = core.walk.clone();
+    if local_walk.first().is_some_and(|&l| cm.roles[l].is_some()) && local_walk.last().is_some_and(|&l| cm.roles[l].is_none()) {
+        local_walk.reverse();
+    }
+    let walk: Vec<(usize, Option<crate::graph::RelId>)> = local_walk.iter().map(|&l| (cm.tables[l], cm.roles[l])).collect();
     let (cost, len) = cm.problem.objective(&core.walk);
     let spec = crate::view::ViewSpec {
         relevant: &sc.relevant,
+        roles: &sc.roles,
         inner: &sc.relevant_inner,
         attributes: &sc.attributes,
         forbidden_rels: &sc.forbidden_rels,
@@ -329,7 +341,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         name: &opts.view_name,
         keep,
     };
-    let built = crate::view::build(graph, &walk, &spec).map_err(Error::Solver)?;
+    let built = crate::view::build_instances(graph, &walk, &spec).map_err(Error::Solver)?;
     res.status = core.status;
     res.tables = built.tables;
     res.instances = built.instances;
@@ -341,7 +353,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
     res.view_sql = built.sql;
     res.objective = cost as f64;
     res.path_length = len;
-    res.walk = walk.iter().map(|&t| graph.name(t).to_string()).collect();
+    res.walk = walk.iter().map(|&(t, r)| graph.instance_label(t, r)).collect();
     res.explanation = core.note;
     res.solve_ms = start.elapsed().as_secs_f64() * 1e3;
     Ok(res)

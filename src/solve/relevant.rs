@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use crate::error::{Error, Result};
 use crate::graph::{ColumnId, RelId, SchemaGraph, TableId};
-use crate::types::{Relevance, ViewRequest};
+use crate::types::{Relevance, RoleInstance, ViewRequest};
 
 use super::problem::{CoreProblem, MmJunction};
 
@@ -21,6 +21,9 @@ pub struct Scope {
     pub relevant_core: BTreeSet<TableId>,
     /// Relevant inner tables, reached by LEFT JOIN branches from their root.
     pub relevant_inner: Vec<TableId>,
+    /// Relevant role instances, in request order: each is its own node of
+    /// the walk, joined only to its anchor through its relationship.
+    pub roles: Vec<RoleInstance>,
     /// Requested attributes, in request order.
     pub attributes: Vec<ColumnId>,
     /// Forbidden tables (constraints.forbid_tables).
@@ -38,8 +41,9 @@ pub fn resolve(graph: &SchemaGraph, req: &ViewRequest) -> Result<Relevance> {
     let mut unknown = Vec::new();
     let mut rel = Relevance::default();
     for t in &req.tables {
-        match graph.require_table(t.trim()) {
-            Ok(id) => rel.add_table(id),
+        match graph.instance(t) {
+            Ok((id, None)) => rel.add_table(id),
+            Ok((table, Some(r))) => rel.add_role(RoleInstance { table, rel: r }),
             Err(e) => unknown.push(e.to_string()),
         }
     }
@@ -74,11 +78,57 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
     let forbidden_tables: BTreeSet<TableId> = graph.forbidden_tables().into_iter().collect();
     relevant.extend(graph.required_tables());
     let forbidden_rels: BTreeSet<RelId> = graph.forbidden_relationships().into_iter().collect();
-    if relevant.is_empty() {
+    if relevant.is_empty() && rel.roles.is_empty() {
         return Err(Error::Input("no tables requested: give at least one table (--tables A,B)".into()));
     }
     let mut blocked = Vec::new();
     let mut relevant_core = BTreeSet::new();
+    let mut roles: Vec<RoleInstance> = Vec::new();
+    for &r in &rel.roles {
+        if roles.contains(&r) {
+            continue;
+        }
+        let label = graph.instance_label(r.table, Some(r.rel));
+        let (a, b) = graph.endpoints(r.rel);
+        if a != r.table && b != r.table {
+            return Err(Error::Input(format!(
+                "{label}: relationship {} does not join {}",
+                graph.relationship(r.rel).id(),
+                graph.name(r.table)
+            )));
+        }
+        let anchor = graph.anchor(r.table, r.rel);
+        for t in [r.table, anchor] {
+            if let Some(pos) = graph.inner_position(t) {
+                return Err(Error::Input(format!(
+                    "{label}: a role instance joins the walk of core tables, but {} is an inner table of the pattern rooted at {}; request {} itself (it joins along its pattern branch)",
+                    graph.name(t),
+                    graph.name(pos.root),
+                    graph.name(r.table)
+                )));
+            }
+        }
+        if forbidden_tables.contains(&r.table) {
+            blocked.push(format!("{label} cannot attach: {} is forbidden by constraints.forbid_tables", graph.name(r.table)));
+        } else if forbidden_tables.contains(&anchor) {
+            blocked.push(format!(
+                "{label} cannot attach: it joins only through {}, which is forbidden by constraints.forbid_tables",
+                graph.name(anchor)
+            ));
+        }
+        if forbidden_rels.contains(&r.rel) {
+            blocked.push(format!(
+                "{label} cannot attach: its relationship {} is forbidden by constraints.forbid_relationships",
+                graph.relationship(r.rel).id()
+            ));
+        }
+        // The instance joins the view through its anchor, so the anchor's
+        // plain instance is in every walk (relevant for C2 and C5).
+        if graph.is_core(anchor) {
+            relevant_core.insert(anchor);
+        }
+        roles.push(r);
+    }
     let mut relevant_inner = Vec::new();
     for &t in &relevant {
         if forbidden_tables.contains(&t) {
@@ -111,7 +161,7 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
         }
     }
     blocked.dedup();
-    Ok(Scope { relevant, relevant_core, relevant_inner, attributes, forbidden_tables, forbidden_rels, blocked })
+    Ok(Scope { relevant, relevant_core, relevant_inner, roles, attributes, forbidden_tables, forbidden_rels, blocked })
 }
 
 /// Which user forbids to apply when building the core problem.
@@ -126,14 +176,21 @@ impl Relax {
     pub const NONE: Relax = Relax { c3: true, c4: true, forbids: true };
 }
 
-/// The core walk problem and the map from its local nodes to table ids.
+/// The core walk problem and the map from its local nodes to table
+/// instances: the core tables first (in model order), then one node per
+/// role instance of the scope (in its order).
 #[derive(Debug, Clone)]
 pub struct CoreMap {
     pub problem: CoreProblem,
+    /// The table of each local node.
     pub tables: Vec<TableId>,
+    /// The relationship a role node joins through (`None` for a table's
+    /// plain node).
+    pub roles: Vec<Option<RelId>>,
 }
 
 impl CoreMap {
+    /// The local node of table `t`'s plain instance.
     pub fn local(&self, t: TableId) -> Option<usize> {
         self.tables.iter().position(|&x| x == t)
     }
@@ -141,6 +198,12 @@ impl CoreMap {
 
 /// Build the core problem. `keep` says which constraint groups apply (all of
 /// them in production; explanations switch groups off).
+///
+/// Instance expansion: each role instance of the scope is one more node,
+/// relevant, adjacent only to its anchor's plain node (so a
+/// self-relationship becomes an ordinary step between `EMPLOYEE` and
+/// `EMPLOYEE@manager`). Without role instances the problem is exactly the
+/// one over core tables.
 pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap {
     // A forbidden table stays a node (so an m:m pattern through it still
     // forbids walks with both its sides) but loses every edge.
@@ -165,10 +228,25 @@ pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap 
             edges.push((la, lb));
         }
     }
+    let base = tables.len();
+    let mut tables = tables;
+    let mut roles: Vec<Option<RelId>> = vec![None; base];
+    for (k, r) in scope.roles.iter().enumerate() {
+        tables.push(r.table);
+        roles.push(Some(r.rel));
+        let anchor = graph.anchor(r.table, r.rel);
+        let blocked = keep.forbids
+            && (scope.forbidden_rels.contains(&r.rel)
+                || scope.forbidden_tables.contains(&r.table)
+                || scope.forbidden_tables.contains(&anchor));
+        if let (false, Some(la)) = (blocked, local(anchor)) {
+            edges.push((la, base + k));
+        }
+    }
     let mut p = CoreProblem::new(tables.len(), &edges);
-    p.names = tables.iter().map(|&t| graph.name(t).to_string()).collect();
+    p.names = tables.iter().zip(&roles).map(|(&t, &r)| graph.instance_label(t, r)).collect();
     for (l, &t) in tables.iter().enumerate() {
-        p.relevant[l] = scope.relevant_core.contains(&t);
+        p.relevant[l] = if l < base { scope.relevant_core.contains(&t) } else { true };
         p.lookup[l] = graph.is_lookup(t);
     }
     for j in graph.junctions() {
@@ -178,5 +256,5 @@ pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap 
     }
     p.c3 = keep.c3;
     p.c4 = keep.c4;
-    CoreMap { problem: p, tables }
+    CoreMap { problem: p, tables, roles }
 }

@@ -123,6 +123,17 @@ pub struct Relationship {
     /// What the relationship means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Role of the `to` table in this relationship, when a table plays
+    /// several (`bill_address`, `ship_address`, `manager`): a request names
+    /// the instance `TABLE@role` and the view calls it `TABLE_<role>`.
+    /// Letters, digits and `_`; unique among the relationships of each of
+    /// its two tables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// What the role means ("the address the invoice goes to"); shown in
+    /// the description of every view column of the instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role_description: Option<String>,
 }
 
 impl Relationship {

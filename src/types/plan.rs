@@ -27,13 +27,28 @@ impl std::fmt::Display for ColumnRef {
     }
 }
 
+/// A table instance that joins the view through one relationship: the
+/// table's *role* there (`ADDRESS@ship_address`, `EMPLOYEE@manager`). The
+/// other end of `rel` is the instance's anchor; for a self-relationship the
+/// instance is its `to` end and the anchor the table's plain instance.
+/// Written `TABLE@role` at the edges (`Names::instance`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RoleInstance {
+    pub table: TableId,
+    pub rel: RelId,
+}
+
 /// What MatchTables finds and GenerateView solves for: relevant tables and
 /// columns as ids, in the order they were found. A column's table is
 /// relevant too (see [`Relevance::all_tables`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Relevance {
+    /// Relevant tables, each as its plain instance.
     pub tables: Vec<TableId>,
     pub columns: Vec<ColumnId>,
+    /// Relevant role instances (besides the plain instances of `tables`).
+    /// A requested column of a table belongs to all its relevant instances.
+    pub roles: Vec<RoleInstance>,
 }
 
 impl Relevance {
@@ -51,16 +66,26 @@ impl Relevance {
         }
     }
 
-    /// Nothing relevant.
-    pub fn is_empty(&self) -> bool {
-        self.tables.is_empty() && self.columns.is_empty()
+    /// Add a role instance once.
+    pub fn add_role(&mut self, r: RoleInstance) {
+        if !self.roles.contains(&r) {
+            self.roles.push(r);
+        }
     }
 
-    /// The given tables, then the tables of columns not given, in order.
+    /// Nothing relevant.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty() && self.columns.is_empty() && self.roles.is_empty()
+    }
+
+    /// Tables whose plain instance is relevant: the given tables, then the
+    /// tables of columns not given, in order. A column of a table that is
+    /// requested only in roles (`LOCATION@client` and `LOCATION.city`)
+    /// belongs to those instances and does not make the plain one relevant.
     pub fn all_tables(&self) -> Vec<TableId> {
         let mut v = self.tables.clone();
         for c in &self.columns {
-            if !v.contains(&c.table) {
+            if !v.contains(&c.table) && !self.roles.iter().any(|r| r.table == c.table) {
                 v.push(c.table);
             }
         }
@@ -72,7 +97,10 @@ impl Relevance {
 /// `--json`): the relevant tables and attributes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ViewRequest {
-    /// Relevant tables (model names; inner pattern tables allowed).
+    /// Relevant table instances: a table name (inner pattern tables
+    /// allowed), or `TABLE@role` for a role instance, where role is the
+    /// relationship's declared role, its name or id, `OTHER.fk_column`, or
+    /// the other table's name (see `docs/cli.md`).
     pub tables: Vec<String>,
     /// Requested attributes. Keys of relevant tables are always added.
     #[serde(default)]
@@ -184,7 +212,11 @@ pub enum JoinKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Instance {
     pub table: TableId,
-    /// `TABLE` for the first instance, `TABLE_2`, `TABLE_3` … after.
+    /// The relationship a role instance joins through (`None` for a plain
+    /// instance or a revisit).
+    pub role: Option<RelId>,
+    /// `TABLE` for the first plain instance, `TABLE_2`, `TABLE_3` … after;
+    /// `TABLE_<role>` for a role instance (`ADDRESS_ship`).
     pub alias: String,
 }
 

@@ -4,6 +4,50 @@
 
 use std::collections::HashSet;
 
+use crate::graph::{RelId, SchemaGraph, TableId};
+
+/// The instance alias of table `t` in the role of relationship `rel`:
+/// `TABLE_<role>` with the table's own words taken out of the role
+/// (`ADDRESS` as `ship_address` → `ADDRESS_ship`, `EMPLOYEE` as `manager`
+/// → `EMPLOYEE_manager`). Without a declared role: `TABLE_<OTHER>` when one
+/// relationship joins the two tables (`LOCATION_CLIENT`), else the join
+/// columns of the other end without `id` (`ADDRESS_ship` for
+/// `ship_address_id`), else the relationship's name. The caller makes it
+/// unique.
+pub fn role_alias(graph: &SchemaGraph, t: TableId, rel: RelId) -> String {
+    let name = graph.name(t);
+    let r = graph.relationship(rel);
+    let own: HashSet<String> = words(name).into_iter().collect();
+    let strip = |s: &str| -> String {
+        let w: Vec<String> = words(s).into_iter().filter(|x| !own.contains(x) && x != "id").collect();
+        w.join("_")
+    };
+    let part = match &r.role {
+        Some(role) => Some(strip(role)).filter(|x| !x.is_empty()).unwrap_or_else(|| role.clone()),
+        None => {
+            let (from, to) = graph.endpoints(rel);
+            let other = graph.anchor(t, rel);
+            if other != t && graph.relationships_between(t, other).len() == 1 {
+                graph.name(other).to_string()
+            } else {
+                // The other end's join columns (for a self-relationship, the `from` end's).
+                let side = if from == to || other == from { 0 } else { 1 };
+                let cols: Vec<&str> = r.on.iter().map(|p| p[side].as_str()).collect();
+                Some(strip(&cols.join("_")))
+                    .filter(|x| !x.is_empty())
+                    .or_else(|| r.name.clone())
+                    .unwrap_or_else(|| format!("{}_{}", graph.name(other), cols.join("_")))
+            }
+        }
+    };
+    sanitize(&format!("{name}_{part}"))
+}
+
+/// Lower-case words of a name split at `_`, `-`, spaces and dots.
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+}
+
 /// Longest alias: Postgres truncates identifiers at 63 bytes.
 pub const MAX_ALIAS: usize = 63;
 

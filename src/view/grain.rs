@@ -27,7 +27,8 @@ pub fn of_view(graph: &SchemaGraph, jt: &JoinTree, columns: &[BuiltColumn<'_>]) 
     let mut edges = Vec::with_capacity(jt.joins.len());
     let mut links = Vec::with_capacity(jt.joins.len());
     for j in &jt.joins {
-        let card = graph.cardinality_from(j.rel, jt.instances[j.left].table);
+        let c = graph.relationship(j.rel).cardinality;
+        let card = if super::joins::left_is_from(graph, jt, j) { c } else { c.reversed() };
         edges.push((j.left, j.right, card));
         links.push(GrainLink {
             left: jt.instances[j.left].alias.clone(),

@@ -77,43 +77,95 @@ pub fn choose_relationship(
     Some(chosen)
 }
 
+/// Whether join `j`'s left instance is its relationship's `from` end. For
+/// a self-relationship the role instance is the `to` end (`EMPLOYEE@manager`
+/// is the row `manager_id` points to).
+pub fn left_is_from(graph: &SchemaGraph, jt: &JoinTree, j: &InstJoin) -> bool {
+    let (from, to) = graph.endpoints(j.rel);
+    let (l, r) = (&jt.instances[j.left], &jt.instances[j.right]);
+    if from != to {
+        return l.table == from;
+    }
+    !(l.role == Some(j.rel) && r.role != Some(j.rel))
+}
+
 /// Build the instances and joins of a walk (INNER) and of the branches to
-/// the relevant inner tables (LEFT). A step that retraces a join already
-/// made (same instance, same relationship) moves back to the existing
-/// instance; reaching a table again through a different join creates a new
-/// instance, because the walk then relates it to different rows.
+/// the relevant inner tables (LEFT). The walk's nodes are table instances:
+/// a table and, for a role instance, the relationship it joins through
+/// (always used for the steps to and from it; a plain step avoids the
+/// relationships of the walk's role instances while another one is
+/// allowed). A step that retraces a join already made (same instance, same
+/// relationship) moves back to the existing instance; reaching a table
+/// again through a different join creates a new instance, because the walk
+/// then relates it to different rows.
 pub fn build(
     graph: &SchemaGraph,
-    walk: &[TableId],
+    walk: &[(TableId, Option<RelId>)],
     inner: &[TableId],
     forbidden: &BTreeSet<RelId>,
 ) -> Result<JoinTree, String> {
     let mut jt = JoinTree::default();
     let Some(&start) = walk.first() else { return Err("empty walk".into()) };
     let mut count: HashMap<TableId, usize> = HashMap::new();
-    let mut new_inst = |jt: &mut JoinTree, t: TableId| -> usize {
-        let c = count.entry(t).or_insert(0);
-        *c += 1;
-        let alias = if *c == 1 { graph.name(t).to_string() } else { format!("{}_{}", graph.name(t), c) };
-        jt.instances.push(Instance { table: t, alias });
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    let mut new_inst = |jt: &mut JoinTree, (t, role): (TableId, Option<RelId>)| -> usize {
+        let alias = match role {
+            None => {
+                let c = count.entry(t).or_insert(0);
+                *c += 1;
+                if *c == 1 { graph.name(t).to_string() } else { format!("{}_{}", graph.name(t), c) }
+            }
+            Some(r) => {
+                let base = super::alias::role_alias(graph, t, r);
+                let mut cand = base.clone();
+                let mut k = 2;
+                while used.contains(&cand.to_lowercase()) || graph.table_id(&cand).is_some_and(|x| x != t) {
+                    cand = format!("{base}_{k}");
+                    k += 1;
+                }
+                cand
+            }
+        };
+        used.insert(alias.to_lowercase());
+        jt.instances.push(Instance { table: t, role, alias });
         jt.instances.len() - 1
     };
-    // (instance, relationship, other table) -> instance on the other side.
-    let mut edge: HashMap<(usize, RelId, TableId), usize> = HashMap::new();
+    let role_rels: BTreeSet<RelId> = walk.iter().filter_map(|&(_, r)| r).collect();
+    let plain_forbidden: BTreeSet<RelId> = forbidden.union(&role_rels).copied().collect();
+    // (instance, relationship, other instance's node) -> that instance.
+    let mut edge: HashMap<(usize, RelId, (TableId, Option<RelId>)), usize> = HashMap::new();
     let mut cur = new_inst(&mut jt, start);
+    let mut cur_node = start;
     for &v in &walk[1..] {
         let u = jt.instances[cur].table;
-        let rel = choose_relationship(graph, u, v, forbidden, &mut jt.ambiguities)
-            .ok_or_else(|| format!("no allowed relationship between {} and {}", graph.name(u), graph.name(v)))?;
+        let rel = match (cur_node.1, v.1) {
+            (_, Some(r)) | (Some(r), None) => {
+                let (a, b) = graph.endpoints(r);
+                if !((a == u && b == v.0) || (a == v.0 && b == u)) || forbidden.contains(&r) {
+                    return Err(format!(
+                        "step {} -> {} does not follow the role's relationship {}",
+                        graph.instance_label(u, cur_node.1),
+                        graph.instance_label(v.0, v.1),
+                        graph.relationship(r).id()
+                    ));
+                }
+                r
+            }
+            (None, None) => choose_relationship(graph, u, v.0, &plain_forbidden, &mut jt.ambiguities)
+                .or_else(|| choose_relationship(graph, u, v.0, forbidden, &mut jt.ambiguities))
+                .ok_or_else(|| format!("no allowed relationship between {} and {}", graph.name(u), graph.name(v.0)))?,
+        };
         if let Some(&next) = edge.get(&(cur, rel, v)) {
             cur = next;
+            cur_node = v;
             continue;
         }
         let next = new_inst(&mut jt, v);
         jt.joins.push(InstJoin { left: cur, right: next, rel, kind: JoinKind::Inner });
         edge.insert((cur, rel, v), next);
-        edge.insert((next, rel, u), cur);
+        edge.insert((next, rel, cur_node), cur);
         cur = next;
+        cur_node = v;
     }
     // Branches hang off the first instance of their pattern root.
     let mut branch_inst: HashMap<TableId, usize> = HashMap::new();
@@ -127,7 +179,8 @@ pub fn build(
                 None => jt
                     .instances
                     .iter()
-                    .position(|x| x.table == parent)
+                    .position(|x| x.table == parent && x.role.is_none())
+                    .or_else(|| jt.instances.iter().position(|x| x.table == parent))
                     .ok_or_else(|| format!("pattern root {} is not in the walk", graph.name(parent)))?,
             };
             let cands: Vec<RelId> =
@@ -144,7 +197,7 @@ pub fn build(
                     });
                 }
             }
-            let right = new_inst(&mut jt, child);
+            let right = new_inst(&mut jt, (child, None));
             jt.joins.push(InstJoin { left, right, rel, kind: JoinKind::Left });
             branch_inst.insert(child, right);
         }

@@ -11,7 +11,7 @@ pub mod sql;
 use std::collections::BTreeSet;
 
 use crate::graph::{ColumnId, RelId, SchemaGraph, TableId};
-use crate::types::{Ambiguity, Dialect, Grain, Instance, InstanceColumn, Join, JoinKind, ViewBody, ViewColumn};
+use crate::types::{Ambiguity, Dialect, Grain, Instance, InstanceColumn, Join, JoinKind, RoleInstance, ViewBody, ViewColumn};
 
 use alias::Aliaser;
 use sql::{quote_alias, quote_name};
@@ -21,6 +21,8 @@ use sql::{quote_alias, quote_name};
 pub struct ViewSpec<'a> {
     /// Relevant tables (their keys are kept; with no attributes, all columns).
     pub relevant: &'a BTreeSet<TableId>,
+    /// Relevant role instances (columns as for relevant tables).
+    pub roles: &'a [RoleInstance],
     /// Relevant inner tables, reached by LEFT JOIN branches.
     pub inner: &'a [TableId],
     /// Requested attributes; empty means every column of the relevant tables.
@@ -51,14 +53,23 @@ pub struct BuiltView {
     pub body: ViewBody,
 }
 
-/// Build the view for a solved core walk (table ids, in walk order).
+/// Build the view for a solved core walk of plain instances (table ids, in
+/// walk order).
 pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Result<BuiltView, String> {
+    let walk: Vec<(TableId, Option<RelId>)> = walk.iter().map(|&t| (t, None)).collect();
+    build_instances(graph, &walk, spec)
+}
+
+/// Build the view for a solved core walk of table instances (a table and,
+/// for a role instance, its relationship), in walk order.
+pub fn build_instances(graph: &SchemaGraph, walk: &[(TableId, Option<RelId>)], spec: &ViewSpec<'_>) -> Result<BuiltView, String> {
     let mut jt = joins::build(graph, walk, spec.inner, spec.forbidden_rels)?;
     if let Some(k) = spec.keep {
         let root = jt
             .instances
             .iter()
-            .position(|i| i.table == k)
+            .position(|i| i.table == k && i.role.is_none())
+            .or_else(|| jt.instances.iter().position(|i| i.table == k))
             .ok_or_else(|| format!("the table to keep, {}, is not in the view", graph.name(k)))?;
         joins::reroot(&mut jt, root);
     }
@@ -70,10 +81,15 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
     let mut select = Vec::new();
     let mut col_inst: Vec<usize> = Vec::new();
     for (ii, inst) in jt.instances.iter().enumerate() {
-        if !spec.relevant.contains(&inst.table) {
+        let wanted = match inst.role {
+            None => spec.relevant.contains(&inst.table),
+            Some(rel) => spec.roles.contains(&RoleInstance { table: inst.table, rel }),
+        };
+        if !wanted {
             continue;
         }
         let table = graph.table(inst.table);
+        let role_note = inst.role.map(|r| role_note(graph, inst.table, r));
         let requested: Vec<&str> =
             spec.attributes.iter().filter(|a| a.table == inst.table).map(|a| table.columns[a.column].name.as_str()).collect();
         let mut cols: Vec<&str> = Vec::new();
@@ -100,7 +116,11 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
                 alias,
                 table: table.name.clone(),
                 column: c.to_string(),
-                description: table.column(c).and_then(|x| x.description.clone()),
+                description: match (&role_note, table.column(c).and_then(|x| x.description.clone())) {
+                    (Some(n), Some(d)) => Some(format!("{n} — {d}")),
+                    (Some(n), None) => Some(n.clone()),
+                    (None, d) => d,
+                },
             });
         }
     }
@@ -111,11 +131,11 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
     for j in &jt.joins {
         let (lt, rt) = (jt.instances[j.left].table, jt.instances[j.right].table);
         let rel = graph.relationship(j.rel);
-        let (from_t, _) = graph.endpoints(j.rel);
+        let left_from = joins::left_is_from(graph, &jt, j);
         let pairs: Vec<(String, String)> = rel
             .on
             .iter()
-            .map(|p| if from_t == lt { (p[0].clone(), p[1].clone()) } else { (p[1].clone(), p[0].clone()) })
+            .map(|p| if left_from { (p[0].clone(), p[1].clone()) } else { (p[1].clone(), p[0].clone()) })
             .collect();
         // Validation guarantees every join column exists.
         let id_pairs: Vec<[InstanceColumn; 2]> = pairs
@@ -126,7 +146,6 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
                 Some([InstanceColumn { instance: j.left, column: l }, InstanceColumn { instance: j.right, column: r }])
             })
             .collect();
-        debug_assert!(from_t == lt || from_t == rt);
         let cond: Vec<String> = pairs
             .iter()
             .map(|(a, b)| {
@@ -174,6 +193,21 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
         grain,
         body,
     })
+}
+
+/// What a role instance's columns hold, for their descriptions (QueryView's
+/// prompt shows them): `ADDRESS as ship_address: the address the order
+/// ships to`, or the relationship it joins through when no role is declared.
+fn role_note(graph: &SchemaGraph, t: TableId, rel: RelId) -> String {
+    let r = graph.relationship(rel);
+    let head = match &r.role {
+        Some(role) => format!("{} as {role}", graph.name(t)),
+        None => format!("{} joined through {}", graph.name(t), r.id()),
+    };
+    match r.role_description.as_ref().or(r.description.as_ref()) {
+        Some(d) => format!("{head}: {d}"),
+        None => head,
+    }
 }
 
 /// `TABLE` or `TABLE AS TABLE_2` for a second instance.

@@ -219,6 +219,8 @@ fn resolve_fk(
         cardinality,
         on: cols.into_iter().zip(to_cols).map(|(a, b)| [a, b]).collect(),
         description: None,
+        role: None,
+        role_description: None,
     })
 }
 

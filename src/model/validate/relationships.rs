@@ -1,9 +1,64 @@
-//! Relationship endpoints and join columns.
+//! Relationship endpoints, join columns and role names.
+
+use std::collections::HashMap;
 
 use super::{issue, Index};
 use crate::error::ModelIssue;
+use crate::types::ids::TableId;
+
+/// Whether `s` can be a role name: letters, digits and `_`, not starting
+/// with a digit (it becomes part of view aliases and of `TABLE@role`).
+pub(crate) fn valid_role_name(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_') && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
+}
+
+/// Role names: well formed, described only when named, and unique among
+/// the relationships of each table they touch (`TABLE@role` must name one
+/// relationship).
+fn check_roles(ix: &Index, out: &mut Vec<ModelIssue>) {
+    let mut seen: HashMap<(TableId, String), usize> = HashMap::new();
+    for (r, rel) in ix.model.relationships.iter().enumerate() {
+        let base = format!("$.relationships[{r}]");
+        let Some(role) = &rel.role else {
+            if rel.role_description.is_some() {
+                out.push(issue(
+                    format!("{base}.role_description"),
+                    format!("relationship `{}` describes a role but names none", rel.id()),
+                    "add \"role\": \"<name>\" (e.g. \"bill_address\") or remove role_description",
+                ));
+            }
+            continue;
+        };
+        if !valid_role_name(role) {
+            out.push(issue(
+                format!("{base}.role"),
+                format!("role `{role}` of relationship `{}` is not a plain name", rel.id()),
+                "use letters, digits and _ only, starting with a letter (e.g. bill_address): the role becomes part of TABLE@role and of view column aliases",
+            ));
+            continue;
+        }
+        let Some((a, b)) = ix.endpoints(r) else { continue };
+        let mut clash = None;
+        for t in if a == b { vec![a] } else { vec![a, b] } {
+            if let Some(&first) = seen.get(&(t, role.to_lowercase())) {
+                clash.get_or_insert((first, t));
+            } else {
+                seen.insert((t, role.to_lowercase()), r);
+            }
+        }
+        if let Some((first, t)) = clash {
+            out.push(issue(
+                format!("{base}.role"),
+                format!("role `{role}` is also the role of $.relationships[{first}] (`{}`), which also joins table `{}`", ix.rel_label(first), ix.name(t)),
+                &format!("role names must be unique among the relationships of a table, so that {}@{role} names one of them: rename one role", ix.name(t)),
+            ));
+        }
+    }
+}
 
 pub(super) fn check(ix: &Index, out: &mut Vec<ModelIssue>) {
+    check_roles(ix, out);
     for (r, rel) in ix.model.relationships.iter().enumerate() {
         let base = format!("$.relationships[{r}]");
         let from = ix.table(&rel.from);
