@@ -199,3 +199,31 @@ fn ask_runs_end_to_end_on_the_embedded_model() {
     }
     assert!(t["match_tables"]["cost"]["prefill_tok_s"].as_f64().unwrap() > 0.0);
 }
+
+/// When the grammar engine gives up (here: a mask budget of 10 items, so
+/// every mask fails), llama-cpp-2's sampler lets every token through; lucy
+/// checks each answer against the grammar afterwards and counts those it
+/// does not admit as `unconstrained`, instead of passing them off as
+/// grammar-constrained. With the default budget the same request has none.
+#[test]
+fn answers_the_grammar_did_not_hold_for_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tiny(dir.path(), "tiny.gguf", Default::default());
+    let cols: Vec<String> = ["CLIENT_id", "CLIENT_name"].iter().map(|s| s.to_string()).collect();
+    let g = view_grammar("lucy_view", &cols, &["CLIENT".to_string()], Dialect::Sqlite);
+    let mut r = req("Write SQL over lucy_view.", 3, 1.0);
+    r.grammar = Some(g.clone());
+    let mut o = EmbeddedOptions::new(&path);
+    o.threads = 1;
+    o.grammar_max_items = 10;
+    let starved = EmbeddedModel::load(&o, "FIX", &|_| None).unwrap().with_max_tokens(Some(60));
+    let a = starved.chat(&r).unwrap();
+    // Counted: answers with a token the grammar rejects (an answer cut at
+    // the token limit that is still a prefix of a sentence is not one).
+    let violating = a.choices.iter().filter(|c| check_text(&g, c).is_err()).count() as u32;
+    let counted = a.local.unwrap().unconstrained;
+    assert!(counted > 0 && counted <= violating, "counted {counted}, not sentences {violating}: {:?}", a.choices);
+    let ok = load(&path, 1500).chat(&r).unwrap();
+    assert_eq!(ok.local.unwrap().unconstrained, 0, "{:?}", ok.choices);
+    assert!(ok.choices.iter().all(|c| check_text(&g, c).is_ok()), "{:?}", ok.choices);
+}

@@ -40,6 +40,12 @@ pub struct LocalCost {
     pub decode_ms: f64,
     /// llama.cpp threads.
     pub threads: u32,
+    /// Samples whose text the grammar does not admit: the grammar engine
+    /// gave up while decoding them (a mask it could not compute within its
+    /// limits), and llama.cpp's sampler then lets every token through. The
+    /// guard still decides; this says the grammar did not hold.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unconstrained: u32,
 }
 
 /// serde's `skip_serializing_if` for counters that are usually 0.

@@ -101,6 +101,10 @@ pub struct PhaseCost {
     pub prefill_tokens: u64,
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub decode_tokens: u64,
+    /// Embedded model: answers the grammar did not hold for (see
+    /// `LocalCost::unconstrained`).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub unconstrained: u64,
 }
 
 fn is_zero_u64(n: &u64) -> bool {
@@ -124,6 +128,7 @@ impl PhaseCost {
             self.prefill_ms += l.prefill_ms;
             self.decode_tokens += call.usage.completion_tokens;
             self.decode_ms += l.decode_ms;
+            self.unconstrained += u64::from(l.unconstrained);
             self.prefill_tok_s = rate(self.prefill_tokens, self.prefill_ms);
             self.decode_tok_s = rate(self.decode_tokens, self.decode_ms);
         }
@@ -142,6 +147,7 @@ impl PhaseCost {
         self.prefill_ms += o.prefill_ms;
         self.decode_tokens += o.decode_tokens;
         self.decode_ms += o.decode_ms;
+        self.unconstrained += o.unconstrained;
         self.prefill_tok_s = rate(self.prefill_tokens, self.prefill_ms);
         self.decode_tok_s = rate(self.decode_tokens, self.decode_ms);
     }

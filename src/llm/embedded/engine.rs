@@ -140,6 +140,8 @@ impl<'m> Engine<'m> {
             let env = LlamaSampler::llguidance_tok_env(&self.loaded.model);
             let mut f = ParserFactory::new_simple(&env).map_err(|e| format!("cannot set up constrained decoding: {e}"))?;
             f.set_stderr_log_level(0);
+            // See GRAMMAR_MAX_ITEMS for why not llguidance's default.
+            f.limits_mut().step_max_items = self.opts.grammar_max_items;
             self.factory = Some(f);
         }
         Ok(self.factory.as_ref().expect("set above"))
@@ -217,6 +219,7 @@ impl<'m> Engine<'m> {
         let mut choices = Vec::with_capacity(n);
         let mut truncated = 0u32;
         let mut generated = 0u64;
+        let mut unconstrained = 0u32;
         for round in 0..n.div_ceil(MAX_PARALLEL) {
             let k = (n - round * MAX_PARALLEL).min(MAX_PARALLEL);
             let mut samplers = Vec::with_capacity(k);
@@ -229,9 +232,17 @@ impl<'m> Engine<'m> {
                 samplers.push(self.sampler(req.temperature, idx as u64, m));
             }
             let out = self.decode_samples(slot, prompt.len(), last_idx, samplers, limit)?;
-            for (text, tokens, cut) in out {
-                generated += tokens;
+            for (text, ids, cut) in out {
+                generated += ids.len() as u64;
                 truncated += u32::from(cut);
+                // llama-cpp-2's grammar sampler lets every token through once
+                // the matcher fails: check the tokens against a fresh one.
+                if let Some(m) = &matchers {
+                    let mut check = m.deep_clone();
+                    if check.consume_tokens(&ids).is_err() || check.is_error() {
+                        unconstrained += 1;
+                    }
+                }
                 choices.push(text);
             }
         }
@@ -245,6 +256,7 @@ impl<'m> Engine<'m> {
                 prefill_ms,
                 decode_ms,
                 threads: self.opts.threads as u32,
+                unconstrained,
             },
             truncated,
         })
@@ -335,7 +347,7 @@ impl<'m> Engine<'m> {
 
     /// Decode `samplers.len()` answers from the prompt in `slot` (length
     /// `n_prompt`, last logits at batch index `last_idx`), each in its own
-    /// sequence, one batch per step. Returns (text, tokens, cut off).
+    /// sequence, one batch per step. Returns (text, token ids, cut off).
     fn decode_samples(
         &mut self,
         slot: usize,
@@ -343,7 +355,7 @@ impl<'m> Engine<'m> {
         last_idx: usize,
         mut samplers: Vec<LlamaSampler>,
         limit: usize,
-    ) -> std::result::Result<Vec<(String, u64, bool)>, String> {
+    ) -> std::result::Result<Vec<(String, Vec<u32>, bool)>, String> {
         let k = samplers.len();
         let seqs: Vec<i32> = (0..k).map(|i| (PREFIX_SLOTS + i) as i32).collect();
         for &s in &seqs {
@@ -354,7 +366,7 @@ impl<'m> Engine<'m> {
         }
         let vocab = self.loaded.model.vocab();
         let mut pieces: Vec<Vec<u8>> = vec![Vec::new(); k];
-        let mut counts = vec![0u64; k];
+        let mut ids: Vec<Vec<u32>> = vec![Vec::new(); k];
         let mut done = vec![false; k];
         let mut cut = vec![false; k];
         // Batch index of each live sample's logits; all start from the prompt's.
@@ -374,8 +386,8 @@ impl<'m> Engine<'m> {
                     continue;
                 }
                 pieces[i].extend(vocab.token_to_piece(tok, false, None));
-                counts[i] += 1;
-                if counts[i] as usize >= limit {
+                ids[i].push(tok.0.cast_unsigned());
+                if ids[i].len() >= limit {
                     done[i] = true;
                     cut[i] = true;
                     continue;
@@ -399,7 +411,7 @@ impl<'m> Engine<'m> {
         result?;
         Ok(pieces
             .into_iter()
-            .zip(counts)
+            .zip(ids)
             .zip(cut)
             .map(|((p, c), t)| (String::from_utf8_lossy(&p).into_owned(), c, t))
             .collect())

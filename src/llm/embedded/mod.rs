@@ -61,7 +61,20 @@ pub struct EmbeddedOptions {
     pub seed: u64,
     /// Whether to reuse evaluated prompt prefixes across calls.
     pub prefix_cache: bool,
+    /// Earley items llguidance may touch to compute one token mask
+    /// ([`GRAMMAR_MAX_ITEMS`]). Past it, the grammar stops holding for that
+    /// answer (counted as `unconstrained`).
+    pub grammar_max_items: usize,
 }
+
+/// The default of [`EmbeddedOptions::grammar_max_items`]. llguidance's own
+/// default, 50,000, is too few for QueryView's grammar on a real vocabulary:
+/// right after `SELECT` over the DDO view (Qwen2.5-Coder's 151k tokens) the
+/// mask failed with "Too many items (limit 50000; mask)", and llama-cpp-2's
+/// grammar sampler then masks nothing, so the answer was decoded
+/// unconstrained. With 500,000 that mask took 6 ms and the costliest mask of
+/// DDO Q1's answer 135 ms, on a loaded machine.
+pub const GRAMMAR_MAX_ITEMS: usize = 2_000_000;
 
 impl EmbeddedOptions {
     /// Defaults for the model at `path`.
@@ -75,6 +88,7 @@ impl EmbeddedOptions {
             max_tokens: DEFAULT_MAX_TOKENS,
             seed: DEFAULT_SEED,
             prefix_cache: true,
+            grammar_max_items: GRAMMAR_MAX_ITEMS,
         }
     }
 }
@@ -101,6 +115,8 @@ pub struct EmbeddedModel {
     threads: usize,
     max_tokens: Option<u32>,
     constrain: bool,
+    /// Whether the "grammar did not hold" warning was printed (once a process).
+    warned_unconstrained: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for EmbeddedModel {
@@ -147,6 +163,7 @@ impl EmbeddedModel {
             threads: opts.threads,
             max_tokens: None,
             constrain: true,
+            warned_unconstrained: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -239,6 +256,15 @@ impl ChatModel for EmbeddedModel {
             .recv()
             .map_err(|_| Error::llm(&req.phase, "the embedded model's thread has stopped"))?
             .map_err(|e| Error::llm(&req.phase, format!("embedded model {}: {e}", self.path.display())))?;
+        if answer.local.unconstrained > 0 && !self.warned_unconstrained.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!(
+                "lucy: warning: the grammar did not hold for {} of {} answer(s) to {} (the grammar engine gave up while decoding; \
+                 the guard still checks the answer); counted as `unconstrained` in the trace's costs",
+                answer.local.unconstrained,
+                answer.choices.len(),
+                req.phase
+            );
+        }
         Ok(ChatResponse {
             choices: answer.choices,
             usage: answer.usage,
