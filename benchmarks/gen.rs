@@ -156,10 +156,10 @@ pub fn enterprise(n: usize, seed: u64) -> DbModel {
                 for gi in 0..rng.random_range(0..=2) {
                     let g = b.table(format!("R{ri:04}_C{ci}_G{gi}"));
                     b.fk(g, c);
-                    grand.push(PatternNode { table: b.tables[g].name.clone(), children: vec![], relationship: None });
+                    grand.push(PatternNode { table: b.tables[g].name.clone(), children: vec![], relationship: None, exclusive: false });
                 }
             }
-            children.push(PatternNode { table: b.tables[c].name.clone(), children: grand, relationship: None });
+            children.push(PatternNode { table: b.tables[c].name.clone(), children: grand, relationship: None, exclusive: false });
         }
         let root_name = b.tables[root].name.clone();
         patterns.push(if snowflake {

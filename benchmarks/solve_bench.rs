@@ -101,9 +101,9 @@ pub fn cloud52() -> DbModel {
             for l in ["CPU", "MEM"] {
                 let leaf = format!("{mid}_{l}");
                 spec.push((leaf.clone(), vec![mid.clone()]));
-                leaves.push(PatternNode { table: leaf, children: vec![], relationship: None });
+                leaves.push(PatternNode { table: leaf, children: vec![], relationship: None, exclusive: false });
             }
-            children.push(PatternNode { table: mid, children: leaves, relationship: None });
+            children.push(PatternNode { table: mid, children: leaves, relationship: None, exclusive: false });
         }
         patterns.push(Pattern::Snowflake { root: s(root), children, description: None });
     }
@@ -112,7 +112,7 @@ pub fn cloud52() -> DbModel {
         for l in ["SEVERITY", "SOURCE", "ACTION", "STATE"] {
             let leaf = format!("{root}_{l}");
             spec.push((leaf.clone(), vec![s(root)]));
-            children.push(PatternNode { table: leaf, children: vec![], relationship: None });
+            children.push(PatternNode { table: leaf, children: vec![], relationship: None, exclusive: false });
         }
         patterns.push(Pattern::Star { root: s(root), children, description: None });
     }

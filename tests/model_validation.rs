@@ -506,3 +506,29 @@ fn role_names_are_plain_described_only_when_named_and_unique_per_table() {
     });
     assert!(issues_of(&ok).is_empty(), "{:?}", issues_of(&ok));
 }
+
+#[test]
+fn exclusive_children_need_two_and_show_in_model_show() {
+    // A star rooted at A: C with children D and (via a new table E) E.
+    let tree = |exclusive_kids: Value| {
+        with(|v| {
+            v["tables"].as_array_mut().unwrap().push(json!({"name": "E", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "c_id"}]}));
+            v["relationships"].as_array_mut().unwrap().push(json!({"from": "E", "to": "C", "cardinality": "M:1", "on": [["c_id", "id"]]}));
+            v["relationships"][1]["role"] = json!("parent_a");
+            v["relationships"][1]["role_description"] = json!("the A a C belongs to");
+            v["patterns"] = json!([{"kind": "star", "root": "A", "children": [{"table": "C", "exclusive": true, "children": exclusive_kids}]}]);
+        })
+    };
+    let bad = tree(json!([{"table": "D"}]));
+    let is = issues_of(&bad);
+    expect(&is, "$.patterns[0].children[0].exclusive", "marks its children exclusive but has 1 child table");
+    assert_eq!(is.len(), 1, "{is:?}");
+    let good = tree(json!([{"table": "D"}, {"table": "E"}]));
+    assert!(issues_of(&good).is_empty(), "{:?}", issues_of(&good));
+    let g = SchemaGraph::new(parse(&good.to_string(), None).unwrap()).unwrap();
+    let c = g.table_id("C").unwrap();
+    assert!(g.exclusive_children(c) && !g.exclusive_children(g.table_id("A").unwrap()));
+    let text = lucy::graph::render::show_text(&g);
+    assert!(text.contains("└ D (exclusive: each row is one kind)"), "{text}");
+    assert!(text.contains("role A: parent_a — the A a C belongs to"), "{text}");
+}

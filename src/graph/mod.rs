@@ -56,6 +56,8 @@ pub struct SchemaGraph {
     roots: HashMap<TableId, TreeKind>,
     junctions: Vec<Junction>,
     lookups: Vec<TableId>,
+    /// Inner tables whose children are exclusive subtypes.
+    exclusive: Vec<TableId>,
 }
 
 impl SchemaGraph {
@@ -105,6 +107,7 @@ impl SchemaGraph {
             roots: HashMap::new(),
             junctions: resolved.junctions.into_iter().map(|(j, _)| j).collect(),
             lookups: Vec::new(),
+            exclusive: Vec::new(),
         };
         for (t, _) in resolved.lookups {
             if !sg.lookups.contains(&t) {
@@ -114,6 +117,9 @@ impl SchemaGraph {
         for tree in resolved.trees {
             sg.roots.insert(tree.root, tree.kind);
             for n in tree.nodes {
+                if n.exclusive {
+                    sg.exclusive.push(n.table);
+                }
                 sg.inner.insert(n.table, InnerPosition { root: tree.root, parent: n.parent, kind: tree.kind, rel: n.rel });
                 sg.children.entry(n.parent).or_default().push(n.table);
             }
@@ -289,6 +295,12 @@ impl SchemaGraph {
     /// Children of `id` in its pattern tree (empty for leaves and non-pattern tables).
     pub fn pattern_children(&self, id: TableId) -> &[TableId] {
         self.children.get(&id).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Whether the pattern children of `id` are exclusive subtypes (each
+    /// row of `id` is exactly one kind; `PatternNode::exclusive`).
+    pub fn exclusive_children(&self, id: TableId) -> bool {
+        self.exclusive.contains(&id)
     }
 
     /// Where an inner table sits in its pattern tree.

@@ -121,7 +121,11 @@ pub fn show_text(g: &SchemaGraph) -> String {
     let _ = writeln!(o, "\nRelationships ({}):", m.relationships.len());
     for rel in &m.relationships {
         let on: Vec<String> = rel.on.iter().map(|[a, b]| format!("{}.{a} = {}.{b}", rel.from, rel.to)).collect();
-        let _ = writeln!(o, "  {}  {}  {}{}", rel.id(), rel.cardinality.as_str(), on.join(" AND "), desc(&rel.description));
+        let role = match &rel.role {
+            Some(r) => format!("  role {}: {r}{}", rel.to, desc(&rel.role_description)),
+            None => String::new(),
+        };
+        let _ = writeln!(o, "  {}  {}  {}{}{role}", rel.id(), rel.cardinality.as_str(), on.join(" AND "), desc(&rel.description));
     }
     let _ = writeln!(o, "\nPatterns ({}):", m.patterns.len());
     for p in &m.patterns {
@@ -157,8 +161,9 @@ pub fn show_text(g: &SchemaGraph) -> String {
 }
 
 fn tree_lines(g: &SchemaGraph, t: TableId, indent: usize, o: &mut String) {
+    let one_of = if g.exclusive_children(t) { " (exclusive: each row is one kind)" } else { "" };
     for &c in g.pattern_children(t) {
-        let _ = writeln!(o, "{}└ {}", "  ".repeat(indent), g.name(c));
+        let _ = writeln!(o, "{}└ {}{one_of}", "  ".repeat(indent), g.name(c));
         tree_lines(g, c, indent + 1, o);
     }
 }

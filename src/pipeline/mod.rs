@@ -238,10 +238,26 @@ pub fn given_relevance(graph: &SchemaGraph, tables: &[String], attrs: &[String])
         cols.push(graph.column_ref(a).map_err(|e| Error::Input(format!("--attrs: {e}")))?);
     }
     let mut ts = Vec::new();
+    let mut roles = Vec::new();
     for t in tables {
-        ts.push(graph.require_table(t.trim())?);
+        match graph.instance(t)? {
+            (id, None) => ts.push(id),
+            (table, Some(rel)) => roles.push(crate::types::RoleInstance { table, rel }),
+        }
     }
-    Ok(relevance_of(graph, &ts, &cols))
+    let mut rel = relevance_of(graph, &ts, &cols);
+    // An attribute of a table given only in roles belongs to those instances,
+    // not to a plain instance.
+    rel.tables.retain(|t| ts.contains(t) || !roles.iter().any(|r: &crate::types::RoleInstance| r.table == *t));
+    // Role instances (`TABLE@role`): like a given table, all columns unless
+    // an `--attrs` entry names one of the table's.
+    for r in roles {
+        if !rel.columns.iter().any(|c| c.table == r.table) {
+            rel.columns.extend((0..graph.table(r.table).columns.len()).map(|column| ColumnId { table: r.table, column }));
+        }
+        rel.add_role(r);
+    }
+    Ok(rel)
 }
 
 /// Given tables and columns as a [`Relevance`]: the columns' tables, then
@@ -264,7 +280,12 @@ fn relevance_of(graph: &SchemaGraph, tables: &[TableId], columns: &[ColumnId]) -
 
 /// Relevant tables and attributes by name (for traces and output).
 pub fn relevance_names(graph: &SchemaGraph, rel: &Relevance) -> (Vec<String>, Vec<ColumnRef>) {
-    let tables = rel.tables.iter().map(|&t| graph.name(t).to_string()).collect();
+    let tables = rel
+        .tables
+        .iter()
+        .map(|&t| graph.name(t).to_string())
+        .chain(rel.roles.iter().map(|r| graph.instance_label(r.table, Some(r.rel))))
+        .collect();
     let cols = rel.columns.iter().map(|&c| graph.column_names(c)).map(|(t, c)| ColumnRef::new(t, c)).collect();
     (tables, cols)
 }

@@ -67,6 +67,23 @@ fn given_attrs_are_validated() {
 }
 
 #[test]
+fn given_role_instances_reach_the_view() {
+    let g = ddo();
+    let tables: Vec<String> = ["CLIENT", "DATACENTER", "LOCATION@CLIENT", "LOCATION@DATACENTER.loc_id"].map(String::from).to_vec();
+    let attrs: Vec<String> = ["CLIENT.name", "DATACENTER.name", "LOCATION.city"].map(String::from).to_vec();
+    let rel = given_relevance(&g, &tables, &attrs).unwrap();
+    let (t, a) = relevance_names(&g, &rel);
+    assert_eq!(t, ["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
+    assert_eq!(a.len(), 3);
+    let v = crate::solve::generate(&g, &rel, &Default::default()).unwrap();
+    let aliases: Vec<&str> = v.columns.iter().map(|c| c.alias.as_str()).collect();
+    assert!(aliases.contains(&"LOCATION_CLIENT_city") && aliases.contains(&"LOCATION_DATACENTER_city"), "{aliases:?}");
+    assert_eq!(v.tables.iter().filter(|t| t.starts_with("LOCATION")).count(), 2, "no plain LOCATION: {:?}", v.tables);
+    let e = given_relevance(&g, &["LOCATION@PAYMENT".into()], &[]).unwrap_err().to_string();
+    assert!(e.contains("LOCATION joins through"), "{e}");
+}
+
+#[test]
 fn failures_come_back_with_the_trace() {
     // Nothing matched.
     let chat = FakeChat::new().on(&["JSON schema of the database"], &["no idea"]);

@@ -215,6 +215,11 @@ pub struct PatternNode {
     /// Inner tables joined to this one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<PatternNode>,
+    /// The children are exclusive subtypes: each row of this table has rows
+    /// in exactly one of them (DDO's PAYAMOUNT is a TAX, a SUPERCHARGE or an
+    /// INCOME). Needs at least two children. Shown by `lucy model show`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclusive: bool,
 }
 
 impl PatternNode {

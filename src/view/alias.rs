@@ -141,6 +141,36 @@ mod tests {
     }
 
     #[test]
+    fn role_aliases_drop_the_table_s_own_words() {
+        let m = crate::model::parse(
+            &serde_json::json!({
+                "name": "shop",
+                "tables": [
+                    {"name": "ORDERS", "columns": [{"name": "id"}, {"name": "ship_address_id"}, {"name": "bill_address_id"}, {"name": "store_id"}]},
+                    {"name": "ADDRESS", "columns": [{"name": "id"}]},
+                    {"name": "STORE", "columns": [{"name": "id"}]},
+                    {"name": "EMPLOYEE", "columns": [{"name": "id"}, {"name": "manager_id"}]}
+                ],
+                "relationships": [
+                    {"from": "ORDERS", "to": "ADDRESS", "cardinality": "M:1", "on": [["ship_address_id", "id"]]},
+                    {"from": "ORDERS", "to": "ADDRESS", "cardinality": "M:1", "on": [["bill_address_id", "id"]], "role": "bill_address"},
+                    {"from": "ORDERS", "to": "STORE", "cardinality": "M:1", "on": [["store_id", "id"]]},
+                    {"from": "EMPLOYEE", "to": "EMPLOYEE", "cardinality": "M:1", "on": [["manager_id", "id"]]}
+                ]
+            })
+            .to_string(),
+            None,
+        )
+        .unwrap();
+        let g = SchemaGraph::new(m).unwrap();
+        assert_eq!(role_alias(&g, 1, 0), "ADDRESS_ship", "undeclared, parallel: the join column");
+        assert_eq!(role_alias(&g, 1, 1), "ADDRESS_bill", "declared role");
+        assert_eq!(role_alias(&g, 2, 2), "STORE_ORDERS", "one relationship: the other table");
+        assert_eq!(role_alias(&g, 0, 2), "ORDERS_STORE");
+        assert_eq!(role_alias(&g, 3, 3), "EMPLOYEE_manager", "self-relationship: the from column");
+    }
+
+    #[test]
     fn odd_characters_are_replaced() {
         let mut a = Aliaser::new();
         assert_eq!(a.alias("my table", "2nd-col"), "my_table_2nd_col");

@@ -37,6 +37,8 @@ pub(crate) struct TreeNode {
     pub rel: RelId,
     /// JSON path of the node's `table` field.
     pub path: String,
+    /// Its children are exclusive subtypes (`PatternNode::exclusive`).
+    pub exclusive: bool,
 }
 
 pub(super) fn resolve(ix: &Index, out: &mut Vec<ModelIssue>) -> Resolved {
@@ -255,8 +257,15 @@ fn nodes(
             continue;
         }
         seen.push(c);
+        if node.exclusive && node.children.len() < 2 {
+            out.push(issue(
+                format!("{here}.exclusive"),
+                format!("`{}` marks its children exclusive but has {} child table(s)", ix.name(c), node.children.len()),
+                "exclusive says each row is exactly one of several kinds: list at least two children, or remove \"exclusive\"",
+            ));
+        }
         if let Some(rel) = parent_rel(ix, parent, c, node, &here, out) {
-            t.nodes.push(TreeNode { table: c, parent, rel, path: format!("{here}.table") });
+            t.nodes.push(TreeNode { table: c, parent, rel, path: format!("{here}.table"), exclusive: node.exclusive });
         }
         nodes(ix, t, c, &node.children, &format!("{here}.children"), seen, out);
     }
