@@ -192,5 +192,32 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         print!("{report}");
         eprintln!("wrote {}", out.display());
     }
+    if args.llm.replay.is_some() {
+        return Ok(replay_misses(&runs));
+    }
     Ok(0)
+}
+
+/// After `--replay`: questions that asked a prompt the cassette does not
+/// hold did not reproduce the recording. Say so (the first miss's message
+/// names the prompt and how to re-record) and exit 1.
+fn replay_misses(runs: &[BenchRun]) -> i32 {
+    let misses: Vec<(&str, &str, &str)> = runs
+        .iter()
+        .flat_map(|r| r.questions.iter().map(move |q| (r.method.as_str(), q)))
+        .filter_map(|(m, q)| {
+            q.attribution.findings.iter().find(|f| f.contains(lucy::llm::cassette::REPLAY_MISS)).map(|f| (m, q.id.as_str(), f.as_str()))
+        })
+        .collect();
+    let total: usize = runs.iter().map(|r| r.questions.len()).sum();
+    match misses.first() {
+        None => 0,
+        Some((method, id, first)) => {
+            eprintln!(
+                "lucy: the replay did not reproduce the recording: {} of {total} question run(s) asked a prompt the cassette does not hold (first: {method} {id}: {first})",
+                misses.len()
+            );
+            1
+        }
+    }
 }

@@ -191,7 +191,7 @@ impl Replayer {
     fn miss(&self, req: &ChatRequest, key: &str) -> Error {
         let phase = &req.phase;
         let mut msg = format!(
-            "no recorded answer for this {phase} prompt in cassette {} (model {}, key {}).",
+            "{REPLAY_MISS} {phase} prompt in cassette {} (model {}, key {}).",
             self.path.display(),
             self.model,
             &key[..12.min(key.len())]
@@ -217,6 +217,10 @@ impl Replayer {
         Error::llm(phase, msg)
     }
 }
+
+/// How a replay miss's error begins (`lucy bench --replay` looks for it to
+/// say that a run did not reproduce its recording).
+pub const REPLAY_MISS: &str = "no recorded answer for this";
 
 impl ChatModel for Replayer {
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
