@@ -55,6 +55,18 @@ pub fn pattern_kind(p: &Pattern) -> &'static str {
     }
 }
 
+/// How many core table names `lucy model check` lists before "… and N
+/// more" (a 10,000-table model has thousands; `--json` keeps them all).
+const CORE_LIST_MAX: usize = 40;
+
+/// `names` joined by ", ", the first `max` of them and a count of the rest.
+fn name_list(names: &[String], max: usize) -> String {
+    if names.len() <= max {
+        return names.join(", ");
+    }
+    format!("{}, … and {} more (all in --json)", names[..max].join(", "), names.len() - max)
+}
+
 /// The summary as text lines.
 pub fn summary_text(s: &Summary, file: &str) -> String {
     let mut out = String::new();
@@ -67,7 +79,7 @@ pub fn summary_text(s: &Summary, file: &str) -> String {
     let _ = writeln!(out, "  tables:        {} ({} columns)", s.tables, s.columns);
     let _ = writeln!(out, "  relationships: {}", s.relationships);
     let _ = writeln!(out, "  patterns:      {}{kinds}", s.patterns.values().sum::<usize>());
-    let _ = writeln!(out, "  core tables:   {} ({})", s.core_tables.len(), s.core_tables.join(", "));
+    let _ = writeln!(out, "  core tables:   {} ({})", s.core_tables.len(), name_list(&s.core_tables, CORE_LIST_MAX));
     if s.forbid_tables + s.forbid_relationships + s.require_tables > 0 {
         let _ = writeln!(
             out,
@@ -198,5 +210,16 @@ fn desc(d: &Option<String>) -> String {
     match d {
         Some(d) if !d.is_empty() => format!(" — {d}"),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn long_core_lists_are_cut_with_a_count() {
+        let names: Vec<String> = (0..45).map(|i| format!("T{i}")).collect();
+        let s = super::name_list(&names, 40);
+        assert!(s.starts_with("T0, T1,") && s.ends_with("T39, … and 5 more (all in --json)"), "{s}");
+        assert_eq!(super::name_list(&names[..3], 40), "T0, T1, T2");
     }
 }
