@@ -115,6 +115,8 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
         }
         j
     };
+    // Junctions between the same two sides (C3 asks for one of them).
+    let groups: Vec<Vec<usize>> = if p.c3 { (0..juncs.len()).map(|q| p.junction_group(q)).collect() } else { Vec::new() };
     let accept = |st: &State| -> bool {
         if st.mask != full {
             return false;
@@ -122,8 +124,14 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
         for (q, jn) in juncs.iter().enumerate() {
             let s = jget(st.jst, q);
             if s & SEEN0 != 0 && s & SEEN1 != 0 {
-                // Exactly one occurrence, interior: not the last table.
-                if s & OCC_ONE == 0 || s & OCC_BAD != 0 || st.node as usize == jn.k {
+                // An occurring junction occurs once, interior (not the last
+                // table); one that does not occur needs another of its group.
+                if s & OCC_BAD != 0 || (s & OCC_ONE != 0 && st.node as usize == jn.k) {
+                    return false;
+                }
+                if s & OCC_ONE == 0
+                    && !groups[q].iter().any(|&o| o != q && jget(st.jst, o) & OCC_ONE != 0 && st.node as usize != juncs[o].k)
+                {
                     return false;
                 }
             }

@@ -164,7 +164,7 @@ fn c4_breaks(p: &CoreProblem, walk: &[usize]) -> Vec<String> {
 
 fn c3_breaks(p: &CoreProblem, walk: &[usize]) -> Vec<String> {
     let mut out = Vec::new();
-    for j in &p.junctions {
+    for (q, j) in p.junctions.iter().enumerate() {
         let (s0, s1, k) = (&p.names[j.sides[0]], &p.names[j.sides[1]], &p.names[j.k]);
         for w in 1..walk.len().saturating_sub(1) {
             if walk[w] == j.k && !p.step_allowed(Some(walk[w - 1]), walk[w], walk[w + 1]) {
@@ -177,9 +177,17 @@ fn c3_breaks(p: &CoreProblem, walk: &[usize]) -> Vec<String> {
         }
         if walk.contains(&j.sides[0]) && walk.contains(&j.sides[1]) {
             let occ: Vec<usize> = (0..walk.len()).filter(|&w| walk[w] == j.k).collect();
-            if occ.len() != 1 || occ[0] == 0 || occ[0] + 1 == walk.len() {
+            let group = p.junction_group(q);
+            let stand_in = occ.is_empty() && group.iter().any(|&o| o != q && walk.contains(&p.junctions[o].k));
+            if (occ.len() != 1 || occ[0] == 0 || occ[0] + 1 == walk.len()) && !stand_in {
+                let theirs = if group.len() > 1 {
+                    let ks: Vec<&str> = group.iter().map(|&o| p.names[p.junctions[o].k].as_str()).collect();
+                    format!("one of their junctions {}", ks.join(", "))
+                } else {
+                    format!("their junction {k}")
+                };
                 out.push(format!(
-                    "{s0} and {s1} must both be in the view, but they can only be connected without passing once through their junction {k} (C3)"
+                    "{s0} and {s1} must both be in the view, but they can only be connected without passing once through {theirs} (C3)"
                 ));
             }
         }

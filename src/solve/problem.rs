@@ -82,6 +82,15 @@ impl CoreProblem {
         self.junctions.iter().filter(move |j| self.c3 && j.k == k)
     }
 
+    /// The m:m patterns between the same two sides as pattern `q` (itself
+    /// included), in pattern order: C3's conditional half asks for one of
+    /// them, not all (docs/generate-view.md, "several junctions").
+    pub fn junction_group(&self, q: usize) -> Vec<usize> {
+        let key = |j: &MmJunction| (j.sides[0].min(j.sides[1]), j.sides[0].max(j.sides[1]));
+        let me = key(&self.junctions[q]);
+        (0..self.junctions.len()).filter(|&o| key(&self.junctions[o]) == me).collect()
+    }
+
     /// Whether C3 restricts where a walk may go after `k`.
     pub fn is_active_junction(&self, k: usize) -> bool {
         self.junctions_at(k).next().is_some()
@@ -144,10 +153,15 @@ impl CoreProblem {
             }
         }
         if self.c3 {
-            for j in &self.junctions {
+            // Both sides in the walk: each junction between them that occurs
+            // occurs once, between them, and at least one occurs.
+            for (q, j) in self.junctions.iter().enumerate() {
                 if walk.contains(&j.sides[0]) && walk.contains(&j.sides[1]) {
                     let occ: Vec<usize> = (0..walk.len()).filter(|&p| walk[p] == j.k).collect();
-                    if occ.len() != 1 || occ[0] == 0 || occ[0] + 1 == walk.len() {
+                    let once = occ.len() == 1 && occ[0] != 0 && occ[0] + 1 != walk.len();
+                    let group = self.junction_group(q);
+                    let other = group.iter().any(|&o| o != q && walk.contains(&self.junctions[o].k));
+                    if !once && !(occ.is_empty() && other) {
                         return Some(format!(
                             "{} and {} are both in the walk but junction {} is not once between them (C3)",
                             self.names[j.sides[0]], self.names[j.sides[1]], self.names[j.k]

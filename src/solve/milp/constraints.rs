@@ -138,18 +138,37 @@ fn junction_occurrence_rows(model: &mut impl SolverModel, p: &CoreProblem, n: us
             model.add_constraint((Expression::from(wq) - u[&s0] - u[&s1]).geq(-1.0));
         }
         rows += 1;
-        let occ = sum(&mut b[jn.k].iter().flatten().copied());
-        let mut inner = Expression::from(0.0);
-        for r in 1..n.saturating_sub(1) {
-            for &j in &p.adj[jn.k] {
-                if let Some(&xv) = x.get(&(jn.k, j, r)) {
-                    inner += xv;
+        // Departures from junction k at interior steps: k occurs between
+        // two tables.
+        let inner_of = |k: usize| -> Expression {
+            let mut inner = Expression::from(0.0);
+            for r in 1..n.saturating_sub(1) {
+                for &j in &p.adj[k] {
+                    if let Some(&xv) = x.get(&(k, j, r)) {
+                        inner += xv;
+                    }
                 }
             }
+            inner
+        };
+        let occ = sum(&mut b[jn.k].iter().flatten().copied());
+        let group = p.junction_group(q);
+        // One junction of the group (usually the group is this one alone)
+        // occurs at an interior step…
+        let mut some_inner = Expression::from(0.0);
+        for &o in &group {
+            some_inner += inner_of(p.junctions[o].k);
         }
-        model.add_constraint((inner - wq).geq(0.0));
-        model.add_constraint((occ + (n as f64 - 1.0) * wq).leq(n as f64));
+        model.add_constraint((some_inner - wq).geq(0.0));
+        // … this one at most once …
+        model.add_constraint((occ.clone() + (n as f64 - 1.0) * wq).leq(n as f64));
         rows += 2;
+        // … and, when another junction may stand in for it, only between
+        // the sides if at all (alone in its group, the rows above imply it).
+        if group.len() > 1 {
+            model.add_constraint((occ - inner_of(jn.k) + (n as f64) * wq).leq(n as f64));
+            rows += 1;
+        }
     }
     rows
 }
