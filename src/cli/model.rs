@@ -97,27 +97,41 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
         ModelCommand::Suggest { file, apply } => {
             let g = lucy::graph::load(&file)?;
             let proposals = suggest::suggest(&g);
+            let roles = suggest::suggest_roles(&g);
+            // One RFC 6902 patch: patterns, then relationship roles.
+            let mut patch = serde_json::to_value(&proposals).map_err(|e| Error::Input(e.to_string()))?;
+            if let (Some(list), Ok(serde_json::Value::Array(more))) = (patch.as_array_mut(), serde_json::to_value(&roles)) {
+                list.extend(more);
+            }
             if apply {
                 let mut m = g.model().clone();
                 suggest::apply(&mut m, &proposals);
+                suggest::apply_roles(&mut m, &roles);
                 // Proposals are built to validate; check anyway before printing.
                 lucy::model::validate::check(&m, Some(&file.display().to_string()))?;
                 if !ctx.json {
-                    eprintln!("{}: {} proposal(s) applied", file.display(), proposals.len());
+                    eprintln!("{}: {} proposal(s) applied", file.display(), proposals.len() + roles.len());
                 }
                 super::print_json(&m)?;
             } else if ctx.json {
-                super::print_json(&proposals)?;
+                super::print_json(&patch)?;
             } else {
-                if proposals.is_empty() {
+                if proposals.is_empty() && roles.is_empty() {
                     eprintln!("{}: no new patterns to propose", file.display());
                 } else {
-                    eprintln!("{}: {} proposal(s); review, then add the chosen values to $.patterns:", file.display(), proposals.len());
+                    eprintln!(
+                        "{}: {} proposal(s); review, then add the chosen values to $.patterns (roles: to the relationships named by their path):",
+                        file.display(),
+                        proposals.len() + roles.len()
+                    );
                     for (i, p) in proposals.iter().enumerate() {
                         eprintln!("  {}. {}: {}", i + 1, render::pattern_kind(&p.value), p.reason);
                     }
+                    for (i, r) in roles.iter().enumerate() {
+                        eprintln!("  {}. role {} at {}: {}", proposals.len() + i + 1, r.value, r.path, r.reason);
+                    }
                 }
-                super::print_json(&proposals)?;
+                super::print_json(&patch)?;
             }
             Ok(0)
         }

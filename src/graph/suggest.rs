@@ -21,6 +21,12 @@
 //!
 //! Tables that already hold a pattern role are left alone. Proposals are
 //! RFC 6902 `add` operations on `/patterns/-`, each with a `reason`.
+//!
+//! **Roles** ([`suggest_roles`]): a relationship whose table plays several
+//! roles (a self-relationship, or several relationships between the same two
+//! tables) and that names none gets one from its foreign-key columns without
+//! `id` (`ship_address_id` → `ship_address`, `manager_id` → `manager`), as an
+//! `add` on `/relationships/<i>/role`.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -54,6 +60,82 @@ pub fn suggest(g: &SchemaGraph) -> Vec<Proposal> {
 /// Apply proposals to a model (append their patterns).
 pub fn apply(model: &mut DbModel, proposals: &[Proposal]) {
     model.patterns.extend(proposals.iter().map(|p| p.value.clone()));
+}
+
+/// One proposed role name for a relationship, as a JSON-patch operation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoleProposal {
+    /// Always `"add"`.
+    pub op: String,
+    /// `/relationships/<i>/role`.
+    pub path: String,
+    /// The role name.
+    pub value: String,
+    /// Why the relationship needs a role.
+    pub reason: String,
+    /// The relationship (not serialized).
+    #[serde(skip)]
+    pub rel: RelId,
+}
+
+/// Propose role names for the relationships of tables that play several
+/// roles and name none (see the module docs). Only relationships read from
+/// the foreign key (`M:1`, `1:1`) are named, since a role names the `to`
+/// table; names already used at either table are skipped.
+pub fn suggest_roles(g: &SchemaGraph) -> Vec<RoleProposal> {
+    let m = g.model();
+    let mut taken: HashSet<(TableId, String)> = HashSet::new();
+    for (r, rel) in m.relationships.iter().enumerate() {
+        if let Some(role) = &rel.role {
+            let (a, b) = g.endpoints(r);
+            taken.insert((a, role.to_lowercase()));
+            taken.insert((b, role.to_lowercase()));
+        }
+    }
+    let mut out = Vec::new();
+    for (r, rel) in m.relationships.iter().enumerate() {
+        if rel.role.is_some() || rel.cardinality == Cardinality::OneToMany {
+            continue;
+        }
+        let (a, b) = g.endpoints(r);
+        let between = g.relationships_between(a, b).len();
+        if a != b && between < 2 {
+            continue;
+        }
+        let role = rel
+            .on
+            .iter()
+            .map(|p| {
+                let c = p[0].as_str();
+                let lower = c.to_lowercase();
+                let cut = if lower.ends_with("_id") { c.len() - 3 } else if lower.ends_with("id") && c.len() > 2 { c.len() - 2 } else { c.len() };
+                c[..cut].trim_end_matches('_').to_string()
+            })
+            .filter(|c| !c.is_empty())
+            .collect::<Vec<_>>()
+            .join("_");
+        if !crate::model::validate::valid_role_name(&role) || taken.contains(&(a, role.to_lowercase())) || taken.contains(&(b, role.to_lowercase())) {
+            continue;
+        }
+        taken.insert((a, role.to_lowercase()));
+        taken.insert((b, role.to_lowercase()));
+        let why = if a == b {
+            format!("{} references itself: a self join needs a second instance ({}@{role})", g.name(a), g.name(b))
+        } else {
+            format!("{} reaches {} through {between} relationships: name each role ({}@{role})", g.name(a), g.name(b), g.name(b))
+        };
+        out.push(RoleProposal { op: "add".into(), path: format!("/relationships/{r}/role"), value: role, reason: why, rel: r });
+    }
+    out
+}
+
+/// Apply role proposals to a model.
+pub fn apply_roles(model: &mut DbModel, proposals: &[RoleProposal]) {
+    for p in proposals {
+        if let Some(rel) = model.relationships.get_mut(p.rel) {
+            rel.role = Some(p.value.clone());
+        }
+    }
 }
 
 /// Foreign-key structure of the graph.
@@ -335,6 +417,42 @@ mod tests {
         let g = SchemaGraph::new(m).expect("proposals validate");
         let core: Vec<&str> = g.core_tables().into_iter().map(|t| g.name(t)).collect();
         assert_eq!(core, ["LOCATION", "CLIENT", "DATACENTER", "COMPUTE", "RESOURCEPOOL", "RSPOOL2CLIENT", "PAYMENT", "RETENTION"]);
+    }
+
+    #[test]
+    fn roles_are_proposed_for_parallel_and_self_relationships_only() {
+        let m = crate::model::parse(
+            &serde_json::json!({
+                "name": "shop",
+                "tables": [
+                    {"name": "ORDERS", "columns": [{"name": "id"}, {"name": "ship_address_id"}, {"name": "bill_address_id"}, {"name": "store_id"}]},
+                    {"name": "ADDRESS", "columns": [{"name": "id"}]},
+                    {"name": "STORE", "columns": [{"name": "id"}]},
+                    {"name": "EMPLOYEE", "columns": [{"name": "id"}, {"name": "ManagerID"}]}
+                ],
+                "relationships": [
+                    {"from": "ORDERS", "to": "ADDRESS", "cardinality": "M:1", "on": [["ship_address_id", "id"]]},
+                    {"from": "ORDERS", "to": "ADDRESS", "cardinality": "M:1", "on": [["bill_address_id", "id"]], "role": "billing"},
+                    {"from": "ORDERS", "to": "STORE", "cardinality": "M:1", "on": [["store_id", "id"]]},
+                    {"from": "EMPLOYEE", "to": "EMPLOYEE", "cardinality": "M:1", "on": [["ManagerID", "id"]]}
+                ]
+            })
+            .to_string(),
+            None,
+        )
+        .unwrap();
+        let g = SchemaGraph::new(m.clone()).unwrap();
+        let p = suggest_roles(&g);
+        let got: Vec<(&str, &str)> = p.iter().map(|x| (x.path.as_str(), x.value.as_str())).collect();
+        assert_eq!(got, [("/relationships/0/role", "ship_address"), ("/relationships/3/role", "Manager")]);
+        let mut m = m;
+        apply_roles(&mut m, &p);
+        let g = SchemaGraph::new(m).expect("proposals validate");
+        assert_eq!(g.instance("ADDRESS@ship_address").unwrap(), (1, Some(0)));
+        assert!(suggest_roles(&g).is_empty(), "nothing left to name");
+        // DDO plays no table in several roles by relationships alone.
+        let ddo = crate::model::parse(include_str!("../../dbmodels/ddo.json"), None).unwrap();
+        assert!(suggest_roles(&SchemaGraph::new(ddo).unwrap()).is_empty());
     }
 
     #[test]

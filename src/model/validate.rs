@@ -22,6 +22,7 @@ use crate::types::ids::{RelId, TableId};
 use crate::types::DbModel;
 
 pub(crate) use patterns::Resolved;
+pub(crate) use relationships::valid_role_name;
 
 /// Every issue found in `model` (empty when it is valid).
 pub fn issues(model: &DbModel) -> Vec<ModelIssue> {
