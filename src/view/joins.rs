@@ -247,3 +247,55 @@ pub fn reroot(jt: &mut JoinTree, root: usize) {
         .map(|(l, r, rel)| InstJoin { left: new_index[l], right: new_index[r], rel, kind: JoinKind::Left })
         .collect();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Dialect, RoleInstance};
+
+    /// EMPLOYEE with a self-relationship to its manager.
+    fn staff() -> SchemaGraph {
+        let m = crate::model::parse(
+            &serde_json::json!({
+                "name": "staff",
+                "tables": [{"name": "EMPLOYEE", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "manager_id"}]}],
+                "relationships": [{"from": "EMPLOYEE", "to": "EMPLOYEE", "cardinality": "M:1", "on": [["manager_id", "id"]], "role": "manager"}]
+            })
+            .to_string(),
+            None,
+        )
+        .unwrap();
+        SchemaGraph::new(m).unwrap()
+    }
+
+    #[test]
+    fn self_relationship_is_oriented_by_the_role_whichever_end_comes_first() {
+        let g = staff();
+        let relevant: BTreeSet<TableId> = [0].into();
+        let roles = [RoleInstance { table: 0, rel: 0 }];
+        let spec = crate::view::ViewSpec {
+            relevant: &relevant,
+            roles: &roles,
+            inner: &[],
+            attributes: &[],
+            forbidden_rels: &BTreeSet::new(),
+            dialect: Dialect::Sqlite,
+            name: "v",
+            keep: None,
+        };
+        for (walk, cond) in [
+            (vec![(0, None), (0, Some(0))], "EMPLOYEE.manager_id = EMPLOYEE_manager.id"),
+            (vec![(0, Some(0)), (0, None)], "EMPLOYEE_manager.id = EMPLOYEE.manager_id"),
+        ] {
+            let jt = build(&g, &walk, &[], &BTreeSet::new()).unwrap();
+            assert_eq!(jt.joins.len(), 1);
+            assert_eq!(left_is_from(&g, &jt, &jt.joins[0]), walk[0].1.is_none());
+            let v = crate::view::build_instances(&g, &walk, &spec).unwrap();
+            assert!(v.sql.contains(cond), "{}", v.sql);
+            // The manager side is the "one" side: the employee's rows stay once.
+            let link = &v.grain.links[0];
+            let expect = if walk[0].1.is_none() { crate::types::Cardinality::ManyToOne } else { crate::types::Cardinality::OneToMany };
+            assert_eq!(link.cardinality, expect, "{link:?}");
+        }
+    }
+}
