@@ -218,9 +218,16 @@ fn milp_dp_and_exact_match_brute_force() {
             }
         }
         // The production path (unbounded exact search settles n).
-        let sol = solve_core(&p, 30.0, CoreOptions::default()).expect("solve_core");
+        let sol = solve_core(&p, 30.0, CoreOptions { milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
         // Same without the MIP start: the MILP must find the optimum itself.
-        let cold = solve_core(&p, 30.0, CoreOptions { warm_start: false, ..CoreOptions::default() }).expect("solve_core");
+        let cold = solve_core(&p, 30.0, CoreOptions { warm_start: false, milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
+        // The default: the exact search's proof, no MILP.
+        let fast = solve_core(&p, 30.0, CoreOptions::default()).expect("solve_core");
+        assert_eq!(fast.status, sol.status, "{ctx}");
+        if !fast.walk.is_empty() {
+            assert!(inst.valid(&fast.walk), "{ctx}");
+            assert_eq!(inst.objective(&fast.walk), inst.objective(&sol.walk), "exact proof vs MILP {ctx}");
+        }
         assert_eq!(cold.status, sol.status, "{ctx}");
         if !cold.walk.is_empty() {
             assert!(inst.valid(&cold.walk), "{ctx}");
@@ -710,7 +717,7 @@ fn several_junctions_between_the_same_sides_need_one() {
         let bf = inst.brute(N);
         let ctx = format!("case {case}: {inst:?}");
         for warm_start in [true, false] {
-            let sol = solve_core(&p, 30.0, CoreOptions { warm_start, ..CoreOptions::default() }).expect("solve_core");
+            let sol = solve_core(&p, 30.0, CoreOptions { warm_start, milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
             match bf {
                 None => assert!(sol.walk.is_empty() || sol.walk.len() > N, "{ctx} {sol:?}"),
                 Some(b) => {

@@ -130,15 +130,18 @@ fn view_section(s: &mut String, v: &ViewTrace) {
         let _ = writeln!(s, "error: {e}");
     }
     let Some(r) = &v.result else { return };
+    let model = match r.model_size.variables {
+        0 if r.walk.is_empty() => "no MILP".to_string(),
+        0 => "no MILP (the exact search proved the walk optimal)".to_string(),
+        v => format!("MILP {v} variables / {} constraints", r.model_size.constraints),
+    };
     let _ = writeln!(
         s,
-        "status {} · objective {} · path length {} · solver {:.1} ms · model {} variables / {} constraints",
+        "status {} · objective {} · path length {} · solver {:.1} ms · {model}",
         r.status.as_str(),
         r.objective,
         r.path_length,
         r.solve_ms,
-        r.model_size.variables,
-        r.model_size.constraints
     );
     if !r.n_bound.is_empty() {
         let _ = writeln!(s, "path bound: {}", r.n_bound);

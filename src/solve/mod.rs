@@ -66,11 +66,18 @@ pub struct CoreOptions {
     /// objective as a valid lower-bound row. Off: the MILP solves cold (the
     /// brute-force suite checks both).
     pub warm_start: bool,
+    /// Run the MILP even when the exact search has already proved a walk
+    /// optimal (as a cross-check; the brute-force suite turns it on). Off,
+    /// the default: a proof by the exact search is the answer, and the MILP
+    /// runs only where the exact search gave up (its state budget or the
+    /// deadline) — on the curated models those MILP runs were the whole
+    /// GenerateView tail (p95 22–48 ms against a median under 6 ms).
+    pub milp_when_proven: bool,
 }
 
 impl Default for CoreOptions {
     fn default() -> Self {
-        CoreOptions { preprocess: true, exact_states: 1_000_000, warm_start: true }
+        CoreOptions { preprocess: true, exact_states: 1_000_000, warm_start: true, milp_when_proven: false }
     }
 }
 
@@ -129,6 +136,15 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
             ((lower..=cap).collect(), None)
         }
     };
+    if let (Some((cost, len, walk)), false) = (&proven, opts.milp_when_proven) {
+        sol.walk = walk.clone();
+        sol.status = SolveStatus::Optimal;
+        sol.n = *len;
+        sol.n_bound = format!(
+            "n={len}: proven by the exhaustive state search (cost {cost}; no walk of any length is cheaper; lower bound was {lower}); no MILP needed"
+        );
+        return Ok(sol);
+    }
     // Set when the loop stops for lack of time rather than because every n
     // was ruled out: "no walk" is then a time-limit error, not infeasibility.
     let mut out_of_time: Option<String> = None;
