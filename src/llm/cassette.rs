@@ -34,7 +34,14 @@ pub struct CassetteEntry {
     pub grammar: Option<String>,
     /// The answer as the phase received it (choices, usage, latency,
     /// structured flag, request count); replay returns it unchanged.
+    /// Empty when the call failed (`error`).
+    #[serde(default)]
     pub response: ChatResponse,
+    /// The call's error message (as the backend reported it, keys already
+    /// redacted), when it failed: replay fails the same way, so a recorded
+    /// run's failures reproduce too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The cassette key of `req` sent to `model`: hex SHA-256 of a canonical JSON
@@ -76,7 +83,7 @@ impl Recorder {
 
 impl ChatModel for Recorder {
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
-        let resp = self.inner.chat(req)?;
+        let result = self.inner.chat(req);
         let model = self.inner.model_name();
         // A grammar the backend ignored did not shape the answer: keep it
         // out of the key, so changing the grammar builder does not
@@ -97,7 +104,11 @@ impl ChatModel for Recorder {
             n: req.n,
             response_schema: req.response_schema.clone(),
             grammar: req.grammar.clone(),
-            response: resp,
+            error: result.as_ref().err().map(|e| match e {
+                Error::Llm { message, .. } => message.clone(),
+                other => other.to_string(),
+            }),
+            response: result.as_ref().map(Clone::clone).unwrap_or_default(),
         };
         let mut line = serde_json::to_string(&entry).map_err(|e| Error::llm(&req.phase, format!("cannot encode cassette entry: {e}")))?;
         line.push('\n');
@@ -109,7 +120,7 @@ impl ChatModel for Recorder {
         // and its replay are bit-identical.
         let replayed: CassetteEntry = serde_json::from_str(&line)
             .map_err(|e| Error::llm(&req.phase, format!("cannot decode the cassette entry just written: {e}")))?;
-        Ok(replayed.response)
+        result.map(|_| replayed.response)
     }
 
     fn model_name(&self) -> String {
@@ -237,7 +248,11 @@ impl ChatModel for Replayer {
         let c = cursor.entry(key).or_insert(0);
         let idx = idxs[(*c).min(idxs.len() - 1)];
         *c += 1;
-        Ok(self.entries[idx].1.response.clone())
+        let e = &self.entries[idx].1;
+        match &e.error {
+            Some(msg) => Err(Error::llm(&req.phase, msg.clone())),
+            None => Ok(e.response.clone()),
+        }
     }
 
     fn model_name(&self) -> String {
@@ -369,6 +384,27 @@ mod tests {
         assert_eq!(rep.chat(&req("match_tables", "hello")).unwrap(), a);
         assert_eq!(rep.chat(&req("attributes", "world")).unwrap(), b);
         assert_eq!(rep.chat(&req("attributes", "world")).unwrap(), b);
+    }
+
+    struct Failing;
+    impl ChatModel for Failing {
+        fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+            Err(Error::llm(&req.phase, "HTTP 500 from host (model m) after 5 attempts: boom"))
+        }
+        fn model_name(&self) -> String {
+            "failing".into()
+        }
+    }
+
+    #[test]
+    fn a_failed_call_is_recorded_and_replays_as_the_same_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let rec = Recorder::create(&path, Box::new(Failing)).unwrap();
+        let recorded = rec.chat(&req("query_view", "q")).unwrap_err().to_string();
+        let rep = Replayer::open(&path, None).unwrap();
+        assert_eq!(rep.chat(&req("query_view", "q")).unwrap_err().to_string(), recorded);
+        assert!(std::fs::read_to_string(&path).unwrap().contains("\"error\":\"HTTP 500"));
     }
 
     #[test]

@@ -74,7 +74,7 @@ impl ChatRequest {
 
 
 /// The answers to one `ChatRequest`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatResponse {
     /// One text per sample (may be fewer than requested if the server
     /// returned fewer).
