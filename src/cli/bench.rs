@@ -47,6 +47,9 @@ pub struct BenchArgs {
     /// Sampling temperature (paper: 0.2).
     #[arg(long, default_value_t = 0.2, value_parser = super::num::temperature)]
     pub temperature: f64,
+    /// Votes an item needs to be kept (default 1: the paper keeps every named item, ranked by votes).
+    #[arg(long, default_value_t = 1, value_parser = super::num::count)]
+    pub min_votes: usize,
     /// Show relevant tables' DDL and the evidence to QueryView (PROMPTC').
     #[arg(long)]
     pub schema_context: bool,
@@ -108,6 +111,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     if (methods.contains(&Method::Direct) || methods.contains(&Method::DirectCheck)) && args.oracle.is_some() {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
     }
+    // Before any model loads: --min-votes above --samples keeps nothing.
+    MatchOptions { samples: args.samples, min_votes: args.min_votes, ..MatchOptions::default() }.check()?;
     let path = Suite::find(&args.suite)?;
     let suite = Suite::load(&path)?;
     let linker = if args.offline_linker {
@@ -138,7 +143,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         PathBuf::from("bench-out").join(format!("{}-{tag}", suite.file.name))
     });
     let ask = AskOptions {
-        matching: MatchOptions { samples: args.samples, temperature: args.temperature, ..MatchOptions::default() },
+        matching: MatchOptions { samples: args.samples, temperature: args.temperature, min_votes: args.min_votes, ..MatchOptions::default() },
         sql_temperature: args.temperature,
         schema_context: args.schema_context,
         time_limit_s: args.time_limit,
