@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use lucy::llm::mock::{MockServer, Script};
 use serde_json::{json, Value};
 
 const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
@@ -107,15 +107,8 @@ fn main() {
     let cap: usize = arg("--cap", "4").parse().expect("--cap N");
     let n: usize = arg("--n", "200").parse().expect("--n N");
     let secs: f64 = arg("--secs", "60").parse().expect("--secs S");
-    let rule = |needle: &str, answers: &[&str]| Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()));
-    let mut script = Script::new()
-        .rule(rule("JSON schema of the database", &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER']", "- CLIENT\n- DATACENTER\n- LOCATION"]))
-        .rule(rule("JSON schema of the table CLIENT", &["[\"name\", \"gender\"]"]))
-        .rule(rule("JSON schema of the table DATACENTER", &["[\"name\"]"]))
-        .rule(rule(
-            "I created a view table lucy_view",
-            &["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"],
-        ));
+    // The DDO Q1 answers the tests use (tests/ask_ddo.rs).
+    let mut script = Script::from_file("tests/fixtures/mock/ddo-q1.json").expect("mock script");
     script.max_requests = 1_000_000;
     script.idle_timeout_secs = Some(300.0);
     let mock = MockServer::start(script);

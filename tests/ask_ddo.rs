@@ -13,6 +13,8 @@ const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 const SENTINEL: &str = "sk-SENTINEL-ask-ddo-0123456789";
 
+/// The mock LLM's answers for Q1 (shared with the serve, MCP and load tests).
+const Q1_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mock/ddo-q1.json");
 const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 const Q2: &str = "List resource pool names with CPU overhead limit greater than runtime overall usage by 100";
 
@@ -59,16 +61,7 @@ fn no_secret(out: &Output, trace: &Path) {
 
 #[test]
 fn q1_clients_and_datacenters_through_the_m_to_m() {
-    let server = MockServer::start(
-        Script::new()
-            .rule(rule("JSON schema of the database", &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER']", "- CLIENT\n- DATACENTER\n- LOCATION"]))
-            .rule(rule("JSON schema of the table CLIENT", &["[\"name\", \"gender\"]"]))
-            .rule(rule("JSON schema of the table DATACENTER", &["[\"name\"]"]))
-            .rule(rule(
-                "I created a view table lucy_view",
-                &["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"],
-            )),
-    );
+    let server = MockServer::start(Script::from_file(Q1_SCRIPT).unwrap());
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("q1.json");
     let out = lucy(

@@ -7,28 +7,15 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use lucy::llm::mock::{MockServer, Script};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const SENTINEL: &str = "sk-SENTINEL-mcp-0123456789";
 const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 
-fn rule(needle: &str, answers: &[&str]) -> Rule {
-    Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_lists_tools_and_answers_view_ask_explain() {
-    let mock = MockServer::start(
-        Script::new()
-            .rule(rule("JSON schema of the database", &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER']", "- CLIENT\n- DATACENTER\n- LOCATION"]))
-            .rule(rule("JSON schema of the table CLIENT", &["[\"name\", \"gender\"]"]))
-            .rule(rule("JSON schema of the table DATACENTER", &["[\"name\"]"]))
-            .rule(rule(
-                "I created a view table lucy_view",
-                &["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"],
-            )),
-    );
+    let mock = MockServer::start(Script::from_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mock/ddo-q1.json")).unwrap());
     let url = mock.url();
     let child = TokioChildProcess::new(tokio::process::Command::new(env!("CARGO_BIN_EXE_lucy")).configure(|c| {
         c.args(["mcp", "--models", MODEL, "--llm-url", &url, "--llm-model", "mock-model", "--llm-retries", "0"])

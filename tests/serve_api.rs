@@ -16,28 +16,18 @@ const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const SENTINEL: &str = "sk-SENTINEL-serve-0123456789";
 const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 
-fn rule(needle: &str, answers: &[&str]) -> Rule {
-    Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()))
-}
-
-/// The Q1 script of tests/ask_ddo.rs, plus a question that answers slowly.
+/// The Q1 script of tests/ask_ddo.rs (tests/fixtures/mock/ddo-q1.json),
+/// plus a question that answers slowly.
 fn q1_mock() -> MockServer {
-    MockServer::start(
-        Script::new()
-            // The first SLOW prompt answers late; later ones fail at once.
-            .rule(
-                Rule::when_contains(["SLOW"])
-                    .reply(Reply::delay(2500, Reply::ok(["[\"CLIENT\"]"])))
-                    .reply(Reply::status(500, "the slow question is over")),
-            )
-            .rule(rule("JSON schema of the database", &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER']", "- CLIENT\n- DATACENTER\n- LOCATION"]))
-            .rule(rule("JSON schema of the table CLIENT", &["[\"name\", \"gender\"]"]))
-            .rule(rule("JSON schema of the table DATACENTER", &["[\"name\"]"]))
-            .rule(rule(
-                "I created a view table lucy_view",
-                &["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"],
-            )),
-    )
+    let mut script = Script::from_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mock/ddo-q1.json")).unwrap();
+    // The first SLOW prompt answers late; later ones fail at once.
+    script.rules.insert(
+        0,
+        Rule::when_contains(["SLOW"])
+            .reply(Reply::delay(2500, Reply::ok(["[\"CLIENT\"]"])))
+            .reply(Reply::status(500, "the slow question is over")),
+    );
+    MockServer::start(script)
 }
 
 struct Server {
