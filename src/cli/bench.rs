@@ -112,7 +112,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
     }
     // Before any model loads: --min-votes above --samples keeps nothing.
-    MatchOptions { samples: args.samples, min_votes: args.min_votes, ..MatchOptions::default() }.check()?;
+    let matching = MatchOptions { samples: args.samples, temperature: args.temperature, min_votes: args.min_votes, ..MatchOptions::default() };
+    matching.check()?;
     let path = Suite::find(&args.suite)?;
     let suite = Suite::load(&path)?;
     let linker = if args.offline_linker {
@@ -143,7 +144,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         PathBuf::from("bench-out").join(format!("{}-{tag}", suite.file.name))
     });
     let ask = AskOptions {
-        matching: MatchOptions { samples: args.samples, temperature: args.temperature, min_votes: args.min_votes, ..MatchOptions::default() },
+        matching,
         sql_temperature: args.temperature,
         schema_context: args.schema_context,
         time_limit_s: args.time_limit,

@@ -341,10 +341,11 @@ impl ChatModel for OpenAiClient {
         if grammar_dropped {
             self.grammar_supported.store(false, Ordering::Relaxed);
         }
-        let schema = sent(schema, grammar);
+        // What the request that answered carried; extra samples send the same.
+        let answered_with = sent(schema, grammar);
         let Completion { mut choices, mut usage, mut truncated } = first;
         if choices.len() < want {
-            let extra = self.extra_samples(req, want - choices.len(), schema, &attempts)?;
+            let extra = self.extra_samples(req, want - choices.len(), answered_with, &attempts)?;
             choices.extend(extra.choices);
             add_usage(&mut usage, extra.usage);
             truncated += extra.truncated;
@@ -354,7 +355,7 @@ impl ChatModel for OpenAiClient {
             choices,
             usage,
             latency_ms: start.elapsed().as_secs_f64() * 1000.0,
-            structured: schema != Sent::Nothing,
+            structured: answered_with != Sent::Nothing,
             requests: attempts.load(Ordering::Relaxed),
             truncated: truncated.min(want as u32),
             local: None,
