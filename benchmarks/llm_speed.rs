@@ -1,29 +1,36 @@
 //! Raw speed of the embedded model: prompt evaluation (prefill) and
 //! generation (decode) tokens per second at several thread counts, timed by
 //! lucy (wall clock around its calls) and by llama.cpp's own performance
-//! counters for the same work, so lucy's overhead is visible.
+//! counters (`llama_perf_context`) for the same work, so lucy's overhead is
+//! visible.
 //!
-//! The prompt is the direct baseline's (the whole DDO schema as DDL): the
-//! longest prompt lucy sends for DDO.
+//! Two workloads per thread count, each after a prefill of the direct
+//! baseline's prompt (the whole DDO schema as DDL, the longest prompt lucy
+//! sends for DDO):
+//! - `1 × free`: one greedy sample, no grammar (llama.cpp's own decode rate);
+//! - `5 × list grammar`: five samples at temperature 0.2 decoded together
+//!   under MatchTables' list grammar over the DDO tables, exactly as a
+//!   MatchTables call decodes them (one batch per step after one prompt
+//!   evaluation).
 //!
-//!   cargo run --config 'profile.dev.package.lucy.opt-level=3' --example llm_speed -- \
-//!       [--gguf FILE] [--threads 1,2] [--gen 64] [--reps 3]
+//!   cargo run --example llm_speed -- [--gguf FILE] [--threads 1,2] [--gen 48] [--reps 3]
 //!
 //! Prints a Markdown table; note the machine load (`uptime`) beside it. The
-//! per-question wall time of `lucy ask` (median, p95, with and without the
-//! prefix cache) comes from `benchmarks/llm-speed.sh`, which runs `lucy bench`.
+//! per-question wall time of `lucy bench` (median, p95, with and without the
+//! prefix cache) comes from `benchmarks/llm-speed.sh`, which runs this too.
 
 use std::path::PathBuf;
 
 use lucy::graph::SchemaGraph;
 use lucy::llm::embedded::{default_model_path, EmbeddedModel, EmbeddedOptions, SpeedSample};
+use lucy::llm::Constraint;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
 
@@ -35,38 +42,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => default_model_path(&env).ok_or("no HOME: pass --gguf")?,
     };
     let threads: Vec<usize> = arg(&args, "--threads").unwrap_or_else(|| "1,2".into()).split(',').map(|t| t.trim().parse()).collect::<Result<_, _>>()?;
-    let gen: usize = arg(&args, "--gen").map_or(Ok(64), |g| g.parse())?;
+    let gen: usize = arg(&args, "--gen").map_or(Ok(48), |g| g.parse())?;
     let reps: usize = arg(&args, "--reps").map_or(Ok(3), |g| g.parse())?;
+    if reps == 0 || gen == 0 {
+        return Err("--reps and --gen must be at least 1".into());
+    }
 
     let model = lucy::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json"))?;
     let graph = SchemaGraph::new(model)?;
     let text = format!(
-        "<|im_start|>user\nGiven the database described by the following DDL:\n```sql\n{}\n```\nWrite a SQLite query that lists customers who use datacenters with names starting with 'dev'.<|im_end|>\n<|im_start|>assistant\n",
+        "<|im_start|>user\nGiven the database described by the following DDL:\n```sql\n{}\n```\nWhich tables does a query need that lists customers who use datacenters with names starting with 'dev'? Output only a list of table names, [element, element, ...].<|im_end|>\n<|im_start|>assistant\n",
         lucy::pipeline::ddl::ddl(&graph, None, false)
     );
+    let names: Vec<String> = graph.model().tables.iter().map(|t| t.name.clone()).collect();
+    let list = Constraint::JsonSchema(serde_json::json!({"type": "array", "items": {"type": "string", "enum": names}}));
 
     println!("model: {}", gguf.display());
-    println!("| threads | prompt tokens | prefill tok/s (lucy) | prefill tok/s (llama.cpp) | decode tok/s (lucy) | decode tok/s (llama.cpp) |");
-    println!("|---:|---:|---:|---:|---:|---:|");
+    println!("| threads | decode | prompt tokens | prefill tok/s lucy | prefill tok/s llama.cpp | tokens (steps) | decode tok/s lucy | decode tok/s llama.cpp | lucy's loop per step |");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for &t in &threads {
         let mut o = EmbeddedOptions::new(&gguf);
         o.threads = t;
         let m = EmbeddedModel::load(&o, "pass --gguf FILE or run scripts/fetch-model.sh", &env)?;
-        let samples: Vec<SpeedSample> = (0..reps).map(|_| m.measure(&text, gen)).collect::<Result<_, _>>()?;
-        let rate = |tok: u64, ms: f64| tok as f64 / ms * 1000.0;
-        let mut pl: Vec<f64> = samples.iter().map(|s| rate(s.prompt_tokens, s.prefill_ms)).collect();
-        let mut pc: Vec<f64> = samples.iter().map(|s| rate(s.prompt_tokens, s.llama_prefill_ms)).collect();
-        let mut dl: Vec<f64> = samples.iter().map(|s| rate(s.decode_tokens, s.decode_ms)).collect();
-        let mut dc: Vec<f64> = samples.iter().map(|s| rate(s.decode_tokens, s.llama_decode_ms)).collect();
-        println!(
-            "| {t} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
-            samples[0].prompt_tokens,
-            median(&mut pl),
-            median(&mut pc),
-            median(&mut dl),
-            median(&mut dc)
-        );
+        for (label, n, c) in [("1 × free", 1usize, None), ("5 × list grammar", 5, Some(&list))] {
+            let s: Vec<SpeedSample> = (0..reps).map(|_| m.measure(&text, gen, n, c.cloned())).collect::<Result<_, _>>()?;
+            let rate = |tok: u64, ms: f64| if ms > 0.0 { tok as f64 / ms * 1000.0 } else { 0.0 };
+            let per_step = |x: &SpeedSample| if x.decode_steps > 0 { (x.decode_ms - x.llama_decode_ms) / x.decode_steps as f64 } else { 0.0 };
+            println!(
+                "| {t} | {label} | {} | {:.1} | {:.1} | {} ({}) | {:.1} | {:.1} | {:.1} ms |",
+                s[0].prompt_tokens,
+                median(s.iter().map(|x| rate(x.prompt_tokens, x.prefill_ms)).collect()),
+                median(s.iter().map(|x| rate(x.prompt_tokens, x.llama_prefill_ms)).collect()),
+                s[0].decode_tokens,
+                s[0].decode_steps,
+                median(s.iter().map(|x| rate(x.decode_tokens, x.decode_ms)).collect()),
+                median(s.iter().map(|x| rate(x.decode_tokens, x.llama_decode_ms)).collect()),
+                median(s.iter().map(per_step).collect()),
+            );
+        }
     }
-    println!("(median of {reps} runs; {gen} generated tokens per run)");
+    println!("(median of {reps} runs; at most {gen} tokens per sample; llama.cpp's times are its own compute counters for the same calls)");
     Ok(())
 }

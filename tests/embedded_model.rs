@@ -71,6 +71,69 @@ fn loads_decodes_samples_and_reuses_the_prompt() {
     assert_eq!(g.choices[0], g.choices[1]);
 }
 
+fn load_with(path: &Path, cache: bool, cache_mb: usize) -> EmbeddedModel {
+    let mut o = EmbeddedOptions::new(path);
+    o.threads = 1;
+    o.n_ctx = 4096;
+    o.prefix_cache = cache;
+    o.prefix_cache_mb = cache_mb;
+    EmbeddedModel::load(&o, "FIX", &|_| None).unwrap().with_max_tokens(Some(8))
+}
+
+/// A prompt in the order the MatchTables prompts use: a long
+/// question-independent part (`schema`), the question last.
+fn schema_prompt(schema: &str, question: &str) -> ChatRequest {
+    let body = format!("Here is a schema: {schema}. Which tables are relevant? Answer with a list.\nThe question: {question}");
+    req(&body, 2, 0.0)
+}
+
+#[test]
+fn snapshots_bring_back_an_evicted_prefix_and_answer_as_a_fresh_evaluation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tiny(dir.path(), "tiny.gguf", Default::default());
+    let schema_x = "CLIENT(id, name, gender, loc_id), DATACENTER(id, name, loc_id), LOCATION(id, city, country, zip)";
+    let schema_y = "ORDERS(id, customer, total, placed_at), ITEMS(id, order_id, sku, qty), PRODUCT(sku, title, price)";
+    let m = load_with(&path, true, 64);
+    let a = m.chat(&schema_prompt(schema_x, "Which clients use datacenters named dev?")).unwrap();
+    // Another schema takes the KV buffer's working sequence...
+    let b = m.chat(&schema_prompt(schema_y, "Which clients use datacenters named dev?")).unwrap();
+    assert!(b.local.unwrap().prompt_reused < a.usage.prompt_tokens / 2);
+    // ...and the first schema with another question comes back from its snapshot.
+    let q2 = schema_prompt(schema_x, "How many clients live in Paris?");
+    let c = m.chat(&q2).unwrap();
+    let local = c.local.unwrap();
+    // The tiny model tokenizes about one byte per token: the question and the
+    // chat template's tail are ~45 tokens.
+    assert!(local.prompt_evaluated <= 50 && local.prompt_reused > 150, "only the question is evaluated: {local:?} of {}", c.usage.prompt_tokens);
+    assert_eq!(local.prompt_reused + local.prompt_evaluated, c.usage.prompt_tokens);
+    let stats = m.cache_stats().unwrap();
+    assert!(stats.restores >= 1 && stats.snapshots >= 2, "{stats:?}");
+    assert!(stats.bytes <= 64 << 20, "{stats:?}");
+    // The restored prefix gives the same greedy answers as evaluating the
+    // whole prompt in a model without the cache.
+    let fresh = load_with(&path, false, 64);
+    let f = fresh.chat(&q2).unwrap();
+    assert_eq!(f.local.unwrap().prompt_reused, 0);
+    assert_eq!(c.choices, f.choices);
+    assert_eq!(fresh.cache_stats().unwrap().snapshots, 0);
+}
+
+#[test]
+fn a_zero_budget_keeps_no_snapshot_but_still_reuses_the_resident_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = load_with(&tiny(dir.path(), "tiny.gguf", Default::default()), true, 0);
+    let x = schema_prompt("A(id, name), B(id, a_id)", "q one");
+    let a = m.chat(&x).unwrap();
+    let _ = m.chat(&schema_prompt("C(id, z), D(id, c_id, w)", "q one")).unwrap();
+    let again = m.chat(&x).unwrap().local.unwrap();
+    assert!(again.prompt_reused < a.usage.prompt_tokens / 2, "the snapshot was not kept: {again:?}");
+    let stats = m.cache_stats().unwrap();
+    assert_eq!((stats.snapshots, stats.bytes), (0, 0));
+    // The resident prompt (the last one evaluated) is still reused.
+    let same = m.chat(&x).unwrap().local.unwrap();
+    assert_eq!(same.prompt_evaluated, 1);
+}
+
 #[test]
 fn list_schema_answers_always_parse_and_name_only_offered_tables() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use lucy::llm::config::{DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT_SECS};
-use lucy::llm::embedded::{DEFAULT_CTX, DEFAULT_SEED};
+use lucy::llm::embedded::{DEFAULT_CTX, DEFAULT_PREFIX_CACHE_MB, DEFAULT_SEED};
 
 use super::values::{ServerGrammar, StructuredMode};
 
@@ -57,7 +57,7 @@ pub struct LlmFlags {
     /// Embedded model: llama.cpp threads [env: LUCY_LLM_THREADS] [default: 1, see docs/llm.md]
     #[arg(long = "llm-threads", value_name = "N")]
     pub llm_threads: Option<usize>,
-    /// Embedded model: context size in tokens (the prompt cache and the samples share it)
+    /// Embedded model: context size in tokens (the prompt being answered and its samples share it)
     #[arg(long = "llm-ctx", value_name = "TOKENS", default_value_t = DEFAULT_CTX)]
     pub llm_ctx: u32,
     /// Embedded model: seed of the samplers (sample i of a request is seeded from it and i)
@@ -66,6 +66,9 @@ pub struct LlmFlags {
     /// Embedded model: evaluate every prompt in full (no prompt-prefix cache); for measuring the cache
     #[arg(long = "llm-no-prefix-cache")]
     pub llm_no_prefix_cache: bool,
+    /// Embedded model: host memory the prompt-prefix cache's KV snapshots may take (least recently used dropped first)
+    #[arg(long = "llm-prefix-cache-mb", value_name = "MIB", default_value_t = DEFAULT_PREFIX_CACHE_MB)]
+    pub llm_prefix_cache_mb: usize,
 }
 
 impl LlmFlags {
@@ -89,6 +92,7 @@ impl LlmFlags {
             llm_ctx: self.llm_ctx,
             llm_seed: self.llm_seed,
             llm_no_prefix_cache: self.llm_no_prefix_cache,
+            llm_prefix_cache_mb: self.llm_prefix_cache_mb,
         }
     }
 }

@@ -202,12 +202,14 @@ pub struct LlmArgs {
     pub llm_gguf_sha256: Option<String>,
     /// Embedded model: llama.cpp threads [env: LUCY_LLM_THREADS] [default: 1, see docs/llm.md]
     pub llm_threads: Option<usize>,
-    /// Embedded model: context size in tokens (prompt cache and samples share it)
+    /// Embedded model: context size in tokens (the prompt being answered and its samples share it)
     pub llm_ctx: u32,
     /// Embedded model: seed of the samplers (sample i of a request is seeded from it and i)
     pub llm_seed: u64,
     /// Embedded model: evaluate every prompt in full (no prompt-prefix cache); for measuring the cache
     pub llm_no_prefix_cache: bool,
+    /// Embedded model: host memory the prompt-prefix cache may take, in MiB
+    pub llm_prefix_cache_mb: usize,
 }
 
 impl Default for LlmArgs {
@@ -230,6 +232,7 @@ impl Default for LlmArgs {
             llm_ctx: embedded::DEFAULT_CTX,
             llm_seed: embedded::DEFAULT_SEED,
             llm_no_prefix_cache: false,
+            llm_prefix_cache_mb: embedded::DEFAULT_PREFIX_CACHE_MB,
         }
     }
 }
@@ -304,6 +307,7 @@ impl LlmArgs {
         options.n_ctx = self.llm_ctx;
         options.seed = self.llm_seed;
         options.prefix_cache = !self.llm_no_prefix_cache;
+        options.prefix_cache_mb = self.llm_prefix_cache_mb;
         Ok(Some(GgufChoice { options, is_default, fix }))
     }
 

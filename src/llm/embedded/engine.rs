@@ -1,5 +1,6 @@
 //! The llama.cpp side of the embedded backend: one model, one context, the
-//! prompt-prefix cache in that context's KV buffer, and sampling of `n`
+//! prompt-prefix cache (the resident prompt in the KV buffer, earlier ones as
+//! host-memory snapshots; see `prefix.rs`), and sampling of `n`
 //! answers that share one prompt evaluation (the evaluated sequence is
 //! copied to one KV sequence per sample and the samples decode together, one
 //! batch per step), optionally under an llguidance grammar.
@@ -20,17 +21,17 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
-use llama_cpp_2::DecodeError;
+use llama_cpp_2::{DecodeError, LlamaStateSeqFlags, SeqState};
 use llguidance::api::TopLevelGrammar;
 use llguidance::{Matcher, ParserFactory};
 
-use super::prefix::PrefixCache;
+use super::prefix::{PrefixCache, Source};
 use super::EmbeddedOptions;
 use crate::llm::{ChatRequest, Constraint, LocalCost, Usage};
 
-/// Sequence ids `0..PREFIX_SLOTS` hold cached prompts; samples decode in the
-/// ids after them.
-pub(super) const PREFIX_SLOTS: usize = 3;
+/// The sequence id of the prompt being answered (the resident prompt);
+/// samples decode in the ids after it.
+pub(super) const WORK_SEQ: usize = 0;
 /// Samples decoded together at most (more are done in rounds).
 pub(super) const MAX_PARALLEL: usize = 8;
 
@@ -109,7 +110,7 @@ pub(super) struct Answer {
 pub(super) struct Engine<'m> {
     loaded: &'m Loaded,
     ctx: LlamaContext<'m>,
-    cache: PrefixCache,
+    cache: PrefixCache<SeqState>,
     factory: Option<ParserFactory>,
     opts: EmbeddedOptions,
     n_ctx: usize,
@@ -123,7 +124,7 @@ impl<'m> Engine<'m> {
             .with_n_ctx(NonZeroU32::new(opts.n_ctx))
             .with_n_batch(opts.n_batch)
             .with_n_ubatch(opts.n_batch)
-            .with_n_seq_max((PREFIX_SLOTS + MAX_PARALLEL) as u32)
+            .with_n_seq_max((1 + MAX_PARALLEL) as u32)
             .with_kv_unified(true)
             .with_n_threads(threads)
             .with_n_threads_batch(threads);
@@ -132,7 +133,7 @@ impl<'m> Engine<'m> {
             .new_context(backend, params)
             .map_err(|e| format!("cannot create a llama.cpp context of {} tokens: {e}", opts.n_ctx))?;
         let n_ctx = ctx.n_ctx() as usize;
-        Ok(Engine { loaded, ctx, cache: PrefixCache::new(PREFIX_SLOTS, opts.prefix_cache), factory: None, opts: opts.clone(), n_ctx })
+        Ok(Engine { loaded, ctx, cache: PrefixCache::new(opts.prefix_cache_mb.saturating_mul(1 << 20), opts.prefix_cache), factory: None, opts: opts.clone(), n_ctx })
     }
 
     fn factory(&mut self) -> std::result::Result<&ParserFactory, String> {
@@ -262,44 +263,54 @@ impl<'m> Engine<'m> {
         })
     }
 
-    /// Evaluate `prompt` into a prefix-cache slot, reusing what it shares
-    /// with a cached prompt. Returns the slot and the tokens reused. The
-    /// last token's logits are at `(evaluated - 1) % n_batch` of the last
-    /// batch.
+    /// Evaluate `prompt` into the working sequence, reusing the longest
+    /// prefix it shares with the resident prompt or a snapshot, then keep a
+    /// snapshot of it. Returns the working sequence and the tokens reused.
+    /// The last token's logits are at `(evaluated - 1) % n_batch` of the
+    /// last batch.
     fn eval_prompt(&mut self, prompt: &[LlamaToken]) -> std::result::Result<(usize, usize), String> {
         let ids: Vec<i32> = prompt.iter().map(|t| t.0).collect();
         let plan = self.cache.plan(&ids);
-        let slot = plan.slot;
+        let seq = WORK_SEQ as u32;
         let mut reuse = plan.reuse;
-        let removed = self.ctx.clear_kv_cache_seq(Some(slot as u32), Some(reuse as u32), None).unwrap_or(false);
-        if !removed {
-            let _ = self.ctx.clear_kv_cache_seq(Some(slot as u32), None, None);
-            reuse = 0;
-        }
-        self.cache.forget(slot);
-        let mut evicted = false;
-        loop {
-            match self.decode_range(prompt, reuse, slot as i32) {
-                Ok(()) => break,
-                Err(DecodeError::NoKvCacheSlot) if !evicted => {
-                    // The KV buffer is full of other cached prompts: drop them
-                    // and evaluate this one from where it stands.
-                    for s in self.cache.evictable(slot) {
-                        let _ = self.ctx.clear_kv_cache_seq(Some(s as u32), None, None);
-                        self.cache.forget(s);
-                    }
-                    let _ = self.ctx.clear_kv_cache_seq(Some(slot as u32), None, None);
+        match plan.source {
+            Source::None => {
+                let _ = self.ctx.clear_kv_cache_seq(Some(seq), None, None);
+            }
+            Source::Resident => {}
+            Source::Snapshot(i) => {
+                let _ = self.ctx.clear_kv_cache_seq(Some(seq), None, None);
+                let snap = self.cache.take(i);
+                if self.ctx.state_seq_set(snap, seq as i32).is_err() {
+                    let _ = self.ctx.clear_kv_cache_seq(Some(seq), None, None);
                     reuse = 0;
-                    evicted = true;
-                }
-                Err(e) => {
-                    let _ = self.ctx.clear_kv_cache_seq(Some(slot as u32), None, None);
-                    return Err(format!("llama.cpp could not evaluate the prompt ({e})"));
                 }
             }
         }
-        self.cache.store(slot, &ids);
-        Ok((slot, reuse))
+        self.cache.clear_resident();
+        if reuse > 0 && !self.ctx.clear_kv_cache_seq(Some(seq), Some(reuse as u32), None).unwrap_or(false) {
+            let _ = self.ctx.clear_kv_cache_seq(Some(seq), None, None);
+            reuse = 0;
+        }
+        if let Err(e) = self.decode_range(prompt, reuse, seq as i32) {
+            let _ = self.ctx.clear_kv_cache_seq(Some(seq), None, None);
+            return Err(format!("llama.cpp could not evaluate the prompt ({e})"));
+        }
+        self.cache.set_resident(&ids);
+        let size = self.ctx.state_seq_get_size_ext(seq as i32, LlamaStateSeqFlags::empty());
+        if self.cache.would_keep(size) {
+            // A failed snapshot only costs a later re-evaluation.
+            if let Ok(snap) = self.ctx.state_seq_get(seq as i32, LlamaStateSeqFlags::empty()) {
+                let bytes = snap.byte_len();
+                self.cache.keep(&ids, snap, bytes);
+            }
+        }
+        Ok((WORK_SEQ, reuse))
+    }
+
+    /// The prefix cache's counters (snapshots kept, bytes, restores, evictions).
+    pub fn cache_stats(&self) -> super::prefix::CacheStats {
+        self.cache.stats()
     }
 
     fn decode_range(&mut self, prompt: &[LlamaToken], from: usize, seq: i32) -> std::result::Result<(), DecodeError> {
@@ -357,7 +368,7 @@ impl<'m> Engine<'m> {
         limit: usize,
     ) -> std::result::Result<Vec<(String, Vec<u32>, bool)>, String> {
         let k = samplers.len();
-        let seqs: Vec<i32> = (0..k).map(|i| (PREFIX_SLOTS + i) as i32).collect();
+        let seqs: Vec<i32> = (0..k).map(|i| (WORK_SEQ + 1 + i) as i32).collect();
         for &s in &seqs {
             let _ = self.ctx.clear_kv_cache_seq(Some(s as u32), None, None);
             self.ctx
@@ -418,61 +429,74 @@ impl<'m> Engine<'m> {
     }
 }
 
-/// One raw speed measurement: a prompt evaluated from scratch, then greedy
-/// single-sequence generation; wall times as lucy sees them beside
-/// llama.cpp's own performance counters for the same work.
+/// One raw speed measurement: a prompt evaluated from scratch, then `n`
+/// samples decoded together exactly as [`Engine::chat`] decodes them (one
+/// batch per step, optionally under a grammar); wall times as lucy sees them
+/// beside llama.cpp's own performance counters for the same work. The
+/// difference between the two decode times is lucy's loop: sampling,
+/// grammar masks, detokenizing.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SpeedSample {
     pub prompt_tokens: u64,
     pub prefill_ms: f64,
+    /// Samples decoded together.
+    pub samples: u64,
+    /// Tokens generated, summed over the samples.
     pub decode_tokens: u64,
+    /// Decode steps (batches); each decodes one token of every live sample.
+    pub decode_steps: u64,
     pub decode_ms: f64,
-    /// llama.cpp's `t_p_eval_ms` / `t_eval_ms` (its `llama_perf_context`).
+    /// llama.cpp's `t_p_eval_ms` for the prompt, and its compute time
+    /// (`t_p_eval_ms + t_eval_ms`) for the decode steps (`llama_perf_context`).
     pub llama_prefill_ms: f64,
     pub llama_decode_ms: f64,
 }
 
 impl Engine<'_> {
-    /// Measure prefill of `text` (no prefix reuse) and `gen` greedy tokens.
-    pub fn measure(&mut self, text: &str, gen: usize) -> std::result::Result<SpeedSample, String> {
+    /// Measure prefill of `text` (a prompt already in the chat template; no
+    /// prefix reuse, the cache is emptied) and the decoding of `n` samples
+    /// of at most `gen` tokens each (greedy for one sample, temperature 0.2
+    /// for more, as MatchTables samples), under `constraint` if given.
+    pub fn measure(&mut self, text: &str, gen: usize, n: usize, constraint: Option<&Constraint>) -> std::result::Result<SpeedSample, String> {
         let prompt = self.loaded.model.vocab().tokenize(text.as_bytes(), true, true);
-        if prompt.is_empty() || prompt.len() + gen + 1 >= self.n_ctx {
+        let n = n.clamp(1, MAX_PARALLEL);
+        if prompt.is_empty() || prompt.len() + n * (gen + 1) >= self.n_ctx {
             return Err(format!("the measurement prompt has {} tokens; the context holds {}", prompt.len(), self.n_ctx));
         }
-        for s in 0..(PREFIX_SLOTS + MAX_PARALLEL) {
+        for s in 0..=(WORK_SEQ + MAX_PARALLEL) {
             let _ = self.ctx.clear_kv_cache_seq(Some(s as u32), None, None);
-            if s < PREFIX_SLOTS {
-                self.cache.forget(s);
-            }
         }
+        self.cache.clear();
         self.ctx.reset_timings();
         let t0 = Instant::now();
-        self.decode_range(&prompt, 0, 0).map_err(|e| format!("prefill failed: {e}"))?;
+        self.decode_range(&prompt, 0, WORK_SEQ as i32).map_err(|e| format!("prefill failed: {e}"))?;
         let prefill_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        let llama_prefill_ms = self.ctx.timings().t_p_eval_ms();
         let last_idx = (prompt.len() - 1) % self.opts.n_batch as usize;
-        let mut sampler = LlamaSampler::greedy();
-        let mut batch = LlamaBatch::new(1, 1);
+        let matcher = match constraint {
+            Some(c) => Some(self.matcher(c)?),
+            None => None,
+        };
+        let temperature = if n == 1 { 0.0 } else { 0.2 };
+        let samplers: Vec<LlamaSampler> = (0..n).map(|i| self.sampler(temperature, i as u64, matcher.as_ref().map(Matcher::deep_clone))).collect();
+        self.ctx.reset_timings();
         let t1 = Instant::now();
-        let mut idx = last_idx as i32;
-        let mut n = 0u64;
-        for step in 0..gen {
-            let tok = sampler.sample(&self.ctx, idx);
-            batch.clear();
-            batch.add(tok, (prompt.len() + step) as i32, &[0], true).map_err(|e| e.to_string())?;
-            self.ctx.decode(&mut batch).map_err(|e| format!("decode failed: {e}"))?;
-            idx = 0;
-            n += 1;
-        }
+        let out = self.decode_samples(WORK_SEQ, prompt.len(), last_idx, samplers, gen);
         let decode_ms = t1.elapsed().as_secs_f64() * 1000.0;
         let t = self.ctx.timings();
-        let _ = self.ctx.clear_kv_cache_seq(Some(0), None, None);
+        let _ = self.ctx.clear_kv_cache_seq(Some(WORK_SEQ as u32), None, None);
+        let out = out?;
+        let decode_tokens: u64 = out.iter().map(|(_, ids, _)| ids.len() as u64).sum();
+        let decode_steps = out.iter().map(|(_, ids, _)| ids.len() as u64).max().unwrap_or(0);
         Ok(SpeedSample {
             prompt_tokens: prompt.len() as u64,
             prefill_ms,
-            decode_tokens: n,
+            samples: n as u64,
+            decode_tokens,
+            decode_steps,
             decode_ms,
-            llama_prefill_ms: t.t_p_eval_ms(),
-            llama_decode_ms: t.t_eval_ms(),
+            llama_prefill_ms,
+            llama_decode_ms: t.t_p_eval_ms() + t.t_eval_ms(),
         })
     }
 }

@@ -6,10 +6,11 @@
 //! - the model's own chat template (GGUF metadata) renders the messages;
 //! - `n` samples share one prompt evaluation (the evaluated KV sequence is
 //!   copied per sample and the samples decode in one batch per step);
-//! - a prompt-prefix cache keeps the last few evaluated prompts in the
-//!   context's fixed-size KV buffer, so consecutive prompts that share a
-//!   prefix (the schema part of `match_tables` and `direct_sql`) evaluate
-//!   only their new suffix;
+//! - a prompt-prefix cache keeps evaluated prompts as host-memory KV
+//!   snapshots under a byte budget (`--llm-prefix-cache-mb`), so a prompt
+//!   that shares a prefix with an earlier one (the schema part of
+//!   `match_tables`, of each table's `attributes` prompt, of `direct_sql`)
+//!   evaluates only its new suffix;
 //! - grammar-constrained decoding with llguidance: a request's Lark grammar
 //!   or JSON Schema ([`ChatRequest::constraint`]) masks every token;
 //! - reproducible: sample `i` of a request is seeded from `--llm-seed` and
@@ -36,6 +37,10 @@ pub use file::{default_model_path, DEFAULT_MODEL_FILE, DEFAULT_MODEL_SHA256, FET
 /// Default context size in tokens (shared by the cached prompts and the
 /// samples being decoded; bounds the KV buffer's memory).
 pub const DEFAULT_CTX: u32 = 8192;
+/// Default memory budget of the prompt-prefix cache's snapshots, in MiB
+/// (about 28 KiB per cached token for the default model, so ~18,700
+/// tokens; every DDO and ACME prompt prefix fits, see docs/llm.md).
+pub const DEFAULT_PREFIX_CACHE_MB: usize = 512;
 /// Default cap on one answer's length when the caller sets none.
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 /// Default seed.
@@ -61,6 +66,8 @@ pub struct EmbeddedOptions {
     pub seed: u64,
     /// Whether to reuse evaluated prompt prefixes across calls.
     pub prefix_cache: bool,
+    /// Host memory the prefix cache's snapshots may take, in MiB.
+    pub prefix_cache_mb: usize,
     /// Earley items llguidance may touch to compute one token mask
     /// ([`GRAMMAR_MAX_ITEMS`]). Past it, the grammar stops holding for that
     /// answer (counted as `unconstrained`).
@@ -88,6 +95,7 @@ impl EmbeddedOptions {
             max_tokens: DEFAULT_MAX_TOKENS,
             seed: DEFAULT_SEED,
             prefix_cache: true,
+            prefix_cache_mb: DEFAULT_PREFIX_CACHE_MB,
             grammar_max_items: GRAMMAR_MAX_ITEMS,
         }
     }
@@ -101,7 +109,8 @@ pub fn default_threads() -> usize {
 
 enum Job {
     Chat { req: ChatRequest, max_tokens: Option<u32>, reply: mpsc::Sender<std::result::Result<engine::Answer, String>> },
-    Measure { text: String, gen: usize, reply: mpsc::Sender<std::result::Result<SpeedSample, String>> },
+    Measure { text: String, gen: usize, n: usize, constraint: Option<super::Constraint>, reply: mpsc::Sender<std::result::Result<SpeedSample, String>> },
+    Stats { reply: mpsc::Sender<prefix::CacheStats> },
 }
 
 /// The embedded backend. Loading happens in [`EmbeddedModel::load`]; each
@@ -180,17 +189,31 @@ impl EmbeddedModel {
         self
     }
 
-    /// Raw speed: evaluate `text` from scratch (the prefix cache is
-    /// emptied) and generate `gen` tokens greedily, timed by lucy and by
-    /// llama.cpp's own counters (for `benchmarks/llm_speed.rs`).
-    pub fn measure(&self, text: &str, gen: usize) -> Result<SpeedSample> {
+    /// Raw speed: evaluate `text` (already in the chat template) from
+    /// scratch (the prefix cache is emptied), then decode `n` samples of at
+    /// most `gen` tokens the way answers are decoded, under `constraint` if
+    /// given; timed by lucy and by llama.cpp's own counters (for
+    /// `benchmarks/llm_speed.rs`).
+    pub fn measure(&self, text: &str, gen: usize, n: usize, constraint: Option<super::Constraint>) -> Result<SpeedSample> {
         let (tx, rx) = mpsc::channel();
         {
             let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
             let Some(jobs) = jobs.as_ref() else { return Err(Error::llm("measure", "the embedded model was shut down")) };
-            jobs.send(Job::Measure { text: text.to_string(), gen, reply: tx }).map_err(|_| Error::llm("measure", "the model thread has stopped"))?;
+            jobs.send(Job::Measure { text: text.to_string(), gen, n, constraint, reply: tx }).map_err(|_| Error::llm("measure", "the model thread has stopped"))?;
         }
         rx.recv().map_err(|_| Error::llm("measure", "the model thread has stopped"))?.map_err(|e| Error::llm("measure", e))
+    }
+
+    /// The prompt-prefix cache's counters: snapshots kept, their bytes,
+    /// restores and budget evictions so far.
+    pub fn cache_stats(&self) -> Result<prefix::CacheStats> {
+        let (tx, rx) = mpsc::channel();
+        {
+            let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(jobs) = jobs.as_ref() else { return Err(Error::llm("cache_stats", "the embedded model was shut down")) };
+            jobs.send(Job::Stats { reply: tx }).map_err(|_| Error::llm("cache_stats", "the model thread has stopped"))?;
+        }
+        rx.recv().map_err(|_| Error::llm("cache_stats", "the model thread has stopped"))
     }
 
     /// The model file.
@@ -228,9 +251,13 @@ fn worker(opts: EmbeddedOptions, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<
                 let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.chat(&req, max_tokens))).unwrap_or_else(|_| Err(panicked()));
                 let _ = reply.send(out);
             }
-            Job::Measure { text, gen, reply } => {
-                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.measure(&text, gen))).unwrap_or_else(|_| Err(panicked()));
+            Job::Measure { text, gen, n, constraint, reply } => {
+                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.measure(&text, gen, n, constraint.as_ref())))
+                    .unwrap_or_else(|_| Err(panicked()));
                 let _ = reply.send(out);
+            }
+            Job::Stats { reply } => {
+                let _ = reply.send(eng.cache_stats());
             }
         }
     }
