@@ -784,3 +784,178 @@ fn generate_view_joins_one_of_two_junctions() {
     assert_eq!(v.status, SolveStatus::Optimal);
     assert!(v.tables.contains(&"DIRECTED".to_string()) && v.tables.contains(&"ACTED".to_string()), "{:?}", v.tables);
 }
+
+/// Subtype instances (`ROOT@CHILD`: the rows of a star's root that are of
+/// one child's kind, ACME's four claim amounts) on random dbModels with
+/// lookups, m:m patterns and forbids, through `generate_view`, against the
+/// brute force above applied to their semantics: each subtype instance is
+/// one more relevant node adjacent to every core table the root's plain
+/// node is adjacent to (through allowed relationships; C3 and C4 read the
+/// plain nodes). Also
+/// checks that each subtype instance is in the view with its child joined
+/// to it (INNER, through the child's relationship) and that the view runs
+/// on SQLite.
+#[test]
+fn subtype_instances_match_brute_force_on_random_models() {
+    use lucy::graph::SchemaGraph;
+    use lucy::types::{Cardinality, Column, DbModel, JoinKind, Pattern, PatternNode, Relationship, Table, ViewRequest};
+    let mut rng = ChaCha8Rng::seed_from_u64(4242);
+    let (mut checked, mut infeasible, mut multi) = (0, 0, 0);
+    let col = |name: &str| Column { name: name.into(), sql_type: "INTEGER".into(), nullable: true, description: None };
+    for case in 0..250 {
+        let n = rng.random_range(2..=5);
+        let name = |i: usize| format!("T{i}");
+        let mut tables: Vec<Table> =
+            (0..n).map(|i| Table { name: name(i), description: None, primary_key: vec!["id".into()], columns: vec![col("id")] }).collect();
+        let mut rels: Vec<Relationship> = Vec::new();
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        for a in 0..n {
+            for b in 0..n {
+                if a != b && rng.random_bool(0.35) {
+                    let c = format!("fk{b}_{}", rels.len());
+                    tables[a].columns.push(col(&c));
+                    rels.push(Relationship {
+                        name: Some(format!("r{}", rels.len())),
+                        from: name(a),
+                        to: name(b),
+                        cardinality: Cardinality::ManyToOne,
+                        on: vec![[c, "id".into()]],
+                        description: None,
+                        role: None,
+                        role_description: None,
+                    });
+                    pairs.push((a, b));
+                }
+            }
+        }
+        if rels.is_empty() {
+            continue;
+        }
+        let core_rels = rels.len();
+        // A star rooted at `root` with two or three children C0.., each
+        // joined to the root by its own relationship.
+        let root = rng.random_range(0..n);
+        let kids = rng.random_range(2..=3);
+        let mut children = Vec::new();
+        for k in 0..kids {
+            tables.push(Table { name: format!("C{k}"), description: None, primary_key: vec!["id".into()], columns: vec![col("id"), col("root_id")] });
+            rels.push(Relationship {
+                name: Some(format!("c{k}")),
+                from: format!("C{k}"),
+                to: name(root),
+                cardinality: if rng.random_bool(0.5) { Cardinality::OneToOne } else { Cardinality::ManyToOne },
+                on: vec![["root_id".into(), "id".into()]],
+                description: None,
+                role: None,
+                role_description: None,
+            });
+            children.push(PatternNode::leaf(format!("C{k}")));
+        }
+        let between = |x: usize, y: usize| pairs.iter().filter(|&&(a, b)| (a, b) == (x, y) || (a, b) == (y, x)).count();
+        let mut patterns = vec![Pattern::Star { root: name(root), children, description: None }];
+        let mut mm = Vec::new();
+        if n >= 3 && rng.random_bool(0.3) {
+            let (k, i, j) = (rng.random_range(0..n), rng.random_range(0..n), rng.random_range(0..n));
+            if k != i && k != j && i != j && k != root && between(k, i) == 1 && between(k, j) == 1 {
+                patterns.push(Pattern::ManyToMany { junction: name(k), sides: [name(i), name(j)], relationships: None, description: None });
+                mm.push((k, i, j));
+            }
+        }
+        // (A star's root is never a lookup: the model forbids both roles.)
+        let lookups: Vec<usize> = (0..n).filter(|&i| i != root && rng.random_bool(0.2) && !mm.iter().any(|m| m.0 == i)).collect();
+        if !lookups.is_empty() {
+            patterns.push(Pattern::Lookup { tables: lookups.iter().map(|&i| name(i)).collect(), description: None });
+        }
+        let forbid_t: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.08)).collect();
+        let forbid_r: Vec<usize> = (0..core_rels).filter(|_| rng.random_bool(0.08)).collect();
+        let requested: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.35)).collect();
+        // One to three subtype instances, by the child's name.
+        let mut kinds: Vec<usize> = (0..kids).filter(|_| rng.random_bool(0.6)).collect();
+        if kinds.is_empty() {
+            kinds.push(rng.random_range(0..kids));
+        }
+        let mut model = DbModel { name: format!("subtypes{case}"), tables, relationships: rels.clone(), patterns, ..Default::default() };
+        model.constraints.forbid_tables = forbid_t.iter().map(|&i| name(i)).collect();
+        model.constraints.forbid_relationships = forbid_r.iter().map(|&r| format!("r{r}")).collect();
+        let g = SchemaGraph::new(model.clone()).unwrap_or_else(|e| panic!("case {case}: {e}"));
+        let mut names: Vec<String> = requested.iter().map(|&i| name(i)).collect();
+        names.extend(kinds.iter().map(|&k| format!("{}@C{k}", name(root))));
+        let res = lucy::solve::generate_view(&g, &ViewRequest::new(names.clone())).unwrap_or_else(|e| panic!("case {case}: {names:?}: {e}"));
+
+        // The semantics as a plain walk problem: tables, then one node per subtype instance.
+        let allowed_rel = |r: usize| {
+            let (a, b) = pairs[r];
+            !forbid_r.contains(&r) && !forbid_t.contains(&a) && !forbid_t.contains(&b)
+        };
+        let mut edges: Vec<(usize, usize)> = (0..core_rels).filter(|&r| allowed_rel(r)).map(|r| pairs[r]).collect();
+        let mut relevant: Vec<usize> = requested.clone();
+        for k in 0..kinds.len() {
+            let copies: Vec<usize> = edges.iter().filter_map(|&(a, b)| if a == root { Some(b) } else if b == root { Some(a) } else { None }).collect();
+            if !forbid_t.contains(&root) {
+                edges.extend(copies.into_iter().map(|o| (o, n + k)));
+            }
+            relevant.push(n + k);
+        }
+        let inst = Inst { n: n + kinds.len(), edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone() };
+        let blocked = relevant.iter().any(|&t| t < n && forbid_t.contains(&t)) || forbid_t.contains(&root);
+        let bf = if blocked { None } else { inst.brute(N) };
+        let ctx = format!("case {case}: {model:?} requested {names:?} -> {res:?}");
+        match res.status {
+            SolveStatus::Infeasible => {
+                assert_eq!(bf, None, "{ctx}");
+                assert!(res.explanation.as_deref().is_some_and(|e| !e.is_empty()), "{ctx}");
+                infeasible += 1;
+            }
+            _ => {
+                assert_eq!(res.status, SolveStatus::Optimal, "{ctx}");
+                let labels: Vec<String> = kinds.iter().map(|&k| g.instance_label(root, Some(core_rels + k))).collect();
+                let walk: Vec<usize> = res
+                    .walk
+                    .iter()
+                    .map(|w| match labels.iter().position(|l| l == w) {
+                        Some(k) => n + k,
+                        None => w[1..].parse().unwrap_or_else(|_| panic!("walk label {w} {ctx}")),
+                    })
+                    .collect();
+                assert!(inst.valid(&walk), "invalid walk {walk:?} {ctx}");
+                let got = inst.objective(&walk);
+                assert_eq!((res.objective as usize, res.path_length), got, "{ctx}");
+                match bf {
+                    Some(b) => {
+                        assert!(got <= b, "{ctx}");
+                        if got.1 <= N {
+                            assert_eq!(got, b, "{ctx}");
+                        }
+                    }
+                    None => assert!(got.1 > N, "brute force found nothing within {N} {ctx}"),
+                }
+                // Each subtype instance once, its child INNER-joined to it.
+                for &k in &kinds {
+                    let rel = core_rels + k;
+                    let here: Vec<usize> = (0..res.instances.len()).filter(|&i| res.instances[i].table == root && res.instances[i].role == Some(rel)).collect();
+                    assert_eq!(here.len(), 1, "{ctx}");
+                    let alias = &res.instances[here[0]].alias;
+                    let j = res.joins.iter().find(|j| &j.left == alias && j.rel == Some(rel)).unwrap_or_else(|| panic!("no child join for {alias} {ctx}"));
+                    assert_eq!(j.kind, JoinKind::Inner, "{ctx}");
+                    assert_eq!(j.on[0], [format!("{alias}.id"), format!("{}.root_id", j.right)], "{ctx}");
+                }
+                if kinds.len() > 1 {
+                    multi += 1;
+                }
+                for j in &res.joins {
+                    let r = j.rel.unwrap();
+                    assert!(r >= core_rels || allowed_rel(r), "{ctx}");
+                }
+                let db = rusqlite::Connection::open_in_memory().unwrap();
+                for t in &model.tables {
+                    let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.sql_type)).collect();
+                    db.execute_batch(&format!("CREATE TABLE {} ({});", t.name, cols.join(", "))).unwrap();
+                }
+                db.execute_batch(&res.view_sql).unwrap_or_else(|e| panic!("{e}: {ctx}"));
+                db.prepare("SELECT * FROM lucy_view").unwrap();
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 80 && infeasible > 10 && multi > 30, "checked {checked}, infeasible {infeasible}, several subtypes {multi}");
+}

@@ -4,6 +4,7 @@
 //! - [`suite`]: suite files and their questions;
 //! - [`metrics`]: ex, esx, coverage (eq. 10), join accuracy;
 //! - [`oracle`]: GenerateView on the gold SQL's tables, mismatch classes;
+//! - [`instances`]: the gold query's table instances (aliases in roles);
 //! - [`attribution`]: which phase made a question fail;
 //! - [`run`]: the parallel, order-preserving runner ([`progress`]: its bar);
 //! - [`summary`]: suite-level aggregates;
@@ -13,6 +14,7 @@
 pub mod attribution;
 pub mod meta;
 pub mod engine;
+pub mod instances;
 pub mod metrics;
 pub mod oracle;
 pub mod progress;

@@ -5,14 +5,21 @@
 //! and compare the view's join pairs with the gold pairs. A mismatch is
 //! classified so a reader can tell a solver problem from a model curation
 //! gap or a gold query no single join view can express.
+//!
+//! The comparison is per table *instance* ([`super::instances`]): a table
+//! the gold uses under several aliases in one SELECT is requested once per
+//! role (`AIRPORTS@FLIGHTS.sourceairport`, `AIRPORTS@FLIGHTS.destairport`),
+//! and join pairs are compared per pair of instances. Gold that uses each
+//! table once gives exactly the request and pairs of a table-level oracle.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::{join_accuracy, view_join_pairs, JoinAccuracy};
-use crate::graph::SchemaGraph;
+use super::instances::{gold_instances, instance_join_accuracy, multi_instance, view_instance_pairs, GoldInstances};
+use super::metrics::JoinAccuracy;
+use crate::graph::{SchemaGraph, TableId};
 use crate::sql::analyze::{analyze, JoinPair, QueryRefs};
 use crate::types::{ColumnRef, Dialect, SolveStatus, ViewRequest, ViewResult};
 
@@ -25,8 +32,12 @@ pub enum MismatchClass {
     GoldUnparseable,
     /// The gold query reads a table the dbModel does not have.
     ModelMissingTable,
-    /// The gold query uses one table more than once (self join, or again in
-    /// a subquery): one view over a set of tables cannot express it.
+    /// The gold query uses one table more than once in a way no set of
+    /// table instances expresses: the same role twice in one SELECT (two
+    /// aliases attached the same way, told apart only by filters), a role
+    /// anchored on another role instance, or a table equated with itself on
+    /// different columns across scopes. (Aliases in distinct roles, and a
+    /// table read again in a subquery, are instances: not this class.)
     MultipleUse,
     /// UNION / INTERSECT / EXCEPT: the branches are separate queries.
     SetOperation,
@@ -100,8 +111,13 @@ pub struct OracleCase {
     pub db_id: Option<String>,
     /// Gold tables (lower-case).
     pub gold_tables: Vec<String>,
-    /// Gold join and semi-join pairs.
+    /// Gold join and semi-join pairs, per pair of instances (a role
+    /// instance's columns as `table@role.column`).
     pub gold_pairs: Vec<JoinPair>,
+    /// The gold's role instances (`TABLE@role`), when it uses a table in
+    /// several roles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gold_roles: Vec<String>,
     /// Single-table gold queries are not join questions: not counted.
     pub multi_table: bool,
     /// `None` when the view's joins match the gold; the class otherwise.
@@ -132,6 +148,7 @@ impl OracleCase {
             db_id: db_id.map(str::to_string),
             gold_tables: Vec::new(),
             gold_pairs: Vec::new(),
+            gold_roles: Vec::new(),
             multi_table: false,
             mismatch: None,
             accuracy: None,
@@ -152,10 +169,25 @@ impl OracleCase {
 }
 
 /// The ViewRequest the oracle sends: the gold tables and the gold
-/// attributes the model knows, in model spelling.
+/// attributes the model knows, in model spelling. A table the gold uses in
+/// roles is requested once per role (`TABLE@role`, after the plain tables),
+/// and plainly only when some alias of it is the plain instance.
 pub fn oracle_request(graph: &SchemaGraph, refs: &QueryRefs, time_limit_s: f64) -> ViewRequest {
+    request_for(graph, refs, &gold_instances(graph, refs), time_limit_s)
+}
+
+fn request_for(graph: &SchemaGraph, refs: &QueryRefs, gi: &GoldInstances, time_limit_s: f64) -> ViewRequest {
     let model = graph.model();
-    let tables: Vec<String> = refs.tables.iter().filter_map(|t| model.table(t).map(|x| x.name.clone())).collect();
+    // Plain instances in the table-level order (so that one-instance gold
+    // gives the very request it always gave), then the role instances.
+    let plain = |t: TableId| !gi.has_roles() || gi.instances.contains(&(t, None));
+    let tables: Vec<String> = refs
+        .tables
+        .iter()
+        .filter(|t| graph.table_id(t).is_none_or(plain))
+        .filter_map(|t| model.table(t).map(|x| x.name.clone()))
+        .chain(gi.instances.iter().filter(|(_, r)| r.is_some()).map(|&(t, r)| graph.instance_label(t, r)))
+        .collect();
     let attributes: Vec<ColumnRef> = refs
         .columns
         .iter()
@@ -192,7 +224,8 @@ pub fn oracle_case(
     };
     case.gold_tables = refs.tables.iter().cloned().collect();
     case.gold_pairs = refs.all_pairs().into_iter().collect();
-    case.multi_table = refs.tables.len() >= 2;
+    // A self join is a join question even over one table.
+    case.multi_table = refs.tables.len() >= 2 || multi_instance(&refs);
     case.gold_refs = Some(refs.clone());
     if !case.multi_table {
         return case;
@@ -203,21 +236,25 @@ pub fn oracle_case(
         case.detail = format!("not in the model: {}", missing.join(", "));
         return case;
     }
-    let req = oracle_request(graph, &refs, time_limit_s);
+    let gi = gold_instances(graph, &refs);
+    case.gold_pairs = gi.pairs.iter().cloned().collect();
+    case.gold_roles = gi.instances.iter().filter(|(_, r)| r.is_some()).map(|&(t, r)| graph.instance_label(t, r)).collect();
+    let req = request_for(graph, &refs, &gi, time_limit_s);
     let start = Instant::now();
     let result = crate::solve::generate_view(graph, &req);
     case.solve_ms = start.elapsed().as_secs_f64() * 1e3;
-    let gold_pairs: BTreeSet<JoinPair> = refs.all_pairs();
     match result {
         Ok(view) => {
             case.view_status = Some(view.status);
             case.view_tables = view.tables.clone();
-            let joins = view_join_pairs(&view, graph);
+            let joins = view_instance_pairs(&view, graph);
             case.view_pairs = joins.iter().flatten().cloned().collect::<BTreeSet<_>>().into_iter().collect();
             if view.status == SolveStatus::Infeasible {
                 case.detail = view.explanation.clone().unwrap_or_default();
             } else {
-                let acc = join_accuracy(&gold_pairs, &joins);
+                // Uses of a table no set of instances expresses fail even
+                // when the pairs agree.
+                let acc = instance_join_accuracy(graph, &gi, &view);
                 let ok = acc.matched;
                 case.accuracy = Some(acc);
                 if ok {
@@ -227,12 +264,12 @@ pub fn oracle_case(
             }
             let infeasible = view.status == SolveStatus::Infeasible;
             case.view = Some(view);
-            case.mismatch = Some(classify(graph, &refs, infeasible, case.accuracy.as_ref(), &mut case.detail));
+            case.mismatch = Some(classify(graph, &refs, &gi, infeasible, case.accuracy.as_ref(), &mut case.detail));
         }
         Err(e) => {
             case.detail = e.to_string();
             let mut detail = String::new();
-            let class = classify(graph, &refs, false, None, &mut detail);
+            let class = classify(graph, &refs, &gi, false, None, &mut detail);
             case.mismatch = Some(if class == MismatchClass::SolverChoice { MismatchClass::SolverError } else { class });
             if !detail.is_empty() {
                 case.detail = format!("{detail}; solver: {}", case.detail);
@@ -246,19 +283,19 @@ pub fn oracle_case(
 fn classify(
     graph: &SchemaGraph,
     refs: &QueryRefs,
+    gi: &GoldInstances,
     infeasible: bool,
     acc: Option<&JoinAccuracy>,
     detail: &mut String,
 ) -> MismatchClass {
-    let multi = refs.multi_use_tables();
-    if !multi.is_empty() {
-        *detail = format!("used more than once: {}", multi.join(", "));
+    if !gi.problems.is_empty() {
+        *detail = gi.problems.join("; ");
         return MismatchClass::MultipleUse;
     }
     if refs.set_operation {
         return MismatchClass::SetOperation;
     }
-    let pairs = refs.all_pairs();
+    let pairs = gi.base_pairs.clone();
     if let Some(why) = forbidden(graph, &pairs) {
         *detail = why;
         return MismatchClass::ModelForbids;
@@ -391,7 +428,9 @@ fn forbidden(graph: &SchemaGraph, pairs: &BTreeSet<JoinPair>) -> Option<String> 
                         })
                 })
             };
-            if p.left.table != p.right.table && key_side(&p.left) && key_side(&p.right) && declared(graph, p).is_none() {
+            // (A pair within one table is two instances of it here: the
+            // gold's identities were left out with its instances.)
+            if key_side(&p.left) && key_side(&p.right) && declared(graph, p).is_none() {
                 return Some(format!("{p} relates two tables through their keys to lookup table {} (C4)", graph.name(l)));
             }
         }
@@ -445,6 +484,7 @@ impl OracleSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::metrics::join_accuracy;
 
     fn ddo() -> SchemaGraph {
         let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
@@ -480,11 +520,24 @@ mod tests {
         let c = case("SELECT 1 FROM CLIENT c JOIN DATACENTER d ON c.id = d.id");
         assert_eq!(c.mismatch, Some(MismatchClass::ModelGap));
         assert!(c.detail.contains("client.id = datacenter.id"), "{}", c.detail);
+        // Two clients related by their shared lookup key: the C4 case, now
+        // that the two aliases are two instances.
         let c = case("SELECT 1 FROM CLIENT a JOIN CLIENT b ON a.loc_id = b.loc_id JOIN PAYMENT p ON p.client_id = a.id");
-        assert_eq!(c.mismatch, Some(MismatchClass::MultipleUse));
-        // Used twice, but along the same pair: the view expresses it.
+        assert_eq!(c.mismatch, Some(MismatchClass::ModelForbids), "{c:?}");
+        assert!(c.detail.contains("lookup table LOCATION (C4)"), "{}", c.detail);
+        // Two aliases attached the same way: one instance cannot stand for them.
+        let c = case("SELECT 1 FROM CLIENT a JOIN CLIENT b ON a.loc_id = b.loc_id");
+        assert_eq!(c.mismatch, Some(MismatchClass::MultipleUse), "{c:?}");
+        assert!(c.detail.contains("CLIENT used 2 times in one SELECT as CLIENT (a, b)"), "{}", c.detail);
+        // Used twice, but along the same to-one join from the same row: the
+        // same row, one instance.
         let c = case("SELECT 1 FROM CLIENT a JOIN RSPOOL2CLIENT j ON j.client_id = a.id JOIN CLIENT b ON b.id = j.client_id");
-        assert!(c.matched());
+        assert!(c.matched(), "{c:?}");
+        // The same role twice from the "one" side: two rows each, which one
+        // instance cannot stand for.
+        let c = case("SELECT 1 FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id JOIN PAYMENT q ON q.client_id = c.id");
+        assert_eq!(c.mismatch, Some(MismatchClass::MultipleUse));
+        assert!(c.detail.contains("PAYMENT used 2 times in one SELECT as PAYMENT@CLIENT.id (p, q)"), "{}", c.detail);
         let c = case("SELECT name FROM CLIENT UNION SELECT name FROM DATACENTER");
         assert_eq!(c.mismatch, Some(MismatchClass::SetOperation));
         let c = case("SELECT 1 FROM CLIENT c JOIN NOPE n ON n.id = c.id");
@@ -492,6 +545,103 @@ mod tests {
         assert!(c.detail.contains("nope"));
         let c = case("SELEC 1 FROM");
         assert_eq!(c.mismatch, Some(MismatchClass::GoldUnparseable));
+    }
+
+    /// ddo-20's question written with two LOCATION aliases: each is a role
+    /// instance, requested as such and compared per instance.
+    const TWO_LOCATIONS: &str = "SELECT c.name, d.name FROM DATACENTER d JOIN COMPUTE k ON k.dc_id = d.id \
+        JOIN RESOURCEPOOL p ON p.compute_id = k.id JOIN RSPOOL2CLIENT j ON j.rspool_id = p.id \
+        JOIN CLIENT c ON c.id = j.client_id JOIN LOCATION lc ON c.loc_id = lc.id JOIN LOCATION ld ON d.loc_id = ld.id \
+        WHERE lc.city = ld.city";
+
+    #[test]
+    fn two_aliases_of_one_table_are_two_instances() {
+        let g = ddo();
+        let c = case(TWO_LOCATIONS);
+        assert!(c.matched(), "{c:?}");
+        assert_eq!(c.gold_roles, ["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
+        assert!(c.gold_pairs.iter().any(|p| p.to_string() == "client.loc_id = location@client.loc_id.id"), "{:?}", c.gold_pairs);
+        // `lc.city = ld.city` compares two instances: a condition, not a join.
+        assert!(!c.gold_pairs.iter().any(|p| p.left.column == "city"), "{:?}", c.gold_pairs);
+        let refs = c.gold_refs.as_ref().unwrap();
+        let req = oracle_request(&g, refs, 5.0);
+        assert!(req.tables.ends_with(&["LOCATION@CLIENT.loc_id".to_string(), "LOCATION@DATACENTER.loc_id".to_string()]), "{:?}", req.tables);
+        assert!(!req.tables.iter().any(|t| t == "LOCATION"), "no plain LOCATION: {:?}", req.tables);
+        let view = c.view.as_ref().unwrap();
+        assert!(view.tables.contains(&"LOCATION_CLIENT".to_string()) && view.tables.contains(&"LOCATION_DATACENTER".to_string()));
+        // A view with one LOCATION does not match the two-alias gold, although
+        // its table-level pairs are the gold's.
+        let mut one = ViewRequest::new(["DATACENTER", "COMPUTE", "RESOURCEPOOL", "RSPOOL2CLIENT", "CLIENT", "LOCATION"].map(String::from).to_vec());
+        one.time_limit_s = 5.0;
+        let v1 = crate::solve::generate_view(&g, &one).unwrap();
+        let gi = gold_instances(&g, refs);
+        assert!(!join_accuracy(&gi.pairs, &view_instance_pairs(&v1, &g)).matched);
+    }
+
+    /// A staff model: EMPLOYEE managed by an EMPLOYEE (role `manager`), a
+    /// home address (role) and a work address (no role).
+    fn staff() -> SchemaGraph {
+        let m: crate::types::DbModel = serde_json::from_value(serde_json::json!({
+            "name": "staff",
+            "tables": [
+                {"name": "EMPLOYEE", "primary_key": ["id"], "columns": [
+                    {"name": "id", "type": "INTEGER"}, {"name": "name", "type": "TEXT"}, {"name": "manager_id", "type": "INTEGER"},
+                    {"name": "home_address_id", "type": "INTEGER"}, {"name": "work_address_id", "type": "INTEGER"}]},
+                {"name": "ADDRESS", "primary_key": ["id"], "columns": [{"name": "id", "type": "INTEGER"}, {"name": "city", "type": "TEXT"}]}
+            ],
+            "relationships": [
+                {"from": "EMPLOYEE", "to": "EMPLOYEE", "cardinality": "M:1", "on": [["manager_id", "id"]], "role": "manager"},
+                {"from": "EMPLOYEE", "to": "ADDRESS", "cardinality": "M:1", "on": [["home_address_id", "id"]], "role": "home_address"},
+                {"from": "EMPLOYEE", "to": "ADDRESS", "cardinality": "M:1", "on": [["work_address_id", "id"]]}
+            ]
+        }))
+        .unwrap();
+        SchemaGraph::new(m).unwrap()
+    }
+
+    #[test]
+    fn self_join_and_role_aliases() {
+        let g = staff();
+        let c = oracle_case(&g, "t", None, "SELECT e.name, m.name FROM EMPLOYEE e JOIN EMPLOYEE m ON e.manager_id = m.id", Dialect::Sqlite, 5.0);
+        assert!(c.multi_table, "a self join is a join question");
+        assert!(c.matched(), "{c:?}");
+        assert_eq!(c.gold_roles, ["EMPLOYEE@manager"]);
+        assert_eq!(c.gold_pairs.iter().map(|p| p.to_string()).collect::<Vec<_>>(), ["employee.manager_id = employee@manager.id"]);
+        // Written the other way round: the alias on the key side is the manager.
+        let c = oracle_case(&g, "t", None, "SELECT m.name FROM EMPLOYEE m JOIN EMPLOYEE e ON m.id = e.manager_id", Dialect::Sqlite, 5.0);
+        assert!(c.matched(), "{c:?}");
+        let c = oracle_case(
+            &g,
+            "t",
+            None,
+            "SELECT h.city, w.city FROM EMPLOYEE e JOIN ADDRESS h ON e.home_address_id = h.id JOIN ADDRESS w ON w.id = e.work_address_id",
+            Dialect::Sqlite,
+            5.0,
+        );
+        assert!(c.matched(), "{c:?}");
+        assert_eq!(c.gold_roles, ["ADDRESS@home_address", "ADDRESS@EMPLOYEE.work_address_id"]);
+        // One address alias: the plain instance, as the table-level oracle
+        // had it (and, as there, the view takes the first of the two
+        // relationships).
+        let c = oracle_case(&g, "t", None, "SELECT a.city FROM EMPLOYEE e JOIN ADDRESS a ON e.work_address_id = a.id", Dialect::Sqlite, 5.0);
+        assert_eq!(c.mismatch, Some(MismatchClass::ParallelRelationship), "{c:?}");
+        assert!(c.gold_roles.is_empty());
+        let refs = c.gold_refs.as_ref().unwrap();
+        assert_eq!(oracle_request(&g, refs, 5.0).tables, ["ADDRESS", "EMPLOYEE"]);
+        // A one-instance view does not match two address roles.
+        let c = oracle_case(&g, "t", None, "SELECT h.city FROM EMPLOYEE e JOIN ADDRESS h ON e.home_address_id = h.id JOIN ADDRESS w ON w.id = e.home_address_id", Dialect::Sqlite, 5.0);
+        assert!(c.matched(), "both aliases are the same home address row: {c:?}");
+    }
+
+    #[test]
+    fn a_table_read_again_in_a_subquery_is_the_same_instance() {
+        let c = case("SELECT name FROM CLIENT WHERE id NOT IN (SELECT c.id FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id)");
+        assert!(c.matched(), "{c:?}");
+        assert!(c.gold_roles.is_empty());
+        assert_eq!(c.gold_pairs.iter().map(|p| p.to_string()).collect::<Vec<_>>(), ["client.id = payment.client_id"]);
+        // A table equated with itself on other columns across scopes.
+        let c = case("SELECT name FROM CLIENT WHERE loc_id IN (SELECT c.id FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id)");
+        assert_eq!(c.mismatch, Some(MismatchClass::MultipleUse), "{c:?}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::attribution::{attribute, Attribution, Observed};
 use super::engine::{exec_opts, gold_for, to_rows};
-use super::metrics::{cov, esx, ex, join_accuracy, view_join_pairs, JoinAccuracy, Rows};
+use super::metrics::{cov, esx, ex, JoinAccuracy, Rows};
 use super::oracle::{oracle_case, oracle_request, MismatchClass};
 use super::suite::{Question, Suite};
 use crate::error::{Error, Result};
@@ -140,6 +140,10 @@ pub struct QuestionMetrics {
     /// Number of base tables the gold SQL reads (0 when unparseable).
     #[serde(default)]
     pub gold_tables: usize,
+    /// Table instances of the gold SQL beyond one per table (a table it
+    /// uses in two roles adds one; see `bench::instances`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub gold_extra_instances: usize,
     pub ex: Option<bool>,
     pub esx: Option<bool>,
     pub cov_t: Option<f64>,
@@ -282,6 +286,7 @@ fn error_result(q: &Question, msg: String) -> QuestionResult {
         metrics: QuestionMetrics {
             gold: GoldStatus::NotRun,
             gold_tables: 0,
+            gold_extra_instances: 0,
             ex: None,
             esx: None,
             cov_t: None,
@@ -361,6 +366,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
     }
     let gold_ok = matches!(gold_status, GoldStatus::Ok);
     r.metrics.gold_tables = gold_refs.as_ref().map(|g| g.tables.len()).unwrap_or(0);
+    r.metrics.gold_extra_instances = gold_refs.as_ref().map(|g| super::instances::extra_instances(graph, g)).unwrap_or(0);
     r.metrics.gold = gold_status;
     let g = gold_refs.as_ref().ok();
     let p = match opts.oracle {
@@ -391,9 +397,12 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
         r.metrics.cov_a = Some(0.0);
     }
     // Join accuracy of the view (multi-table gold with join pairs).
+    // Join accuracy of the view, per pair of table instances (multi-table
+    // or self-joining gold).
     if let (Some(g), Some(v)) = (g, &p.view) {
-        if g.tables.len() >= 2 && v.status != SolveStatus::Infeasible {
-            r.metrics.join = Some(join_accuracy(&g.all_pairs(), &view_join_pairs(v, graph)));
+        if r.metrics.gold_tables + r.metrics.gold_extra_instances >= 2 && v.status != SolveStatus::Infeasible {
+            let gi = super::instances::gold_instances(graph, g);
+            r.metrics.join = Some(super::instances::instance_join_accuracy(graph, &gi, v));
         }
         r.metrics.solve_ms = Some(v.solve_ms);
     }
@@ -545,4 +554,8 @@ fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Database>, o
         Err(e) => p.prediction.error = Some(e.to_string()),
     }
     p
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

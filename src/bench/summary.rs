@@ -59,7 +59,7 @@ impl Summary {
             esx: results.iter().filter(|r| r.metrics.esx == Some(true)).count(),
             cov_t: mean(&covt),
             cov_a: mean(&cova),
-            multi_table: results.iter().filter(|r| r.metrics.gold_tables >= 2).count(),
+            multi_table: results.iter().filter(|r| r.metrics.gold_tables + r.metrics.gold_extra_instances >= 2).count(),
             join_compared: joins.len(),
             join_matched: joins.iter().filter(|j| j.matched).count(),
             join_exact: joins.iter().filter(|j| j.exact).count(),

@@ -198,6 +198,19 @@ impl SchemaGraph {
         format!("{}@{word}", self.name(t))
     }
 
+    /// The child a *subtype instance* of `t` through `rel` stands for:
+    /// when `rel` joins pattern root `t` to one of its own children, the
+    /// instance `T@CHILD` is the rows of `t` that are of that kind
+    /// (`Claim_Amount@Loss_Payment`: the claim amounts that are loss
+    /// payments). It joins the walk as `t` does and brings its child along
+    /// by INNER JOIN. `None` for a role through any other relationship.
+    pub fn subtype_child(&self, t: TableId, rel: RelId) -> Option<TableId> {
+        let (a, b) = self.endpoints(rel);
+        let c = if a == t { b } else if b == t { a } else { return None };
+        let pos = self.inner_position(c)?;
+        (c != t && pos.parent == t && pos.rel == rel && self.is_core(t)).then_some(c)
+    }
+
     /// The table a role instance of `t` through `rel` joins: the other end
     /// of `rel` (for a self-relationship, `t` itself).
     pub fn anchor(&self, t: TableId, rel: RelId) -> TableId {

@@ -31,15 +31,18 @@ pub fn explain(graph: &SchemaGraph, scope: &Scope, deadline: Instant) -> String 
         // A role instance joins only through its anchor: say so per instance.
         // (The anchor of a role instance is relevant because of it: blame
         // the instance when its anchor was not requested itself.)
+        // (A subtype instance joins as its table does: no anchor.)
+        let anchored = |k: usize| plain.roles[k].filter(|&r| graph.subtype_child(plain.tables[k], r).is_none());
         for (x, y) in [(b, a), (a, b)] {
-            let role_node = match plain.roles[x] {
-                Some(_) => Some(x),
-                None if !scope.relevant.contains(&plain.tables[x]) => (0..plain.tables.len())
-                    .find(|&k| plain.roles[k].is_some_and(|r| graph.anchor(plain.tables[k], r) == plain.tables[x])),
-                None => None,
+            let role_node = match (plain.roles[x], anchored(x)) {
+                (_, Some(_)) => Some(x),
+                (Some(_), None) => None,
+                (None, None) if !scope.relevant.contains(&plain.tables[x]) => (0..plain.tables.len())
+                    .find(|&k| anchored(k).is_some_and(|r| graph.anchor(plain.tables[k], r) == plain.tables[x])),
+                (None, None) => None,
             };
             if let Some(k) = role_node {
-                let r = plain.roles[k].expect("a role node");
+                let r = anchored(k).expect("an anchored role node");
                 let anchor = graph.anchor(plain.tables[k], r);
                 return format!(
                     "{} cannot attach: it joins only through {} ({}), and there is no relationship path between {} and {} {why}",
@@ -205,15 +208,17 @@ fn forbid_breaks(graph: &SchemaGraph, scope: &Scope, cm: &CoreMap, walk: &[usize
     }
     for w in walk.windows(2) {
         let (a, b) = (cm.tables[w[0]], cm.tables[w[1]]);
-        // A step to or from a role node uses its relationship only.
-        let role = cm.roles[w[0]].or(cm.roles[w[1]]);
+        // A step to or from a role node uses its relationship only (a
+        // subtype instance steps as its table does).
+        let anchored = |k: usize| cm.roles[k].filter(|&r| graph.subtype_child(cm.tables[k], r).is_none());
+        let role = anchored(w[0]).or(anchored(w[1]));
         let rels = match role {
             Some(r) => vec![r],
             None => graph.relationships_between(a, b),
         };
         if !rels.is_empty() && rels.iter().all(|r| scope.forbidden_rels.contains(r)) {
             let what = match role {
-                Some(_) => format!("{} cannot attach: it joins", cm.problem.names[if cm.roles[w[0]].is_some() { w[0] } else { w[1] }]),
+                Some(_) => format!("{} cannot attach: it joins", cm.problem.names[if anchored(w[0]).is_some() { w[0] } else { w[1] }]),
                 None => "the only valid connection joins".to_string(),
             };
             out.push(format!(

@@ -89,6 +89,26 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
             continue;
         }
         let label = graph.instance_label(r.table, Some(r.rel));
+        if let Some(child) = graph.subtype_child(r.table, r.rel) {
+            // A subtype instance joins the walk as its table does, and its
+            // child joins it: both must be allowed.
+            for (t, what) in [(r.table, "it"), (child, "its kind")] {
+                if forbidden_tables.contains(&t) {
+                    blocked.push(format!(
+                        "{label} cannot attach: {what} ({}) is forbidden by constraints.forbid_tables",
+                        graph.name(t)
+                    ));
+                }
+            }
+            if forbidden_rels.contains(&r.rel) {
+                blocked.push(format!(
+                    "{label} cannot attach: its relationship {} is forbidden by constraints.forbid_relationships",
+                    graph.relationship(r.rel).id()
+                ));
+            }
+            roles.push(r);
+            continue;
+        }
         let (a, b) = graph.endpoints(r.rel);
         if a != r.table && b != r.table {
             return Err(Error::Input(format!(
@@ -138,7 +158,12 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
             relevant_core.insert(t);
         } else {
             relevant_inner.push(t);
-            if let Some(pos) = graph.inner_position(t) {
+            // The branch hangs off the root, unless a subtype instance of
+            // the root through the branch's first step brings it along.
+            let by_subtype = graph.branch_to(t).first().is_some_and(|&(root, _, rel)| {
+                roles.iter().any(|r| r.table == root && r.rel == rel && graph.subtype_child(root, rel).is_some())
+            });
+            if let Some(pos) = graph.inner_position(t).filter(|_| !by_subtype) {
                 relevant_core.insert(pos.root);
             }
             for (parent, child, rel) in graph.branch_to(t) {
@@ -202,8 +227,10 @@ impl CoreMap {
 /// Instance expansion: each role instance of the scope is one more node,
 /// relevant, adjacent only to its anchor's plain node (so a
 /// self-relationship becomes an ordinary step between `EMPLOYEE` and
-/// `EMPLOYEE@manager`). Without role instances the problem is exactly the
-/// one over core tables.
+/// `EMPLOYEE@manager`); a subtype instance (`ROOT@CHILD`, see
+/// [`SchemaGraph::subtype_child`]) is adjacent to every node its table's
+/// plain node is adjacent to. Without role instances the problem is
+/// exactly the one over core tables.
 pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap {
     // A forbidden table stays a node (so an m:m pattern through it still
     // forbids walks with both its sides) but loses every edge.
@@ -231,9 +258,30 @@ pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap 
     let base = tables.len();
     let mut tables = tables;
     let mut roles: Vec<Option<RelId>> = vec![None; base];
+    let plain_edges = edges.len();
     for (k, r) in scope.roles.iter().enumerate() {
         tables.push(r.table);
         roles.push(Some(r.rel));
+        if let Some(child) = graph.subtype_child(r.table, r.rel) {
+            // A subtype instance: adjacent to whatever its table's plain
+            // node is adjacent to.
+            let blocked = keep.forbids
+                && (scope.forbidden_rels.contains(&r.rel)
+                    || scope.forbidden_tables.contains(&r.table)
+                    || scope.forbidden_tables.contains(&child));
+            if let (false, Some(lt)) = (blocked, local(r.table)) {
+                let copies: Vec<usize> = edges[..plain_edges]
+                    .iter()
+                    .filter_map(|&(a, b)| match (a == lt, b == lt) {
+                        (true, false) => Some(b),
+                        (false, true) => Some(a),
+                        _ => None,
+                    })
+                    .collect();
+                edges.extend(copies.into_iter().map(|o| (o, base + k)));
+            }
+            continue;
+        }
         let anchor = graph.anchor(r.table, r.rel);
         let blocked = keep.forbids
             && (scope.forbidden_rels.contains(&r.rel)

@@ -87,6 +87,45 @@ pub struct QueryRefs {
     pub ordered: bool,
     /// The query contains UNION / INTERSECT / EXCEPT.
     pub set_operation: bool,
+    /// Every occurrence of a base table as a relation (a FROM or JOIN item,
+    /// aliased or not), in the order the walk meets them: what
+    /// `table_uses` counts, one by one. Two aliases of one table are two
+    /// occurrences; the oracle turns them into table instances.
+    #[serde(skip)]
+    pub occurrences: Vec<Occurrence>,
+    /// Column equalities between two occurrences (join conditions, USING,
+    /// correlations, semi-joins): `join_pairs` and `semi_join_pairs` with
+    /// the occurrence each column comes from. Columns that reach the
+    /// equality through a derived table or CTE are not attributed here.
+    #[serde(skip)]
+    pub occurrence_pairs: Vec<OccurrencePair>,
+}
+
+/// One occurrence of a base table in a query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Occurrence {
+    /// The table, lower-cased.
+    pub table: String,
+    /// The name columns qualify it by (alias, or table name), lower-cased.
+    pub alias: String,
+    /// The SELECT whose FROM clause holds it (numbered in walk order, as
+    /// [`SelectScope::id`]).
+    pub select: usize,
+}
+
+/// A column equality between two occurrences: `a.left = b.right`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OccurrencePair {
+    /// Index into [`QueryRefs::occurrences`] of the left column's occurrence.
+    pub a: usize,
+    /// Index of the right column's occurrence.
+    pub b: usize,
+    /// Column of `a`, lower-cased.
+    pub left: ColumnRef,
+    /// Column of `b`, lower-cased.
+    pub right: ColumnRef,
+    /// A semi-join (`x IN (SELECT y …)`, `x = (SELECT y …)`), not a join.
+    pub semi: bool,
 }
 
 impl QueryRefs {
@@ -208,10 +247,16 @@ fn ids_of<'g>(view: &ViewResult, graph: Option<&'g SchemaGraph>) -> Option<&'g S
 }
 
 /// The base table behind a table name of a view read back from JSON (no
-/// ids): a table that occurs twice in the walk joins again under an alias
-/// `<table>_<n>`. Views built in this process are read through their
-/// [`ViewResult::instances`] instead (see [`analyze_view_query`]).
+/// ids): the grain names every instance's table (`LOCATION_CLIENT`,
+/// `EMPLOYEE_manager`, `CLIENT_2`); a view without a grain (written before
+/// it existed) is read by its walk: a table that occurs twice joins again
+/// under an alias `<table>_<n>`. Views built in this process are read
+/// through their [`ViewResult::instances`] instead (see
+/// [`analyze_view_query`]).
 pub fn view_base_table<'v>(view: &'v ViewResult, name: &'v str) -> &'v str {
+    if let Some(i) = view.grain.instance(name) {
+        return &i.table;
+    }
     let known = |n: &str| view.walk.iter().chain(&view.relevant).chain(view.columns.iter().map(|c| &c.table)).any(|w| w.eq_ignore_ascii_case(n));
     if known(name) {
         return name;

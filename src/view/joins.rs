@@ -89,8 +89,9 @@ pub fn left_is_from(graph: &SchemaGraph, jt: &JoinTree, j: &InstJoin) -> bool {
     !(l.role == Some(j.rel) && r.role != Some(j.rel))
 }
 
-/// Build the instances and joins of a walk (INNER) and of the branches to
-/// the relevant inner tables (LEFT). The walk's nodes are table instances:
+/// Build the instances and joins of a walk (INNER), of the children of its
+/// subtype instances (INNER) and of the branches to the relevant inner
+/// tables (LEFT). The walk's nodes are table instances:
 /// a table and, for a role instance, the relationship it joins through
 /// (always used for the steps to and from it; a plain step avoids the
 /// relationships of the walk's role instances while another one is
@@ -130,7 +131,10 @@ pub fn build(
         jt.instances.push(Instance { table: t, role, alias });
         jt.instances.len() - 1
     };
-    let role_rels: BTreeSet<RelId> = walk.iter().filter_map(|&(_, r)| r).collect();
+    // A subtype instance (`ROOT@CHILD`) steps like its table's plain
+    // instance; only other role instances follow their relationship.
+    let step_role = |(t, r): (TableId, Option<RelId>)| r.filter(|&r| graph.subtype_child(t, r).is_none());
+    let role_rels: BTreeSet<RelId> = walk.iter().filter_map(|&v| step_role(v)).collect();
     let plain_forbidden: BTreeSet<RelId> = forbidden.union(&role_rels).copied().collect();
     // (instance, relationship, other instance's node) -> that instance.
     let mut edge: HashMap<(usize, RelId, (TableId, Option<RelId>)), usize> = HashMap::new();
@@ -138,7 +142,7 @@ pub fn build(
     let mut cur_node = start;
     for &v in &walk[1..] {
         let u = jt.instances[cur].table;
-        let rel = match (cur_node.1, v.1) {
+        let rel = match (step_role(cur_node), step_role(v)) {
             (_, Some(r)) | (Some(r), None) => {
                 let (a, b) = graph.endpoints(r);
                 if !((a == u && b == v.0) || (a == v.0 && b == u)) || forbidden.contains(&r) {
@@ -167,11 +171,27 @@ pub fn build(
         cur = next;
         cur_node = v;
     }
-    // Branches hang off the first instance of their pattern root.
+    // Each subtype instance brings its child along (INNER: the rows of
+    // that kind).
+    let mut subtype_child_inst: HashMap<(usize, TableId), usize> = HashMap::new();
+    for i in 0..jt.instances.len() {
+        let Instance { table, role, .. } = jt.instances[i].clone();
+        if let Some((rel, child)) = role.and_then(|r| Some((r, graph.subtype_child(table, r)?))) {
+            let right = new_inst(&mut jt, (child, None));
+            jt.joins.push(InstJoin { left: i, right, rel, kind: JoinKind::Inner });
+            subtype_child_inst.insert((i, child), right);
+        }
+    }
+    // Branches hang off the first instance of their pattern root; a branch
+    // through a subtype instance's child continues from that child.
     let mut branch_inst: HashMap<TableId, usize> = HashMap::new();
     for &t in inner {
         for (parent, child, rel) in graph.branch_to(t) {
             if branch_inst.contains_key(&child) {
+                continue;
+            }
+            if let Some(&c) = subtype_child_inst.iter().find(|((_, c), _)| *c == child).map(|(_, i)| i) {
+                branch_inst.insert(child, c);
                 continue;
             }
             let left = match branch_inst.get(&parent) {

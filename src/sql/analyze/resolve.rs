@@ -21,7 +21,7 @@ use super::scope::{
     ColumnOutcome, ColumnUse, Equality, RelationTarget, RelationUse, Resolution, ScopeColumn, ScopeRelation, SelectScope,
 };
 use super::walk::{top_level_exprs, walk_top_level, TopLevel};
-use super::{JoinPair, QueryRefs, SelectObserver};
+use super::{JoinPair, Occurrence, OccurrencePair, QueryRefs, SelectObserver};
 use crate::types::{ColumnRef, DbModel, Dialect};
 
 pub(super) fn lower_ref(c: &ColumnRef) -> ColumnRef {
@@ -171,6 +171,8 @@ pub(super) struct Analyzer<'m> {
     /// The SELECTs being walked, innermost last.
     selects: Vec<Gathered>,
     next_select: usize,
+    /// Relation instance → index in `refs.occurrences` (base tables only).
+    occurrence_of: HashMap<usize, usize>,
 }
 
 impl<'m> Analyzer<'m> {
@@ -186,6 +188,7 @@ impl<'m> Analyzer<'m> {
             context: Context::default(),
             selects: Vec::new(),
             next_select: 0,
+            occurrence_of: HashMap::new(),
         }
     }
 
@@ -647,9 +650,20 @@ impl<'m> Analyzer<'m> {
         }
         if let (Some(x), Some(y)) = (&a.col, &b.col) {
             self.refs.join_pairs.insert(JoinPair::new(x, y));
+            self.occurrence_pair(a.instance, x, b.instance, y, false);
         }
         if let Some(g) = self.selects.last_mut() {
             g.using.push(Equality { a: a.at, b: b.at, clause: clause.to_string(), text: format!("USING ({c})") });
+        }
+    }
+
+    /// Record `x = y` between the occurrences behind relation instances
+    /// `ix` and `iy`, when both are base tables.
+    fn occurrence_pair(&mut self, ix: usize, x: &ColumnRef, iy: usize, y: &ColumnRef, semi: bool) {
+        if let (Some(&a), Some(&b)) = (self.occurrence_of.get(&ix), self.occurrence_of.get(&iy)) {
+            if a != b {
+                self.refs.occurrence_pairs.push(OccurrencePair { a, b, left: lower_ref(x), right: lower_ref(y), semi });
+            }
         }
     }
 
@@ -690,6 +704,12 @@ impl<'m> Analyzer<'m> {
                 } else {
                     self.refs.tables.insert(tname.clone());
                     *self.refs.table_uses.entry(tname.clone()).or_default() += 1;
+                    self.occurrence_of.insert(instance, self.refs.occurrences.len());
+                    self.refs.occurrences.push(Occurrence {
+                        table: tname.clone(),
+                        alias: rel_name.clone(),
+                        select: self.context.select.unwrap_or(usize::MAX),
+                    });
                     let qualified = (!single).then(|| {
                         name.0.iter().map(|p| p.as_ident().map(ident).unwrap_or_else(|| p.to_string())).collect::<Vec<_>>().join(".")
                     });
@@ -764,6 +784,7 @@ impl<'m> Analyzer<'m> {
                     if l.instance != r.instance {
                         if let (Some(a), Some(b)) = (&l.col, &r.col) {
                             self.refs.join_pairs.insert(JoinPair::new(a, b));
+                            self.occurrence_pair(l.instance, a, r.instance, b, false);
                         }
                     }
                     if let Some(g) = self.selects.last_mut().filter(|_| (l.at.up, l.at.rel) != (r.at.up, r.at.rel)) {
@@ -1031,12 +1052,25 @@ impl ExprVisitor<'_, '_, '_, '_> {
         if self.done.contains(&(subquery as *const Query)) {
             return;
         }
+        let first_occurrence = self.a.refs.occurrences.len();
         let outs = self.a.query(subquery, self.scope);
         self.done.insert(subquery as *const Query);
         let inner = outs.cols.first().and_then(|o| o.source.clone());
-        let outer = self.a.column_expr(strip(outer), self.scope).and_then(|r| r.col);
-        if let (Some(x), Some(y)) = (outer, inner) {
-            self.a.refs.semi_join_pairs.insert(JoinPair::new(&x, &y));
+        let outer = self.a.column_expr(strip(outer), self.scope);
+        if let (Some(o), Some(y)) = (outer, inner) {
+            if let Some(x) = o.col {
+                self.a.refs.semi_join_pairs.insert(JoinPair::new(&x, &y));
+                // The subquery's first occurrence of the column's table is
+                // where the column comes from (the first branch of a set
+                // operation, as for `inner` itself).
+                let y = lower_ref(&y);
+                let inner_occ = (first_occurrence..self.a.refs.occurrences.len()).find(|&i| self.a.refs.occurrences[i].table == y.table);
+                if let (Some(&a), Some(b)) = (self.a.occurrence_of.get(&o.instance), inner_occ) {
+                    if a != b {
+                        self.a.refs.occurrence_pairs.push(OccurrencePair { a, b, left: lower_ref(&x), right: y, semi: true });
+                    }
+                }
+            }
         }
     }
 }

@@ -246,6 +246,48 @@ fn view_aliases_of_a_repeated_table_map_to_the_base_table() {
     assert_eq!(view_base_table(&view, "races_2"), "races_2");
 }
 
+#[test]
+fn role_aliases_of_a_view_read_from_json_map_to_their_table() {
+    // Role instances are named by role, not `<table>_<n>`: the grain says
+    // which table each instance is.
+    let view: ViewResult = serde_json::from_value(serde_json::json!({
+        "status": "optimal", "tables": ["LOCATION_CLIENT", "CLIENT", "EMPLOYEE_manager"],
+        "joins": [
+            {"left": "LOCATION_CLIENT", "right": "CLIENT", "kind": "inner", "on": [["LOCATION_CLIENT.id", "CLIENT.loc_id"]], "relationship": "r1"},
+            {"left": "CLIENT", "right": "EMPLOYEE_manager", "kind": "inner", "on": [["CLIENT.rep_id", "EMPLOYEE_manager.id"]], "relationship": "r2"}
+        ],
+        "objective": 0.0, "path_length": 3, "solve_ms": 0.0, "view_name": "lucy_view", "view_sql": "",
+        "columns": [{"alias": "LOCATION_CLIENT_city", "table": "LOCATION", "column": "city"}],
+        "walk": ["LOCATION@CLIENT", "CLIENT", "EMPLOYEE@manager"],
+        "grain": {"instances": [
+            {"instance": "LOCATION_CLIENT", "table": "LOCATION", "key": [], "multiplied_by": []},
+            {"instance": "CLIENT", "table": "CLIENT", "key": [], "multiplied_by": []},
+            {"instance": "EMPLOYEE_manager", "table": "EMPLOYEE", "key": [], "multiplied_by": []}
+        ], "links": [], "columns": []}
+    }))
+    .unwrap();
+    assert_eq!(view_base_table(&view, "LOCATION_CLIENT"), "LOCATION");
+    assert_eq!(view_base_table(&view, "employee_MANAGER"), "EMPLOYEE");
+    let pairs: Vec<String> = view_pairs(&view, None).into_iter().flatten().map(|p| p.to_string()).collect();
+    assert_eq!(pairs, ["client.loc_id = location.id", "client.rep_id = employee.id"]);
+    let r = analyze_view_query("SELECT LOCATION_CLIENT_city FROM lucy_view", &view, None).unwrap();
+    assert_eq!(tables(&r), ["client", "employee", "location"]);
+}
+
+#[test]
+fn occurrences_are_aliases_with_their_select() {
+    let r = run("SELECT e.name FROM emp e JOIN emp m ON e.manager_id = m.id \
+                 WHERE e.id IN (SELECT a.client_id FROM account a WHERE a.kind = 'x')");
+    let occ: Vec<String> = r.occurrences.iter().map(|o| format!("{}:{}@{}", o.alias, o.table, o.select)).collect();
+    assert_eq!(occ, ["e:emp@0", "m:emp@0", "a:account@1"]);
+    let pairs: Vec<String> = r
+        .occurrence_pairs
+        .iter()
+        .map(|p| format!("{}.{}={}.{}{}", p.a, p.left.column, p.b, p.right.column, if p.semi { " semi" } else { "" }))
+        .collect();
+    assert_eq!(pairs, ["0.manager_id=1.id", "0.id=2.client_id semi"]);
+}
+
 /// Records what `observe_selects` reports, one line per SELECT.
 struct Seen(Vec<String>);
 
