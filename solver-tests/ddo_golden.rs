@@ -308,6 +308,7 @@ fn lookup_reached_from_two_tables_gets_two_instances() {
     let relevant: std::collections::BTreeSet<usize> = [id("CLIENT"), id("DATACENTER"), id("LOCATION")].into();
     let attrs = vec![g.names().column(id("LOCATION"), "city").unwrap()];
     let spec = lucy::view::ViewSpec {
+        junction_children: &[],
         relevant: &relevant,
         roles: &[],
         inner: &[],

@@ -397,12 +397,14 @@ fn forbidden(graph: &SchemaGraph, pairs: &BTreeSet<JoinPair>) -> Option<String> 
         }
     }
     // C3: a junction joined to a table that is not one of its two sides,
-    // while a side is in the gold too (e.g. card–disp–client).
+    // while a side is in the gold too. A table that hangs off the junction
+    // (card off disp: C3 case b) is no such table.
     for j in graph.junctions() {
         let name = graph.name(j.junction).to_ascii_lowercase();
         let sides: Vec<String> = j.sides.iter().map(|&t| graph.name(t).to_ascii_lowercase()).collect();
         let neighbours = joined_to(pairs, &name);
-        let other = neighbours.iter().find(|n| !sides.iter().any(|s| s == *n));
+        let child = |n: &str| graph.table_id(n).and_then(|t| graph.junction_child_of(t)).is_some_and(|(k, _)| k == j.junction);
+        let other = neighbours.iter().find(|n| !sides.iter().any(|s| s == *n) && !child(n));
         let side = neighbours.iter().find(|n| sides.iter().any(|s| s == *n));
         if let (Some(o), Some(sd)) = (other, side) {
             return Some(format!(

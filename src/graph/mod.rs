@@ -344,6 +344,26 @@ impl SchemaGraph {
         self.junctions.iter().find(|j| j.junction == id)
     }
 
+    /// The m:m junction that core table `c` hangs off, with the one
+    /// relationship joining them, when that relationship is all `c` has
+    /// (BIRD financial's card, which only references the client–account
+    /// junction disp): C3 case b, docs/generate-view.md. Sides, junctions,
+    /// lookups and pattern roots never hang off a junction.
+    pub fn junction_child_of(&self, c: TableId) -> Option<(TableId, RelId)> {
+        if !self.is_core(c) || self.is_lookup(c) || !self.pattern_children(c).is_empty() || self.junction_of(c).is_some() {
+            return None;
+        }
+        if self.junctions.iter().any(|j| j.sides.contains(&c)) {
+            return None;
+        }
+        let mut rels = self.neighbors(c);
+        let (k, r) = rels.next()?;
+        if rels.next().is_some() || k == c {
+            return None;
+        }
+        self.junction_of(k).map(|_| (k, r))
+    }
+
     /// True for lookup tables.
     pub fn is_lookup(&self, id: TableId) -> bool {
         self.lookups.contains(&id)

@@ -351,6 +351,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         relevant: &sc.relevant,
         roles: &sc.roles,
         inner: &sc.relevant_inner,
+        junction_children: &sc.junction_children,
         attributes: &sc.attributes,
         forbidden_rels: &sc.forbidden_rels,
         dialect: opts.dialect,

@@ -24,6 +24,10 @@ pub struct Scope {
     /// Relevant role instances, in request order: each is its own node of
     /// the walk, joined only to its anchor through its relationship.
     pub roles: Vec<RoleInstance>,
+    /// Relevant tables that hang off an m:m junction (C3 case b,
+    /// [`SchemaGraph::junction_child_of`]), with their relationship: the
+    /// walk visits the junction in their place and the view joins them to it.
+    pub junction_children: Vec<(TableId, RelId)>,
     /// Requested attributes, in request order.
     pub attributes: Vec<ColumnId>,
     /// Forbidden tables (constraints.forbid_tables).
@@ -185,8 +189,35 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
             }
         }
     }
+    // C3 case b: a relevant table that hangs off a junction (card off disp)
+    // could join a walk only as its end next to the junction, which C3 lets
+    // no walk pass from a side; the walk visits the junction instead and the
+    // view joins the table to it. (Alone, or with only its junction, it stays.)
+    let mut junction_children = Vec::new();
+    let requested_core = relevant_core.clone();
+    for &c in &requested_core {
+        let Some((k, rel)) = graph.junction_child_of(c) else { continue };
+        let anchors = roles.iter().any(|r| r.table == c || graph.anchor(r.table, r.rel) == c);
+        let others = requested_core.iter().any(|&t| t != c && t != k) || !roles.is_empty();
+        let allowed = !forbidden_tables.contains(&k) && !forbidden_tables.contains(&c) && !forbidden_rels.contains(&rel);
+        if others && allowed && !anchors {
+            relevant_core.remove(&c);
+            relevant_core.insert(k);
+            junction_children.push((c, rel));
+        }
+    }
     blocked.dedup();
-    Ok(Scope { relevant, relevant_core, relevant_inner, roles, attributes, forbidden_tables, forbidden_rels, blocked })
+    Ok(Scope {
+        relevant,
+        relevant_core,
+        relevant_inner,
+        roles,
+        junction_children,
+        attributes,
+        forbidden_tables,
+        forbidden_rels,
+        blocked,
+    })
 }
 
 /// Which user forbids to apply when building the core problem.

@@ -225,6 +225,29 @@ pub fn build(
     Ok(jt)
 }
 
+/// Join each table that hangs off an m:m junction of the walk (C3 case b:
+/// `(table, relationship)`) to the junction's first plain instance, INNER.
+pub fn attach_junction_children(graph: &SchemaGraph, jt: &mut JoinTree, children: &[(TableId, RelId)]) -> Result<(), String> {
+    for &(c, rel) in children {
+        let k = graph.anchor(c, rel);
+        let left = jt
+            .instances
+            .iter()
+            .position(|x| x.table == k && x.role.is_none())
+            .or_else(|| jt.instances.iter().position(|x| x.table == k))
+            .ok_or_else(|| format!("junction {} of {} is not in the walk", graph.name(k), graph.name(c)))?;
+        let mut alias = graph.name(c).to_string();
+        let mut n = 2;
+        while jt.instances.iter().any(|i| i.alias.eq_ignore_ascii_case(&alias)) {
+            alias = format!("{}_{n}", graph.name(c));
+            n += 1;
+        }
+        jt.instances.push(Instance { table: c, role: None, alias });
+        jt.joins.push(InstJoin { left, right: jt.instances.len() - 1, rel, kind: JoinKind::Inner });
+    }
+    Ok(())
+}
+
 /// Start the view from instance `root` and reach every other instance by
 /// LEFT JOIN along the same join tree, so every row of `root`'s table is
 /// kept (with NULLs where a table has no matching row). Instances are
@@ -294,6 +317,7 @@ mod tests {
         let relevant: BTreeSet<TableId> = [0].into();
         let roles = [RoleInstance { table: 0, rel: 0 }];
         let spec = crate::view::ViewSpec {
+            junction_children: &[],
             relevant: &relevant,
             roles: &roles,
             inner: &[],

@@ -25,6 +25,9 @@ pub struct ViewSpec<'a> {
     pub roles: &'a [RoleInstance],
     /// Relevant inner tables, reached by LEFT JOIN branches.
     pub inner: &'a [TableId],
+    /// Relevant tables that hang off an m:m junction of the walk, with
+    /// their relationship (C3 case b): INNER-joined to the junction.
+    pub junction_children: &'a [(TableId, RelId)],
     /// Requested attributes; empty means every column of the relevant tables.
     pub attributes: &'a [ColumnId],
     pub forbidden_rels: &'a BTreeSet<RelId>,
@@ -64,6 +67,7 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
 /// for a role instance, its relationship), in walk order.
 pub fn build_instances(graph: &SchemaGraph, walk: &[(TableId, Option<RelId>)], spec: &ViewSpec<'_>) -> Result<BuiltView, String> {
     let mut jt = joins::build(graph, walk, spec.inner, spec.forbidden_rels)?;
+    joins::attach_junction_children(graph, &mut jt, spec.junction_children)?;
     if let Some(k) = spec.keep {
         let root = jt
             .instances
