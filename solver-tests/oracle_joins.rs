@@ -45,7 +45,9 @@ fn markdown(all: &[(&str, Vec<OracleCase>)]) -> String {
          `LUCY_ORACLE_REPORT=benchmarks/results/oracle-joins.md cargo test --test solver_tests oracle_joins -- --nocapture`\n\n\
          For every multi-table gold query: its tables and attributes go to GenerateView, and the view's join column pairs \
          are compared with the gold's (JOIN … ON, USING, WHERE equalities, correlated subqueries, IN-subqueries). \
-         *Match*: every gold pair is in the view and every view join uses a gold pair.\n\n\
+         *Match*: every gold pair is in the view and every view join uses a gold pair. Instance-aware (issue 17): each alias \
+         of a table the gold uses more than once in one SELECT is requested as a table instance in the role of the join \
+         that attaches it (`bench::instances`), and pairs are compared per pair of instances (`table@role.column`).\n\n\
          | suite | questions | multi-table | match | rate | exact pair sets | infeasible | solve median | solve p95 | solve max |\n\
          |---|---|---|---|---|---|---|---|---|---|\n",
         today_utc(),

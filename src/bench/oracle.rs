@@ -635,6 +635,32 @@ mod tests {
         assert!(c.matched(), "both aliases are the same home address row: {c:?}");
     }
 
+    /// ACME: claim amounts of two kinds side by side, one alias per kind.
+    /// Each alias is a subtype instance of the star's root; a view with one
+    /// Claim_Amount (the table-level oracle's request) no longer matches.
+    #[test]
+    fn acme_claim_amount_aliases_are_subtype_instances() {
+        let g = SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap()).unwrap();
+        let sql = "SELECT company_claim_number, (ca_lp.claim_amount + ca_lr.claim_amount) FROM Claim \
+            JOIN claim_amount ca_lp ON claim.claim_identifier = ca_lp.claim_identifier \
+            JOIN loss_payment ON ca_lp.claim_amount_identifier = loss_payment.claim_amount_identifier \
+            JOIN claim_amount ca_lr ON claim.claim_identifier = ca_lr.claim_identifier \
+            JOIN loss_reserve ON ca_lr.claim_amount_identifier = loss_reserve.claim_amount_identifier";
+        let c = oracle_case(&g, "t", None, sql, Dialect::Sqlite, 5.0);
+        assert!(c.matched(), "{c:?}");
+        assert_eq!(c.gold_roles.len(), 2, "{:?}", c.gold_roles);
+        assert!(c.gold_roles.iter().all(|r| r.starts_with("Claim_Amount@Loss_")), "{:?}", c.gold_roles);
+        assert_eq!(c.view_tables, ["Claim_Amount_Loss_Payment", "Claim", "Claim_Amount_Loss_Reserve", "Loss_Payment", "Loss_Reserve"]);
+        let mut one = ViewRequest::new(["Claim", "Claim_Amount", "Loss_Payment", "Loss_Reserve"].map(String::from).to_vec());
+        one.time_limit_s = 5.0;
+        let v1 = crate::solve::generate_view(&g, &one).unwrap();
+        let gi = gold_instances(&g, c.gold_refs.as_ref().unwrap());
+        assert!(!instance_join_accuracy(&g, &gi, &v1).matched);
+        // The table-level comparison the oracle used to make matched it.
+        let refs = c.gold_refs.as_ref().unwrap();
+        assert!(join_accuracy(&refs.all_pairs(), &crate::sql::analyze::view_pairs(&v1, Some(&g))).matched);
+    }
+
     #[test]
     fn a_table_read_again_in_a_subquery_is_the_same_instance() {
         let c = case("SELECT name FROM CLIENT WHERE id NOT IN (SELECT c.id FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id)");
