@@ -266,3 +266,41 @@ fn role_errors_and_per_instance_infeasibility() {
         "{out}"
     );
 }
+
+/// A subtype instance (`ROOT@CHILD`, issue 17): ACME's claim amounts of two
+/// kinds side by side, each joined with its kind; and C3 case b: BIRD
+/// financial's card, which hangs off the client–account junction disp, is
+/// joined to it (card–disp–client).
+#[test]
+fn subtype_instances_and_tables_hanging_off_a_junction() {
+    let acme = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json");
+    let (code, out, err) = lucy(&["--json", "view", "--model", acme, "--tables", "Claim,Claim_Amount@Loss_Payment,Claim_Amount@Loss_Reserve", "--attrs", "Claim_Amount.Claim_Amount"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tables"], serde_json::json!(["Claim_Amount_Loss_Payment", "Claim", "Claim_Amount_Loss_Reserve", "Loss_Payment", "Loss_Reserve"]));
+    let sql = v["view_sql"].as_str().unwrap();
+    assert!(sql.contains("INNER JOIN Loss_Payment ON Claim_Amount_Loss_Payment.Claim_Amount_Identifier = Loss_Payment.Claim_Amount_Identifier"), "{sql}");
+    assert!(sql.contains("INNER JOIN Claim_Amount AS Claim_Amount_Loss_Reserve ON Claim.Claim_Identifier = Claim_Amount_Loss_Reserve.Claim_Identifier"), "{sql}");
+    let col = v["columns"].as_array().unwrap().iter().find(|c| c["alias"] == "Claim_Amount_Loss_Reserve_Claim_Amount").expect("the reserve's amount");
+    assert!(col["description"].as_str().unwrap().starts_with("Claim_Amount that is a Loss_Reserve: "), "{col}");
+    let db = rusqlite::Connection::open_in_memory().unwrap();
+    db.execute_batch(
+        "CREATE TABLE Claim (Claim_Identifier INTEGER); CREATE TABLE Claim_Amount (Claim_Amount_Identifier INTEGER, Claim_Identifier INTEGER, Claim_Amount REAL);
+         CREATE TABLE Loss_Payment (Claim_Amount_Identifier INTEGER); CREATE TABLE Loss_Reserve (Claim_Amount_Identifier INTEGER);
+         INSERT INTO Claim VALUES (1); INSERT INTO Claim_Amount VALUES (10, 1, 5.0), (11, 1, 7.0), (12, 1, 100.0);
+         INSERT INTO Loss_Payment VALUES (10); INSERT INTO Loss_Reserve VALUES (11);",
+    )
+    .unwrap();
+    db.execute_batch(sql).unwrap();
+    let total: f64 = db.query_row("SELECT Claim_Amount_Loss_Payment_Claim_Amount + Claim_Amount_Loss_Reserve_Claim_Amount FROM lucy_view", [], |r| r.get(0)).unwrap();
+    assert_eq!(total, 12.0, "one row per claim: its loss payment plus its loss reserve");
+
+    let fin = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/bird_financial.json");
+    let (code, out, err) = lucy(&["--json", "view", "--model", fin, "--tables", "card,client"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"], "optimal", "{v}");
+    assert_eq!(v["walk"], serde_json::json!(["client", "disp"]));
+    let last = v["joins"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!((last["left"].as_str(), last["right"].as_str(), last["kind"].as_str()), (Some("disp"), Some("card"), Some("inner")), "{v}");
+}

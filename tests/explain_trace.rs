@@ -37,6 +37,28 @@ fn explains_an_offline_view_trace() {
     assert_eq!(v["tables"], serde_json::json!(["RESOURCEPOOL", "RCPU"]));
 }
 
+/// Table instances in the trace and in `lucy explain`: the request and the
+/// walk name them `TABLE@role`, the joins say which table each instance is.
+#[test]
+fn explains_role_instances() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let tables = "CLIENT,DATACENTER,LOCATION@CLIENT,LOCATION@DATACENTER";
+    let o = lucy()
+        .args(["ask", "--model", MODEL, "Clients in their datacenter's city", "--tables", tables, "--stop-after", "view", "--trace", trace.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ex = lucy().args(["explain", trace.to_str().unwrap()]).output().unwrap();
+    let report = String::from_utf8_lossy(&ex.stdout);
+    assert!(report.contains("relevant tables: CLIENT, DATACENTER, LOCATION@CLIENT.loc_id, LOCATION@DATACENTER.loc_id"), "{report}");
+    assert!(report.contains("walk: LOCATION@CLIENT.loc_id -> CLIENT") || report.contains("walk: LOCATION@DATACENTER.loc_id -> DATACENTER"), "{report}");
+    assert!(report.contains("(an instance of LOCATION)"), "{report}");
+    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let req = &t["generate_view"]["request"]["tables"];
+    assert!(req.as_array().unwrap().iter().any(|x| x == "LOCATION@CLIENT.loc_id"), "{req}");
+}
+
 #[test]
 fn bad_trace_files_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();

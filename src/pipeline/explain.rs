@@ -152,9 +152,17 @@ fn view_section(s: &mut String, v: &ViewTrace) {
     if !r.walk.is_empty() {
         let _ = writeln!(s, "walk: {}", r.walk.join(" -> "));
     }
+    // The view starts from its first instance; named apart from its table
+    // (a role instance), it is said.
+    if let Some(i) = r.tables.first().and_then(|t| r.grain.instance(t)).filter(|i| !i.table.eq_ignore_ascii_case(&i.instance)) {
+        let _ = writeln!(s, "  from {} (an instance of {})", i.instance, i.table);
+    }
     for j in &r.joins {
         let on: Vec<String> = j.on.iter().map(|p| format!("{} = {}", p[0], p[1])).collect();
-        let _ = writeln!(s, "  {:?} join {} on {}", j.kind, j.right, on.join(" AND "));
+        // A second instance of a table (a role, a subtype, a revisit) is
+        // named by its alias: say which table it is.
+        let of = r.grain.instance(&j.right).filter(|i| !i.table.eq_ignore_ascii_case(&j.right)).map(|i| format!(" (an instance of {})", i.table));
+        let _ = writeln!(s, "  {:?} join {}{} on {}", j.kind, j.right, of.unwrap_or_default(), on.join(" AND "));
     }
     for a in &r.ambiguities {
         let _ = writeln!(s, "ambiguity: {} – {}: chose {} among {} ({})", a.left, a.right, a.chosen, a.candidates.join(", "), a.reason);

@@ -204,9 +204,11 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[(TableId, Option<RelId>)], s
 /// ships to`, or the relationship it joins through when no role is declared.
 fn role_note(graph: &SchemaGraph, t: TableId, rel: RelId) -> String {
     let r = graph.relationship(rel);
-    let head = match &r.role {
-        Some(role) => format!("{} as {role}", graph.name(t)),
-        None => format!("{} joined through {}", graph.name(t), r.id()),
+    let head = match (&r.role, graph.subtype_child(t, rel)) {
+        (Some(role), _) => format!("{} as {role}", graph.name(t)),
+        // A subtype instance: the rows of one kind.
+        (None, Some(child)) => format!("{} that is a {}", graph.name(t), graph.name(child)),
+        (None, None) => format!("{} joined through {}", graph.name(t), r.id()),
     };
     match r.role_description.as_ref().or(r.description.as_ref()) {
         Some(d) => format!("{head}: {d}"),
