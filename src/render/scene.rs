@@ -220,13 +220,28 @@ impl Builder<'_> {
         known.extend(relevant.iter().cloned());
         let instances: Vec<String> = if view.tables.is_empty() { view.relevant.clone() } else { view.tables.clone() };
         for alias in &instances {
-            let table = table_of_alias(alias, self.graph, &known);
-            let kind = if relevant.is_empty() || relevant.contains(&table.to_ascii_lowercase()) {
+            // The grain names each instance's table (role aliases such as
+            // `LOCATION_CLIENT` included); older views fall back on the alias.
+            let table = match view.grain.instance(alias) {
+                Some(i) => i.table.clone(),
+                None => table_of_alias(alias, self.graph, &known),
+            };
+            // A role instance (ids of a view built in this process): its
+            // `TABLE@role` label, relevant under that name.
+            let label = self.graph.and_then(|g| {
+                let i = view.instances.iter().find(|i| &i.alias == alias)?;
+                i.role.map(|r| g.instance_label(i.table, Some(r)))
+            });
+            let is_relevant = |n: &str| relevant.contains(&n.to_ascii_lowercase());
+            let kind = if relevant.is_empty() || is_relevant(&table) || label.as_deref().is_some_and(is_relevant) {
                 NodeKind::Relevant
             } else {
                 NodeKind::Bridge
             };
-            self.push_node(alias, &table, kind);
+            let k = self.push_node(alias, &table, kind);
+            if let Some(l) = label {
+                self.nodes[k].role = l.split_once('@').map(|(_, r)| r.to_string());
+            }
         }
         // Columns: each view column belongs to the instance whose alias is
         // the longest prefix of the column alias (`CLIENT_2_name`).

@@ -17,6 +17,19 @@ fn kind_of<'a>(s: &'a Scene, key: &str) -> NodeKind {
     s.node(key).unwrap_or_else(|| panic!("no node {key} in {:?}", s.nodes.iter().map(|n| &n.key).collect::<Vec<_>>())).kind
 }
 
+/// Two LOCATION instances: each node is a relevant LOCATION with its role.
+#[test]
+fn role_instances_are_relevant_nodes_with_their_role() {
+    let g = ddo();
+    let v = solve(&g, &["CLIENT", "DATACENTER", "LOCATION@CLIENT", "LOCATION@DATACENTER"], &[("LOCATION", "city")]);
+    let s = Scene::of_view(&v, Some(&g));
+    for (key, role) in [("LOCATION_CLIENT", "CLIENT.loc_id"), ("LOCATION_DATACENTER", "DATACENTER.loc_id")] {
+        let n = s.node(key).unwrap_or_else(|| panic!("no {key}"));
+        assert_eq!((n.table.as_str(), n.kind, n.role.as_deref()), ("LOCATION", NodeKind::Relevant, Some(role)), "{key}");
+    }
+    assert!(svg::render(&s).contains("role: CLIENT.loc_id"));
+}
+
 /// Q1: CLIENT and DATACENTER are joined through the m:m junction, and the
 /// picture shows LOCATION as the lookup the walk may not pass through.
 #[test]
