@@ -7,6 +7,7 @@
 //! (`solve_bench --enterprise` builds a `SchemaGraph` from it, which
 //! validates).
 
+use lucy::graph::SchemaGraph;
 use lucy::types::{Cardinality, Column, DbModel, Pattern, PatternNode, Relationship, Table};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -169,4 +170,45 @@ pub fn enterprise(n: usize, seed: u64) -> DbModel {
         });
     }
     DbModel { name: format!("enterprise{n}"), tables: b.tables, relationships: b.relationships, patterns, ..Default::default() }
+}
+
+/// Seeded random relevant sets of `size.0..=size.1` core tables: from all
+/// core tables, or (with `radius`) from the BFS neighbourhood of a random
+/// core table, as a question touches related tables. Shared by
+/// `solve_bench` and `plan_bench`, so both time the same requests.
+pub fn queries(g: &SchemaGraph, count: usize, size: (usize, usize), radius: Option<u32>, seed: u64) -> Vec<Vec<String>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let core = g.core_tables();
+    let mut out = Vec::new();
+    while out.len() < count {
+        let k = rng.random_range(size.0..=size.1);
+        let pool: Vec<usize> = match radius {
+            None => core.clone(),
+            Some(rad) => {
+                let c = core[rng.random_range(0..core.len())];
+                let mut dist = vec![u32::MAX; g.len()];
+                dist[c] = 0;
+                let mut q = std::collections::VecDeque::from([c]);
+                while let Some(u) = q.pop_front() {
+                    for (v, _) in g.neighbors(u) {
+                        if dist[v] == u32::MAX && dist[u] < rad {
+                            dist[v] = dist[u] + 1;
+                            q.push_back(v);
+                        }
+                    }
+                }
+                core.iter().copied().filter(|&t| dist[t] != u32::MAX).collect()
+            }
+        };
+        if pool.len() < k {
+            continue;
+        }
+        let mut pick = pool.clone();
+        for i in 0..k {
+            let j = rng.random_range(i..pick.len());
+            pick.swap(i, j);
+        }
+        out.push(pick[..k].iter().map(|&t| g.name(t).to_string()).collect());
+    }
+    out
 }

@@ -172,43 +172,6 @@ pub fn random_schema(n: usize, seed: u64) -> DbModel {
     model(&format!("random{n}"), &spec, patterns)
 }
 
-fn queries(g: &SchemaGraph, count: usize, size: (usize, usize), radius: Option<u32>, seed: u64) -> Vec<Vec<String>> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let core = g.core_tables();
-    let mut out = Vec::new();
-    while out.len() < count {
-        let k = rng.random_range(size.0..=size.1);
-        let pool: Vec<usize> = match radius {
-            None => core.clone(),
-            Some(rad) => {
-                let c = core[rng.random_range(0..core.len())];
-                let mut dist = vec![u32::MAX; g.len()];
-                dist[c] = 0;
-                let mut q = std::collections::VecDeque::from([c]);
-                while let Some(u) = q.pop_front() {
-                    for (v, _) in g.neighbors(u) {
-                        if dist[v] == u32::MAX && dist[u] < rad {
-                            dist[v] = dist[u] + 1;
-                            q.push_back(v);
-                        }
-                    }
-                }
-                core.iter().copied().filter(|&t| dist[t] != u32::MAX).collect()
-            }
-        };
-        if pool.len() < k {
-            continue;
-        }
-        let mut pick = pool.clone();
-        for i in 0..k {
-            let j = rng.random_range(i..pick.len());
-            pick.swap(i, j);
-        }
-        out.push(pick[..k].iter().map(|&t| g.name(t).to_string()).collect());
-    }
-    out
-}
-
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     if v.is_empty() {
@@ -270,7 +233,7 @@ fn main() {
                 continue;
             }
         };
-        let qs = queries(&g, count, size, radius, 42);
+        let qs = gen::queries(&g, count, size, radius, 42);
         let (mut times, mut ns, mut vars, mut rows) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut optimal = 0;
         let (mut plain_ms, mut plain_vars, mut plain_rows) = (Vec::new(), Vec::new(), Vec::new());

@@ -197,7 +197,7 @@ fn milp_dp_and_exact_match_brute_force() {
                 assert_eq!(Some((cost, len)), bf, "DP vs brute force {ctx}");
             }
             ExactOutcome::Infeasible => assert_eq!(bf, None, "DP infeasible {ctx}"),
-            ExactOutcome::GaveUp(r) => panic!("DP gave up: {r} {ctx}"),
+            other => panic!("DP gave up: {other:?} {ctx}"),
         }
         // MILP at the same horizon, plain and with the exact reductions.
         for pre in [false, true] {
@@ -240,7 +240,7 @@ fn milp_dp_and_exact_match_brute_force() {
                 Some((cost, len))
             }
             ExactOutcome::Infeasible => None,
-            ExactOutcome::GaveUp(r) => panic!("{r}"),
+            other => panic!("{other:?}"),
         };
         match unbounded {
             Some(o) => {
@@ -1102,4 +1102,125 @@ fn tables_hanging_off_a_junction_match_brute_force() {
         }
     }
     assert!(checked > 100 && infeasible > 5 && rescued > 30, "checked {checked}, infeasible {infeasible}, feasible only with case b {rescued}");
+}
+
+/// Relevant sets above the Held–Karp size (13–16 tables, the enterprise
+/// requests' range), with lookups and m:m patterns: the exact search with
+/// its large-set bounds (Held–Karp over a part, MST, C4-aware distances)
+/// must reach the optimum of the same search without any bound (Dijkstra
+/// over walk states), and its walk must pass the independent checker here.
+#[test]
+fn large_relevant_sets_match_the_unbounded_search() {
+    use lucy::solve::exact::solve_exact_blind;
+    let mut rng = ChaCha8Rng::seed_from_u64(0x16_2026);
+    let (mut checked, mut infeasible, mut skipped, mut with_mm, mut with_lookup) = (0, 0, 0, 0, 0);
+    for case in 0..40 {
+        let n = rng.random_range(15..=19);
+        let k = rng.random_range(13..=n.min(16));
+        // A random spanning tree plus extra edges: connected, a few cycles.
+        let mut edges: Vec<(usize, usize)> = (1..n).map(|b| (rng.random_range(0..b), b)).collect();
+        for _ in 0..rng.random_range(2..=n) {
+            let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+            if a != b {
+                edges.push((a, b));
+            }
+        }
+        // A few m:m patterns over existing paths side – junction – side.
+        let mut mm: Vec<(usize, usize, usize)> = Vec::new();
+        for _ in 0..rng.random_range(0..=3) {
+            let j = rng.random_range(0..n);
+            let nb: Vec<usize> = edges.iter().filter_map(|&(a, b)| if a == j { Some(b) } else if b == j { Some(a) } else { None }).collect();
+            if nb.len() >= 2 && !mm.iter().any(|m| m.0 == j) {
+                let (s0, s1) = (nb[rng.random_range(0..nb.len())], nb[rng.random_range(0..nb.len())]);
+                if s0 != s1 {
+                    mm.push((j, s0, s1));
+                }
+            }
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in 0..n {
+            let j = rng.random_range(i..n);
+            order.swap(i, j);
+        }
+        let relevant: Vec<usize> = order[..k].to_vec();
+        let lookups: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.08)).collect();
+        with_mm += (!mm.is_empty()) as usize;
+        with_lookup += (!lookups.is_empty()) as usize;
+        let inst = Inst { n, edges, relevant, lookups, mm };
+        let p = inst.problem();
+        let ctx = format!("case {case}: {inst:?}");
+        let big = ExactLimits { max_states: 3_000_000, deadline: None };
+        let referee = solve_exact_blind(&p, None, big);
+        let fast = solve_exact(&p, None, big);
+        match (referee, fast) {
+            (ExactOutcome::GaveUp(_), _) => skipped += 1,
+            (ExactOutcome::Infeasible, got) => {
+                assert_eq!(got, ExactOutcome::Infeasible, "{ctx}");
+                infeasible += 1;
+            }
+            (ExactOutcome::Optimal { cost, len, .. }, ExactOutcome::Optimal { walk, cost: c, len: l }) => {
+                assert!(inst.valid(&walk), "invalid walk {walk:?} {ctx}");
+                assert_eq!(p.violation(&walk), None, "{ctx}");
+                assert_eq!(inst.objective(&walk), (c, l), "{ctx}");
+                assert_eq!((c, l), (cost, len), "bounded search vs unbounded {ctx}");
+                checked += 1;
+            }
+            (r, got) => panic!("referee {r:?}, bounded search {got:?} {ctx}"),
+        }
+    }
+    assert!(
+        checked >= 20 && skipped <= 5 && with_mm >= 10 && with_lookup >= 10,
+        "checked {checked}, infeasible {infeasible}, referee gave up {skipped}, with m:m {with_mm}, with lookups {with_lookup}"
+    );
+}
+
+/// More m:m patterns than the exact search's C3 bookkeeping once held (it
+/// gave up above 32; enterprise schemas have hundreds): small random graphs
+/// with 33–45 patterns, many sharing a junction (a junction of three or
+/// more tables), against the brute force.
+#[test]
+fn many_mm_patterns_match_brute_force() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x33_2026);
+    let (mut feasible, mut infeasible) = (0, 0);
+    for case in 0..400 {
+        let mut inst = random_inst(&mut rng);
+        if inst.n < 5 {
+            continue;
+        }
+        let n = inst.n;
+        let want = rng.random_range(33..=45);
+        let mut tries = 0;
+        while inst.mm.len() < want && tries < 10_000 {
+            tries += 1;
+            let (k, i, j) = (rng.random_range(0..n), rng.random_range(0..n), rng.random_range(0..n));
+            if k == i || k == j || i == j || inst.mm.contains(&(k, i, j)) || inst.mm.contains(&(k, j, i)) {
+                continue;
+            }
+            for s in [i, j] {
+                if !inst.edges.contains(&(k, s)) && !inst.edges.contains(&(s, k)) {
+                    inst.edges.push((k, s));
+                }
+            }
+            inst.mm.push((k, i, j));
+        }
+        if inst.mm.len() <= 32 {
+            continue;
+        }
+        let p = inst.problem();
+        let bf = inst.brute(N);
+        let ctx = format!("case {case}: {inst:?}");
+        match solve_exact(&p, Some(N), limits()) {
+            ExactOutcome::Optimal { walk, cost, len } => {
+                assert!(inst.valid(&walk), "walk invalid {walk:?} {ctx}");
+                assert_eq!(Some((cost, len)), bf, "{ctx}");
+                feasible += 1;
+            }
+            ExactOutcome::Infeasible => {
+                assert_eq!(bf, None, "{ctx}");
+                infeasible += 1;
+            }
+            other => panic!("gave up: {other:?} {ctx}"),
+        }
+    }
+    assert!(feasible >= 30 && infeasible >= 30, "feasible {feasible}, infeasible {infeasible}");
 }

@@ -118,14 +118,52 @@ pub fn plain_distances(p: &CoreProblem, src: usize) -> Vec<u32> {
     dist
 }
 
+/// [`plain_distances`] without passing through an active lookup (C4): a
+/// shortest valid path never enters a lookup and turns back, so this is
+/// still a lower bound on any walk's steps from `src`, and a much tighter
+/// one where lookups are hubs (enterprise schemas).
+pub fn plain_distances_c4(p: &CoreProblem, src: usize) -> Vec<u32> {
+    let mut dist = vec![INF; p.len()];
+    let mut q = VecDeque::new();
+    dist[src] = 0;
+    q.push_back(src);
+    while let Some(u) = q.pop_front() {
+        if u != src && p.is_active_lookup(u) {
+            continue;
+        }
+        for &v in &p.adj[u] {
+            if dist[v] == INF {
+                dist[v] = dist[u] + 1;
+                q.push_back(v);
+            }
+        }
+    }
+    dist
+}
+
+/// [`cost_distances`] without passing through an active lookup (C4); a
+/// lower bound for the same reason as [`plain_distances_c4`].
+pub fn cost_distances_c4(p: &CoreProblem, t: usize) -> Vec<u32> {
+    zero_one_towards(p, t, true)
+}
+
 /// Fewest tables outside T strictly after `a` on a path from `a` to `t`
 /// (0-1 BFS towards `t`).
 pub fn cost_distances(p: &CoreProblem, t: usize) -> Vec<u32> {
+    zero_one_towards(p, t, false)
+}
+
+/// 0-1 BFS towards `t`; with `c4`, an active lookup other than `t` is never
+/// an interior table.
+fn zero_one_towards(p: &CoreProblem, t: usize, c4: bool) -> Vec<u32> {
     let mut dist = vec![INF; p.len()];
     let mut dq = VecDeque::new();
     dist[t] = 0;
     dq.push_back(t);
     while let Some(v) = dq.pop_front() {
+        if c4 && v != t && p.is_active_lookup(v) {
+            continue;
+        }
         // Stepping a -> v costs [v not in T].
         let w = (!p.relevant[v]) as u32;
         for &a in &p.adj[v] {

@@ -10,12 +10,13 @@
 //! with the MILP at the same n).
 
 use std::cmp::Reverse;
+use std::cell::RefCell;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
 pub use super::distance::cost_distances;
-use super::distance::{held_karp, plain_distances, INF, SUBSET_DP_MAX};
-use super::problem::CoreProblem;
+use super::distance::{cost_distances_c4, held_karp, plain_distances, plain_distances_c4, INF, SUBSET_DP_MAX};
+use super::problem::{CoreProblem, StepRules};
 
 /// Outcome of the exact search.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +28,10 @@ pub enum ExactOutcome {
     Infeasible,
     /// The state budget, the deadline or the bookkeeping limits were hit.
     GaveUp(String),
+    /// Gave up as `GaveUp`, holding a valid walk that is not proven optimal
+    /// (the quick walk of [`super::incumbent`], tried for relevant sets above
+    /// the Held–Karp size), with its (cost, length).
+    Incumbent { walk: Vec<usize>, cost: usize, len: usize, reason: String },
 }
 
 /// Limits of the search.
@@ -43,12 +48,6 @@ impl Default for ExactLimits {
 }
 
 const NONE: u32 = u32::MAX;
-// Per-junction bookkeeping, 4 bits: seen side 0, seen side 1, occurrences
-// (0 none, 1 one occurrence that is or will be interior, 2 unusable).
-const SEEN0: u8 = 1;
-const SEEN1: u8 = 2;
-const OCC_ONE: u8 = 4;
-const OCC_BAD: u8 = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct State {
@@ -56,26 +55,27 @@ struct State {
     prev: u32,
     len: u32,
     mask: u64,
-    jst: u128,
-}
-
-fn jget(j: u128, q: usize) -> u8 {
-    ((j >> (4 * q)) & 0xF) as u8
-}
-
-fn jset(j: u128, q: usize, v: u8) -> u128 {
-    (j & !(0xFu128 << (4 * q))) | ((v as u128) << (4 * q))
+    /// The C3 bookkeeping, interned in [`C3Book`].
+    jst: u32,
 }
 
 /// Solve exactly. `max_len`: only walks of at most that many tables.
 pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits) -> ExactOutcome {
+    search(p, max_len, limits, true)
+}
+
+/// The same search without the A* lower bounds (plain Dijkstra over walk
+/// states): slow, but with nothing to get wrong in the bounds, so the
+/// solver tests use it as the referee where brute force is out of reach
+/// (relevant sets above the Held–Karp size).
+pub fn solve_exact_blind(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits) -> ExactOutcome {
+    search(p, max_len, limits, false)
+}
+
+fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: bool) -> ExactOutcome {
     let rel = p.relevant_nodes();
     if rel.len() > 64 {
         return ExactOutcome::GaveUp("more than 64 relevant tables".into());
-    }
-    let juncs: Vec<_> = if p.c3 { p.junctions.clone() } else { Vec::new() };
-    if juncs.len() > 32 {
-        return ExactOutcome::GaveUp("more than 32 m:m patterns in the reduced graph".into());
     }
     if rel.is_empty() {
         return ExactOutcome::Infeasible;
@@ -87,57 +87,23 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
     }
     let full: u64 = if rel.len() == 64 { u64::MAX } else { (1u64 << rel.len()) - 1 };
     // Needs the predecessor remembered: C4 lookups and C3 junctions.
-    let special: Vec<bool> = (0..n).map(|i| p.is_active_lookup(i) || p.is_active_junction(i)).collect();
+    let rules = StepRules::new(p);
+    let special: Vec<bool> = (0..n).map(|i| rules.special(i)).collect();
     // A* heuristic, lexicographic (cost, length), consistent along edges:
     // the remaining walk visits every unvisited relevant table, so it needs
     // at least the cheapest tour over them in the metric closure of plain
     // distances (length) and of "tables outside T in between" (cost).
-    let heur = Heuristic::new(p, &rel);
-    let h = |node: usize, mask: u64| -> (u32, u32) { heur.eval(node, full & !mask) };
-    let enter = |jst: u128, v: usize, first: bool| -> u128 {
-        let mut j = jst;
-        for (q, jn) in juncs.iter().enumerate() {
-            let mut s = jget(j, q);
-            if v == jn.sides[0] {
-                s |= SEEN0;
-            }
-            if v == jn.sides[1] {
-                s |= SEEN1;
-            }
-            if v == jn.k {
-                if first || s & (OCC_ONE | OCC_BAD) != 0 {
-                    s = (s & (SEEN0 | SEEN1)) | OCC_BAD;
-                } else {
-                    s |= OCC_ONE;
-                }
-            }
-            j = jset(j, q, s);
-        }
-        j
-    };
-    // Junctions between the same two sides (C3 asks for one of them).
-    let groups: Vec<Vec<usize>> = if p.c3 { (0..juncs.len()).map(|q| p.junction_group(q)).collect() } else { Vec::new() };
-    let accept = |st: &State| -> bool {
-        if st.mask != full {
-            return false;
-        }
-        for (q, jn) in juncs.iter().enumerate() {
-            let s = jget(st.jst, q);
-            if s & SEEN0 != 0 && s & SEEN1 != 0 {
-                // An occurring junction occurs once, interior (not the last
-                // table); one that does not occur needs another of its group.
-                if s & OCC_BAD != 0 || (s & OCC_ONE != 0 && st.node as usize == jn.k) {
-                    return false;
-                }
-                if s & OCC_ONE == 0
-                    && !groups[q].iter().any(|&o| o != q && jget(st.jst, o) & OCC_ONE != 0 && st.node as usize != juncs[o].k)
-                {
-                    return false;
-                }
-            }
-        }
-        true
-    };
+    let heur = bounds.then(|| Heuristic::new(p, &rel));
+    let h = |node: usize, mask: u64| -> (u32, u32) { heur.as_ref().map_or((0, 0), |h| h.eval(node, full & !mask)) };
+    let mut book = C3Book::new(p);
+    // Enterprise-sized requests: a quick valid walk bounds the search from
+    // above (states that cannot beat it are not stored) and is the answer,
+    // unproven, if the search runs out. Smaller requests skip it, so their
+    // search (and which of several optimal walks it returns) is unchanged.
+    let incumbent = (bounds && max_len.is_none() && is_large(p, rel.len()))
+        .then(|| super::incumbent::greedy_walk(p, rel.len()))
+        .flatten();
+    let ub: Option<(u32, u32)> = incumbent.as_ref().map(|w| (w.1 as u32, w.2 as u32));
 
     // (cost + hc, len + hl, deeper first, cost, len)
     type Key = (u32, u32, u32, u32, u32);
@@ -156,11 +122,11 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
             prev: NONE,
             len: if bounded { 1 } else { 0 },
             mask: bit[s],
-            jst: enter(0, s, true),
+            jst: book.enter(0, s, true),
         };
         let cost = (!p.relevant[s]) as u32;
         let hv = h(s, st.mask);
-        if hv.1 >= INF {
+        if hv.0 >= INF || hv.1 >= INF {
             continue;
         }
         if best.get(&st).is_some_and(|&b| b <= (cost, 1)) {
@@ -172,19 +138,29 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
         heap.push(Reverse(((cost + hv.0, 1 + hv.1, u32::MAX - 1, cost, 1), states.len() - 1)));
     }
     let mut popped = 0usize;
-    while let Some(Reverse(((_, _, _, cost, len), idx))) = heap.pop() {
+    // The bound reached so far (every walk cheaper than it is ruled out).
+    let mut reached = (0u32, 0u32);
+    let why = |what: String, popped: usize, reached: (u32, u32)| {
+        let reason = format!("{what} after {popped} states (every walk costs at least {} with length {}, lexicographically)", reached.0, reached.1);
+        match &incumbent {
+            Some((walk, cost, len)) => ExactOutcome::Incumbent { walk: walk.clone(), cost: *cost, len: *len, reason },
+            None => ExactOutcome::GaveUp(reason),
+        }
+    };
+    while let Some(Reverse(((fc, fl, _, cost, len), idx))) = heap.pop() {
         let st = states[idx];
         if best.get(&st).is_some_and(|&b| b < (cost, len)) {
             continue;
         }
         popped += 1;
         if popped > limits.max_states {
-            return ExactOutcome::GaveUp(format!("state budget of {} exhausted", limits.max_states));
+            return why(format!("state budget of {} exhausted", limits.max_states), popped - 1, reached);
         }
         if popped % 1024 == 0 && limits.deadline.is_some_and(|d| Instant::now() >= d) {
-            return ExactOutcome::GaveUp("time limit".into());
+            return why("time limit".into(), popped, reached);
         }
-        if accept(&st) {
+        reached = reached.max((fc, fl));
+        if st.mask == full && book.accept(st.jst, st.node as usize) {
             let mut walk = Vec::new();
             let mut i = idx;
             while i != usize::MAX {
@@ -200,12 +176,12 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
         let u = st.node as usize;
         let prev = if st.prev == NONE { None } else { Some(st.prev as usize) };
         for &v in &p.adj[u] {
-            if special[u] && !p.step_allowed(prev, u, v) {
+            if special[u] && !rules.allowed(prev, u, v) {
                 continue;
             }
             let mask = st.mask | bit[v];
             let hv = h(v, mask);
-            if hv.1 >= INF {
+            if hv.0 >= INF || hv.1 >= INF {
                 continue;
             }
             let ns = State {
@@ -213,10 +189,13 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
                 prev: if special[v] { u as u32 } else { 0 },
                 len: if bounded { len + 1 } else { 0 },
                 mask,
-                jst: enter(st.jst, v, false),
+                jst: book.enter(st.jst, v, false),
             };
             let nc = cost + (!p.relevant[v]) as u32;
             let nl = len + 1;
+            if ub.is_some_and(|b| (nc + hv.0, nl + hv.1) > b) {
+                continue;
+            }
             if best.get(&ns).is_some_and(|&b| b <= (nc, nl)) {
                 continue;
             }
@@ -226,33 +205,240 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
             heap.push(Reverse(((nc + hv.0, nl + hv.1, u32::MAX - nl, nc, nl), states.len() - 1)));
         }
     }
-    ExactOutcome::Infeasible
+    // Every walk at most as good as the quick one was explored: it is optimal.
+    match incumbent {
+        Some((walk, cost, len)) => ExactOutcome::Optimal { walk, cost, len },
+        None => ExactOutcome::Infeasible,
+    }
 }
 
+/// C3's bookkeeping for the walk states, interned so a state stays `Copy`
+/// and the number of m:m patterns in the graph is not limited: a context id
+/// stands for the sorted set of facts C3 reads at the end of a walk — which
+/// sides of m:m patterns were visited, and which junctions occurred once
+/// (so far interior) or unusably (twice, or first in the walk). A walk
+/// touches few of them, however many patterns the schema has.
+struct C3Book<'a> {
+    p: &'a CoreProblem,
+    /// Per node: the m:m patterns it is a side of.
+    side_of: Vec<Vec<usize>>,
+    /// Per node: whether it is the junction of an m:m pattern.
+    junction: Vec<bool>,
+    /// Context id -> its sorted facts (`node << 2 | kind`).
+    sets: Vec<Vec<u32>>,
+    ids: HashMap<Vec<u32>, u32>,
+    /// (context, node, first) -> context after entering the node.
+    next: HashMap<(u32, u32, bool), u32>,
+}
+
+/// Fact kinds: a side was visited; a junction occurred once; a junction
+/// occurred unusably.
+const SIDE: u32 = 0;
+const ONCE: u32 = 1;
+const BAD: u32 = 2;
+
+impl<'a> C3Book<'a> {
+    fn new(p: &'a CoreProblem) -> Self {
+        let n = p.len();
+        let mut side_of = vec![Vec::new(); n];
+        let mut junction = vec![false; n];
+        if p.c3 {
+            for (q, j) in p.junctions.iter().enumerate() {
+                if j.k < n && j.sides.iter().all(|&s| s < n) {
+                    junction[j.k] = true;
+                    side_of[j.sides[0]].push(q);
+                    if j.sides[1] != j.sides[0] {
+                        side_of[j.sides[1]].push(q);
+                    }
+                }
+            }
+        }
+        let mut ids = HashMap::new();
+        ids.insert(Vec::new(), 0);
+        C3Book { p, side_of, junction, sets: vec![Vec::new()], ids, next: HashMap::new() }
+    }
+
+    fn has(&self, ctx: u32, node: usize, kind: u32) -> bool {
+        self.sets[ctx as usize].binary_search(&((node as u32) << 2 | kind)).is_ok()
+    }
+
+    /// The context after the walk enters `v` (`first`: as its first table).
+    fn enter(&mut self, ctx: u32, v: usize, first: bool) -> u32 {
+        if self.side_of[v].is_empty() && !self.junction[v] {
+            return ctx;
+        }
+        if let Some(&c) = self.next.get(&(ctx, v as u32, first)) {
+            return c;
+        }
+        let mut set = self.sets[ctx as usize].clone();
+        let fact = |kind: u32| (v as u32) << 2 | kind;
+        let add = |set: &mut Vec<u32>, f: u32| {
+            if let Err(i) = set.binary_search(&f) {
+                set.insert(i, f);
+            }
+        };
+        if !self.side_of[v].is_empty() {
+            add(&mut set, fact(SIDE));
+        }
+        if self.junction[v] {
+            let once = set.binary_search(&fact(ONCE));
+            if first || once.is_ok() || set.binary_search(&fact(BAD)).is_ok() {
+                if let Ok(i) = once {
+                    set.remove(i);
+                }
+                add(&mut set, fact(BAD));
+            } else {
+                add(&mut set, fact(ONCE));
+            }
+        }
+        let id = match self.ids.get(&set) {
+            Some(&id) => id,
+            None => {
+                let id = self.sets.len() as u32;
+                self.ids.insert(set.clone(), id);
+                self.sets.push(set);
+                id
+            }
+        };
+        self.next.insert((ctx, v as u32, first), id);
+        id
+    }
+
+    /// C3 at the end of a walk in context `ctx` that ends at `last`: for
+    /// each m:m pattern with both sides visited, its junction occurred once
+    /// and interior, or (not occurring) another junction between the same
+    /// sides did.
+    fn accept(&self, ctx: u32, last: usize) -> bool {
+        let interior_once = |k: usize| self.has(ctx, k, ONCE) && last != k;
+        for &f in &self.sets[ctx as usize] {
+            if f & 3 != SIDE {
+                continue;
+            }
+            let v = (f >> 2) as usize;
+            for &q in &self.side_of[v] {
+                let j = &self.p.junctions[q];
+                // Each pattern once: from its first side.
+                if j.sides[0] != v || !self.has(ctx, j.sides[1], SIDE) {
+                    continue;
+                }
+                if self.has(ctx, j.k, BAD) || (self.has(ctx, j.k, ONCE) && last == j.k) {
+                    return false;
+                }
+                if !self.has(ctx, j.k, ONCE)
+                    && !self.p.junction_group(q).iter().any(|&o| o != q && interior_once(self.p.junctions[o].k))
+                {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Graphs with more tables than this (after scoping) count as
+/// enterprise-sized whatever the relevant set's size.
+const LARGE_GRAPH: usize = 2_000;
+
+/// Whether a request gets the large-request treatment: the C4-aware bounds
+/// with MST and Held–Karp over a part, and the quick incumbent walk. Curated
+/// models' requests (small graphs, at most `SUBSET_DP_MAX` relevant tables)
+/// keep the plain search, so which of several optimal walks they get is
+/// unchanged.
+fn is_large(p: &CoreProblem, relevant: usize) -> bool {
+    relevant > SUBSET_DP_MAX || p.len() > LARGE_GRAPH
+}
+
+/// Relevant-set sizes above `SUBSET_DP_MAX` get Held–Karp over at most
+/// this many of their tables (a walk covering U covers any part of it).
+const SUBSET_DP_PART: usize = 16;
+
 /// Lower bounds on the rest of a walk from a node that still has to visit a
-/// set U of relevant tables: min over the first table t in U of
-/// dist(node, t) + tour(U starting at t), for both objective components.
+/// set U of relevant tables, for both objective components.
+///
+/// Up to `SUBSET_DP_MAX` relevant tables: min over the first table t in U of
+/// dist(node, t) + the cheapest chain over U from t (Held–Karp), over plain
+/// distances. Beyond (enterprise-sized requests), over distances that never
+/// pass through a lookup (C4), the largest of: the same Held–Karp bound over
+/// U ∩ S for a part S of at most `SUBSET_DP_PART` tables chosen far apart;
+/// min over t of dist(node, t) + the minimum spanning tree of U in the
+/// metric closure (a walk covering U contains a spanning path of U, which
+/// weighs at least the MST; memoised per U); and the farthest table of U.
 struct Heuristic {
-    /// Per relevant k: plain distance and cost distance from every node.
+    /// Per relevant k: (lower-bound) distance and cost distance from every node.
     len_d: Vec<Vec<u32>>,
     cost_d: Vec<Vec<u32>>,
-    /// Held–Karp tables over subsets (|T| ≤ 12), else None (max bound).
-    len_h: Option<Vec<Vec<u32>>>,
-    cost_h: Option<Vec<Vec<u32>>>,
+    /// The relevant tables (indices into `rel`) Held–Karp covers: all of
+    /// them up to `SUBSET_DP_MAX`, else a part.
+    part: Vec<usize>,
+    /// Held–Karp tables over subsets of `part` (indexed by part bits).
+    len_h: Vec<Vec<u32>>,
+    cost_h: Vec<Vec<u32>>,
+    /// Node index of each relevant table.
+    rel: Vec<usize>,
+    /// Whether the MST bound is used (more than `SUBSET_DP_MAX` tables).
+    large: bool,
+    /// MST weights (cost, length) per unvisited set.
+    mst: RefCell<HashMap<u64, (u32, u32)>>,
 }
 
 impl Heuristic {
     fn new(p: &CoreProblem, rel: &[usize]) -> Self {
-        let len_d: Vec<Vec<u32>> = rel.iter().map(|&t| plain_distances(p, t)).collect();
-        let cost_d: Vec<Vec<u32>> = rel.iter().map(|&t| cost_distances(p, t)).collect();
         let k = rel.len();
-        let (len_h, cost_h) = if k <= SUBSET_DP_MAX {
-            let tour = |d: &Vec<Vec<u32>>| held_karp(k, |a, b| d[b][rel[a]]);
-            (Some(tour(&len_d)), Some(tour(&cost_d)))
+        let large = is_large(p, k);
+        let (len_d, cost_d): (Vec<Vec<u32>>, Vec<Vec<u32>>) = if large {
+            (rel.iter().map(|&t| plain_distances_c4(p, t)).collect(), rel.iter().map(|&t| cost_distances_c4(p, t)).collect())
         } else {
-            (None, None)
+            (rel.iter().map(|&t| plain_distances(p, t)).collect(), rel.iter().map(|&t| cost_distances(p, t)).collect())
         };
-        Heuristic { len_d, cost_d, len_h, cost_h }
+        let part: Vec<usize> = if k <= SUBSET_DP_PART {
+            (0..k).collect()
+        } else {
+            // Farthest-point choice: the part spreads over the request.
+            let mut part = vec![0usize];
+            let mut near: Vec<u32> = (0..k).map(|b| len_d[0][rel[b]]).collect();
+            while part.len() < SUBSET_DP_PART {
+                let Some(next) = (0..k).filter(|b| !part.contains(b)).max_by_key(|&b| (near[b].min(INF), std::cmp::Reverse(b))) else { break };
+                part.push(next);
+                for b in 0..k {
+                    near[b] = near[b].min(len_d[next][rel[b]]);
+                }
+            }
+            part
+        };
+        let tour = |d: &Vec<Vec<u32>>| held_karp(part.len(), |a, b| d[part[b]][rel[part[a]]]);
+        let (len_h, cost_h) = (tour(&len_d), tour(&cost_d));
+        Heuristic { len_d, cost_d, part, len_h, cost_h, rel: rel.to_vec(), large, mst: RefCell::new(HashMap::new()) }
+    }
+
+    /// Minimum spanning tree weight of the relevant tables in `u` under the
+    /// distances `d` (Prim, O(|u|²)); `INF` when they are not connected.
+    fn mst_of(&self, d: &[Vec<u32>], u: u64) -> u32 {
+        let members: Vec<usize> = (0..self.rel.len()).filter(|&k| u & (1u64 << k) != 0).collect();
+        let m = members.len();
+        if m <= 1 {
+            return 0;
+        }
+        let mut in_tree = vec![false; m];
+        let mut key = vec![INF; m];
+        key[0] = 0;
+        let mut total = 0u32;
+        for _ in 0..m {
+            let Some(i) = (0..m).filter(|&i| !in_tree[i]).min_by_key(|&i| key[i]) else { break };
+            if key[i] >= INF {
+                return INF;
+            }
+            in_tree[i] = true;
+            total += key[i];
+            for j in 0..m {
+                if !in_tree[j] {
+                    let w = d[members[j]][self.rel[members[i]]];
+                    if w < key[j] {
+                        key[j] = w;
+                    }
+                }
+            }
+        }
+        total
     }
 
     /// (cost, length) lower bound from `node` with unvisited set `u`.
@@ -260,27 +446,46 @@ impl Heuristic {
         if u == 0 {
             return (0, 0);
         }
-        let one = |d: &Vec<Vec<u32>>, h: &Option<Vec<Vec<u32>>>| -> u32 {
-            let mut best = INF;
-            let mut worst = 0;
-            for (k, dk) in d.iter().enumerate() {
-                if u & (1u64 << k) == 0 {
-                    continue;
-                }
-                worst = worst.max(dk[node]);
-                if let Some(h) = h {
-                    let tour = h[u as usize][k];
-                    if tour < INF && dk[node] < INF {
-                        best = best.min(dk[node] + tour);
+        // U ∩ part, in part bits.
+        let mut su = 0usize;
+        for (i, &b) in self.part.iter().enumerate() {
+            if u & (1u64 << b) != 0 {
+                su |= 1 << i;
+            }
+        }
+        let tree = if self.large {
+            let cached = self.mst.borrow().get(&u).copied();
+            Some(cached.unwrap_or_else(|| {
+                let v = (self.mst_of(&self.cost_d, u), self.mst_of(&self.len_d, u));
+                self.mst.borrow_mut().insert(u, v);
+                v
+            }))
+        } else {
+            None
+        };
+        let one = |d: &Vec<Vec<u32>>, h: &Vec<Vec<u32>>, tree: Option<u32>| -> u32 {
+            let mut chain = if su == 0 { 0 } else { INF };
+            for (i, &b) in self.part.iter().enumerate() {
+                if su & (1 << i) != 0 {
+                    let tour = h[su][i];
+                    if tour < INF && d[b][node] < INF {
+                        chain = chain.min(d[b][node] + tour);
                     }
                 }
             }
-            if h.is_some() {
-                best
-            } else {
-                worst
+            let Some(t) = tree else { return chain };
+            let (mut nearest, mut worst) = (INF, 0);
+            for (k, dk) in d.iter().enumerate() {
+                if u & (1u64 << k) != 0 {
+                    worst = worst.max(dk[node]);
+                    nearest = nearest.min(dk[node]);
+                }
             }
+            if t >= INF || nearest >= INF || chain >= INF {
+                return INF;
+            }
+            chain.max(nearest + t).max(worst)
         };
-        (one(&self.cost_d, &self.cost_h), one(&self.len_d, &self.len_h))
+        (one(&self.cost_d, &self.cost_h, tree.map(|t| t.0)), one(&self.len_d, &self.len_h, tree.map(|t| t.1)))
     }
 }

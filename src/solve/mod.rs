@@ -16,6 +16,7 @@
 pub mod distance;
 pub mod exact;
 pub mod explain;
+pub mod incumbent;
 pub mod milp;
 pub mod preprocess;
 pub mod problem;
@@ -135,6 +136,13 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
             let cap = lower.max(2 * p.len()).max(1);
             ((lower..=cap).collect(), None)
         }
+        // A valid walk the search could not prove optimal: the MILP may
+        // improve on it among walks as long, after pruning by its cost.
+        ExactOutcome::Incumbent { len, .. } => (vec![*len], None),
+    };
+    let incumbent: Option<(usize, usize, Vec<usize>, String)> = match &exact {
+        ExactOutcome::Incumbent { walk, cost, len, reason } => Some((*cost, *len, walk.clone(), reason.clone())),
+        _ => None,
     };
     if let (Some((cost, len, walk)), false) = (&proven, opts.milp_when_proven) {
         sol.walk = walk.clone();
@@ -167,9 +175,10 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
             },
             false => None,
         };
-        if let (Some(pr), Some((c, _, _))) = (pruned.as_mut(), proven.as_ref()) {
+        let cost_cap = proven.as_ref().map(|x| x.0).or(incumbent.as_ref().map(|x| x.0));
+        if let (Some(pr), Some(c)) = (pruned.as_mut(), cost_cap) {
             if !pr.infeasible {
-                pr.kept -= preprocess::prune_by_cost_until(p, *c, &mut pr.allowed, Some(deadline));
+                pr.kept -= preprocess::prune_by_cost_until(p, c, &mut pr.allowed, Some(deadline));
             }
         }
         sol.prune_ms += t.elapsed().as_secs_f64() * 1e3;
@@ -191,7 +200,7 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
             continue;
         }
         sol.kept = pruned.as_ref().map_or(p.len(), |x| x.kept);
-        let start = if opts.warm_start { proven.as_ref().map(|x| x.2.as_slice()) } else { None };
+        let start = if opts.warm_start { proven.as_ref().map(|x| x.2.as_slice()).or(incumbent.as_ref().map(|x| x.2.as_slice())) } else { None };
         let bound = if opts.warm_start { proven.as_ref().map(|x| (x.0, x.1)) } else { None };
         let out = solve_milp_full(p, n, pruned.as_ref().map(|x| x.allowed.as_slice()), start, bound, remaining())
             .map_err(Error::Solver)?;
@@ -212,6 +221,22 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
                 sol.status = if out.status == MilpStatus::Optimal { SolveStatus::Optimal } else { SolveStatus::Feasible };
                 break;
             }
+        }
+    }
+    if let Some((cost, len, walk, reason)) = &incumbent {
+        let milp = (!sol.walk.is_empty()).then(|| p.objective(&sol.walk));
+        if milp.is_none_or(|m| m > (*cost, *len)) {
+            // No better walk from the MILP: the quick walk is the answer,
+            // valid (checked) but not proven optimal.
+            sol.walk = walk.clone();
+            sol.status = SolveStatus::Feasible;
+            sol.n = *len;
+            sol.n_bound = format!("n={len}: a valid walk not proven optimal: the exhaustive state search stopped ({reason})");
+            sol.note = Some(format!(
+                "not proven optimal: the exact search stopped ({reason}); this is the quick nearest-first walk (cost {cost}, length {len}){}",
+                out_of_time.as_ref().map(|w| format!(", and the MILP could not improve on it ({w})")).unwrap_or_default()
+            ));
+            return Ok(sol);
         }
     }
     match (&proven, sol.walk.is_empty()) {
