@@ -1,9 +1,9 @@
 //! The first real-model runs, replayed offline: `benchmarks/cassettes/`
 //! holds what the embedded default model (Qwen2.5-Coder-1.5B-Instruct
-//! Q4_K_M) answered on DDO for `lucy bench ddo --method lucy,direct,direct+check`
-//! (the command is in benchmarks/results/embedded.md). Replaying it must
-//! reproduce the committed per-method summary and answers exactly; a prompt
-//! that changed since the recording must fail, saying how to re-record.
+//! Q4_K_M) answered for `lucy bench ddo --method lucy,direct,direct+check`
+//! (the command is in benchmarks/results/embedded.md). Replaying each must reproduce the
+//! committed per-method summary and answers exactly; a prompt that changed
+//! since the recording must fail, saying how to re-record.
 //!
 //! After re-recording, refresh the expected file with
 //! `LUCY_UPDATE_REPLAY=1 cargo test --test bench_replay`.
@@ -13,13 +13,30 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-const CASSETTE: &str = "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b.jsonl";
-const EXPECTED: &str = "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b.expected.json";
-const METHODS: [&str; 3] = ["lucy", "direct", "direct+check"];
+/// One recorded run.
+struct Run {
+    suite: &'static str,
+    cassette: &'static str,
+    expected: &'static str,
+    methods: &'static [&'static str],
+}
 
-fn bench(cassette: &Path, limit: usize, methods: &str, out: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_lucy"))
-        .args(["bench", "ddo", "--no-progress", "--method", methods, "--limit", &limit.to_string(), "--replay"])
+const DDO: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b.jsonl",
+    expected: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b.expected.json",
+    methods: &["lucy", "direct", "direct+check"],
+};
+
+/// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
+/// with `None`).
+fn bench(suite: &str, cassette: &Path, limit: Option<usize>, methods: &str, out: &Path) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lucy"));
+    cmd.args(["bench", suite, "--no-progress", "--method", methods]);
+    if let Some(n) = limit {
+        cmd.args(["--limit", &n.to_string()]);
+    }
+    cmd.arg("--replay")
         .arg(cassette)
         .arg("--out")
         .arg(out)
@@ -56,32 +73,40 @@ fn outcome(dir: &Path, methods: &[&str]) -> Value {
     Value::Object(all)
 }
 
-#[test]
-fn the_recorded_ddo_run_replays_to_the_committed_outcome() {
-    let expected_text = std::fs::read_to_string(EXPECTED).unwrap();
-    let expected: Value = serde_json::from_str(&expected_text).unwrap();
-    let n = expected["lucy"]["questions"].as_array().unwrap().len();
-    assert!(n >= 6, "the committed run covers {n} questions");
+fn replays_to_the_committed_outcome(run: &Run) {
     let dir = tempfile::tempdir().unwrap();
-    let o = bench(Path::new(CASSETTE), n, "lucy,direct,direct+check", dir.path());
-    assert!(o.status.success(), "replay failed: {}", String::from_utf8_lossy(&o.stderr));
-    let got = outcome(dir.path(), &METHODS);
     if std::env::var_os("LUCY_UPDATE_REPLAY").is_some() {
-        std::fs::write(EXPECTED, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+        // Every question the recording covers (a --limit recording stops
+        // at its last question: the next one's prompt is not in it).
+        let o = bench(run.suite, Path::new(run.cassette), None, &run.methods.join(","), dir.path());
+        assert!(o.status.success(), "{} replay failed: {}", run.suite, String::from_utf8_lossy(&o.stderr));
+        std::fs::write(run.expected, serde_json::to_string_pretty(&outcome(dir.path(), run.methods)).unwrap() + "\n").unwrap();
         return;
     }
-    for m in METHODS {
-        assert_eq!(got[m]["summary"], expected[m]["summary"], "{m}: summary");
-        assert_eq!(got[m]["questions"], expected[m]["questions"], "{m}: questions");
+    let expected_text = std::fs::read_to_string(run.expected).unwrap();
+    let expected: Value = serde_json::from_str(&expected_text).unwrap();
+    let n = expected["lucy"]["questions"].as_array().unwrap().len();
+    assert!(n >= 6, "the committed {} run covers {n} questions", run.suite);
+    let o = bench(run.suite, Path::new(run.cassette), Some(n), &run.methods.join(","), dir.path());
+    assert!(o.status.success(), "{} replay failed: {}", run.suite, String::from_utf8_lossy(&o.stderr));
+    let got = outcome(dir.path(), run.methods);
+    for m in run.methods {
+        assert_eq!(got[m]["summary"], expected[m]["summary"], "{} {m}: summary", run.suite);
+        assert_eq!(got[m]["questions"], expected[m]["questions"], "{} {m}: questions", run.suite);
     }
     assert!(got["lucy"]["llm"].as_str().unwrap().contains("sha256:cc324af070c2"), "recorded with the default model: {}", got["lucy"]["llm"]);
 }
 
 #[test]
-fn a_prompt_the_cassette_does_not_hold_fails_saying_how_to_re_record() {
+fn the_recorded_ddo_run_replays_to_the_committed_outcome() {
+    replays_to_the_committed_outcome(&DDO);
+}
+
+
+fn a_stale_prompt_fails_saying_how_to_re_record(run: &Run) {
     // Stand-in for a changed prompt template: the recording of the first
     // MatchTables prompt holds other text (and so another key).
-    let text = std::fs::read_to_string(CASSETTE).unwrap();
+    let text = std::fs::read_to_string(run.cassette).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let i = lines.iter().position(|l| l.contains("\"phase\":\"match_tables\"")).expect("a match_tables record");
     let mut rec: Value = serde_json::from_str(&lines[i]).unwrap();
@@ -93,9 +118,14 @@ fn a_prompt_the_cassette_does_not_hold_fails_saying_how_to_re_record() {
     let dir = tempfile::tempdir().unwrap();
     let stale = dir.path().join("stale.jsonl");
     std::fs::write(&stale, lines.join("\n") + "\n").unwrap();
-    let o = bench(&stale, 1, "lucy", &dir.path().join("out"));
+    let o = bench(run.suite, &stale, Some(1), "lucy", &dir.path().join("out"));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("did not reproduce the recording") && err.contains("Re-record with --record"), "{err}");
     assert!(err.contains("match_tables"), "names the prompt: {err}");
+}
+
+#[test]
+fn a_prompt_the_ddo_cassette_does_not_hold_fails_saying_how_to_re_record() {
+    a_stale_prompt_fails_saying_how_to_re_record(&DDO);
 }
