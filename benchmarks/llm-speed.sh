@@ -11,27 +11,29 @@
 # 3. Raw prefill/decode tok/s at 1 and 2 threads, lucy's wall clock beside
 #    llama.cpp's own counters for the same calls (benchmarks/llm_speed.rs).
 #
-#   benchmarks/llm-speed.sh [--limit N] [--ask N] [--threads T] [--raw-threads 1,2] [--skip-nocache] [--skip-raw]
+#   benchmarks/llm-speed.sh [--limit N] [--ask N] [--threads T] [--raw-threads 1,2] [--raw-reps N] [--skip-nocache] [--skip-raw]
 #
 #   --limit N        DDO questions in the bench rows (default 8; 24 = all)
 #   --ask N          questions asked with `lucy ask`, one process each (default 2; 0 skips)
 #   --threads T      llama.cpp threads for rows 1-2 (default 1, lucy's default)
 #   --raw-threads L  thread counts of the raw rows (default 1,2)
+#   --raw-reps N     repetitions of each raw row, median reported (default 3)
 #
 # CPU heavy (about 20-40 s per question on one core): run it alone, note the
 # `uptime` lines it prints beside the tables. Output goes to bench-out/speed/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-limit=8 ask=2 threads=1 raw_threads=1,2 nocache=1 raw=1
+limit=8 ask=2 threads=1 raw_threads=1,2 raw_reps=3 nocache=1 raw=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --limit) limit="$2"; shift 2 ;;
     --ask) ask="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --raw-threads) raw_threads="$2"; shift 2 ;;
+    --raw-reps) raw_reps="$2"; shift 2 ;;
     --skip-nocache) nocache=0; shift ;;
     --skip-raw) raw=0; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "llm-speed.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -125,6 +127,6 @@ if [ "$raw" = 1 ]; then
   echo
   echo "### Raw prefill/decode (benchmarks/llm_speed.rs)"
   echo
-  target/debug/examples/llm_speed --threads "$raw_threads"
+  target/debug/examples/llm_speed --threads "$raw_threads" --reps "$raw_reps"
   echo "load at the end: $(uptime)"
 fi

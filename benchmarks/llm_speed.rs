@@ -7,13 +7,14 @@
 //! Two workloads per thread count, each after a prefill of the direct
 //! baseline's prompt (the whole DDO schema as DDL, the longest prompt lucy
 //! sends for DDO):
-//! - `1 × free`: one greedy sample, no grammar (llama.cpp's own decode rate);
+//! - `1 × free (SQL)`: one greedy sample, no grammar, asked for a SQL query
+//!   (llama.cpp's own decode rate; it stops at the end of the answer);
 //! - `5 × list grammar`: five samples at temperature 0.2 decoded together
 //!   under MatchTables' list grammar over the DDO tables, exactly as a
 //!   MatchTables call decodes them (one batch per step after one prompt
 //!   evaluation).
 //!
-//!   cargo run --example llm_speed -- [--gguf FILE] [--threads 1,2] [--gen 48] [--reps 3]
+//!   cargo run --example llm_speed -- [--gguf FILE] [--threads 1,2] [--gen 64] [--reps 3]
 //!
 //! Prints a Markdown table; note the machine load (`uptime`) beside it. The
 //! per-question wall time of `lucy bench` (median, p95, with and without the
@@ -42,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => default_model_path(&env).ok_or("no HOME: pass --gguf")?,
     };
     let threads: Vec<usize> = arg(&args, "--threads").unwrap_or_else(|| "1,2".into()).split(',').map(|t| t.trim().parse()).collect::<Result<_, _>>()?;
-    let gen: usize = arg(&args, "--gen").map_or(Ok(48), |g| g.parse())?;
+    let gen: usize = arg(&args, "--gen").map_or(Ok(64), |g| g.parse())?;
     let reps: usize = arg(&args, "--reps").map_or(Ok(3), |g| g.parse())?;
     if reps == 0 || gen == 0 {
         return Err("--reps and --gen must be at least 1".into());
@@ -50,10 +51,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let model = lucy::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json"))?;
     let graph = SchemaGraph::new(model)?;
-    let text = format!(
-        "<|im_start|>user\nGiven the database described by the following DDL:\n```sql\n{}\n```\nWhich tables does a query need that lists customers who use datacenters with names starting with 'dev'? Output only a list of table names, [element, element, ...].<|im_end|>\n<|im_start|>assistant\n",
-        lucy::pipeline::ddl::ddl(&graph, None, false)
-    );
+    let ddl = lucy::pipeline::ddl::ddl(&graph, None, false);
+    let ask = |task: &str| format!("<|im_start|>user\nGiven the database described by the following DDL:\n```sql\n{ddl}\n```\n{task}<|im_end|>\n<|im_start|>assistant\n");
+    // Free decoding answers with SQL (a few dozen tokens); the list row with
+    // the MatchTables answer format.
+    let sql_text = ask("Write a SQLite query that lists customers who use datacenters with names starting with 'dev', with their locations' cities. Return just the query, in a ```sql block.");
+    let list_text = ask("Which tables does a query need that lists customers who use datacenters with names starting with 'dev'? Output only a list of table names, [element, element, ...].");
     let names: Vec<String> = graph.model().tables.iter().map(|t| t.name.clone()).collect();
     let list = Constraint::JsonSchema(serde_json::json!({"type": "array", "items": {"type": "string", "enum": names}}));
 
@@ -64,8 +67,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut o = EmbeddedOptions::new(&gguf);
         o.threads = t;
         let m = EmbeddedModel::load(&o, "pass --gguf FILE or run scripts/fetch-model.sh", &env)?;
-        for (label, n, c) in [("1 × free", 1usize, None), ("5 × list grammar", 5, Some(&list))] {
-            let s: Vec<SpeedSample> = (0..reps).map(|_| m.measure(&text, gen, n, c.cloned())).collect::<Result<_, _>>()?;
+        for (label, text, n, c) in [("1 × free (SQL)", &sql_text, 1usize, None), ("5 × list grammar", &list_text, 5, Some(&list))] {
+            let s: Vec<SpeedSample> = (0..reps).map(|_| m.measure(text, gen, n, c.cloned())).collect::<Result<_, _>>()?;
             let rate = |tok: u64, ms: f64| if ms > 0.0 { tok as f64 / ms * 1000.0 } else { 0.0 };
             let per_step = |x: &SpeedSample| if x.decode_steps > 0 { (x.decode_ms - x.llama_decode_ms) / x.decode_steps as f64 } else { 0.0 };
             println!(

@@ -290,3 +290,20 @@ fn answers_the_grammar_did_not_hold_for_are_counted() {
     assert_eq!(ok.local.unwrap().unconstrained, 0, "{:?}", ok.choices);
     assert!(ok.choices.iter().all(|c| check_text(&g, c).is_ok()), "{:?}", ok.choices);
 }
+
+#[test]
+fn measure_reports_lucys_and_llama_cpps_own_times_for_the_same_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = load_with(&tiny(dir.path(), "tiny.gguf", Default::default()), true, 64);
+    let text = "<|im_start|>user\nSay something long.<|im_end|>\n<|im_start|>assistant\n".repeat(4);
+    for n in [1, 3] {
+        let s = m.measure(&text, 6, n, None).unwrap();
+        assert_eq!(s.samples, n as u64);
+        assert!(s.prompt_tokens > 20 && s.decode_tokens >= 1 && s.decode_steps >= 1, "{s:?}");
+        // llama.cpp's counters are on and book the prompt as prefill.
+        assert!(s.llama_prefill_ms > 0.0 && s.llama_prefill_ms <= s.prefill_ms * 1.05 + 1.0, "{s:?}");
+        assert!(s.llama_decode_ms > 0.0 && s.llama_decode_ms <= s.decode_ms * 1.05 + 1.0, "{s:?}");
+    }
+    // The cache was emptied for the measurement.
+    assert_eq!(m.cache_stats().unwrap().snapshots, 0);
+}

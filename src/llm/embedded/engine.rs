@@ -127,7 +127,10 @@ impl<'m> Engine<'m> {
             .with_n_seq_max((1 + MAX_PARALLEL) as u32)
             .with_kv_unified(true)
             .with_n_threads(threads)
-            .with_n_threads_batch(threads);
+            .with_n_threads_batch(threads)
+            // llama.cpp's own timings (llama_perf_context), for llm_speed;
+            // off by default in llama_context_default_params.
+            .with_no_perf(false);
         let ctx = loaded
             .model
             .new_context(backend, params)
@@ -213,6 +216,9 @@ impl<'m> Engine<'m> {
 
         let t0 = Instant::now();
         let (slot, reused) = self.eval_prompt(&prompt)?;
+        // Count the prompt's compute as prefill on backends that compute
+        // asynchronously (on the CPU the decode calls already block).
+        self.ctx.synchronize();
         let prefill_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let last_idx = ((prompt.len() - reused) - 1) % self.opts.n_batch as usize;
 
@@ -470,6 +476,10 @@ impl Engine<'_> {
         self.ctx.reset_timings();
         let t0 = Instant::now();
         self.decode_range(&prompt, 0, WORK_SEQ as i32).map_err(|e| format!("prefill failed: {e}"))?;
+        // llama.cpp computes asynchronously and books the time at the next
+        // synchronisation (normally the first sampling): wait here so the
+        // prefill is timed and counted as prefill, not as decode.
+        self.ctx.synchronize();
         let prefill_ms = t0.elapsed().as_secs_f64() * 1000.0;
         let llama_prefill_ms = self.ctx.timings().t_p_eval_ms();
         let last_idx = (prompt.len() - 1) % self.opts.n_batch as usize;
