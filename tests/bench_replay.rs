@@ -1,7 +1,9 @@
 //! The first real-model runs, replayed offline: `benchmarks/cassettes/`
 //! holds what the embedded default model (Qwen2.5-Coder-1.5B-Instruct
 //! Q4_K_M) answered for `lucy bench ddo --method lucy,direct,direct+check`
-//! (the command is in benchmarks/results/embedded.md). Replaying each must reproduce the
+//! and, on ACME's first 6 questions, `lucy bench acme --method lucy,direct`
+//! (the commands are in
+//! benchmarks/results/embedded.md). Replaying each must reproduce the
 //! committed per-method summary and answers exactly; a prompt that changed
 //! since the recording must fail, saying how to re-record.
 //!
@@ -19,6 +21,9 @@ struct Run {
     cassette: &'static str,
     expected: &'static str,
     methods: &'static [&'static str],
+    /// Questions recorded: `None` for the whole suite, `Some(n)` for a
+    /// `--limit n` recording.
+    recorded: Option<usize>,
 }
 
 const DDO: Run = Run {
@@ -26,6 +31,17 @@ const DDO: Run = Run {
     cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b.jsonl",
     expected: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b.expected.json",
     methods: &["lucy", "direct", "direct+check"],
+    recorded: None,
+};
+
+const ACME: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
+    expected: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.expected.json",
+    methods: &["lucy", "direct"],
+    // The first 6 of 44: recording took ~3.6 min per question (see
+    // benchmarks/results/embedded.md).
+    recorded: Some(6),
 };
 
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
@@ -76,9 +92,8 @@ fn outcome(dir: &Path, methods: &[&str]) -> Value {
 fn replays_to_the_committed_outcome(run: &Run) {
     let dir = tempfile::tempdir().unwrap();
     if std::env::var_os("LUCY_UPDATE_REPLAY").is_some() {
-        // Every question the recording covers (a --limit recording stops
-        // at its last question: the next one's prompt is not in it).
-        let o = bench(run.suite, Path::new(run.cassette), None, &run.methods.join(","), dir.path());
+        // Every question the recording covers.
+        let o = bench(run.suite, Path::new(run.cassette), run.recorded, &run.methods.join(","), dir.path());
         assert!(o.status.success(), "{} replay failed: {}", run.suite, String::from_utf8_lossy(&o.stderr));
         std::fs::write(run.expected, serde_json::to_string_pretty(&outcome(dir.path(), run.methods)).unwrap() + "\n").unwrap();
         return;
@@ -102,6 +117,10 @@ fn the_recorded_ddo_run_replays_to_the_committed_outcome() {
     replays_to_the_committed_outcome(&DDO);
 }
 
+#[test]
+fn the_recorded_acme_run_replays_to_the_committed_outcome() {
+    replays_to_the_committed_outcome(&ACME);
+}
 
 fn a_stale_prompt_fails_saying_how_to_re_record(run: &Run) {
     // Stand-in for a changed prompt template: the recording of the first
@@ -128,4 +147,9 @@ fn a_stale_prompt_fails_saying_how_to_re_record(run: &Run) {
 #[test]
 fn a_prompt_the_ddo_cassette_does_not_hold_fails_saying_how_to_re_record() {
     a_stale_prompt_fails_saying_how_to_re_record(&DDO);
+}
+
+#[test]
+fn a_prompt_the_acme_cassette_does_not_hold_fails_saying_how_to_re_record() {
+    a_stale_prompt_fails_saying_how_to_re_record(&ACME);
 }
