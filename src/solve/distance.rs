@@ -103,19 +103,7 @@ pub fn distances(p: &CoreProblem, src: usize) -> Vec<u32> {
 
 /// Plain BFS distances (no C3/C4 rules); consistent heuristic for A*.
 pub fn plain_distances(p: &CoreProblem, src: usize) -> Vec<u32> {
-    let mut dist = vec![INF; p.len()];
-    let mut q = VecDeque::new();
-    dist[src] = 0;
-    q.push_back(src);
-    while let Some(u) = q.pop_front() {
-        for &v in &p.adj[u] {
-            if dist[v] == INF {
-                dist[v] = dist[u] + 1;
-                q.push_back(v);
-            }
-        }
-    }
-    dist
+    bfs(p, src, false)
 }
 
 /// [`plain_distances`] without passing through an active lookup (C4): a
@@ -123,12 +111,18 @@ pub fn plain_distances(p: &CoreProblem, src: usize) -> Vec<u32> {
 /// still a lower bound on any walk's steps from `src`, and a much tighter
 /// one where lookups are hubs (enterprise schemas).
 pub fn plain_distances_c4(p: &CoreProblem, src: usize) -> Vec<u32> {
+    bfs(p, src, true)
+}
+
+/// BFS from `src`; with `c4`, an active lookup other than `src` is never an
+/// interior table.
+fn bfs(p: &CoreProblem, src: usize, c4: bool) -> Vec<u32> {
     let mut dist = vec![INF; p.len()];
     let mut q = VecDeque::new();
     dist[src] = 0;
     q.push_back(src);
     while let Some(u) = q.pop_front() {
-        if u != src && p.is_active_lookup(u) {
+        if c4 && u != src && p.is_active_lookup(u) {
             continue;
         }
         for &v in &p.adj[u] {
