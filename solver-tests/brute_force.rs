@@ -176,6 +176,18 @@ pub fn random_inst(rng: &mut ChaCha8Rng) -> Inst {
     Inst { n, edges, relevant, lookups, mm }
 }
 
+/// The view is created and queried on an empty SQLite database with the
+/// model's tables.
+fn view_runs_on_its_schema(model: &lucy::types::DbModel, view_sql: &str, ctx: &str) {
+    let db = rusqlite::Connection::open_in_memory().unwrap();
+    for t in &model.tables {
+        let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.sql_type)).collect();
+        db.execute_batch(&format!("CREATE TABLE {} ({});", t.name, cols.join(", "))).unwrap();
+    }
+    db.execute_batch(view_sql).unwrap_or_else(|e| panic!("{e}: {ctx}"));
+    db.prepare("SELECT * FROM lucy_view").unwrap();
+}
+
 fn limits() -> ExactLimits {
     ExactLimits { max_states: 1_000_000, deadline: None }
 }
@@ -440,13 +452,7 @@ fn generate_view_matches_brute_force_on_random_models() {
                     }
                 }
                 // The view runs on an empty database with this schema.
-                let db = rusqlite::Connection::open_in_memory().unwrap();
-                for t in &model.tables {
-                    let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.sql_type)).collect();
-                    db.execute_batch(&format!("CREATE TABLE {} ({});", t.name, cols.join(", "))).unwrap();
-                }
-                db.execute_batch(&res.view_sql).unwrap_or_else(|e| panic!("{e}: {ctx}"));
-                db.prepare("SELECT * FROM lucy_view").unwrap();
+                view_runs_on_its_schema(&model, &res.view_sql, &ctx);
                 checked += 1;
             }
         }
@@ -668,13 +674,7 @@ fn role_instances_match_brute_force_on_random_models() {
                 for j in &res.joins {
                     assert!(allowed_rel(j.rel.unwrap()), "{ctx}");
                 }
-                let db = rusqlite::Connection::open_in_memory().unwrap();
-                for t in &model.tables {
-                    let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.sql_type)).collect();
-                    db.execute_batch(&format!("CREATE TABLE {} ({});", t.name, cols.join(", "))).unwrap();
-                }
-                db.execute_batch(&res.view_sql).unwrap_or_else(|e| panic!("{e}: {ctx}"));
-                db.prepare("SELECT * FROM lucy_view").unwrap();
+                view_runs_on_its_schema(&model, &res.view_sql, &ctx);
                 checked += 1;
             }
         }
@@ -946,13 +946,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                     let r = j.rel.unwrap();
                     assert!(r >= core_rels || allowed_rel(r), "{ctx}");
                 }
-                let db = rusqlite::Connection::open_in_memory().unwrap();
-                for t in &model.tables {
-                    let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.sql_type)).collect();
-                    db.execute_batch(&format!("CREATE TABLE {} ({});", t.name, cols.join(", "))).unwrap();
-                }
-                db.execute_batch(&res.view_sql).unwrap_or_else(|e| panic!("{e}: {ctx}"));
-                db.prepare("SELECT * FROM lucy_view").unwrap();
+                view_runs_on_its_schema(&model, &res.view_sql, &ctx);
                 checked += 1;
             }
         }
@@ -1091,12 +1085,7 @@ fn tables_hanging_off_a_junction_match_brute_force() {
                 if paper.is_none() {
                     rescued += 1;
                 }
-                let db = rusqlite::Connection::open_in_memory().unwrap();
-                for t in &model.tables {
-                    let cols: Vec<String> = t.columns.iter().map(|c| format!("{} {}", c.name, c.sql_type)).collect();
-                    db.execute_batch(&format!("CREATE TABLE {} ({});", t.name, cols.join(", "))).unwrap();
-                }
-                db.execute_batch(&res.view_sql).unwrap_or_else(|e| panic!("{e}: {ctx}"));
+                view_runs_on_its_schema(&model, &res.view_sql, &ctx);
                 checked += 1;
             }
         }
