@@ -88,10 +88,11 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
     let full: u64 = if rel.len() == 64 { u64::MAX } else { (1u64 << rel.len()) - 1 };
     // Needs the predecessor remembered: C4 lookups and C3 junctions.
     let rules = StepRules::new(p);
-    let special: Vec<bool> = (0..n).map(|i| rules.special(i)).collect();
-    // A* heuristic, lexicographic (cost, length), consistent along edges:
-    // the remaining walk visits every unvisited relevant table, so it needs
-    // at least the cheapest tour over them in the metric closure of plain
+    // A* heuristic, lexicographic (cost, length), admissible (consistent
+    // along edges for small requests; the large-request bounds may not be,
+    // and a state reached again more cheaply is expanded again): the
+    // remaining walk visits every unvisited relevant table, so it needs at
+    // least the cheapest tour over them in the metric closure of the
     // distances (length) and of "tables outside T in between" (cost).
     let heur = bounds.then(|| Heuristic::new(p, &rel));
     let h = |node: usize, mask: u64| -> (u32, u32) { heur.as_ref().map_or((0, 0), |h| h.eval(node, full & !mask)) };
@@ -176,7 +177,7 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
         let u = st.node as usize;
         let prev = if st.prev == NONE { None } else { Some(st.prev as usize) };
         for &v in &p.adj[u] {
-            if special[u] && !rules.allowed(prev, u, v) {
+            if rules.special(u) && !rules.allowed(prev, u, v) {
                 continue;
             }
             let mask = st.mask | bit[v];
@@ -186,7 +187,7 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
             }
             let ns = State {
                 node: v as u32,
-                prev: if special[v] { u as u32 } else { 0 },
+                prev: if rules.special(v) { u as u32 } else { 0 },
                 len: if bounded { len + 1 } else { 0 },
                 mask,
                 jst: book.enter(st.jst, v, false),
@@ -360,9 +361,11 @@ const SUBSET_DP_PART: usize = 16;
 /// distances. Beyond (enterprise-sized requests), over distances that never
 /// pass through a lookup (C4), the largest of: the same Held–Karp bound over
 /// U ∩ S for a part S of at most `SUBSET_DP_PART` tables chosen far apart;
-/// min over t of dist(node, t) + the minimum spanning tree of U in the
-/// metric closure (a walk covering U contains a spanning path of U, which
-/// weighs at least the MST; memoised per U); and the farthest table of U.
+/// when S is not all of T, min over t of dist(node, t) + the minimum
+/// spanning tree of U in the metric closure (a walk covering U contains a
+/// spanning path of U, which weighs at least the MST; memoised per U; over
+/// all of U the Held–Karp bound already dominates it); and the farthest
+/// table of U.
 struct Heuristic {
     /// Per relevant k: (lower-bound) distance and cost distance from every node.
     len_d: Vec<Vec<u32>>,
@@ -375,7 +378,7 @@ struct Heuristic {
     cost_h: Vec<Vec<u32>>,
     /// Node index of each relevant table.
     rel: Vec<usize>,
-    /// Whether the MST bound is used (more than `SUBSET_DP_MAX` tables).
+    /// Whether the large-request bounds are used ([`is_large`]).
     large: bool,
     /// MST weights (cost, length) per unvisited set.
     mst: RefCell<HashMap<u64, (u32, u32)>>,
@@ -453,7 +456,9 @@ impl Heuristic {
                 su |= 1 << i;
             }
         }
-        let tree = if self.large {
+        // The MST bound only where Held–Karp covers part of the request:
+        // over all of U, a chain over U weighs at least its spanning tree.
+        let tree = if self.large && self.part.len() < self.rel.len() {
             let cached = self.mst.borrow().get(&u).copied();
             Some(cached.unwrap_or_else(|| {
                 let v = (self.mst_of(&self.cost_d, u), self.mst_of(&self.len_d, u));
@@ -473,7 +478,9 @@ impl Heuristic {
                     }
                 }
             }
-            let Some(t) = tree else { return chain };
+            if !self.large {
+                return chain;
+            }
             let (mut nearest, mut worst) = (INF, 0);
             for (k, dk) in d.iter().enumerate() {
                 if u & (1u64 << k) != 0 {
@@ -481,10 +488,10 @@ impl Heuristic {
                     nearest = nearest.min(dk[node]);
                 }
             }
-            if t >= INF || nearest >= INF || chain >= INF {
+            if nearest >= INF || chain >= INF || tree.is_some_and(|t| t >= INF) {
                 return INF;
             }
-            chain.max(nearest + t).max(worst)
+            chain.max(worst).max(tree.map_or(0, |t| nearest + t))
         };
         (one(&self.cost_d, &self.cost_h, tree.map(|t| t.0)), one(&self.len_d, &self.len_h, tree.map(|t| t.1)))
     }
