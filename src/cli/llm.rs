@@ -41,8 +41,10 @@ pub struct LlmFlags {
     /// auto (from the server's GET /models), llama-cpp, vllm, off. See docs/llm.md.
     #[arg(long = "llm-grammar", value_enum, value_name = "FORM", default_value_t = ServerGrammar::Auto)]
     pub llm_grammar: ServerGrammar,
-    /// Append every LLM request/response to this JSONL cassette.
-    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    /// Append every LLM request/response to this JSONL cassette. Prompts it already holds are answered from it
+    /// (only new or changed prompts reach the model); with --replay OLD, writes every call of the run to FILE,
+    /// taking the answers OLD holds from it.
+    #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Answer every LLM request from this cassette, with no network.
     #[arg(long, value_name = "FILE")]
@@ -118,6 +120,7 @@ mod tests {
         // No flags: exactly the library's defaults.
         let d = T::try_parse_from(["t"]).unwrap();
         assert_eq!(d.llm.to_args(), lucy::llm::LlmArgs::default());
-        assert!(T::try_parse_from(["t", "--record", "a", "--replay", "b"]).is_err());
+        // --replay OLD --record NEW copies a run's calls into a new cassette.
+        assert!(T::try_parse_from(["t", "--record", "a", "--replay", "b"]).is_ok());
     }
 }

@@ -64,39 +64,142 @@ pub fn cassette_key(model: &str, req: &ChatRequest) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Wraps a model and appends every successful call to a cassette file.
-/// Failed calls are not recorded (replay them by re-running the recording).
+/// Wraps a model and appends every call (answer or failure) to a cassette
+/// file.
+///
+/// Incremental: when the file already holds entries, a request whose key it
+/// holds is answered from the file (the k-th ask of a key gets its k-th
+/// recorded answer, as [`Replayer`] hands them out) without calling the
+/// model and without appending again; only keys the file lacks (or asks
+/// beyond the recorded count) reach the model and are appended. So after a
+/// prompt change, recording into the same cassette re-runs only the changed
+/// calls. Entries no run asks any more stay in the file; [`Recorder::copying`]
+/// writes a cassette with exactly the calls of one run.
 pub struct Recorder {
-    inner: Box<dyn ChatModel>,
+    /// The model asked for prompts `prior` lacks; `None`: those fail as a
+    /// replay miss of `prior` (copying a cassette with no model).
+    inner: Option<Box<dyn ChatModel>>,
     path: PathBuf,
     file: Mutex<File>,
+    /// Answers recorded before this run.
+    prior: Option<Replayer>,
+    /// Whether answers taken from `prior` are appended too (`prior` is
+    /// another file).
+    copy_prior: bool,
+    /// (answers taken from `prior`, calls sent to `inner`).
+    counts: Mutex<(usize, usize)>,
 }
 
 impl Recorder {
     /// Record `inner`'s answers, appending to `path` (created if missing).
+    /// Entries already in `path` answer their prompts again (see the type's
+    /// docs); a file that is not a cassette is an error, as is one whose
+    /// last line was cut off (an interrupted write: delete that line).
     pub fn create(path: impl AsRef<Path>, inner: Box<dyn ChatModel>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
+        let prior = match std::fs::metadata(&path) {
+            Ok(m) if m.len() > 0 => Some(Replayer::open(&path, Some(inner.model_name()))?),
+            _ => None,
+        };
+        Self::open(path, Some(inner), prior, false)
+    }
+
+    /// Record into a new cassette `path`, answering every prompt that the
+    /// cassette `from` holds from it (and copying that entry into `path`),
+    /// and sending only the others to `inner`. `path` then holds exactly the
+    /// calls of this run: use it to drop entries a changed prompt left
+    /// behind. `path` must not be `from` and must be empty or absent.
+    /// Without `inner` (no model configured), `from` answers as
+    /// [`Replayer`] does (the last answer of a key repeats) and a prompt it
+    /// lacks is a replay miss; `model` then picks the cassette's model as
+    /// `Replayer::open` does.
+    pub fn copying(
+        from: impl AsRef<Path>,
+        path: impl AsRef<Path>,
+        inner: Option<Box<dyn ChatModel>>,
+        model: Option<String>,
+    ) -> Result<Self> {
+        let (from, path) = (from.as_ref(), path.as_ref().to_path_buf());
+        let same = match (from.canonicalize(), path.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if same {
+            return Err(Error::Input(format!(
+                "--replay and --record name the same cassette {}: to record into it incrementally, pass --record alone",
+                path.display()
+            )));
+        }
+        if std::fs::metadata(&path).map(|m| m.len() > 0).unwrap_or(false) {
+            return Err(Error::Input(format!(
+                "{} is not empty: with --replay, --record writes a new cassette; remove it or pick another name",
+                path.display()
+            )));
+        }
+        let prior = Replayer::open(from, inner.as_ref().map(|m| m.model_name()).or(model))?;
+        Self::open(path, inner, Some(prior), true)
+    }
+
+    fn open(path: PathBuf, inner: Option<Box<dyn ChatModel>>, prior: Option<Replayer>, copy_prior: bool) -> Result<Self> {
         let file = OpenOptions::new().create(true).append(true).open(&path).map_err(|e| Error::io(&path, e))?;
-        Ok(Recorder { inner, path, file: Mutex::new(file) })
+        Ok(Recorder { inner, path, file: Mutex::new(file), prior, copy_prior, counts: Mutex::new((0, 0)) })
+    }
+
+    /// (answers taken from the cassette's earlier entries, calls sent to
+    /// the model) so far.
+    pub fn counts(&self) -> (usize, usize) {
+        *self.counts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Append `entry`; returns the line written.
+    fn append(&self, phase: &str, entry: &CassetteEntry) -> Result<String> {
+        let line = serde_json::to_string(entry).map_err(|e| Error::llm(phase, format!("cannot encode cassette entry: {e}")))?;
+        self.write_line(&line)?;
+        Ok(line)
+    }
+
+    /// Append one line (without its newline).
+    fn write_line(&self, line: &str) -> Result<()> {
+        let text = format!("{line}\n");
+        // One write per line under the lock, so concurrent calls never interleave.
+        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        f.write_all(text.as_bytes()).and_then(|_| f.flush()).map_err(|e| Error::io(&self.path, e))
     }
 }
 
 impl ChatModel for Recorder {
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
-        let result = self.inner.chat(req);
-        let model = self.inner.model_name();
+        let Some(inner) = &self.inner else {
+            // Copying with no model: the old cassette answers as a replay.
+            let prior = self.prior.as_ref().expect("a recorder without a model copies a cassette");
+            let idx = prior.answer(req)?;
+            self.write_line(&prior.lines[idx])?;
+            self.counts.lock().unwrap_or_else(|p| p.into_inner()).0 += 1;
+            return outcome(&req.phase, &prior.entries[idx].1);
+        };
+        let model = inner.model_name();
         // A grammar the backend ignored did not shape the answer: keep it
         // out of the key, so changing the grammar builder does not
         // invalidate recordings of servers that never saw it.
         let stripped;
-        let req = if req.grammar.is_some() && !self.inner.honours_grammar() {
+        let req = if req.grammar.is_some() && !inner.honours_grammar() {
             stripped = ChatRequest { grammar: None, ..req.clone() };
             &stripped
         } else {
             req
         };
+        let key = cassette_key(&model, req);
+        if let Some((prior, idx)) = self.prior.as_ref().and_then(|p| Some((p, p.take(&key)?))) {
+            if self.copy_prior {
+                self.write_line(&prior.lines[idx])?;
+            }
+            self.counts.lock().unwrap_or_else(|p| p.into_inner()).0 += 1;
+            return outcome(&req.phase, &prior.entries[idx].1);
+        }
+        let result = inner.chat(req);
+        self.counts.lock().unwrap_or_else(|p| p.into_inner()).1 += 1;
         let entry = CassetteEntry {
-            key: cassette_key(&model, req),
+            key,
             phase: req.phase.clone(),
             model,
             messages: req.messages.clone(),
@@ -110,11 +213,7 @@ impl ChatModel for Recorder {
             }),
             response: result.as_ref().map(Clone::clone).unwrap_or_default(),
         };
-        let mut line = serde_json::to_string(&entry).map_err(|e| Error::llm(&req.phase, format!("cannot encode cassette entry: {e}")))?;
-        line.push('\n');
-        // One write per line under the lock, so concurrent calls never interleave.
-        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        f.write_all(line.as_bytes()).and_then(|_| f.flush()).map_err(|e| Error::io(&self.path, e))?;
+        let line = self.append(&req.phase, &entry)?;
         // Hand back what replay will read (serde_json's float parsing may
         // differ from the original f64 in the last bit), so a recorded run
         // and its replay are bit-identical.
@@ -124,11 +223,30 @@ impl ChatModel for Recorder {
     }
 
     fn model_name(&self) -> String {
-        self.inner.model_name()
+        match (&self.inner, &self.prior) {
+            (Some(m), _) => m.model_name(),
+            (None, Some(p)) => p.model_name(),
+            (None, None) => String::new(),
+        }
     }
 
     fn honours_grammar(&self) -> bool {
-        self.inner.honours_grammar()
+        self.inner.as_ref().is_some_and(|m| m.honours_grammar())
+    }
+}
+
+impl Drop for Recorder {
+    /// One line on stderr when the run reused earlier entries, so an
+    /// incremental recording says how much it re-ran.
+    fn drop(&mut self) {
+        if self.prior.is_some() {
+            let (reused, called) = self.counts();
+            eprintln!(
+                "lucy: cassette {}: {reused} answer(s) taken from its earlier entries, {called} call(s) sent to the model{}",
+                self.path.display(),
+                if self.copy_prior { " (both written to it)" } else { " (appended)" }
+            );
+        }
     }
 }
 
@@ -143,6 +261,8 @@ pub struct Replayer {
     model: String,
     /// (line number, entry), in file order.
     entries: Vec<(usize, CassetteEntry)>,
+    /// Each entry's line as read, so copying it keeps it byte for byte.
+    lines: Vec<String>,
     by_key: HashMap<String, Vec<usize>>,
     cursor: Mutex<HashMap<String, usize>>,
 }
@@ -154,14 +274,24 @@ impl Replayer {
         let path = path.as_ref().to_path_buf();
         let text = read_to_string(&path)?;
         let mut entries = Vec::new();
+        let mut lines = Vec::new();
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
             let e: CassetteEntry = serde_json::from_str(line).map_err(|e| {
-                Error::Input(format!("{}:{}: not a cassette entry ({e}); was this file written by --record?", path.display(), i + 1))
+                if !text.ends_with('\n') && i + 1 == text.lines().count() {
+                    Error::Input(format!(
+                        "{}:{}: the last line is cut off ({e}): a recording was interrupted while writing it; delete that line",
+                        path.display(),
+                        i + 1
+                    ))
+                } else {
+                    Error::Input(format!("{}:{}: not a cassette entry ({e}); was this file written by --record?", path.display(), i + 1))
+                }
             })?;
             entries.push((i + 1, e));
+            lines.push(line.to_string());
         }
         let model = match model {
             Some(m) => m,
@@ -186,7 +316,20 @@ impl Replayer {
         for (i, (_, e)) in entries.iter().enumerate() {
             by_key.entry(e.key.clone()).or_default().push(i);
         }
-        Ok(Replayer { path, model, entries, by_key, cursor: Mutex::new(HashMap::new()) })
+        Ok(Replayer { path, model, entries, lines, by_key, cursor: Mutex::new(HashMap::new()) })
+    }
+
+    /// The next recorded entry of `key` not handed out yet (recorded
+    /// order), or `None` when the cassette has no (more) entries of it.
+    /// Shares [`ChatModel::chat`]'s cursor; unlike `chat`, it does not
+    /// repeat the last answer.
+    fn take(&self, key: &str) -> Option<usize> {
+        let idxs = self.by_key.get(key)?;
+        let mut cursor = self.cursor.lock().unwrap_or_else(|p| p.into_inner());
+        let c = cursor.entry(key.to_string()).or_insert(0);
+        let idx = *idxs.get(*c)?;
+        *c += 1;
+        Some(idx)
     }
 
     /// Number of recorded calls.
@@ -233,8 +376,11 @@ impl Replayer {
 /// say that a run did not reproduce its recording).
 pub const REPLAY_MISS: &str = "no recorded answer for this";
 
-impl ChatModel for Replayer {
-    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+impl Replayer {
+    /// The recorded entry that answers `req`: its key's next answer in
+    /// recorded order, the last one repeating (a miss is an error naming
+    /// the closest recorded prompt).
+    fn answer(&self, req: &ChatRequest) -> Result<usize> {
         let mut key = cassette_key(&self.model, req);
         if !self.by_key.contains_key(&key) && req.grammar.is_some() {
             // Recorded from a backend that ignores grammars (see Recorder).
@@ -248,11 +394,21 @@ impl ChatModel for Replayer {
         let c = cursor.entry(key).or_insert(0);
         let idx = idxs[(*c).min(idxs.len() - 1)];
         *c += 1;
-        let e = &self.entries[idx].1;
-        match &e.error {
-            Some(msg) => Err(Error::llm(&req.phase, msg.clone())),
-            None => Ok(e.response.clone()),
-        }
+        Ok(idx)
+    }
+}
+
+/// A recorded entry's outcome, as the phase receives it.
+fn outcome(phase: &str, e: &CassetteEntry) -> Result<ChatResponse> {
+    match &e.error {
+        Some(msg) => Err(Error::llm(phase, msg.clone())),
+        None => Ok(e.response.clone()),
+    }
+}
+
+impl ChatModel for Replayer {
+    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+        outcome(&req.phase, &self.entries[self.answer(req)?].1)
     }
 
     fn model_name(&self) -> String {
@@ -438,6 +594,145 @@ mod tests {
         let err = rep.chat(&req("attributes", &long.replace("CLIENT", "SERVER"))).unwrap_err().to_string();
         assert!(err.contains("line 1, column 301"), "{err}");
         assert!(err.contains("CLIENT") && err.contains("SERVER"), "{err}");
+    }
+
+    /// Answers "<PROMPT> #<call number>", so a test can tell a replayed
+    /// answer from a fresh call.
+    #[derive(Default, Clone)]
+    struct Counting(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+    impl Counting {
+        fn calls(&self) -> usize {
+            self.0.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+    impl ChatModel for Counting {
+        fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+            let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let text = req.messages.last().map(|m| m.content.to_uppercase()).unwrap_or_default();
+            Ok(ChatResponse { choices: vec![format!("{text} #{n}")], ..Default::default() })
+        }
+        fn model_name(&self) -> String {
+            "counting".into()
+        }
+    }
+
+    impl CassetteEntry {
+        fn choices_text(&self) -> String {
+            self.response.choices.join("|")
+        }
+    }
+
+    fn lines(path: &Path) -> Vec<CassetteEntry> {
+        std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    #[test]
+    fn recording_into_a_cassette_replays_what_it_holds_and_calls_only_for_new_prompts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let first = Counting::default();
+        {
+            let rec = Recorder::create(&path, Box::new(first.clone())).unwrap();
+            assert_eq!(rec.chat(&req("match_tables", "a")).unwrap().choices, ["A #1"]);
+            assert_eq!(rec.chat(&req("query_view", "b")).unwrap().choices, ["B #2"]);
+        }
+        // The prompt of `b` changed to `b2`: only that call reaches the model.
+        let second = Counting::default();
+        let rec = Recorder::create(&path, Box::new(second.clone())).unwrap();
+        assert_eq!(rec.chat(&req("match_tables", "a")).unwrap().choices, ["A #1"], "the recorded answer, not a new call");
+        assert_eq!(rec.chat(&req("query_view", "b2")).unwrap().choices, ["B2 #1"]);
+        assert_eq!(second.calls(), 1);
+        assert_eq!(rec.counts(), (1, 1));
+        drop(rec);
+        let keys: Vec<String> = lines(&path).iter().map(|e| e.messages[1].content.clone()).collect();
+        assert_eq!(keys, ["a", "b", "b2"], "the replayed entry is not appended again; the stale one stays");
+        // The result replays like a fresh recording of the new prompts.
+        let rep = Replayer::open(&path, None).unwrap();
+        assert_eq!(rep.chat(&req("match_tables", "a")).unwrap().choices, ["A #1"]);
+        assert_eq!(rep.chat(&req("query_view", "b2")).unwrap().choices, ["B2 #1"]);
+    }
+
+    #[test]
+    fn a_prompt_asked_more_often_than_recorded_gets_its_answers_in_order_then_new_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        {
+            let rec = Recorder::create(&path, Box::new(Counting::default())).unwrap();
+            rec.chat(&req("query_view", "q")).unwrap();
+            rec.chat(&req("query_view", "q")).unwrap();
+        }
+        let model = Counting::default();
+        let rec = Recorder::create(&path, Box::new(model.clone())).unwrap();
+        let answers: Vec<String> = (0..3).map(|_| rec.chat(&req("query_view", "q")).unwrap().choices[0].clone()).collect();
+        assert_eq!(answers, ["Q #1", "Q #2", "Q #1"], "two recorded answers, then the model's first call");
+        assert_eq!(model.calls(), 1);
+        drop(rec);
+        assert_eq!(lines(&path).len(), 3);
+    }
+
+    #[test]
+    fn a_recorded_failure_is_replayed_while_recording_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let recorded = Recorder::create(&path, Box::new(Failing)).unwrap().chat(&req("query_view", "q")).unwrap_err().to_string();
+        // The key holds the model name: record the failure under the same one.
+        let line = std::fs::read_to_string(&path).unwrap().replace("\"failing\"", "\"counting\"");
+        let mut e: CassetteEntry = serde_json::from_str(line.trim()).unwrap();
+        e.key = cassette_key("counting", &req("query_view", "q"));
+        std::fs::write(&path, serde_json::to_string(&e).unwrap() + "\n").unwrap();
+        let model = Counting::default();
+        let rec = Recorder::create(&path, Box::new(model.clone())).unwrap();
+        assert_eq!(rec.chat(&req("query_view", "q")).unwrap_err().to_string(), recorded);
+        assert_eq!(model.calls(), 0);
+    }
+
+    #[test]
+    fn copying_writes_exactly_the_calls_of_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, new) = (dir.path().join("old.jsonl"), dir.path().join("new.jsonl"));
+        {
+            let rec = Recorder::create(&old, Box::new(Counting::default())).unwrap();
+            for p in ["a", "stale", "b"] {
+                rec.chat(&req("match_tables", p)).unwrap();
+            }
+        }
+        let model = Counting::default();
+        let rec = Recorder::copying(&old, &new, Some(Box::new(model.clone())), None).unwrap();
+        assert_eq!(rec.chat(&req("match_tables", "b")).unwrap().choices, ["B #3"]);
+        assert_eq!(rec.chat(&req("match_tables", "c")).unwrap().choices, ["C #1"]);
+        assert_eq!(rec.chat(&req("match_tables", "a")).unwrap().choices, ["A #1"]);
+        assert_eq!(model.calls(), 1);
+        drop(rec);
+        let got: Vec<String> = lines(&new).iter().map(|e| e.choices_text()).collect();
+        assert_eq!(got, ["B #3", "C #1", "A #1"]);
+        assert_eq!(lines(&old).len(), 3, "the old cassette is not touched");
+        // Refused: the same file, or a new file that already holds entries.
+        let err = Recorder::copying(&old, &old, Some(Box::new(Counting::default())), None).err().unwrap().to_string();
+        assert!(err.contains("same cassette"), "{err}");
+        let err = Recorder::copying(&old, &new, Some(Box::new(Counting::default())), None).err().unwrap().to_string();
+        assert!(err.contains("not empty"), "{err}");
+        // With no model: a replay that writes what it used; a prompt the
+        // old cassette lacks is a replay miss.
+        let pruned = dir.path().join("pruned.jsonl");
+        let rec = Recorder::copying(&old, &pruned, None, None).unwrap();
+        assert_eq!(rec.model_name(), "counting");
+        assert_eq!(rec.chat(&req("match_tables", "a")).unwrap().choices, ["A #1"]);
+        let err = rec.chat(&req("match_tables", "zzz")).unwrap_err().to_string();
+        assert!(err.contains(REPLAY_MISS), "{err}");
+        drop(rec);
+        assert_eq!(lines(&pruned).len(), 1);
+    }
+
+    #[test]
+    fn an_interrupted_last_line_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        Recorder::create(&path, Box::new(Counting::default())).unwrap().chat(&req("match_tables", "a")).unwrap();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"key\": \"ab");
+        std::fs::write(&path, text).unwrap();
+        let err = Recorder::create(&path, Box::new(Counting::default())).err().unwrap().to_string();
+        assert!(err.contains("c.jsonl:2") && err.contains("cut off") && err.contains("delete that line"), "{err}");
     }
 
     #[test]

@@ -191,7 +191,9 @@ pub struct LlmArgs {
     pub structured: StructuredMode,
     /// How a grammar-constrained request is sent to a server: auto (by the server's /models answer), llama-cpp, vllm, off.
     pub llm_grammar: ServerGrammar,
-    /// Append every LLM request/response to this JSONL cassette.
+    /// Append every LLM request/response to this JSONL cassette; prompts it
+    /// already holds are answered from it (incremental recording). With
+    /// `replay`, a new cassette of the run's calls (see `build_chat_model`).
     pub record: Option<PathBuf>,
     /// Answer every LLM request from this cassette, with no network.
     pub replay: Option<PathBuf>,

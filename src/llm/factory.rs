@@ -18,7 +18,11 @@ use crate::error::{Error, Result};
 ///   when present): an [`EmbeddedModel`], announced on stderr;
 /// - else `Ok(None)`: no LLM configured (print [`NOT_CONFIGURED_HINT`]).
 ///
-/// A live model is wrapped in a [`Recorder`] with `--record FILE`.
+/// A live model is wrapped in a [`Recorder`] with `--record FILE`
+/// (incremental: prompts the file already holds are answered from it).
+/// `--replay OLD --record NEW` answers from OLD, sends only the prompts OLD
+/// lacks to the live model (a replay miss when none is configured), and
+/// writes every call of the run into NEW ([`Recorder::copying`]).
 ///
 /// `--llm-temperature` is applied outermost, so cassettes are keyed by the
 /// temperature actually used.
@@ -31,38 +35,49 @@ pub fn build_chat_model_with_env(
     args: &LlmArgs,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<Box<dyn ChatModel>>> {
-    let inner: Box<dyn ChatModel> = if let Some(path) = &args.replay {
-        Box::new(Replayer::open(path, args.model_from(env))?)
-    } else {
-        let client: Box<dyn ChatModel> = if let Some(cfg) = args.to_config(env)? {
-            Box::new(OpenAiClient::new(cfg)?)
-        } else if let Some(choice) = args.gguf_from(env)? {
-            let m = EmbeddedModel::load(&choice.options, &choice.fix, env)?
-                .with_max_tokens(args.llm_max_tokens)
-                .with_constraints(args.structured != StructuredMode::Off);
-            eprintln!(
-                "lucy: {} model {} ({} thread{}; llama.cpp in-process)",
-                if choice.is_default { "no LLM endpoint configured: using the embedded" } else { "using the embedded" },
-                m.path().display(),
-                m.threads(),
-                if m.threads() == 1 { "" } else { "s" }
-            );
-            Box::new(m)
-        } else {
-            if args.record.is_some() {
-                return Err(Error::Input(format!("--record needs an LLM to record from; {NOT_CONFIGURED_HINT}")));
+    let inner: Box<dyn ChatModel> = match (&args.replay, &args.record) {
+        (Some(path), None) => Box::new(Replayer::open(path, args.model_from(env))?),
+        (None, record) => {
+            let Some(client) = live_model(args, env)? else {
+                if record.is_some() {
+                    return Err(Error::Input(format!("--record needs an LLM to record from; {NOT_CONFIGURED_HINT}")));
+                }
+                return Ok(None);
+            };
+            match record {
+                Some(path) => Box::new(Recorder::create(path, client)?),
+                None => client,
             }
-            return Ok(None);
-        };
-        match &args.record {
-            Some(path) => Box::new(Recorder::create(path, client)?),
-            None => client,
+        }
+        (Some(from), Some(to)) => {
+            // Prompts the old cassette lacks go to the live model when one
+            // is configured; otherwise they fail as a replay miss does.
+            Box::new(Recorder::copying(from, to, live_model(args, env)?, args.model_from(env))?)
         }
     };
     Ok(Some(match args.llm_temperature {
         Some(t) => Box::new(WithTemperature { inner, temperature: t }),
         None => inner,
     }))
+}
+
+/// The endpoint client or the embedded model the flags configure, if any.
+fn live_model(args: &LlmArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Box<dyn ChatModel>>> {
+    if let Some(cfg) = args.to_config(env)? {
+        return Ok(Some(Box::new(OpenAiClient::new(cfg)?)));
+    }
+    let Some(choice) = args.gguf_from(env)? else { return Ok(None) };
+    let m = EmbeddedModel::load(&choice.options, &choice.fix, env)?
+        .with_max_tokens(args.llm_max_tokens)
+        .with_constraints(args.structured != StructuredMode::Off);
+    eprintln!(
+        "lucy: {} model {} ({} thread{}; llama.cpp in-process)",
+        if choice.is_default { "no LLM endpoint configured: using the embedded" } else { "using the embedded" },
+        m.path().display(),
+        m.threads(),
+        if m.threads() == 1 { "" } else { "s" }
+    );
+    Ok(Some(Box::new(m)))
 }
 
 /// Rewrites every request's temperature before passing it on.
