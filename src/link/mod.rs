@@ -1,16 +1,19 @@
 //! Phase 1, MatchTables (Lucy, Algorithm 1 lines 1–12, Algorithm 2).
 //!
-//! Ask which core tables are relevant; explore each relevant pattern root
-//! breadth-first, asking which children (and which of the node's attributes)
-//! are relevant; ask for the relevant attributes of every other relevant
-//! table. Every question is asked `samples` times and the answers are voted
-//! ([`vote`]); names are parsed robustly ([`parse`]) and mapped to the model
+//! Ask which core tables are relevant; where the model offers a relevant
+//! table several ways in, ask which roles the question needs ([`roles`]);
+//! explore each relevant pattern root breadth-first, asking which children
+//! (and which of the node's attributes) are relevant; ask for the relevant
+//! attributes of every other relevant table (of each role instance). Every
+//! question is asked `samples` times and the answers are voted ([`vote`]);
+//! names are parsed robustly ([`parse`]) and mapped to the model
 //! ([`names`]); nothing an LLM writes can crash the phase.
 
 pub mod context;
 pub mod describe;
 pub mod names;
 pub mod parse;
+pub mod roles;
 pub mod vote;
 
 use std::collections::VecDeque;
@@ -18,12 +21,12 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::graph::{SchemaGraph, TableId};
+use crate::graph::{RelId, SchemaGraph, TableId};
 use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::llm::traced;
 use crate::prompts::Prompts;
 use crate::types::trace::{ListStep, MatchTrace, Vote};
-use crate::types::{ColumnRef, Relevance};
+use crate::types::{ColumnRef, Relevance, RoleInstance};
 use names::{Candidate, Mapped, Mapper};
 use parse::ListShape;
 
@@ -96,7 +99,7 @@ pub fn match_tables(
     let mut found = Relevance::default();
     let result = run(graph, question, opts, llm, prompts, &core, trace, &mut found);
     trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
-    if result.is_ok() && found.tables.is_empty() {
+    if result.is_ok() && found.tables.is_empty() && found.roles.is_empty() {
         trace.warnings.push("MatchTables found no relevant table: every sample was empty or named no offered table".into());
     }
     result.map(|()| found)
@@ -129,24 +132,21 @@ fn run(
     let step = ask_list(graph, "match_tables", None, &cands, prompt, opts, llm, trace)?;
     let relevant_core: Vec<TableId> = step.into_iter().filter_map(|c| match c {
         Candidate::Table(t) => Some(t),
-        Candidate::Column(_) => None,
+        Candidate::Column(_) | Candidate::Instance(..) => None,
     }).collect();
-    // Lines 7–12. The explorations of different relevant tables are
-    // independent, so they run concurrently (the LLM client bounds the
+    // Lines 7–12, each preceded by the table's role question when the
+    // model offers a choice. The explorations of different relevant tables
+    // are independent, so they run concurrently (the LLM client bounds the
     // requests in flight); each fills its own trace, merged in table order
     // so that traces and results do not depend on timing.
+    let relevant_core = &relevant_core;
     let parts: Vec<(Found, Result<()>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = relevant_core
             .iter()
             .map(|&t| {
                 scope.spawn(move || {
                     let mut part = Found::default();
-                    part.table(graph, t);
-                    let r = if graph.pattern_root_kind(t).is_some() {
-                        iterative_prompting(graph, question, t, opts, llm, prompts, &mut part)
-                    } else {
-                        ask_attributes(graph, question, t, opts, llm, prompts, &mut part)
-                    };
+                    let r = explore(graph, question, t, relevant_core, opts, llm, prompts, &mut part);
                     (part, r)
                 })
             })
@@ -164,6 +164,9 @@ fn run(
         }
         for &c in &part.rel.columns {
             found.add_column(c);
+        }
+        for &r in &part.rel.roles {
+            found.add_role(r);
         }
         if let Err(e) = r {
             first_err.get_or_insert(e);
@@ -185,6 +188,15 @@ impl Found {
         let name = graph.name(t).to_string();
         if !self.trace.tables.contains(&name) {
             self.trace.tables.push(name);
+        }
+    }
+
+    /// Role instance `t@rel`.
+    fn role(&mut self, graph: &SchemaGraph, t: TableId, rel: RelId) {
+        self.rel.add_role(RoleInstance { table: t, rel });
+        let label = graph.instance_label(t, Some(rel));
+        if !self.trace.tables.contains(&label) {
+            self.trace.tables.push(label);
         }
     }
 
@@ -218,6 +230,96 @@ fn merge(trace: &mut MatchTrace, part: MatchTrace) {
     trace.cost.add_calls_of(&part.cost);
 }
 
+/// One relevant core table: its role question when the model offers a
+/// choice ([`roles::ways_in`]), then Algorithm 2 for a pattern root or the
+/// attribute prompt (once per kept instance).
+#[allow(clippy::too_many_arguments)]
+fn explore(
+    graph: &SchemaGraph,
+    question: &str,
+    t: TableId,
+    relevant_core: &[TableId],
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    found: &mut Found,
+) -> Result<()> {
+    let ways = roles::ways_in(graph, t, relevant_core);
+    if roles::is_choice(graph, t, &ways) {
+        let kept = ask_roles(graph, question, t, &ways, opts, llm, prompts, found)?;
+        let kept_roles: Vec<roles::Way> = ways.iter().copied().filter(|w| kept.contains(&Some(w.rel))).collect();
+        if !kept_roles.is_empty() {
+            // A self-relationship's instance joins the plain one (its anchor).
+            let plain = kept.contains(&None) || kept_roles.iter().any(|w| w.anchor == t);
+            if plain {
+                found.table(graph, t);
+                ask_attributes(graph, question, t, None, opts, llm, prompts, found)?;
+            }
+            for w in kept_roles {
+                found.role(graph, t, w.rel);
+                let text = format!("{}, {}", graph.instance_label(t, Some(w.rel)), roles::describe(graph, t, w));
+                ask_attributes(graph, question, t, Some((w.rel, text)), opts, llm, prompts, found)?;
+            }
+            return Ok(());
+        }
+    }
+    found.table(graph, t);
+    if graph.pattern_root_kind(t).is_some() {
+        iterative_prompting(graph, question, t, opts, llm, prompts, found)
+    } else {
+        ask_attributes(graph, question, t, None, opts, llm, prompts, found)
+    }
+}
+
+/// The role question of table `t` (prompt `match_roles`): which of its
+/// ways in the question needs, voted like every list. Returns the kept
+/// instances (`None`: the plain instance, offered only beside a
+/// self-relationship); empty when no sample named a role.
+#[allow(clippy::too_many_arguments)]
+fn ask_roles(
+    graph: &SchemaGraph,
+    question: &str,
+    t: TableId,
+    ways: &[roles::Way],
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    found: &mut Found,
+) -> Result<Vec<Option<RelId>>> {
+    let mut cands: Vec<Candidate> = Vec::new();
+    let mut lines = Vec::new();
+    if ways.iter().any(|w| w.anchor == t) {
+        cands.push(Candidate::Instance(t, None));
+        lines.push(serde_json::json!({"label": graph.name(t), "text": format!("{} itself, without the row it points to", graph.name(t))}));
+    }
+    for &w in ways {
+        cands.push(Candidate::Instance(t, Some(w.rel)));
+        lines.push(serde_json::json!({"label": graph.instance_label(t, Some(w.rel)), "text": roles::describe(graph, t, w)}));
+    }
+    let vars = serde_json::json!({
+        "question": question,
+        "table": graph.name(t),
+        "summary": context::table_summary(graph, t, false),
+        "ways": lines,
+        "elements": names_of(graph, &cands),
+    });
+    let prompt = prompts.render("match_roles", &vars)?;
+    let chosen = ask_list(graph, "match_roles", Some(t), &cands, prompt, opts, llm, &mut found.trace)?;
+    let kept: Vec<Option<RelId>> = chosen
+        .into_iter()
+        .filter_map(|c| match c {
+            Candidate::Instance(_, r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    if !kept.iter().any(Option::is_some) {
+        if let Some(step) = found.trace.steps.last_mut() {
+            step.warnings.push(format!("no role of {} kept: the plain instance joins as the solver chooses", graph.name(t)));
+        }
+    }
+    Ok(kept)
+}
+
 /// Algorithm 2, breadth-first as the paper's text describes: a node with
 /// children gets one prompt for its relevant children and its own
 /// attributes; a leaf gets the attribute prompt.
@@ -235,7 +337,7 @@ fn iterative_prompting(
         found.table(graph, r);
         let children = graph.pattern_children(r);
         if children.is_empty() {
-            ask_attributes(graph, question, r, opts, llm, prompts, found)?;
+            ask_attributes(graph, question, r, None, opts, llm, prompts, found)?;
             continue;
         }
         let mut cands: Vec<Candidate> = children.iter().map(|&c| Candidate::Table(c)).collect();
@@ -257,16 +359,23 @@ fn iterative_prompting(
             match c {
                 Candidate::Table(child) => queue.push_back(child),
                 Candidate::Column(col) => found.attribute(graph, r, &col),
+                Candidate::Instance(..) => {}
             }
         }
     }
     Ok(())
 }
 
+/// The attribute prompt of table `t`, or of one role instance of it
+/// (`role`: the relationship and the role's words for the prompt). A role
+/// instance's columns are the table's: the view gives every instance of a
+/// table each requested column of it (`Relevance::columns`).
+#[allow(clippy::too_many_arguments)]
 fn ask_attributes(
     graph: &SchemaGraph,
     question: &str,
     t: TableId,
+    role: Option<(RelId, String)>,
     opts: &MatchOptions,
     llm: &dyn ChatModel,
     prompts: &Prompts,
@@ -281,9 +390,15 @@ fn ask_attributes(
         "table": graph.name(t),
         "schema_json": context::attributes_json(graph, t),
         "elements": names_of(graph, &cands),
+        "role": role.as_ref().map(|(_, text)| text.as_str()).unwrap_or(""),
     });
     let prompt = prompts.render("attributes", &vars)?;
-    for c in ask_list(graph, "attributes", Some(t), &cands, prompt, opts, llm, &mut found.trace)? {
+    let chosen = ask_list(graph, "attributes", Some(t), &cands, prompt, opts, llm, &mut found.trace);
+    if let (Some((rel, _)), Some(step)) = (&role, found.trace.steps.last_mut()) {
+        // The step is about the instance.
+        step.subject = Some(graph.instance_label(t, Some(*rel)));
+    }
+    for c in chosen? {
         if let Candidate::Column(col) = c {
             found.attribute(graph, t, &col);
         }
@@ -402,6 +517,7 @@ fn ask_list(
     for c in &kept {
         match c {
             Candidate::Table(t) => step.tables.push(graph.name(*t).to_string()),
+            Candidate::Instance(t, r) => step.tables.push(graph.instance_label(*t, *r)),
             Candidate::Column(col) => {
                 if let Some(s) = subject {
                     step.attributes.push(ColumnRef::new(graph.name(s), col.clone()));
@@ -437,6 +553,7 @@ fn names_of(graph: &SchemaGraph, cands: &[Candidate]) -> Vec<String> {
         .iter()
         .map(|c| match c {
             Candidate::Table(t) => graph.name(*t).to_string(),
+            Candidate::Instance(t, r) => graph.instance_label(*t, *r),
             Candidate::Column(col) => col.clone(),
         })
         .collect()

@@ -4,7 +4,7 @@
 //! everything else is dropped with a warning that says what was dropped
 //! and the closest name.
 
-use crate::graph::{SchemaGraph, TableId};
+use crate::graph::{RelId, SchemaGraph, TableId};
 use crate::types::trace::Remap;
 
 /// Minimum Jaro-Winkler similarity (on normalised names) of a fuzzy match.
@@ -19,6 +19,17 @@ pub enum Candidate {
     Table(TableId),
     /// A column (by name) of the prompt's subject table.
     Column(String),
+    /// An instance of a table (the role question, `link::roles`): the plain
+    /// one (`None`) or a role through a relationship, named by
+    /// `SchemaGraph::instance_label`.
+    Instance(TableId, Option<RelId>),
+}
+
+impl Candidate {
+    /// Tables and table instances (not columns).
+    fn is_table(&self) -> bool {
+        !matches!(self, Candidate::Column(_))
+    }
 }
 
 /// The result of mapping one raw item.
@@ -53,18 +64,19 @@ impl<'a> Mapper<'a> {
     pub fn name(&self, i: usize) -> String {
         match &self.candidates[i] {
             Candidate::Table(t) => self.graph.name(*t).to_string(),
+            Candidate::Instance(t, r) => self.graph.instance_label(*t, *r),
             Candidate::Column(c) => c.clone(),
         }
     }
 
     fn find_exact(&self, s: &str, want_table: Option<bool>) -> Option<usize> {
         let hit = |i: &usize| {
-            let is_table = matches!(self.candidates[*i], Candidate::Table(_));
+            let is_table = self.candidates[*i].is_table();
             want_table.map_or(true, |w| w == is_table) && self.name(*i).eq_ignore_ascii_case(s)
         };
         // Tables win over same-named columns (pattern_children offers both).
         let idx: Vec<usize> = (0..self.candidates.len()).filter(hit).collect();
-        idx.iter().copied().find(|&i| matches!(self.candidates[i], Candidate::Table(_))).or(idx.first().copied())
+        idx.iter().copied().find(|&i| self.candidates[i].is_table()).or(idx.first().copied())
     }
 
     fn find_normalized(&self, s: &str) -> Option<usize> {
@@ -91,6 +103,18 @@ impl<'a> Mapper<'a> {
         }
         if let Some(i) = self.find_exact(raw, None) {
             return Mapped::Hit(i, None);
+        }
+        // A table instance written another way `Names::instance` reads
+        // (`LOCATION@CLIENT`), or its role alone (`CLIENT.loc_id`, `CLIENT`).
+        if self.candidates.iter().any(|c| matches!(c, Candidate::Instance(..))) {
+            let hit = |s: &str| -> Option<usize> {
+                let (t, r) = self.graph.instance(s).ok()?;
+                (0..self.candidates.len()).find(|&i| self.candidates[i] == Candidate::Instance(t, r))
+            };
+            let prefixed = self.subject.map(|t| format!("{}@{raw}", self.graph.name(t)));
+            if let Some(i) = hit(raw).or_else(|| prefixed.as_deref().and_then(hit)) {
+                return Mapped::Hit(i, Some(Remap { from: raw.into(), to: self.name(i), how: "role".into(), score: None }));
+            }
         }
         // `Table.column`: a column of the subject, or a table offered here.
         if let Some((q, c)) = raw.rsplit_once('.') {
@@ -138,7 +162,7 @@ impl<'a> Mapper<'a> {
     }
 
     fn drop_message(&self, raw: &str, closest: Option<(usize, f64, f64)>) -> String {
-        let offers_tables = self.candidates.iter().any(|c| matches!(c, Candidate::Table(_)));
+        let offers_tables = self.candidates.iter().any(Candidate::is_table);
         let what = match (offers_tables, self.subject) {
             (true, _) => "unknown table".to_string(),
             (false, Some(s)) => format!("unknown attribute of {}", self.graph.name(s)),

@@ -17,8 +17,15 @@ fn run_with(chat: &FakeChat, q: &str, opts: &MatchOptions) -> (Result<()>, Match
     let r = match_tables(&g, q, opts, chat, &Prompts::embedded(), &mut t);
     if let Ok(found) = &r {
         // The ids returned and the names traced say the same.
-        let tables: Vec<&str> = found.tables.iter().map(|&x| g.name(x)).collect();
-        assert_eq!(tables, t.tables);
+        let mut tables: Vec<String> = found.tables.iter().map(|&x| g.name(x).to_string()).collect();
+        tables.extend(found.roles.iter().map(|r| g.instance_label(r.table, Some(r.rel))));
+        let mut traced = t.tables.clone();
+        if found.roles.is_empty() {
+            assert_eq!(tables, traced);
+        }
+        tables.sort();
+        traced.sort();
+        assert_eq!(tables, traced);
         let cols: Vec<ColumnRef> = found.columns.iter().map(|&c| g.column_names(c)).map(|(a, b)| ColumnRef::new(a, b)).collect();
         assert_eq!(cols, t.attributes);
     }
@@ -31,11 +38,14 @@ fn q1_core_tables_then_attributes() {
         .on(&["JSON schema of the database"], &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER', 'LOCATION']", "CLIENT, DATACENTER"])
         .on(&["JSON schema of the table CLIENT"], &["[name, gender]", "[\"name\"]"])
         .on(&["JSON schema of the table DATACENTER"], &["```json\n[\"name\"]\n```"])
+        // LOCATION, a lookup referenced by both other tables, gets its role
+        // question (issue 17); the samples keep the client's location.
+        .on(&["The table LOCATION can be joined"], &["[\"LOCATION@CLIENT.loc_id\"]", "[]"])
         .on(&["JSON schema of the table LOCATION"], &["[]"]);
     let (r, t) = run_with(&chat, Q1, &MatchOptions::default());
     r.unwrap();
     // Paper's rule: every named item, ranked by votes, at most 8.
-    assert_eq!(t.tables, ["CLIENT", "DATACENTER", "LOCATION"]);
+    assert_eq!(t.tables, ["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id"]);
     let s0 = &t.steps[0];
     assert_eq!(s0.prompt, "match_tables");
     assert_eq!(s0.votes[0], Vote { item: "CLIENT".into(), votes: 5, kept: true });
@@ -45,7 +55,8 @@ fn q1_core_tables_then_attributes() {
     assert!(t.attributes.contains(&ColumnRef::new("CLIENT", "name")));
     assert!(t.attributes.contains(&ColumnRef::new("CLIENT", "gender")));
     assert!(t.attributes.contains(&ColumnRef::new("DATACENTER", "name")));
-    assert_eq!(chat.phases(), ["match_tables", "attributes", "attributes", "attributes"]);
+    let steps: Vec<&str> = t.steps.iter().map(|s| s.prompt.as_str()).collect();
+    assert_eq!(steps, ["match_tables", "attributes", "attributes", "match_roles", "attributes"]);
     // Every request offered the enum of valid names.
     let reqs = chat.requests.lock().unwrap();
     assert_eq!(reqs[0].n, 5);
@@ -171,4 +182,122 @@ fn concurrent_exploration_merges_in_table_order() {
     assert_eq!(t.tables, ["CLIENT", "DATACENTER", "RESOURCEPOOL"]);
     assert_eq!(t.cost.llm_calls, 4);
     assert_eq!(chat.phases().len(), 4);
+}
+
+// Roles (issue 17, item 5).
+
+const Q20: &str = "Which clients use a resource pool hosted in a datacenter located in their own city? Output client and datacenter names.";
+
+fn role_labels(t: &MatchTrace) -> Vec<&str> {
+    t.tables.iter().filter(|x| x.contains('@')).map(String::as_str).collect()
+}
+
+#[test]
+fn a_table_referenced_twice_gets_one_role_question_and_attributes_per_instance() {
+    let chat = FakeChat::new()
+        .on(&["JSON schema of the database"], &["[CLIENT, DATACENTER, LOCATION]"])
+        .on(&["The table LOCATION can be joined"], &["[\"LOCATION@CLIENT.loc_id\", \"LOCATION@DATACENTER.loc_id\"]"])
+        .on(&["JSON schema of the table LOCATION", "LOCATION@CLIENT.loc_id, LOCATION joined to CLIENT"], &["[city]"])
+        .on(&["JSON schema of the table LOCATION", "LOCATION@DATACENTER.loc_id, LOCATION joined to DATACENTER"], &["[city, country]"])
+        .on(&["JSON schema of the table"], &["[name]"]);
+    let (r, t) = run_with(&chat, Q20, &MatchOptions { samples: 1, ..MatchOptions::default() });
+    r.unwrap();
+    assert_eq!(t.tables, ["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
+    // The trace is in table order (the requests run concurrently).
+    let steps: Vec<&str> = t.steps.iter().map(|s| s.prompt.as_str()).collect();
+    assert_eq!(steps, ["match_tables", "attributes", "attributes", "match_roles", "attributes", "attributes"]);
+    assert_eq!(chat.phases().len(), 6);
+    let roles = t.steps.iter().find(|s| s.prompt == "match_roles").unwrap();
+    assert_eq!(roles.subject.as_deref(), Some("LOCATION"));
+    assert_eq!(roles.candidates, ["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
+    assert_eq!(roles.tables, ["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
+    let prompt = &roles.call.messages[0].content;
+    assert!(prompt.contains("- LOCATION@CLIENT.loc_id: LOCATION joined to CLIENT on CLIENT.loc_id = LOCATION.id: Where a client is based."), "{prompt}");
+    assert!(prompt.trim_end().ends_with(Q20), "the question comes last");
+    // The answer is grammar-constrained to the offered labels.
+    let reqs = chat.requests.lock().unwrap();
+    let req = reqs.iter().find(|r| r.phase == "match_roles").unwrap();
+    assert_eq!(req.response_schema.as_ref().unwrap()["items"]["enum"], serde_json::json!(["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]));
+    drop(reqs);
+    // One attribute step per instance, named by the instance.
+    let subjects: Vec<&str> = t.steps.iter().filter(|s| s.prompt == "attributes").filter_map(|s| s.subject.as_deref()).collect();
+    assert_eq!(subjects, ["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
+    assert!(t.attributes.contains(&ColumnRef::new("LOCATION", "city")) && t.attributes.contains(&ColumnRef::new("LOCATION", "country")));
+    // The relevance hands GenerateView two instances and no plain LOCATION.
+    let g = ddo();
+    let mut t2 = MatchTrace::default();
+    let found = match_tables(&g, Q20, &MatchOptions { samples: 1, ..MatchOptions::default() }, &chat, &Prompts::embedded(), &mut t2).unwrap();
+    let loc = g.table_id("LOCATION").unwrap();
+    assert!(!found.all_tables().contains(&loc));
+    assert_eq!(found.roles.len(), 2);
+    let view = crate::solve::generate(&g, &found, &crate::types::ViewOptions::default()).unwrap();
+    let sql = view.view_sql.as_str();
+    assert!(sql.contains("LOCATION AS LOCATION_CLIENT\n") && sql.contains("JOIN LOCATION AS LOCATION_DATACENTER ON DATACENTER.loc_id = LOCATION_DATACENTER.id"), "{sql}");
+    assert!(sql.contains("JOIN RSPOOL2CLIENT"), "clients reach datacenters through their pools: {sql}");
+    assert!(!view.tables.iter().any(|x| x == "LOCATION"), "{:?}", view.tables);
+}
+
+#[test]
+fn no_choice_costs_no_extra_call() {
+    // LOCATION is referenced by one relevant table only.
+    let chat = FakeChat::new().on(&["JSON schema of the database"], &["[CLIENT, LOCATION]"]).on(&["JSON schema of the table"], &["[name, city]"]);
+    let (r, t) = run_with(&chat, "In which city is each client?", &MatchOptions::default());
+    r.unwrap();
+    assert_eq!(chat.phases(), ["match_tables", "attributes", "attributes"]);
+    assert_eq!(t.tables, ["CLIENT", "LOCATION"]);
+    // A junction between its two relevant sides has no roles (the paper's
+    // m:m path), and its sides are not referenced by it from the one side.
+    let chat = FakeChat::new()
+        .on(&["JSON schema of the database"], &["[CLIENT, RSPOOL2CLIENT, RESOURCEPOOL]"])
+        .on(&["The table RESOURCEPOOL"], &["[name]"])
+        .on(&["JSON schema of the table"], &["[name]"]);
+    let (r, t) = run_with(&chat, "Which resource pools does each client use?", &MatchOptions::default());
+    r.unwrap();
+    assert!(!chat.phases().iter().any(|p| p == "match_roles"), "{:?}", chat.phases());
+    assert!(role_labels(&t).is_empty());
+}
+
+#[test]
+fn role_answers_are_voted_like_tables() {
+    let chat = FakeChat::new()
+        .on(&["JSON schema of the database"], &["[CLIENT, DATACENTER, LOCATION]"])
+        .on(
+            &["The table LOCATION can be joined"],
+            &["[\"LOCATION@CLIENT.loc_id\"]", "[\"LOCATION@CLIENT.loc_id\", \"LOCATION@DATACENTER.loc_id\"]", "[\"CLIENT.loc_id\"]", "[LOCATION@client]", "[]"],
+        )
+        .on(&["JSON schema of the table"], &["[name]"]);
+    let (r, t) = run_with(&chat, Q20, &MatchOptions { min_votes: 2, ..MatchOptions::default() });
+    r.unwrap();
+    let roles = t.steps.iter().find(|s| s.prompt == "match_roles").unwrap();
+    assert_eq!(roles.votes[0], Vote { item: "LOCATION@CLIENT.loc_id".into(), votes: 4, kept: true });
+    assert_eq!(roles.votes[1], Vote { item: "LOCATION@DATACENTER.loc_id".into(), votes: 1, kept: false });
+    // The role alone and the other table's name map to the instance.
+    assert!(roles.remaps.iter().any(|r| r.from == "CLIENT.loc_id" && r.how == "role"), "{:?}", roles.remaps);
+    assert!(roles.remaps.iter().any(|r| r.from == "LOCATION@client" && r.how == "role"), "{:?}", roles.remaps);
+    assert_eq!(role_labels(&t), ["LOCATION@CLIENT.loc_id"]);
+    // Nothing kept: the plain instance, with a warning.
+    let chat = FakeChat::new()
+        .on(&["JSON schema of the database"], &["[CLIENT, DATACENTER, LOCATION]"])
+        .on(&["The table LOCATION can be joined"], &["[]", "[LOCATION]"])
+        .on(&["JSON schema of the table"], &["[name]"]);
+    let (r, t) = run_with(&chat, Q20, &MatchOptions::default());
+    r.unwrap();
+    assert_eq!(t.tables, ["CLIENT", "DATACENTER", "LOCATION"]);
+    let roles = t.steps.iter().find(|s| s.prompt == "match_roles").unwrap();
+    assert!(roles.warnings.iter().any(|w| w.contains("no role of LOCATION kept")), "{:?}", roles.warnings);
+    // The plain instance's attribute prompt is the usual one.
+    let attr = t.steps.iter().rfind(|s| s.prompt == "attributes").unwrap();
+    assert_eq!(attr.subject.as_deref(), Some("LOCATION"));
+    assert!(!attr.call.messages[0].content.contains("is used in one role"));
+}
+
+#[test]
+fn llm_errors_in_the_role_question_end_the_phase() {
+    let chat = FakeChat::new()
+        .on(&["JSON schema of the database"], &["[CLIENT, DATACENTER, LOCATION]"])
+        .fail(&["The table LOCATION can be joined"], "HTTP 500")
+        .on(&["JSON schema of the table"], &["[name]"]);
+    let (r, t) = run_with(&chat, Q20, &MatchOptions { samples: 1, ..MatchOptions::default() });
+    assert!(r.unwrap_err().to_string().contains("HTTP 500"));
+    assert!(t.steps.iter().any(|s| s.prompt == "match_roles" && s.call.error.is_some()));
 }

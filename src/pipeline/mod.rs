@@ -362,7 +362,7 @@ pub fn ask_observed(
         mopts.restrict_core_tables = prefilter.or(opts.restrict_core_tables.clone()).or(mopts.restrict_core_tables);
         let fail = match link::match_tables(graph, question, &mopts, llm, &prompts, &mut mt) {
             Err(e) => Some(failure("match_tables", kind_of(&e), e.to_string())),
-            Ok(r) if r.tables.is_empty() => {
+            Ok(r) if r.tables.is_empty() && r.roles.is_empty() => {
                 let why = mt.steps.first().map(|s| s.warnings.join("; ")).unwrap_or_default();
                 Some(failure("match_tables", "nothing_matched", format!("MatchTables found no relevant table ({why})")))
             }
