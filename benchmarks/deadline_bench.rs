@@ -89,6 +89,7 @@ fn random_schema(n: usize, seed: u64) -> DbModel {
                 description: None,
                 role: None,
                 role_description: None,
+                via: None,
             })
         })
         .collect();

@@ -48,6 +48,7 @@ impl Builder {
             description: None,
             role: None,
             role_description: None,
+            via: None,
         });
     }
 }

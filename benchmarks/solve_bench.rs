@@ -50,6 +50,7 @@ fn fk(from: &str, to: &str) -> Relationship {
         description: None,
         role: None,
         role_description: None,
+        via: None,
     }
 }
 

@@ -367,6 +367,7 @@ fn generate_view_matches_brute_force_on_random_models() {
                             description: None,
                             role: None,
                             role_description: None,
+                            via: None,
                         });
                         pairs.push((a, b));
                     }
@@ -536,6 +537,7 @@ fn role_instances_match_brute_force_on_random_models() {
                             description: None,
                             role: rng.random_bool(0.5).then(|| format!("role{r}")),
                             role_description: None,
+                            via: None,
                         });
                         pairs.push((a, b));
                     }
@@ -823,6 +825,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                         description: None,
                         role: None,
                         role_description: None,
+                        via: None,
                     });
                     pairs.push((a, b));
                 }
@@ -848,6 +851,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 description: None,
                 role: None,
                 role_description: None,
+                via: None,
             });
             children.push(PatternNode::leaf(format!("C{k}")));
         }
@@ -994,6 +998,7 @@ fn tables_hanging_off_a_junction_match_brute_force() {
                 description: None,
                 role: None,
                 role_description: None,
+                via: None,
             });
             pairs.push((a, b));
         };
@@ -1212,4 +1217,105 @@ fn many_mm_patterns_match_brute_force() {
         }
     }
     assert!(feasible >= 30 && infeasible >= 30, "feasible {feasible}, infeasible {infeasible}");
+}
+
+/// Shortcuts (`Relationship::via`, docs/dbmodel.md): on random models where
+/// some relationships A→B say they agree with the path through a third
+/// table C, GenerateView's walk is the brute-force optimum over the
+/// relationships a request may use — a shortcut only while C is not
+/// relevant — and its joins never use a shortcut whose C is relevant.
+#[test]
+fn shortcuts_are_left_out_while_their_table_is_relevant() {
+    use lucy::graph::SchemaGraph;
+    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, Table, ViewRequest};
+    let mut rng = ChaCha8Rng::seed_from_u64(1717);
+    let (mut checked, mut bypassed, mut used) = (0, 0, 0);
+    for case in 0..250 {
+        let n = rng.random_range(3..=6);
+        let name = |i: usize| format!("T{i}");
+        let mut tables: Vec<Table> = (0..n)
+            .map(|i| Table {
+                name: name(i),
+                description: None,
+                primary_key: vec!["id".into()],
+                columns: vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }],
+            })
+            .collect();
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        for a in 0..n {
+            for b in 0..n {
+                if a != b && rng.random_bool(0.35) && !pairs.contains(&(b, a)) {
+                    pairs.push((a, b));
+                }
+            }
+        }
+        let joined = |x: usize, y: usize, not: usize| (0..pairs.len()).any(|o| o != not && (pairs[o] == (x, y) || pairs[o] == (y, x)));
+        let via: Vec<Option<usize>> = (0..pairs.len())
+            .map(|r| {
+                let (a, b) = pairs[r];
+                let cs: Vec<usize> = (0..n).filter(|&c| c != a && c != b && joined(a, c, r) && joined(c, b, r)).collect();
+                (!cs.is_empty() && rng.random_bool(0.6)).then(|| cs[rng.random_range(0..cs.len())])
+            })
+            .collect();
+        let rels: Vec<Relationship> = pairs
+            .iter()
+            .enumerate()
+            .map(|(r, &(a, b))| {
+                let col = format!("fk{r}");
+                tables[a].columns.push(Column { name: col.clone(), sql_type: "INTEGER".into(), nullable: true, description: None });
+                Relationship {
+                    name: Some(format!("r{r}")),
+                    from: name(a),
+                    to: name(b),
+                    cardinality: Cardinality::ManyToOne,
+                    on: vec![[col, "id".into()]],
+                    description: None,
+                    role: None,
+                    role_description: None,
+                    via: via[r].map(name),
+                }
+            })
+            .collect();
+        let lookups: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.15)).collect();
+        let mut patterns = Vec::new();
+        if !lookups.is_empty() {
+            patterns.push(Pattern::Lookup { tables: lookups.iter().map(|&i| name(i)).collect(), description: None });
+        }
+        let mut requested: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.45)).collect();
+        if requested.is_empty() {
+            requested.push(rng.random_range(0..n));
+        }
+        let model = DbModel { name: format!("via{case}"), tables, relationships: rels, patterns, ..Default::default() };
+        let g = SchemaGraph::new(model.clone()).unwrap_or_else(|e| panic!("case {case}: {e}"));
+        let res = lucy::solve::generate_view(&g, &ViewRequest::new(requested.iter().map(|&i| name(i)).collect())).expect("generate_view");
+        let allowed = |r: usize| via[r].is_none_or(|c| !requested.contains(&c));
+        bypassed += (0..pairs.len()).filter(|&r| !allowed(r)).count();
+        let edges: Vec<(usize, usize)> = (0..pairs.len()).filter(|&r| allowed(r)).map(|r| pairs[r]).collect();
+        let inst = Inst { n, edges, relevant: requested.clone(), lookups: lookups.clone(), mm: Vec::new() };
+        let bf = inst.brute(N);
+        let ctx = format!("case {case}: {model:?} requested {requested:?} -> {res:?}");
+        match res.status {
+            SolveStatus::Infeasible => assert_eq!(bf, None, "{ctx}"),
+            _ => {
+                assert_eq!(res.status, SolveStatus::Optimal, "{ctx}");
+                let walk: Vec<usize> = res.walk.iter().map(|t| t[1..].parse().unwrap()).collect();
+                assert!(inst.valid(&walk), "invalid walk {ctx}");
+                let got = inst.objective(&walk);
+                assert_eq!((res.objective as usize, res.path_length), got, "{ctx}");
+                if let Some(b) = bf {
+                    if got.1 <= N {
+                        assert_eq!(got, b, "{ctx}");
+                    }
+                }
+                for j in &res.joins {
+                    let r: usize = j.relationship[1..].parse().unwrap();
+                    assert!(allowed(r), "a shortcut whose table is relevant was joined: {ctx}");
+                    used += usize::from(via[r].is_some());
+                }
+                view_runs_on_its_schema(&model, &res.view_sql, &ctx);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 150 && bypassed > 50 && used > 10, "checked {checked}, bypassed {bypassed}, shortcuts used {used}");
 }

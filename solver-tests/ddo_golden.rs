@@ -202,6 +202,7 @@ fn add_fk(m: &mut DbModel, from: &str, column: &str, to: &str, name: &str) {
         description: None,
         role: None,
         role_description: None,
+        via: None,
     });
 }
 

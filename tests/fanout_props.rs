@@ -121,6 +121,7 @@ impl Schema {
                     description: None,
                     role: None,
                     role_description: None,
+                    via: None,
                 }
             })
             .collect();

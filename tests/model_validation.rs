@@ -532,3 +532,22 @@ fn exclusive_children_need_two_and_show_in_model_show() {
     assert!(text.contains("└ D (exclusive: each row is one kind)"), "{text}");
     assert!(text.contains("role A: parent_a — the A a C belongs to"), "{text}");
 }
+
+#[test]
+fn via_names_a_third_table_joined_to_both_ends() {
+    // A→B short-cuts J (J joins A and B): valid.
+    let ok = with(|v| v["relationships"][0]["via"] = json!("J"));
+    assert_eq!(issues_of(&ok), vec![]);
+    let bad = with(|v| {
+        let rels = v["relationships"].as_array_mut().unwrap();
+        rels[0]["via"] = json!("Q"); // unknown
+        rels[1]["via"] = json!("A"); // C→A names its own end
+        rels[2]["via"] = json!("L"); // D→C: L joins neither
+    });
+    let is = issues_of(&bad);
+    expect(&is, "$.relationships[0].via", "unknown table `Q`");
+    expect(&is, "$.relationships[1].via", "its own end `A`");
+    expect(&is, "$.relationships[2].via", "no relationship joins `L` and `D`");
+    expect(&is, "$.relationships[2].via", "no relationship joins `L` and `C`");
+    assert_eq!(is.len(), 4, "{is:?}");
+}

@@ -45,6 +45,7 @@ fn random_model(n: usize, seed: u64) -> DbModel {
                 description: None,
                 role: None,
                 role_description: None,
+                via: None,
             })
         })
         .collect();

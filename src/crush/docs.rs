@@ -167,6 +167,7 @@ mod tests {
                 description: None,
                 role: None,
                 role_description: None,
+                via: None,
             }],
             ..Default::default()
         };

@@ -58,6 +58,8 @@ pub struct SchemaGraph {
     lookups: Vec<TableId>,
     /// Inner tables whose children are exclusive subtypes.
     exclusive: Vec<TableId>,
+    /// Relationships that short-cut a table (`Relationship::via`), with it.
+    shortcuts: Vec<(RelId, TableId)>,
 }
 
 impl SchemaGraph {
@@ -95,6 +97,13 @@ impl SchemaGraph {
             c.forbid_relationships.iter().filter_map(|r| names.relationship_ref(r)).flat_map(|r| r.rels()).collect();
         forbidden_rels.sort_unstable();
         forbidden_rels.dedup();
+        // Validation guarantees every `via` resolves.
+        let shortcuts = model
+            .relationships
+            .iter()
+            .enumerate()
+            .filter_map(|(r, rel)| rel.via.as_deref().and_then(|v| names.table(v)).map(|v| (r, v)))
+            .collect();
         let mut sg = SchemaGraph {
             model,
             graph,
@@ -108,6 +117,7 @@ impl SchemaGraph {
             junctions: resolved.junctions.into_iter().map(|(j, _)| j).collect(),
             lookups: Vec::new(),
             exclusive: Vec::new(),
+            shortcuts,
         };
         for (t, _) in resolved.lookups {
             if !sg.lookups.contains(&t) {
@@ -417,6 +427,12 @@ impl SchemaGraph {
     /// sorted, without duplicates.
     pub fn forbidden_relationships(&self) -> Vec<RelId> {
         self.forbidden_rels.clone()
+    }
+
+    /// Relationships that short-cut a table (`Relationship::via`), each
+    /// with that table, in model order.
+    pub fn shortcuts(&self) -> &[(RelId, TableId)] {
+        &self.shortcuts
     }
 }
 

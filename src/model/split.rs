@@ -271,6 +271,7 @@ impl Cx<'_> {
                 description: entry.get("description").and_then(Value::as_str).filter(|d| !d.is_empty()).map(str::to_string),
                 role: None,
                 role_description: None,
+                via: None,
             });
         }
     }

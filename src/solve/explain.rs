@@ -123,12 +123,13 @@ pub fn explain(graph: &SchemaGraph, scope: &Scope, deadline: Instant) -> String 
 
 fn forbids_note(graph: &SchemaGraph, scope: &Scope) -> String {
     let mut v: Vec<String> = scope.forbidden_tables.iter().map(|&t| graph.name(t).to_string()).collect();
-    v.extend(scope.forbidden_rels.iter().map(|&r| graph.relationship(r).id()));
-    if v.is_empty() {
-        String::new()
-    } else {
-        format!(" (forbidden: {})", v.join(", "))
+    v.extend(scope.forbidden_rels.iter().filter(|r| !scope.bypassed.contains(r)).map(|&r| graph.relationship(r).id()));
+    let mut note = if v.is_empty() { String::new() } else { format!(" (forbidden: {})", v.join(", ")) };
+    if !scope.bypassed.is_empty() {
+        let b: Vec<String> = scope.bypassed.iter().map(|&r| graph.relationship(r).id()).collect();
+        note.push_str(&format!(" (shortcuts left out while the table they short-cut is relevant: {})", b.join(", ")));
     }
+    note
 }
 
 fn connected(p: &CoreProblem, a: usize, b: usize) -> bool {
@@ -229,8 +230,13 @@ fn forbid_breaks(graph: &SchemaGraph, scope: &Scope, cm: &CoreMap, walk: &[usize
                 Some(_) => format!("{} cannot attach: it joins", cm.problem.names[if anchored(w[0]).is_some() { w[0] } else { w[1] }]),
                 None => "the only valid connection joins".to_string(),
             };
+            let why = if rels.iter().any(|r| scope.bypassed.contains(r)) {
+                "forbidden by constraints.forbid_relationships or left out as a shortcut of a relevant table (via)"
+            } else {
+                "forbidden by constraints.forbid_relationships"
+            };
             out.push(format!(
-                "{what} {} and {} through {}, forbidden by constraints.forbid_relationships",
+                "{what} {} and {} through {}, {why}",
                 graph.name(a),
                 graph.name(b),
                 rels.iter().map(|&r| graph.relationship(r).id()).collect::<Vec<_>>().join(" / ")

@@ -32,8 +32,12 @@ pub struct Scope {
     pub attributes: Vec<ColumnId>,
     /// Forbidden tables (constraints.forbid_tables).
     pub forbidden_tables: BTreeSet<TableId>,
-    /// Forbidden relationships (constraints.forbid_relationships).
+    /// Forbidden relationships (constraints.forbid_relationships), and the
+    /// shortcuts of [`Scope::bypassed`].
     pub forbidden_rels: BTreeSet<RelId>,
+    /// Shortcut relationships (`Relationship::via`) left out because the
+    /// table they short-cut is relevant: the view joins through it.
+    pub bypassed: Vec<RelId>,
     /// Problems found while resolving (a relevant table forbidden, a branch
     /// through a forbidden relationship): the request is infeasible.
     pub blocked: Vec<String>,
@@ -81,7 +85,7 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
     // The constraints block, resolved once by the graph.
     let forbidden_tables: BTreeSet<TableId> = graph.forbidden_tables().into_iter().collect();
     relevant.extend(graph.required_tables());
-    let forbidden_rels: BTreeSet<RelId> = graph.forbidden_relationships().into_iter().collect();
+    let mut forbidden_rels: BTreeSet<RelId> = graph.forbidden_relationships().into_iter().collect();
     if relevant.is_empty() && rel.roles.is_empty() {
         return Err(Error::Input("no tables requested: give at least one table (--tables A,B)".into()));
     }
@@ -189,6 +193,18 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
             }
         }
     }
+    // A shortcut (`Relationship::via`) agrees with the path through its
+    // table; while that table is relevant the view joins through it (the
+    // question reads it anyway), so the shortcut is left out. A role
+    // instance or a pattern branch that joins through the shortcut keeps it.
+    let mut bypassed = Vec::new();
+    for &(r, v) in graph.shortcuts() {
+        let in_role = roles.iter().any(|x| x.rel == r);
+        let in_branch = relevant_inner.iter().any(|&t| graph.branch_to(t).iter().any(|step| step.2 == r));
+        if relevant.contains(&v) && !forbidden_tables.contains(&v) && !in_role && !in_branch && forbidden_rels.insert(r) {
+            bypassed.push(r);
+        }
+    }
     // C3 case b: a relevant table that hangs off a junction (card off disp)
     // could join a walk only as its end next to the junction, which C3 lets
     // no walk pass from a side; the walk visits the junction instead and the
@@ -216,6 +232,7 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
         attributes,
         forbidden_tables,
         forbidden_rels,
+        bypassed,
         blocked,
     })
 }

@@ -134,6 +134,14 @@ pub struct Relationship {
     /// the description of every view column of the instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role_description: Option<String>,
+    /// A table this relationship short-cuts: joining `from` to `to` here
+    /// gives the same row as joining both through `via` (ACME's
+    /// Policy_Amount → Policy agrees with Policy_Amount → Policy_Coverage_Detail
+    /// → Policy). GenerateView does not use the relationship while `via` is
+    /// relevant: the view then joins through `via`, which the question needs
+    /// anyway. `via` must be joined to both ends by relationships.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 impl Relationship {

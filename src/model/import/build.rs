@@ -221,6 +221,7 @@ fn resolve_fk(
         description: None,
         role: None,
         role_description: None,
+        via: None,
     })
 }
 

@@ -57,8 +57,43 @@ fn check_roles(ix: &Index, out: &mut Vec<ModelIssue>) {
     }
 }
 
+/// `via`: a table other than the two ends, joined to each end by a
+/// relationship (the path the relationship short-cuts).
+fn check_via(ix: &Index, out: &mut Vec<ModelIssue>) {
+    for (r, rel) in ix.model.relationships.iter().enumerate() {
+        let Some(via) = &rel.via else { continue };
+        let path = format!("$.relationships[{r}].via");
+        let Some(v) = ix.table(via) else {
+            out.push(ix.unknown_table(path, via));
+            continue;
+        };
+        let Some((a, b)) = ix.endpoints(r) else { continue };
+        if v == a || v == b {
+            out.push(issue(
+                path,
+                format!("relationship `{}` names its own end `{via}` as the table it short-cuts", rel.id()),
+                "via names a third table whose path from `from` to `to` this relationship agrees with (e.g. Policy_Coverage_Detail for Policy_Amount -> Policy); remove via otherwise",
+            ));
+            continue;
+        }
+        let joined = |t: TableId| {
+            (0..ix.model.relationships.len()).any(|o| o != r && ix.endpoints(o).is_some_and(|(x, y)| (x == t && y == v) || (x == v && y == t)))
+        };
+        for end in [a, b] {
+            if !joined(end) {
+                out.push(issue(
+                    path.clone(),
+                    format!("relationship `{}` short-cuts `{via}`, but no relationship joins `{via}` and `{}`", rel.id(), ix.name(end)),
+                    "via must be joined to both ends of the relationship: add that relationship, or remove via",
+                ));
+            }
+        }
+    }
+}
+
 pub(super) fn check(ix: &Index, out: &mut Vec<ModelIssue>) {
     check_roles(ix, out);
+    check_via(ix, out);
     for (r, rel) in ix.model.relationships.iter().enumerate() {
         let base = format!("$.relationships[{r}]");
         let from = ix.table(&rel.from);
