@@ -505,7 +505,7 @@ fn role_instances_match_brute_force_on_random_models() {
     use lucy::graph::SchemaGraph;
     use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, Table, ViewRequest};
     let mut rng = ChaCha8Rng::seed_from_u64(1717);
-    let (mut checked, mut infeasible, mut selfs) = (0, 0, 0);
+    let (mut checked, mut infeasible, mut selfs, mut copies) = (0, 0, 0, 0);
     for case in 0..250 {
         let n = rng.random_range(2..=5);
         let name = |i: usize| format!("T{i}");
@@ -564,20 +564,27 @@ fn role_instances_match_brute_force_on_random_models() {
         let forbid_t: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.08)).collect();
         let forbid_r: Vec<usize> = (0..rels.len()).filter(|_| rng.random_bool(0.08)).collect();
         let requested: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.35)).collect();
-        // One to three role instances: (table, relationship), written by
-        // role name, relationship name or OTHER.column.
-        let mut roles: Vec<(usize, usize)> = Vec::new();
+        // One to three role instances: (table, relationship, copy), written
+        // by role name, relationship name or OTHER.column; a second copy of
+        // the same role (`#2`, the same role twice) now and then.
+        let mut roles: Vec<(usize, usize, u8)> = Vec::new();
         for _ in 0..rng.random_range(1..=3) {
             let r = rng.random_range(0..rels.len());
             let (a, b) = pairs[r];
             let t = if rng.random_bool(0.7) { b } else { a };
-            if !roles.contains(&(t, r)) {
-                roles.push((t, r));
+            if !roles.contains(&(t, r, 0)) {
+                roles.push((t, r, 0));
             }
+        }
+        if rng.random_bool(0.3) {
+            let (t, r, _) = roles[0];
+            roles.push((t, r, 1));
         }
         let spelled: Vec<String> = roles
             .iter()
-            .map(|&(t, r)| match (&rels[r].role, rng.random_range(0..3)) {
+            .map(|&(t, r, c)| {
+                let copy = if c > 0 { format!("#{}", c + 1) } else { String::new() };
+                let base = match (&rels[r].role, rng.random_range(0..3)) {
                 (Some(role), 0) => format!("{}@{role}", name(t)),
                 (_, 1) => format!("{}@r{r}", name(t)),
                 _ => {
@@ -586,6 +593,8 @@ fn role_instances_match_brute_force_on_random_models() {
                     let (other, col) = if a == b || t == b { (a, &rels[r].on[0][0]) } else { (b, &rels[r].on[0][1]) };
                     format!("{}@{}.{col}", name(t), name(other))
                 }
+                };
+                base + &copy
             })
             .collect();
         let mut model = DbModel { name: format!("roles{case}"), tables, relationships: rels.clone(), patterns, ..Default::default() };
@@ -612,7 +621,7 @@ fn role_instances_match_brute_force_on_random_models() {
         };
         let mut edges: Vec<(usize, usize)> = (0..rels.len()).filter(|&r| allowed_rel(r) && pairs[r].0 != pairs[r].1).map(|r| pairs[r]).collect();
         let mut relevant: Vec<usize> = requested.clone();
-        for (k, &(t, r)) in roles.iter().enumerate() {
+        for (k, &(t, r, _)) in roles.iter().enumerate() {
             let (a, b) = pairs[r];
             let anchor = if a == t { b } else { a };
             if allowed_rel(r) {
@@ -637,7 +646,7 @@ fn role_instances_match_brute_force_on_random_models() {
             _ => {
                 assert_eq!(res.status, SolveStatus::Optimal, "{ctx}");
                 // Walk labels back to nodes: `Ti` or `Ti@…` (the k-th role's label).
-                let labels: Vec<String> = roles.iter().map(|&(t, r)| g.instance_label(t, Some(r))).collect();
+                let labels: Vec<String> = roles.iter().map(|&(t, r, c)| g.copy_label(t, Some(r), c)).collect();
                 let walk: Vec<usize> = res
                     .walk
                     .iter()
@@ -660,8 +669,13 @@ fn role_instances_match_brute_force_on_random_models() {
                 }
                 // Every role instance is in the view, joined through its relationship,
                 // the key on its own side.
-                for &(t, r) in &roles {
-                    let i = res.instances.iter().position(|x| x.table == t && x.role == Some(r)).unwrap_or_else(|| panic!("role ({t}, r{r}) missing {ctx}"));
+                for &(t, r, c) in &roles {
+                    let i = res
+                        .instances
+                        .iter()
+                        .position(|x| x.table == t && x.role == Some(r) && x.copy == c)
+                        .unwrap_or_else(|| panic!("role ({t}, r{r}, copy {c}) missing {ctx}"));
+                    copies += usize::from(c > 0);
                     let alias = &res.instances[i].alias;
                     let j = res.joins.iter().find(|j| (&j.left == alias || &j.right == alias) && j.rel == Some(r)).unwrap_or_else(|| panic!("no join for {alias} {ctx}"));
                     let (a, b) = pairs[r];
@@ -681,7 +695,10 @@ fn role_instances_match_brute_force_on_random_models() {
             }
         }
     }
-    assert!(checked > 80 && infeasible > 10 && selfs > 10, "checked {checked}, infeasible {infeasible}, self-relationship roles {selfs}");
+    assert!(
+        checked > 80 && infeasible > 10 && selfs > 10 && copies > 10,
+        "checked {checked}, infeasible {infeasible}, self-relationship roles {selfs}, second copies {copies}"
+    );
 }
 
 /// C3 with several junctions between the same two sides (BIRD formula1's

@@ -15,6 +15,12 @@
 //!   other alias: that relationship (`AIRPORTS@FLIGHTS.source`); an alias
 //!   with several attachments (a connector) stays the plain instance.
 //!
+//! Several aliases in the same role of one SELECT that are different rows
+//! (the anchor reaches many: ACME's `apr1`/`apr2`, a policy holder and an
+//! agent of one policy, told apart only by `party_role_code`) are copies of
+//! that role instance, `TABLE@role` and `TABLE@role#2`
+//! (`RoleInstance::copy`), in alias order.
+//!
 //! Across SELECTs (a subquery, a set-operation branch) an alias is the same
 //! instance as the outer alias with the same table and role: a table read
 //! again in `x IN (SELECT …)` is not a second copy of the join view, and an
@@ -32,16 +38,17 @@ use crate::types::{Cardinality, ColumnRef, ViewResult};
 
 /// The name of a table instance in instance-level join pairs: the table
 /// (lower-cased) for a plain instance, its `TABLE@role` label
-/// ([`SchemaGraph::instance_label`], lower-cased) for a role instance.
-pub fn instance_key(graph: &SchemaGraph, t: TableId, role: Option<RelId>) -> String {
-    graph.instance_label(t, role).to_ascii_lowercase()
+/// ([`SchemaGraph::copy_label`], lower-cased; `TABLE@role#2` for a second
+/// copy) for a role instance.
+pub fn instance_key(graph: &SchemaGraph, t: TableId, role: Option<RelId>, copy: u8) -> String {
+    graph.copy_label(t, role, copy).to_ascii_lowercase()
 }
 
 /// The gold query's instances and its join pairs between them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GoldInstances {
-    /// Instances in first-occurrence order: table and role.
-    pub instances: Vec<(TableId, Option<RelId>)>,
+    /// Instances in first-occurrence order: table, role and copy.
+    pub instances: Vec<(TableId, Option<RelId>, u8)>,
     /// Join and semi-join pairs between two instances, each column's table
     /// written as its instance's [`instance_key`]; identity equalities
     /// (an instance equated with itself across scopes) are left out.
@@ -58,7 +65,7 @@ pub struct GoldInstances {
 impl GoldInstances {
     /// Whether some table is used in more than one instance.
     pub fn has_roles(&self) -> bool {
-        self.instances.iter().any(|(_, r)| r.is_some())
+        self.instances.iter().any(|(_, r, _)| r.is_some())
     }
 }
 
@@ -94,6 +101,7 @@ pub fn gold_instances(graph: &SchemaGraph, refs: &QueryRefs) -> GoldInstances {
     let occ = &refs.occurrences;
     let ids: Vec<Option<TableId>> = occ.iter().map(|o| graph.table_id(&o.table)).collect();
     let mut role: Vec<Option<RelId>> = vec![None; occ.len()];
+    let mut copy: Vec<u8> = vec![0; occ.len()];
     let mut out = GoldInstances::default();
     // Occurrences per (SELECT, table).
     let mut groups: BTreeMap<(usize, TableId), Vec<usize>> = BTreeMap::new();
@@ -176,6 +184,13 @@ pub fn gold_instances(graph: &SchemaGraph, refs: &QueryRefs) -> GoldInstances {
             if one_row {
                 continue;
             }
+            // Different rows in one role: copies of the role instance.
+            if r.is_some() && same.len() <= 256 {
+                for (k, &i) in same.iter().enumerate() {
+                    copy[i] = k as u8;
+                }
+                continue;
+            }
             let aliases: Vec<&str> = same.iter().map(|&i| occ[i].alias.as_str()).collect();
             out.problems.push(format!(
                 "{} used {} times in one SELECT as {} ({}): one instance of the view cannot stand for them",
@@ -192,9 +207,9 @@ pub fn gold_instances(graph: &SchemaGraph, refs: &QueryRefs) -> GoldInstances {
             out.problems.push(format!(
                 "{} ({}) attaches to {} ({}), itself a role instance: a role instance joins a plain instance",
                 occ[i].alias,
-                graph.instance_label(ids[i].expect("resolved"), role[i]),
+                graph.copy_label(ids[i].expect("resolved"), role[i], copy[i]),
                 occ[j].alias,
-                graph.instance_label(ids[j].expect("resolved"), role[j]),
+                graph.copy_label(ids[j].expect("resolved"), role[j], copy[j]),
             ));
         }
     }
@@ -202,7 +217,7 @@ pub fn gold_instances(graph: &SchemaGraph, refs: &QueryRefs) -> GoldInstances {
     let mut inst_of: Vec<Option<usize>> = vec![None; occ.len()];
     for i in 0..occ.len() {
         let Some(t) = ids[i] else { continue };
-        let key = (t, role[i]);
+        let key = (t, role[i], copy[i]);
         let k = match out.instances.iter().position(|x| *x == key) {
             Some(k) => k,
             None => {
@@ -216,7 +231,7 @@ pub fn gold_instances(graph: &SchemaGraph, refs: &QueryRefs) -> GoldInstances {
     // (columns through a derived table or CTE) stay on base tables.
     let all = refs.all_pairs();
     let mut explained: BTreeSet<JoinPair> = BTreeSet::new();
-    let key = |k: usize| instance_key(graph, out.instances[k].0, out.instances[k].1);
+    let key = |k: usize| instance_key(graph, out.instances[k].0, out.instances[k].1, out.instances[k].2);
     let mut pairs = BTreeSet::new();
     let mut base_pairs = BTreeSet::new();
     let mut comparisons = Vec::new();
@@ -292,7 +307,7 @@ pub fn view_instance_pairs(view: &ViewResult, graph: &SchemaGraph) -> Vec<Vec<Jo
     let col = |c: &crate::types::InstanceColumn| {
         let inst = &view.instances[c.instance];
         let (_, name) = graph.column_names(c.column);
-        ColumnRef::new(instance_key(graph, inst.table, inst.role), name.to_ascii_lowercase())
+        ColumnRef::new(instance_key(graph, inst.table, inst.role, inst.copy), name.to_ascii_lowercase())
     };
     view.joins.iter().map(|j| j.pairs.iter().map(|[l, r]| JoinPair::new(&col(l), &col(r))).collect()).collect()
 }
@@ -311,6 +326,6 @@ pub fn instance_join_accuracy(graph: &SchemaGraph, gold: &GoldInstances, view: &
 /// gold uses in several roles (0 for gold that uses each table once).
 pub fn extra_instances(graph: &SchemaGraph, refs: &QueryRefs) -> usize {
     let gi = gold_instances(graph, refs);
-    let tables: BTreeSet<TableId> = gi.instances.iter().map(|&(t, _)| t).collect();
+    let tables: BTreeSet<TableId> = gi.instances.iter().map(|&(t, _, _)| t).collect();
     gi.instances.len() - tables.len()
 }

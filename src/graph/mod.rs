@@ -208,6 +208,43 @@ impl SchemaGraph {
         format!("{}@{word}", self.name(t))
     }
 
+    /// [`Self::instance_label`] of copy `copy` of a role instance
+    /// (`RoleInstance::copy`): `TABLE@role` for copy 0, `TABLE@role#2` for
+    /// copy 1, and so on.
+    pub fn copy_label(&self, t: TableId, role: Option<RelId>, copy: u8) -> String {
+        let l = self.instance_label(t, role);
+        if copy == 0 || role.is_none() {
+            l
+        } else {
+            format!("{l}#{}", u16::from(copy) + 1)
+        }
+    }
+
+    /// A table instance with its copy: [`Self::instance`], or
+    /// `TABLE@role#N` (N ≥ 2) for the N-th instance through the same
+    /// relationship (copy N − 1). A name that resolves as written wins, so
+    /// a table or role containing `#` still works.
+    pub fn instance_copy(&self, s: &str) -> Result<(TableId, Option<RelId>, u8)> {
+        let first = match self.instance(s) {
+            Ok((t, r)) => return Ok((t, r, 0)),
+            Err(e) => e,
+        };
+        // Without a `#N` suffix, the error of the name as written.
+        let s = s.trim();
+        let Some((head, n)) = s.rsplit_once('#') else { return Err(first) };
+        let Ok(n) = n.trim().parse::<u16>() else { return Err(first) };
+        match self.instance(head) {
+            Ok((t, Some(r))) if (2..=256).contains(&n) => Ok((t, Some(r), (n - 1) as u8)),
+            Ok((_, Some(_))) => Err(Error::Input(format!("`{s}`: the copy number of {} must be 2 to 256", head.trim()))),
+            Ok((t, None)) => Err(Error::Input(format!(
+                "`{s}`: #{n} counts instances through one relationship: write {}@ROLE#{n}",
+                self.name(t)
+            ))),
+            // `TABLE@role#N` whose `TABLE@role` fails says why (ambiguous, unknown).
+            Err(e) => Err(e),
+        }
+    }
+
     /// The child a *subtype instance* of `t` through `rel` stands for:
     /// when `rel` joins pattern root `t` to one of its own children, the
     /// instance `T@CHILD` is the rows of `t` that are of that kind

@@ -193,7 +193,7 @@ impl Found {
 
     /// Role instance `t@rel`.
     fn role(&mut self, graph: &SchemaGraph, t: TableId, rel: RelId) {
-        self.rel.add_role(RoleInstance { table: t, rel });
+        self.rel.add_role(RoleInstance { table: t, rel, copy: 0 });
         let label = graph.instance_label(t, Some(rel));
         if !self.trace.tables.contains(&label) {
             self.trace.tables.push(label);

@@ -240,9 +240,9 @@ pub fn given_relevance(graph: &SchemaGraph, tables: &[String], attrs: &[String])
     let mut ts = Vec::new();
     let mut roles = Vec::new();
     for t in tables {
-        match graph.instance(t)? {
-            (id, None) => ts.push(id),
-            (table, Some(rel)) => roles.push(crate::types::RoleInstance { table, rel }),
+        match graph.instance_copy(t)? {
+            (id, None, _) => ts.push(id),
+            (table, Some(rel), copy) => roles.push(crate::types::RoleInstance { table, rel, copy }),
         }
     }
     let mut rel = relevance_of(graph, &ts, &cols);
@@ -284,7 +284,7 @@ pub fn relevance_names(graph: &SchemaGraph, rel: &Relevance) -> (Vec<String>, Ve
         .tables
         .iter()
         .map(|&t| graph.name(t).to_string())
-        .chain(rel.roles.iter().map(|r| graph.instance_label(r.table, Some(r.rel))))
+        .chain(rel.roles.iter().map(|r| graph.copy_label(r.table, Some(r.rel), r.copy)))
         .collect();
     let cols = rel.columns.iter().map(|&c| graph.column_names(c)).map(|(t, c)| ColumnRef::new(t, c)).collect();
     (tables, cols)

@@ -230,7 +230,7 @@ impl Builder<'_> {
             // `TABLE@role` label, relevant under that name.
             let label = self.graph.and_then(|g| {
                 let i = view.instances.iter().find(|i| &i.alias == alias)?;
-                i.role.map(|r| g.instance_label(i.table, Some(r)))
+                i.role.map(|r| g.copy_label(i.table, Some(r), i.copy))
             });
             let is_relevant = |n: &str| relevant.contains(&n.to_ascii_lowercase());
             let kind = if relevant.is_empty() || is_relevant(&table) || label.as_deref().is_some_and(is_relevant) {

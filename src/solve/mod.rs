@@ -344,7 +344,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
             .relevant
             .iter()
             .map(|&t| graph.name(t).to_string())
-            .chain(sc.roles.iter().map(|r| graph.instance_label(r.table, Some(r.rel))))
+            .chain(sc.roles.iter().map(|r| graph.copy_label(r.table, Some(r.rel), r.copy)))
             .collect(),
         grain: Default::default(),
         instances: Vec::new(),
@@ -370,7 +370,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
     if local_walk.first().is_some_and(|&l| cm.roles[l].is_some()) && local_walk.last().is_some_and(|&l| cm.roles[l].is_none()) {
         local_walk.reverse();
     }
-    let walk: Vec<(usize, Option<crate::graph::RelId>)> = local_walk.iter().map(|&l| (cm.tables[l], cm.roles[l])).collect();
+    let walk: Vec<crate::view::WalkNode> = local_walk.iter().map(|&l| (cm.tables[l], cm.roles[l], cm.copies[l])).collect();
     let (cost, len) = cm.problem.objective(&core.walk);
     let spec = crate::view::ViewSpec {
         relevant: &sc.relevant,
@@ -395,7 +395,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
     res.view_sql = built.sql;
     res.objective = cost as f64;
     res.path_length = len;
-    res.walk = walk.iter().map(|&(t, r)| graph.instance_label(t, r)).collect();
+    res.walk = walk.iter().map(|&(t, r, c)| graph.copy_label(t, r, c)).collect();
     res.explanation = core.note;
     res.solve_ms = start.elapsed().as_secs_f64() * 1e3;
     Ok(res)

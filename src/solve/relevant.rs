@@ -49,9 +49,9 @@ pub fn resolve(graph: &SchemaGraph, req: &ViewRequest) -> Result<Relevance> {
     let mut unknown = Vec::new();
     let mut rel = Relevance::default();
     for t in &req.tables {
-        match graph.instance(t) {
-            Ok((id, None)) => rel.add_table(id),
-            Ok((table, Some(r))) => rel.add_role(RoleInstance { table, rel: r }),
+        match graph.instance_copy(t) {
+            Ok((id, None, _)) => rel.add_table(id),
+            Ok((table, Some(r), copy)) => rel.add_role(RoleInstance { table, rel: r, copy }),
             Err(e) => unknown.push(e.to_string()),
         }
     }
@@ -96,7 +96,7 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
         if roles.contains(&r) {
             continue;
         }
-        let label = graph.instance_label(r.table, Some(r.rel));
+        let label = graph.copy_label(r.table, Some(r.rel), r.copy);
         if let Some(child) = graph.subtype_child(r.table, r.rel) {
             // A subtype instance joins the walk as its table does, and its
             // child joins it: both must be allowed.
@@ -260,6 +260,8 @@ pub struct CoreMap {
     /// The relationship a role node joins through (`None` for a table's
     /// plain node).
     pub roles: Vec<Option<RelId>>,
+    /// The copy of each role node (`RoleInstance::copy`; 0 for plain nodes).
+    pub copies: Vec<u8>,
 }
 
 impl CoreMap {
@@ -306,10 +308,12 @@ pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap 
     let base = tables.len();
     let mut tables = tables;
     let mut roles: Vec<Option<RelId>> = vec![None; base];
+    let mut copies: Vec<u8> = vec![0; base];
     let plain_edges = edges.len();
     for (k, r) in scope.roles.iter().enumerate() {
         tables.push(r.table);
         roles.push(Some(r.rel));
+        copies.push(r.copy);
         if let Some(child) = graph.subtype_child(r.table, r.rel) {
             // A subtype instance: adjacent to whatever its table's plain
             // node is adjacent to.
@@ -340,7 +344,7 @@ pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap 
         }
     }
     let mut p = CoreProblem::new(tables.len(), &edges);
-    p.names = tables.iter().zip(&roles).map(|(&t, &r)| graph.instance_label(t, r)).collect();
+    p.names = (0..tables.len()).map(|l| graph.copy_label(tables[l], roles[l], copies[l])).collect();
     for (l, &t) in tables.iter().enumerate() {
         p.relevant[l] = if l < base { scope.relevant_core.contains(&t) } else { true };
         p.lookup[l] = graph.is_lookup(t);
@@ -352,5 +356,5 @@ pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap 
     }
     p.c3 = keep.c3;
     p.c4 = keep.c4;
-    CoreMap { problem: p, tables, roles }
+    CoreMap { problem: p, tables, roles, copies }
 }

@@ -32,10 +32,16 @@ impl std::fmt::Display for ColumnRef {
 /// other end of `rel` is the instance's anchor; for a self-relationship the
 /// instance is its `to` end and the anchor the table's plain instance.
 /// Written `TABLE@role` at the edges (`Names::instance`).
+///
+/// `copy` tells apart several instances through the same relationship —
+/// the same role twice, told apart only by a filter value (ACME's policy
+/// holder and agent: two `Agreement_Party_Role` rows of one policy). The
+/// first is copy 0 (`TABLE@role`), the next `TABLE@role#2`, and so on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RoleInstance {
     pub table: TableId,
     pub rel: RelId,
+    pub copy: u8,
 }
 
 /// What MatchTables finds and GenerateView solves for: relevant tables and
@@ -215,6 +221,8 @@ pub struct Instance {
     /// The relationship a role instance joins through (`None` for a plain
     /// instance or a revisit).
     pub role: Option<RelId>,
+    /// Which copy of the role (`RoleInstance::copy`; 0 otherwise).
+    pub copy: u8,
     /// `TABLE` for the first plain instance, `TABLE_2`, `TABLE_3` … after;
     /// `TABLE_<role>` for a role instance (`ADDRESS_ship`).
     pub alias: String,

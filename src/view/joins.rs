@@ -101,7 +101,7 @@ pub fn left_is_from(graph: &SchemaGraph, jt: &JoinTree, j: &InstJoin) -> bool {
 /// then relates it to different rows.
 pub fn build(
     graph: &SchemaGraph,
-    walk: &[(TableId, Option<RelId>)],
+    walk: &[super::WalkNode],
     inner: &[TableId],
     forbidden: &BTreeSet<RelId>,
 ) -> Result<JoinTree, String> {
@@ -109,7 +109,7 @@ pub fn build(
     let Some(&start) = walk.first() else { return Err("empty walk".into()) };
     let mut count: HashMap<TableId, usize> = HashMap::new();
     let mut used: BTreeSet<String> = BTreeSet::new();
-    let mut new_inst = |jt: &mut JoinTree, (t, role): (TableId, Option<RelId>)| -> usize {
+    let mut new_inst = |jt: &mut JoinTree, (t, role, copy): super::WalkNode| -> usize {
         let alias = match role {
             None => {
                 let c = count.entry(t).or_insert(0);
@@ -128,16 +128,16 @@ pub fn build(
             }
         };
         used.insert(alias.to_lowercase());
-        jt.instances.push(Instance { table: t, role, alias });
+        jt.instances.push(Instance { table: t, role, copy, alias });
         jt.instances.len() - 1
     };
     // A subtype instance (`ROOT@CHILD`) steps like its table's plain
     // instance; only other role instances follow their relationship.
-    let step_role = |(t, r): (TableId, Option<RelId>)| r.filter(|&r| graph.subtype_child(t, r).is_none());
+    let step_role = |(t, r, _): super::WalkNode| r.filter(|&r| graph.subtype_child(t, r).is_none());
     let role_rels: BTreeSet<RelId> = walk.iter().filter_map(|&v| step_role(v)).collect();
     let plain_forbidden: BTreeSet<RelId> = forbidden.union(&role_rels).copied().collect();
     // (instance, relationship, other instance's node) -> that instance.
-    let mut edge: HashMap<(usize, RelId, (TableId, Option<RelId>)), usize> = HashMap::new();
+    let mut edge: HashMap<(usize, RelId, super::WalkNode), usize> = HashMap::new();
     let mut cur = new_inst(&mut jt, start);
     let mut cur_node = start;
     for &v in &walk[1..] {
@@ -148,8 +148,8 @@ pub fn build(
                 if !((a == u && b == v.0) || (a == v.0 && b == u)) || forbidden.contains(&r) {
                     return Err(format!(
                         "step {} -> {} does not follow the role's relationship {}",
-                        graph.instance_label(u, cur_node.1),
-                        graph.instance_label(v.0, v.1),
+                        graph.copy_label(u, cur_node.1, cur_node.2),
+                        graph.copy_label(v.0, v.1, v.2),
                         graph.relationship(r).id()
                     ));
                 }
@@ -177,7 +177,7 @@ pub fn build(
     for i in 0..jt.instances.len() {
         let Instance { table, role, .. } = jt.instances[i].clone();
         if let Some((rel, child)) = role.and_then(|r| Some((r, graph.subtype_child(table, r)?))) {
-            let right = new_inst(&mut jt, (child, None));
+            let right = new_inst(&mut jt, (child, None, 0));
             jt.joins.push(InstJoin { left: i, right, rel, kind: JoinKind::Inner });
             subtype_child_inst.insert((i, child), right);
         }
@@ -217,7 +217,7 @@ pub fn build(
                     });
                 }
             }
-            let right = new_inst(&mut jt, (child, None));
+            let right = new_inst(&mut jt, (child, None, 0));
             jt.joins.push(InstJoin { left, right, rel, kind: JoinKind::Left });
             branch_inst.insert(child, right);
         }
@@ -242,7 +242,7 @@ pub fn attach_junction_children(graph: &SchemaGraph, jt: &mut JoinTree, children
             alias = format!("{}_{n}", graph.name(c));
             n += 1;
         }
-        jt.instances.push(Instance { table: c, role: None, alias });
+        jt.instances.push(Instance { table: c, role: None, copy: 0, alias });
         jt.joins.push(InstJoin { left, right: jt.instances.len() - 1, rel, kind: JoinKind::Inner });
     }
     Ok(())
@@ -315,7 +315,7 @@ mod tests {
     fn self_relationship_is_oriented_by_the_role_whichever_end_comes_first() {
         let g = staff();
         let relevant: BTreeSet<TableId> = [0].into();
-        let roles = [RoleInstance { table: 0, rel: 0 }];
+        let roles = [RoleInstance { table: 0, rel: 0, copy: 0 }];
         let spec = crate::view::ViewSpec {
             junction_children: &[],
             relevant: &relevant,
@@ -328,8 +328,8 @@ mod tests {
             keep: None,
         };
         for (walk, cond) in [
-            (vec![(0, None), (0, Some(0))], "EMPLOYEE.manager_id = EMPLOYEE_manager.id"),
-            (vec![(0, Some(0)), (0, None)], "EMPLOYEE_manager.id = EMPLOYEE.manager_id"),
+            (vec![(0, None, 0), (0, Some(0), 0)], "EMPLOYEE.manager_id = EMPLOYEE_manager.id"),
+            (vec![(0, Some(0), 0), (0, None, 0)], "EMPLOYEE_manager.id = EMPLOYEE.manager_id"),
         ] {
             let jt = build(&g, &walk, &[], &BTreeSet::new()).unwrap();
             assert_eq!(jt.joins.len(), 1);

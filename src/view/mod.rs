@@ -56,16 +56,20 @@ pub struct BuiltView {
     pub body: ViewBody,
 }
 
+/// One node of a solved walk: a table, the relationship of a role instance
+/// (`None` for a plain one) and the role's copy (`RoleInstance::copy`).
+pub type WalkNode = (TableId, Option<RelId>, u8);
+
 /// Build the view for a solved core walk of plain instances (table ids, in
 /// walk order).
 pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Result<BuiltView, String> {
-    let walk: Vec<(TableId, Option<RelId>)> = walk.iter().map(|&t| (t, None)).collect();
+    let walk: Vec<WalkNode> = walk.iter().map(|&t| (t, None, 0)).collect();
     build_instances(graph, &walk, spec)
 }
 
 /// Build the view for a solved core walk of table instances (a table and,
-/// for a role instance, its relationship), in walk order.
-pub fn build_instances(graph: &SchemaGraph, walk: &[(TableId, Option<RelId>)], spec: &ViewSpec<'_>) -> Result<BuiltView, String> {
+/// for a role instance, its relationship and copy), in walk order.
+pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'_>) -> Result<BuiltView, String> {
     let mut jt = joins::build(graph, walk, spec.inner, spec.forbidden_rels)?;
     joins::attach_junction_children(graph, &mut jt, spec.junction_children)?;
     if let Some(k) = spec.keep {
@@ -87,7 +91,7 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[(TableId, Option<RelId>)], s
     for (ii, inst) in jt.instances.iter().enumerate() {
         let wanted = match inst.role {
             None => spec.relevant.contains(&inst.table),
-            Some(rel) => spec.roles.contains(&RoleInstance { table: inst.table, rel }),
+            Some(rel) => spec.roles.contains(&RoleInstance { table: inst.table, rel, copy: inst.copy }),
         };
         if !wanted {
             continue;
