@@ -6,7 +6,9 @@
 //! `benchmarks/cpsat_baseline.py`, `-- --sizes 200,1000,10000` for the random
 //! schemas, `-- --only LABEL,...` to run some models only, `-- --enterprise`
 //! to add the 10,000-table enterprise-shaped model of `gen.rs`,
-//! `-- --dump-enterprise FILE` to write that model as a dbModel file).
+//! `-- --dump-enterprise FILE` to write that model as a dbModel file,
+//! `-- --pick 8,11` to run only those query indices, `-- --diag` to print
+//! each query's solve on stderr).
 //!
 //! Models: DDO, ACME and BIRD formula1 (when present in dbmodels/), a
 //! 52-table synthetic model shaped like the paper's Cloud Resources benchmark
@@ -198,6 +200,9 @@ fn main() {
         eprintln!("wrote {path}: {} tables, {} relationships, {} patterns", m.tables.len(), m.relationships.len(), m.patterns.len());
         return;
     }
+    // `--pick 8,11` runs only those query indices of each model (to study
+    // single requests with `--diag`).
+    let pick: Option<Vec<usize>> = flag("--pick").map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
     let only: Option<Vec<String>> = flag("--only").map(|s| s.split(',').map(|x| x.trim().to_string()).collect());
     let root = env!("CARGO_MANIFEST_DIR");
     let cloud = cloud52();
@@ -243,6 +248,9 @@ fn main() {
         let (mut exact_ms, mut prune_ms, mut milp_ms, mut kept) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut with_milp_ms: Vec<f64> = Vec::new();
         for (qi, q) in qs.iter().enumerate() {
+            if pick.as_ref().is_some_and(|p| !p.contains(&qi)) {
+                continue;
+            }
             let mut req = ViewRequest::new(q.clone());
             req.time_limit_s = 10.0;
             let t = Instant::now();
@@ -273,9 +281,10 @@ fn main() {
                     milp_ms.push(c.milp_ms);
                     kept.push(c.kept as f64);
                     if diag {
+                        let lookups = (0..cm.problem.len()).filter(|&i| cm.problem.relevant[i] && cm.problem.is_active_lookup(i)).count();
                         eprintln!(
-                            "{label} |T|={} n={} status={:?} exact {:.1} ms, prune {:.1} ms, milp {:.1} ms, kept {} of {}",
-                            q.len(), c.n, c.status, c.exact_ms, c.prune_ms, c.milp_ms, c.kept, cm.problem.len()
+                            "{label} q{qi} |T|={} ({lookups} lookups) n={} status={:?} exact {:.1} ms, prune {:.1} ms, milp {:.1} ms, kept {} of {}; {}",
+                            q.len(), c.n, c.status, c.exact_ms, c.prune_ms, c.milp_ms, c.kept, cm.problem.len(), c.n_bound
                         );
                     }
                 }

@@ -1117,14 +1117,14 @@ fn tables_hanging_off_a_junction_match_brute_force() {
 
 /// Relevant sets above the Held–Karp size (13–16 tables, the enterprise
 /// requests' range), with lookups and m:m patterns: the exact search with
-/// its large-set bounds (Held–Karp over a part, MST, C4-aware distances)
+/// its large-set bounds (Held–Karp over a part, MST, C3/C4-respecting
+/// distances, the lookup spur bound, C3's pending junctions)
 /// must reach the optimum of the same search without any bound (Dijkstra
 /// over walk states), and its walk must pass the independent checker here.
 #[test]
 fn large_relevant_sets_match_the_unbounded_search() {
-    use lucy::solve::exact::solve_exact_blind;
     let mut rng = ChaCha8Rng::seed_from_u64(0x16_2026);
-    let (mut checked, mut infeasible, mut skipped, mut with_mm, mut with_lookup) = (0, 0, 0, 0, 0);
+    let (mut tally, mut with_mm, mut with_lookup) = (Tally::default(), 0, 0);
     for case in 0..40 {
         let n = rng.random_range(15..=19);
         let k = rng.random_range(13..=n.min(16));
@@ -1136,52 +1136,121 @@ fn large_relevant_sets_match_the_unbounded_search() {
                 edges.push((a, b));
             }
         }
-        // A few m:m patterns over existing paths side – junction – side.
-        let mut mm: Vec<(usize, usize, usize)> = Vec::new();
-        for _ in 0..rng.random_range(0..=3) {
-            let j = rng.random_range(0..n);
-            let nb: Vec<usize> = edges.iter().filter_map(|&(a, b)| if a == j { Some(b) } else if b == j { Some(a) } else { None }).collect();
-            if nb.len() >= 2 && !mm.iter().any(|m| m.0 == j) {
-                let (s0, s1) = (nb[rng.random_range(0..nb.len())], nb[rng.random_range(0..nb.len())]);
-                if s0 != s1 {
-                    mm.push((j, s0, s1));
-                }
-            }
-        }
-        let mut order: Vec<usize> = (0..n).collect();
-        for i in 0..n {
-            let j = rng.random_range(i..n);
-            order.swap(i, j);
-        }
+        let tries = rng.random_range(0..=3);
+        let mm = random_mm(&mut rng, n, &edges, tries);
+        let order = shuffled(&mut rng, n);
         let relevant: Vec<usize> = order[..k].to_vec();
         let lookups: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.08)).collect();
         with_mm += (!mm.is_empty()) as usize;
         with_lookup += (!lookups.is_empty()) as usize;
         let inst = Inst { n, edges, relevant, lookups, mm };
+        tally.check(&inst, &format!("case {case}"));
+    }
+    let Tally { checked, infeasible, skipped } = tally;
+    assert!(
+        checked >= 20 && skipped <= 5 && with_mm >= 10 && with_lookup >= 10,
+        "checked {checked}, infeasible {infeasible}, referee gave up {skipped}, with m:m {with_mm}, with lookups {with_lookup}"
+    );
+}
+
+/// Up to `tries` m:m patterns over existing paths side – junction – side,
+/// one per junction.
+fn random_mm(rng: &mut ChaCha8Rng, n: usize, edges: &[(usize, usize)], tries: usize) -> Vec<(usize, usize, usize)> {
+    let mut mm: Vec<(usize, usize, usize)> = Vec::new();
+    for _ in 0..tries {
+        let j = rng.random_range(0..n);
+        let nb: Vec<usize> = edges.iter().filter_map(|&(a, b)| if a == j { Some(b) } else if b == j { Some(a) } else { None }).collect();
+        if nb.len() >= 2 && !mm.iter().any(|m| m.0 == j) {
+            let (s0, s1) = (nb[rng.random_range(0..nb.len())], nb[rng.random_range(0..nb.len())]);
+            if s0 != s1 {
+                mm.push((j, s0, s1));
+            }
+        }
+    }
+    mm
+}
+
+/// 0..n in a random order.
+fn shuffled(rng: &mut ChaCha8Rng, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in 0..n {
+        let j = rng.random_range(i..n);
+        order.swap(i, j);
+    }
+    order
+}
+
+/// Counts of [`Tally::check`]: the exact search against the same search
+/// without bounds (the referee where brute force is out of reach).
+#[derive(Default)]
+struct Tally {
+    checked: usize,
+    infeasible: usize,
+    skipped: usize,
+}
+
+impl Tally {
+    /// Solve `inst` both ways; the answers must agree and the walk be valid.
+    fn check(&mut self, inst: &Inst, case: &str) {
+        use lucy::solve::exact::solve_exact_blind;
         let p = inst.problem();
-        let ctx = format!("case {case}: {inst:?}");
+        let ctx = format!("{case}: {inst:?}");
         let big = ExactLimits { max_states: 3_000_000, deadline: None };
-        let referee = solve_exact_blind(&p, None, big);
-        let fast = solve_exact(&p, None, big);
-        match (referee, fast) {
-            (ExactOutcome::GaveUp(_), _) => skipped += 1,
+        match (solve_exact_blind(&p, None, big), solve_exact(&p, None, big)) {
+            (ExactOutcome::GaveUp(_), _) => self.skipped += 1,
             (ExactOutcome::Infeasible, got) => {
                 assert_eq!(got, ExactOutcome::Infeasible, "{ctx}");
-                infeasible += 1;
+                self.infeasible += 1;
             }
             (ExactOutcome::Optimal { cost, len, .. }, ExactOutcome::Optimal { walk, cost: c, len: l }) => {
                 assert!(inst.valid(&walk), "invalid walk {walk:?} {ctx}");
                 assert_eq!(p.violation(&walk), None, "{ctx}");
                 assert_eq!(inst.objective(&walk), (c, l), "{ctx}");
                 assert_eq!((c, l), (cost, len), "bounded search vs unbounded {ctx}");
-                checked += 1;
+                self.checked += 1;
             }
             (r, got) => panic!("referee {r:?}, bounded search {got:?} {ctx}"),
         }
     }
+}
+
+/// The large-request search's enterprise-shaped cuts against the unbounded
+/// search: sparse graphs (a random tree plus a few edges, so most tables
+/// outside T sit in dangling branches, which the search never enters),
+/// 13 relevant tables (so the large-request bounds apply) of which up to 3
+/// are lookups (the spur bound), and m:m patterns, some with both sides
+/// relevant (C3's pending-junction bound and its dead states).
+#[test]
+fn sparse_large_requests_with_lookups_match_the_unbounded_search() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x16_2027);
+    let (mut tally, mut with_mm, mut with_lookup, mut pending) = (Tally::default(), 0, 0, 0);
+    for case in 0..30 {
+        let n = rng.random_range(24..=32);
+        let mut edges: Vec<(usize, usize)> = (1..n).map(|b| (rng.random_range(0..b), b)).collect();
+        for _ in 0..rng.random_range(1..=4) {
+            let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+            if a != b {
+                edges.push((a, b));
+            }
+        }
+        let tries = rng.random_range(1..=4);
+        let mm = random_mm(&mut rng, n, &edges, tries);
+        let order = shuffled(&mut rng, n);
+        let relevant: Vec<usize> = order[..13].to_vec();
+        // Lookups among the leaves (a lookup elsewhere mostly cuts the
+        // graph): up to 3 relevant ones, and a few others.
+        let degree = |v: usize| edges.iter().filter(|&&(a, b)| a == v || b == v).count();
+        let mut lookups: Vec<usize> = relevant.iter().copied().filter(|&v| degree(v) == 1).take(3).collect();
+        lookups.extend(order[13..].iter().copied().filter(|&v| degree(v) == 1 && rng.random_bool(0.3)));
+        with_lookup += lookups.iter().any(|l| relevant.contains(l)) as usize;
+        with_mm += (!mm.is_empty()) as usize;
+        pending += mm.iter().any(|m| relevant.contains(&m.1) && relevant.contains(&m.2)) as usize;
+        tally.check(&Inst { n, edges, relevant, lookups, mm }, &format!("case {case}"));
+    }
+    let Tally { checked, infeasible, skipped } = tally;
     assert!(
-        checked >= 20 && skipped <= 5 && with_mm >= 10 && with_lookup >= 10,
-        "checked {checked}, infeasible {infeasible}, referee gave up {skipped}, with m:m {with_mm}, with lookups {with_lookup}"
+        checked >= 15 && skipped <= 5 && with_mm >= 15 && with_lookup >= 15 && pending >= 3,
+        "checked {checked}, infeasible {infeasible}, referee gave up {skipped}, with m:m {with_mm}, with a relevant lookup {with_lookup}, with both sides relevant {pending}"
     );
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use super::problem::CoreProblem;
+use super::problem::{CoreProblem, StepRules};
 
 /// "Unreachable".
 pub const INF: u32 = u32::MAX / 4;
@@ -103,28 +103,11 @@ pub fn distances(p: &CoreProblem, src: usize) -> Vec<u32> {
 
 /// Plain BFS distances (no C3/C4 rules); consistent heuristic for A*.
 pub fn plain_distances(p: &CoreProblem, src: usize) -> Vec<u32> {
-    bfs(p, src, false)
-}
-
-/// [`plain_distances`] without passing through an active lookup (C4): a
-/// shortest valid path never enters a lookup and turns back, so this is
-/// still a lower bound on any walk's steps from `src`, and a much tighter
-/// one where lookups are hubs (enterprise schemas).
-pub fn plain_distances_c4(p: &CoreProblem, src: usize) -> Vec<u32> {
-    bfs(p, src, true)
-}
-
-/// BFS from `src`; with `c4`, an active lookup other than `src` is never an
-/// interior table.
-fn bfs(p: &CoreProblem, src: usize, c4: bool) -> Vec<u32> {
     let mut dist = vec![INF; p.len()];
     let mut q = VecDeque::new();
     dist[src] = 0;
     q.push_back(src);
     while let Some(u) = q.pop_front() {
-        if c4 && u != src && p.is_active_lookup(u) {
-            continue;
-        }
         for &v in &p.adj[u] {
             if dist[v] == INF {
                 dist[v] = dist[u] + 1;
@@ -135,42 +118,103 @@ fn bfs(p: &CoreProblem, src: usize, c4: bool) -> Vec<u32> {
     dist
 }
 
-/// [`cost_distances`] without passing through an active lookup (C4); a
-/// lower bound for the same reason as [`plain_distances_c4`].
-pub fn cost_distances_c4(p: &CoreProblem, t: usize) -> Vec<u32> {
-    zero_one_towards(p, t, true)
-}
-
 /// Fewest tables outside T strictly after `a` on a path from `a` to `t`
 /// (0-1 BFS towards `t`).
 pub fn cost_distances(p: &CoreProblem, t: usize) -> Vec<u32> {
-    zero_one_towards(p, t, false)
+    zero_one_towards(p, t, None)
 }
 
-/// 0-1 BFS towards `t`; with `c4`, an active lookup other than `t` is never
-/// an interior table.
-fn zero_one_towards(p: &CoreProblem, t: usize, c4: bool) -> Vec<u32> {
-    let mut dist = vec![INF; p.len()];
+/// [`cost_distances`] with the C3/C4 pass-through rules on interior tables,
+/// as [`distances`] has them for steps: fewest tables outside T strictly
+/// after `a` on a path from `a` to `t` whose interior never passes through
+/// a lookup and crosses a junction only between its two sides. The rules
+/// are symmetric, so searching outwards from `t` finds the same paths.
+pub fn cost_distances_rules(p: &CoreProblem, t: usize) -> Vec<u32> {
+    zero_one_towards(p, t, Some(&StepRules::new(p)))
+}
+
+/// 0-1 BFS towards `t`, with the pass-through `rules` on interior tables
+/// when given.
+fn zero_one_towards(p: &CoreProblem, t: usize, rules: Option<&StepRules>) -> Vec<u32> {
+    let n = p.len();
+    let junction = |v: usize| rules.is_some_and(|r| r.junction(v));
+    let mut dist = vec![INF; n];
+    // Junctions are settled per predecessor, as in `distances`.
+    let mut jbest: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
     let mut dq = VecDeque::new();
     dist[t] = 0;
-    dq.push_back(t);
-    while let Some(v) = dq.pop_front() {
-        if c4 && v != t && p.is_active_lookup(v) {
+    dq.push_back((t, usize::MAX, 0u32));
+    while let Some((v, pred, dv)) = dq.pop_front() {
+        let stale = if junction(v) && pred != usize::MAX {
+            jbest[v].iter().any(|&(q, d)| q == pred && d < dv)
+        } else {
+            dv > dist[v]
+        };
+        if stale {
+            continue;
+        }
+        let interior = v != t;
+        if interior && rules.is_some_and(|r| r.lookup(v)) {
             continue;
         }
         // Stepping a -> v costs [v not in T].
         let w = (!p.relevant[v]) as u32;
+        let nd = dv + w;
         for &a in &p.adj[v] {
-            let nd = dist[v] + w;
-            if nd < dist[a] {
-                dist[a] = nd;
-                if w == 0 {
-                    dq.push_front(a);
-                } else {
-                    dq.push_back(a);
+            if a == t || (interior && junction(v) && !rules.is_some_and(|r| r.allowed(Some(pred), v, a))) {
+                continue;
+            }
+            if junction(a) {
+                match jbest[a].iter_mut().find(|e| e.0 == v) {
+                    Some(e) if e.1 <= nd => continue,
+                    Some(e) => e.1 = nd,
+                    None => jbest[a].push((v, nd)),
                 }
+                dist[a] = dist[a].min(nd);
+            } else if nd < dist[a] {
+                dist[a] = nd;
+            } else {
+                continue;
+            }
+            if w == 0 {
+                dq.push_front((a, v, nd));
+            } else {
+                dq.push_back((a, v, nd));
             }
         }
     }
     dist
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solve::problem::MmJunction;
+
+    #[test]
+    fn rule_aware_cost_distances_respect_lookups_and_junctions() {
+        // 0* - 1 - 2* directly; 0* - 3* (lookup) - 2*: no shortcut through 3.
+        // 4 - 5 (junction of 6 and 7) - 6*, 5 - 7: 4 reaches 6 only around.
+        let mut p = CoreProblem::new(9, &[(0, 1), (1, 2), (0, 3), (3, 2), (4, 5), (5, 6), (5, 7), (7, 8), (8, 4), (4, 0)]);
+        for t in [0, 2, 3, 6] {
+            p.relevant[t] = true;
+        }
+        p.lookup[3] = true;
+        p.junctions.push(MmJunction { k: 5, sides: [6, 7] });
+        let plain = cost_distances(&p, 2);
+        let rules = cost_distances_rules(&p, 2);
+        // From 0 to 2: through the relevant lookup 3 costs nothing without
+        // the rules; with them, 3 is no interior table and 1 (outside T) is
+        // the way.
+        assert_eq!(plain[0], 0);
+        assert_eq!(rules[0], 1);
+        // Into the lookup itself as an endpoint is fine.
+        assert_eq!(rules[3], 0);
+        let to6_plain = cost_distances(&p, 6);
+        let to6 = cost_distances_rules(&p, 6);
+        // 4 -> 5 -> 6 passes the junction from a non-side: not allowed;
+        // 4 -> 8 -> 7 -> 5 -> 6 is (8, 7, 5 outside T).
+        assert_eq!(to6_plain[4], 1);
+        assert_eq!(to6[4], 3);
+    }
 }

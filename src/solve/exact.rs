@@ -10,12 +10,12 @@
 //! with the MILP at the same n).
 
 use std::cmp::Reverse;
-use std::cell::RefCell;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Instant;
 
 pub use super::distance::cost_distances;
-use super::distance::{cost_distances_c4, held_karp, plain_distances, plain_distances_c4, INF, SUBSET_DP_MAX};
+use super::distance::{INF, SUBSET_DP_MAX};
+use super::heuristic::Heuristic;
 use super::problem::{CoreProblem, StepRules};
 
 /// Outcome of the exact search.
@@ -94,7 +94,7 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
     // remaining walk visits every unvisited relevant table, so it needs at
     // least the cheapest tour over them in the metric closure of the
     // distances (length) and of "tables outside T in between" (cost).
-    let heur = bounds.then(|| Heuristic::new(p, &rel));
+    let heur = bounds.then(|| Heuristic::new(p, &rel, is_large(p, rel.len())));
     let h = |node: usize, mask: u64| -> (u32, u32) { heur.as_ref().map_or((0, 0), |h| h.eval(node, full & !mask)) };
     let mut book = C3Book::new(p);
     // Enterprise-sized requests: a quick valid walk bounds the search from
@@ -105,6 +105,13 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
         .then(|| super::incumbent::greedy_walk(p, rel.len()))
         .flatten();
     let ub: Option<(u32, u32)> = incumbent.as_ref().map(|w| (w.1 as u32, w.2 as u32));
+    // Large requests also bound what C3 still asks (and drop states C3 can
+    // no longer accept), and never enter a dangling branch without relevant
+    // tables (an optimal walk has no reason to; at hubs, most neighbours
+    // are such branches).
+    let large = bounds && max_len.is_none() && is_large(p, rel.len());
+    let c3_bound = large && p.c3 && !p.junctions.is_empty();
+    let dead = if large { dangling(p, &rules) } else { vec![false; n] };
 
     // (cost + hc, len + hl, deeper first, cost, len)
     type Key = (u32, u32, u32, u32, u32);
@@ -117,6 +124,9 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
     for s in 0..n {
         if cap == 0 {
             break;
+        }
+        if dead[s] {
+            continue;
         }
         let st = State {
             node: s as u32,
@@ -177,20 +187,28 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
         let u = st.node as usize;
         let prev = if st.prev == NONE { None } else { Some(st.prev as usize) };
         for &v in &p.adj[u] {
-            if rules.special(u) && !rules.allowed(prev, u, v) {
+            if dead[v] || (rules.special(u) && !rules.allowed(prev, u, v)) {
                 continue;
             }
             let mask = st.mask | bit[v];
-            let hv = h(v, mask);
+            let mut hv = h(v, mask);
             if hv.0 >= INF || hv.1 >= INF {
                 continue;
+            }
+            let jst = book.enter(st.jst, v, false);
+            if c3_bound {
+                // What C3 still asks, where it asks more than the tour.
+                match book.pending(jst, v) {
+                    None => continue,
+                    Some(c) => hv = (hv.0.max(c.0), hv.1.max(c.1)),
+                }
             }
             let ns = State {
                 node: v as u32,
                 prev: if rules.special(v) { u as u32 } else { 0 },
                 len: if bounded { len + 1 } else { 0 },
                 mask,
-                jst: book.enter(st.jst, v, false),
+                jst,
             };
             let nc = cost + (!p.relevant[v]) as u32;
             let nl = len + 1;
@@ -305,6 +323,61 @@ impl<'a> C3Book<'a> {
         id
     }
 
+    /// What C3 still asks of a walk in context `ctx` now at `last`, as a
+    /// (cost, length) lower bound on the rest of it: every m:m pattern with
+    /// both sides visited and no junction of its group once and interior
+    /// needs a junction occurrence of its own (an occurrence is interior
+    /// between one pair of sides, so it settles one group). `None` when the
+    /// walk can never be accepted: a junction occurred unusably between
+    /// sides that are both visited, or that will be (the other side is
+    /// relevant and still ahead).
+    fn pending(&self, ctx: u32, last: usize) -> Option<(u32, u32)> {
+        let mut need = (0u32, 0u32);
+        let mut counted: Vec<usize> = Vec::new();
+        for &f in &self.sets[ctx as usize] {
+            if f & 3 == BAD {
+                let k = (f >> 2) as usize;
+                for j in self.p.junctions.iter().filter(|j| j.k == k) {
+                    let [a, b] = j.sides;
+                    let (va, vb) = (self.has(ctx, a, SIDE), self.has(ctx, b, SIDE));
+                    if (va && vb) || (va && self.p.relevant[b]) || (vb && self.p.relevant[a]) {
+                        return None;
+                    }
+                }
+                continue;
+            }
+            if f & 3 != SIDE {
+                continue;
+            }
+            let v = (f >> 2) as usize;
+            for &q in &self.side_of[v] {
+                let j = &self.p.junctions[q];
+                if j.sides[0] != v || !self.has(ctx, j.sides[1], SIDE) {
+                    continue;
+                }
+                if self.has(ctx, j.k, ONCE) {
+                    if last == j.k {
+                        // It has to be left, to a side.
+                        need.1 = need.1.max(1);
+                    }
+                    continue;
+                }
+                let group = self.p.junction_group(q);
+                if group.iter().any(|&o| o != q && self.has(ctx, self.p.junctions[o].k, ONCE) && last != self.p.junctions[o].k) {
+                    continue;
+                }
+                let key = group[0];
+                if counted.contains(&key) {
+                    continue;
+                }
+                counted.push(key);
+                let cost = group.iter().map(|&o| (!self.p.relevant[self.p.junctions[o].k]) as u32).min().unwrap_or(1);
+                need = (need.0 + cost, need.1 + 1);
+            }
+        }
+        Some(need)
+    }
+
     /// C3 at the end of a walk in context `ctx` that ends at `last`: for
     /// each m:m pattern with both sides visited, its junction occurred once
     /// and interior, or (not occurring) another junction between the same
@@ -349,150 +422,61 @@ fn is_large(p: &CoreProblem, relevant: usize) -> bool {
     relevant > SUBSET_DP_MAX || p.len() > LARGE_GRAPH
 }
 
-/// Relevant-set sizes above `SUBSET_DP_MAX` get Held–Karp over at most
-/// this many of their tables (a walk covering U covers any part of it).
-const SUBSET_DP_PART: usize = 16;
-
-/// Lower bounds on the rest of a walk from a node that still has to visit a
-/// set U of relevant tables, for both objective components.
-///
-/// Up to `SUBSET_DP_MAX` relevant tables: min over the first table t in U of
-/// dist(node, t) + the cheapest chain over U from t (Held–Karp), over plain
-/// distances. Beyond (enterprise-sized requests), over distances that never
-/// pass through a lookup (C4), the largest of: the same Held–Karp bound over
-/// U ∩ S for a part S of at most `SUBSET_DP_PART` tables chosen far apart;
-/// when S is not all of T, min over t of dist(node, t) + the minimum
-/// spanning tree of U in the metric closure (a walk covering U contains a
-/// spanning path of U, which weighs at least the MST; memoised per U; over
-/// all of U the Held–Karp bound already dominates it); and the farthest
-/// table of U.
-struct Heuristic {
-    /// Per relevant k: (lower-bound) distance and cost distance from every node.
-    len_d: Vec<Vec<u32>>,
-    cost_d: Vec<Vec<u32>>,
-    /// The relevant tables (indices into `rel`) Held–Karp covers: all of
-    /// them up to `SUBSET_DP_MAX`, else a part.
-    part: Vec<usize>,
-    /// Held–Karp tables over subsets of `part` (indexed by part bits).
-    len_h: Vec<Vec<u32>>,
-    cost_h: Vec<Vec<u32>>,
-    /// Node index of each relevant table.
-    rel: Vec<usize>,
-    /// Whether the large-request bounds are used ([`is_large`]).
-    large: bool,
-    /// MST weights (cost, length) per unvisited set.
-    mst: RefCell<HashMap<u64, (u32, u32)>>,
+/// The tables in dangling branches without relevant tables, which an optimal
+/// walk never enters: peeled like leaves of a tree, a table outside T with
+/// at most one unpeeled neighbour. A walk entering such a branch leaves it
+/// the way it came, through the branch's attachment table X, so cutting
+/// those excursions (and the repeated X) gives a valid walk at most as
+/// long and no more costly: X is neither a lookup nor a junction (C3/C4
+/// care what comes before and after those), no junction is peeled or
+/// adjacent to a peeled table (C3 counts junction occurrences), and what
+/// the cut removes from C3's view are side visits only, which can lift an
+/// obligation but never create one.
+fn dangling(p: &CoreProblem, rules: &StepRules) -> Vec<bool> {
+    let n = p.len();
+    let mut deg: Vec<usize> = p.adj.iter().map(|a| a.len()).collect();
+    let mut dead = vec![false; n];
+    let peelable = |v: usize, dead: &[bool], deg: &[usize]| -> bool {
+        !dead[v]
+            && deg[v] <= 1
+            && !p.relevant[v]
+            && !rules.junction(v)
+            && p.adj[v].iter().all(|&x| !rules.junction(x) && (dead[x] || !rules.lookup(x)))
+    };
+    let mut stack: Vec<usize> = (0..n).filter(|&v| peelable(v, &dead, &deg)).collect();
+    while let Some(v) = stack.pop() {
+        if !peelable(v, &dead, &deg) {
+            continue;
+        }
+        dead[v] = true;
+        for &x in &p.adj[v] {
+            if !dead[x] {
+                deg[x] -= 1;
+                if peelable(x, &dead, &deg) {
+                    stack.push(x);
+                }
+            }
+        }
+    }
+    dead
 }
 
-impl Heuristic {
-    fn new(p: &CoreProblem, rel: &[usize]) -> Self {
-        let k = rel.len();
-        let large = is_large(p, k);
-        let (len_d, cost_d): (Vec<Vec<u32>>, Vec<Vec<u32>>) = if large {
-            (rel.iter().map(|&t| plain_distances_c4(p, t)).collect(), rel.iter().map(|&t| cost_distances_c4(p, t)).collect())
-        } else {
-            (rel.iter().map(|&t| plain_distances(p, t)).collect(), rel.iter().map(|&t| cost_distances(p, t)).collect())
-        };
-        let part: Vec<usize> = if k <= SUBSET_DP_PART {
-            (0..k).collect()
-        } else {
-            // Farthest-point choice: the part spreads over the request.
-            let mut part = vec![0usize];
-            let mut near: Vec<u32> = (0..k).map(|b| len_d[0][rel[b]]).collect();
-            while part.len() < SUBSET_DP_PART {
-                let Some(next) = (0..k).filter(|b| !part.contains(b)).max_by_key(|&b| (near[b].min(INF), std::cmp::Reverse(b))) else { break };
-                part.push(next);
-                for b in 0..k {
-                    near[b] = near[b].min(len_d[next][rel[b]]);
-                }
-            }
-            part
-        };
-        let tour = |d: &Vec<Vec<u32>>| held_karp(part.len(), |a, b| d[part[b]][rel[part[a]]]);
-        let (len_h, cost_h) = (tour(&len_d), tour(&cost_d));
-        Heuristic { len_d, cost_d, part, len_h, cost_h, rel: rel.to_vec(), large, mst: RefCell::new(HashMap::new()) }
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// Minimum spanning tree weight of the relevant tables in `u` under the
-    /// distances `d` (Prim, O(|u|²)); `INF` when they are not connected.
-    fn mst_of(&self, d: &[Vec<u32>], u: u64) -> u32 {
-        let members: Vec<usize> = (0..self.rel.len()).filter(|&k| u & (1u64 << k) != 0).collect();
-        let m = members.len();
-        if m <= 1 {
-            return 0;
-        }
-        let mut in_tree = vec![false; m];
-        let mut key = vec![INF; m];
-        key[0] = 0;
-        let mut total = 0u32;
-        for _ in 0..m {
-            let Some(i) = (0..m).filter(|&i| !in_tree[i]).min_by_key(|&i| key[i]) else { break };
-            if key[i] >= INF {
-                return INF;
-            }
-            in_tree[i] = true;
-            total += key[i];
-            for j in 0..m {
-                if !in_tree[j] {
-                    let w = d[members[j]][self.rel[members[i]]];
-                    if w < key[j] {
-                        key[j] = w;
-                    }
-                }
-            }
-        }
-        total
-    }
-
-    /// (cost, length) lower bound from `node` with unvisited set `u`.
-    fn eval(&self, node: usize, u: u64) -> (u32, u32) {
-        if u == 0 {
-            return (0, 0);
-        }
-        // U ∩ part, in part bits.
-        let mut su = 0usize;
-        for (i, &b) in self.part.iter().enumerate() {
-            if u & (1u64 << b) != 0 {
-                su |= 1 << i;
-            }
-        }
-        // The MST bound only where Held–Karp covers part of the request:
-        // over all of U, a chain over U weighs at least its spanning tree.
-        let tree = if self.large && self.part.len() < self.rel.len() {
-            let cached = self.mst.borrow().get(&u).copied();
-            Some(cached.unwrap_or_else(|| {
-                let v = (self.mst_of(&self.cost_d, u), self.mst_of(&self.len_d, u));
-                self.mst.borrow_mut().insert(u, v);
-                v
-            }))
-        } else {
-            None
-        };
-        let one = |d: &Vec<Vec<u32>>, h: &Vec<Vec<u32>>, tree: Option<u32>| -> u32 {
-            let mut chain = if su == 0 { 0 } else { INF };
-            for (i, &b) in self.part.iter().enumerate() {
-                if su & (1 << i) != 0 {
-                    let tour = h[su][i];
-                    if tour < INF && d[b][node] < INF {
-                        chain = chain.min(d[b][node] + tour);
-                    }
-                }
-            }
-            if !self.large {
-                return chain;
-            }
-            let (mut nearest, mut worst) = (INF, 0);
-            for (k, dk) in d.iter().enumerate() {
-                if u & (1u64 << k) != 0 {
-                    worst = worst.max(dk[node]);
-                    nearest = nearest.min(dk[node]);
-                }
-            }
-            if nearest >= INF || chain >= INF || tree.is_some_and(|t| t >= INF) {
-                return INF;
-            }
-            chain.max(worst).max(tree.map_or(0, |t| nearest + t))
-        };
-        (one(&self.cost_d, &self.cost_h, tree.map(|t| t.0)), one(&self.len_d, &self.len_h, tree.map(|t| t.1)))
+    #[test]
+    fn dangling_branches_are_peeled_but_not_next_to_lookups_or_junctions() {
+        // 0* - 1 - 2* with branches: 1 - 3 - 4 (dangling, peeled);
+        // 2 - 5 (lookup) - 6 (kept: it hangs off a lookup);
+        // 0 - 7 (junction of 0 and 8) - 8 - 9 (8 hangs off a junction: kept; 9 peeled).
+        let mut p = CoreProblem::new(10, &[(0, 1), (1, 2), (1, 3), (3, 4), (2, 5), (5, 6), (0, 7), (7, 8), (8, 9)]);
+        p.relevant[0] = true;
+        p.relevant[2] = true;
+        p.lookup[5] = true;
+        p.junctions.push(super::super::problem::MmJunction { k: 7, sides: [0, 8] });
+        let dead = dangling(&p, &StepRules::new(&p));
+        let peeled: Vec<usize> = (0..10).filter(|&v| dead[v]).collect();
+        assert_eq!(peeled, vec![3, 4, 9]);
     }
 }

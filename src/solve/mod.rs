@@ -15,6 +15,7 @@
 
 pub mod distance;
 pub mod exact;
+mod heuristic;
 pub mod explain;
 pub mod incumbent;
 pub mod milp;

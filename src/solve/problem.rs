@@ -210,6 +210,11 @@ impl StepRules {
         self.lookup[u]
     }
 
+    /// Whether `u` is the junction of an active m:m pattern (C3).
+    pub fn junction(&self, u: usize) -> bool {
+        !self.sides[u].is_empty()
+    }
+
     /// [`CoreProblem::step_allowed`] for adjacent `cur`, `next`.
     pub fn allowed(&self, prev: Option<usize>, cur: usize, next: usize) -> bool {
         let Some(p) = prev else { return true };
