@@ -22,7 +22,7 @@ Usage:
   ~/.cache/lucy/venv-cpsat/bin/python benchmarks/cpsat_baseline.py /tmp/inst.jsonl
 
 Prints a markdown table; `--json` prints per-query rows instead (progress
-goes to stderr). Exit 1 if a proved CP-SAT optimum differs from lucy's.
+goes to stderr); `--limit S` sets CP-SAT's time limit per solve (default 60). Exit 1 if a proved CP-SAT optimum differs from lucy's.
 """
 
 import json
@@ -150,8 +150,14 @@ def pct(v, p):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    as_json = "--json" in sys.argv
+    global TIME_LIMIT_S
+    argv = sys.argv[1:]
+    if "--limit" in argv:
+        i = argv.index("--limit")
+        TIME_LIMIT_S = float(argv[i + 1])
+        del argv[i : i + 2]
+    args = [a for a in argv if not a.startswith("--")]
+    as_json = "--json" in argv
     if len(args) != 1:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

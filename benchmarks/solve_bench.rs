@@ -8,7 +8,8 @@
 //! to add the 10,000-table enterprise-shaped model of `gen.rs`,
 //! `-- --dump-enterprise FILE` to write that model as a dbModel file,
 //! `-- --pick 8,11` to run only those query indices, `-- --diag` to print
-//! each query's solve on stderr).
+//! each query's solve on stderr, with `-- --diag-states N --diag-limit S`
+//! for that solve's state budget and time limit).
 //!
 //! Models: DDO, ACME and BIRD formula1 (when present in dbmodels/), a
 //! 52-table synthetic model shaped like the paper's Cloud Resources benchmark
@@ -203,6 +204,10 @@ fn main() {
     // `--pick 8,11` runs only those query indices of each model (to study
     // single requests with `--diag`).
     let pick: Option<Vec<usize>> = flag("--pick").map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    // `--diag-states N --diag-limit S`: the diag solve's state budget and
+    // time limit (to study a request beyond production's limits).
+    let diag_states: usize = flag("--diag-states").and_then(|s| s.parse().ok()).unwrap_or(CoreOptions::default().exact_states);
+    let diag_limit: f64 = flag("--diag-limit").and_then(|s| s.parse().ok()).unwrap_or(10.0);
     let only: Option<Vec<String>> = flag("--only").map(|s| s.split(',').map(|x| x.trim().to_string()).collect());
     let root = env!("CARGO_MANIFEST_DIR");
     let cloud = cloud52();
@@ -273,7 +278,7 @@ fn main() {
                 // The core solve as it was before #16 cut the tail: the MILP
                 // runs even after the exact search has proved the optimum.
                 let t = Instant::now();
-                let core = solve_core(&cm.problem, 10.0, CoreOptions { milp_when_proven: true, ..CoreOptions::default() });
+                let core = solve_core(&cm.problem, diag_limit, CoreOptions { milp_when_proven: true, exact_states: diag_states, ..CoreOptions::default() });
                 with_milp_ms.push(t.elapsed().as_secs_f64() * 1e3);
                 if let Ok(c) = core {
                     exact_ms.push(c.exact_ms);

@@ -10,7 +10,9 @@
 //! with the MILP at the same n).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::time::Instant;
 
 pub use super::distance::cost_distances;
@@ -61,7 +63,7 @@ struct State {
 
 /// Solve exactly. `max_len`: only walks of at most that many tables.
 pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits) -> ExactOutcome {
-    search(p, max_len, limits, true)
+    search(p, max_len, limits, Mode::Exact)
 }
 
 /// The same search without the A* lower bounds (plain Dijkstra over walk
@@ -69,10 +71,27 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
 /// solver tests use it as the referee where brute force is out of reach
 /// (relevant sets above the Held–Karp size).
 pub fn solve_exact_blind(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits) -> ExactOutcome {
-    search(p, max_len, limits, false)
+    search(p, max_len, limits, Mode::Blind)
 }
 
-fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: bool) -> ExactOutcome {
+/// How [`search`] orders and bounds states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A* with the lower bounds: exact.
+    Exact,
+    /// No bounds (Dijkstra): exact, slow; the solver tests' referee.
+    Blind,
+    /// Weighted A* (twice the bounds): the first accepted walk is valid but
+    /// not proven optimal; a quick incumbent for large requests.
+    Weighted,
+}
+
+/// State budget of the weighted pass that improves the incumbent.
+const WEIGHTED_STATES: usize = 200_000;
+
+fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mode) -> ExactOutcome {
+    let bounds = mode != Mode::Blind;
+    let weight = if mode == Mode::Weighted { 2 } else { 1 };
     let rel = p.relevant_nodes();
     if rel.len() > 64 {
         return ExactOutcome::GaveUp("more than 64 relevant tables".into());
@@ -101,8 +120,20 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
     // above (states that cannot beat it are not stored) and is the answer,
     // unproven, if the search runs out. Smaller requests skip it, so their
     // search (and which of several optimal walks it returns) is unchanged.
-    let incumbent = (bounds && max_len.is_none() && is_large(p, rel.len()))
-        .then(|| super::incumbent::greedy_walk(p, rel.len()))
+    let incumbent = (mode == Mode::Exact && max_len.is_none() && is_large(p, rel.len()))
+        .then(|| {
+            // The better of the nearest-first walk and a weighted A* pass
+            // (the same search with twice the bounds: it settles for the
+            // first valid walk it meets, which is usually far closer to the
+            // optimum, so far fewer states are stored below).
+            let quick = ExactLimits { max_states: WEIGHTED_STATES.min(limits.max_states), deadline: limits.deadline };
+            let weighted = match search(p, None, quick, Mode::Weighted) {
+                ExactOutcome::Optimal { walk, cost, len } => Some((walk, cost, len)),
+                _ => None,
+            };
+            let greedy = super::incumbent::greedy_walk(p, rel.len());
+            [weighted, greedy].into_iter().flatten().min_by_key(|w| (w.1, w.2))
+        })
         .flatten();
     let ub: Option<(u32, u32)> = incumbent.as_ref().map(|w| (w.1 as u32, w.2 as u32));
     // Large requests also bound what C3 still asks (and drop states C3 can
@@ -118,7 +149,7 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
     let mut heap: BinaryHeap<Reverse<(Key, usize)>> = BinaryHeap::new();
     let mut states: Vec<State> = Vec::new();
     let mut parent: Vec<usize> = Vec::new();
-    let mut best: HashMap<State, (u32, u32)> = HashMap::new();
+    let mut best: HashMap<State, (u32, u32)> = HashMap::default();
     let bounded = max_len.is_some();
     let cap = max_len.unwrap_or(usize::MAX) as u32;
     for s in 0..n {
@@ -146,7 +177,7 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
         best.insert(st, (cost, 1));
         states.push(st);
         parent.push(usize::MAX);
-        heap.push(Reverse(((cost + hv.0, 1 + hv.1, u32::MAX - 1, cost, 1), states.len() - 1)));
+        heap.push(Reverse(((cost + weight * hv.0, 1 + weight * hv.1, u32::MAX - 1, cost, 1), states.len() - 1)));
     }
     let mut popped = 0usize;
     // The bound reached so far (every walk cheaper than it is ruled out).
@@ -221,7 +252,7 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, bounds: 
             best.insert(ns, (nc, nl));
             states.push(ns);
             parent.push(idx);
-            heap.push(Reverse(((nc + hv.0, nl + hv.1, u32::MAX - nl, nc, nl), states.len() - 1)));
+            heap.push(Reverse(((nc + weight * hv.0, nl + weight * hv.1, u32::MAX - nl, nc, nl), states.len() - 1)));
         }
     }
     // Every walk at most as good as the quick one was explored: it is optimal.
@@ -272,9 +303,9 @@ impl<'a> C3Book<'a> {
                 }
             }
         }
-        let mut ids = HashMap::new();
+        let mut ids = HashMap::default();
         ids.insert(Vec::new(), 0);
-        C3Book { p, side_of, junction, sets: vec![Vec::new()], ids, next: HashMap::new() }
+        C3Book { p, side_of, junction, sets: vec![Vec::new()], ids, next: HashMap::default() }
     }
 
     fn has(&self, ctx: u32, node: usize, kind: u32) -> bool {

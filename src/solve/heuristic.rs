@@ -25,7 +25,7 @@
 //!   that out where lookups are hubs.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::distance::{cost_distances, cost_distances_rules, distances, held_karp, plain_distances, INF};
 use super::problem::CoreProblem;
@@ -36,11 +36,16 @@ pub(super) const SUBSET_DP_PART: usize = 16;
 
 /// Lower bounds for the exact search (see the module docs).
 pub(super) struct Heuristic {
-    /// Per relevant k: (lower-bound) distance and cost distance from every node.
-    len_d: Vec<Vec<u32>>,
-    cost_d: Vec<Vec<u32>>,
-    /// Node index of each relevant table.
-    rel: Vec<usize>,
+    /// Number of relevant tables.
+    k: usize,
+    /// Node-major (lower-bound) distance and cost distance from every node
+    /// to each relevant table: `len_col[node * k + r]` (one evaluation reads
+    /// one contiguous row).
+    len_col: Vec<u32>,
+    cost_col: Vec<u32>,
+    /// The same between relevant tables: `len_rr[a][b]` from a to b.
+    len_rr: Vec<Vec<u32>>,
+    cost_rr: Vec<Vec<u32>>,
     /// Whether the large-request bounds are used.
     large: bool,
     /// The chain bound over all relevant tables.
@@ -71,8 +76,21 @@ impl Heuristic {
         } else {
             (rel.iter().map(|&t| plain_distances(p, t)).collect(), rel.iter().map(|&t| cost_distances(p, t)).collect())
         };
-        let everyone: Vec<usize> = (0..rel.len()).collect();
-        let all = Chain::new(&everyone, rel, &len_d, &cost_d);
+        let k = rel.len();
+        let column = |d: &[Vec<u32>]| -> Vec<u32> {
+            let mut col = vec![INF; p.len() * k];
+            for (r, dr) in d.iter().enumerate() {
+                for (node, &v) in dr.iter().enumerate() {
+                    col[node * k + r] = v;
+                }
+            }
+            col
+        };
+        let between = |d: &[Vec<u32>]| -> Vec<Vec<u32>> { (0..k).map(|a| (0..k).map(|b| d[a][rel[b]]).collect()).collect() };
+        let (len_col, cost_col, len_rr, cost_rr) = (column(&len_d), column(&cost_d), between(&len_d), between(&cost_d));
+        drop((len_d, cost_d));
+        let everyone: Vec<usize> = (0..k).collect();
+        let all = Chain::new(&everyone, &len_rr, &cost_rr);
         let lookups: Vec<usize> = everyone.iter().copied().filter(|&k| p.is_active_lookup(rel[k])).collect();
         let spur = (large && !lookups.is_empty()).then(|| {
             let others: Vec<usize> = everyone.iter().copied().filter(|k| !lookups.contains(k)).collect();
@@ -84,9 +102,9 @@ impl Heuristic {
                     (k, (x_cost, 2))
                 })
                 .collect();
-            (Chain::new(&others, rel, &len_d, &cost_d), spurs)
+            (Chain::new(&others, &len_rr, &cost_rr), spurs)
         });
-        Heuristic { len_d, cost_d, rel: rel.to_vec(), large, all, spur }
+        Heuristic { k, len_col, cost_col, len_rr, cost_rr, large, all, spur }
     }
 
     /// (cost, length) lower bound from `node` with unvisited set `u` (bits
@@ -95,7 +113,9 @@ impl Heuristic {
         if u == 0 {
             return (0, 0);
         }
-        let mut h = self.all.eval(self, node, u);
+        let row = node * self.k..(node + 1) * self.k;
+        let (lc, cc) = (&self.len_col[row.clone()], &self.cost_col[row]);
+        let mut h = self.all.eval(self, lc, cc, u);
         if let Some((chain, spurs)) = &self.spur {
             let mut added = (0u32, 0u32);
             let mut last = (0u32, 0u32);
@@ -110,7 +130,7 @@ impl Heuristic {
                 }
             }
             if added.1 > 0 {
-                let rest = chain.eval(self, node, u & chain.members);
+                let rest = chain.eval(self, lc, cc, u & chain.members);
                 if rest.0 >= INF || rest.1 >= INF {
                     return (INF, INF);
                 }
@@ -123,13 +143,15 @@ impl Heuristic {
 }
 
 impl Chain {
-    fn new(members: &[usize], rel: &[usize], len_d: &[Vec<u32>], cost_d: &[Vec<u32>]) -> Self {
+    /// Over `members` (indices of relevant tables), with the distances
+    /// between relevant tables.
+    fn new(members: &[usize], len_rr: &[Vec<u32>], cost_rr: &[Vec<u32>]) -> Self {
         let part: Vec<usize> = if members.len() <= SUBSET_DP_PART {
             members.to_vec()
         } else {
             // Farthest-point choice: the part spreads over the request.
             let mut part = vec![members[0]];
-            let mut near: Vec<u32> = members.iter().map(|&b| len_d[members[0]][rel[b]]).collect();
+            let mut near: Vec<u32> = members.iter().map(|&b| len_rr[members[0]][b]).collect();
             while part.len() < SUBSET_DP_PART {
                 let Some(i) = (0..members.len())
                     .filter(|&i| !part.contains(&members[i]))
@@ -140,21 +162,23 @@ impl Chain {
                 let next = members[i];
                 part.push(next);
                 for (j, &b) in members.iter().enumerate() {
-                    near[j] = near[j].min(len_d[next][rel[b]]);
+                    near[j] = near[j].min(len_rr[next][b]);
                 }
             }
             part
         };
-        let tour = |d: &[Vec<u32>]| held_karp(part.len(), |a, b| d[part[b]][rel[part[a]]]);
-        let (len_h, cost_h) = if part.is_empty() { (vec![vec![]], vec![vec![]]) } else { (tour(len_d), tour(cost_d)) };
+        // Extending a chain whose last table is a by b costs the distance
+        // between them (read backwards: a tour starting at b).
+        let tour = |d: &[Vec<u32>]| held_karp(part.len(), |a, b| d[part[b]][part[a]]);
+        let (len_h, cost_h) = if part.is_empty() { (vec![vec![]], vec![vec![]]) } else { (tour(len_rr), tour(cost_rr)) };
         let members = members.iter().fold(0u64, |m, &k| m | 1u64 << k);
-        Chain { members, part, len_h, cost_h, mst: RefCell::new(HashMap::new()) }
+        Chain { members, part, len_h, cost_h, mst: RefCell::new(HashMap::default()) }
     }
 
     /// Minimum spanning tree weight of the relevant tables in `u` under the
     /// distances `d` (Prim, O(|u|²)); `INF` when they are not connected.
-    fn mst_of(rel: &[usize], d: &[Vec<u32>], u: u64) -> u32 {
-        let members: Vec<usize> = (0..rel.len()).filter(|&k| u & (1u64 << k) != 0).collect();
+    fn mst_of(rr: &[Vec<u32>], u: u64) -> u32 {
+        let members: Vec<usize> = (0..rr.len()).filter(|&k| u & (1u64 << k) != 0).collect();
         let m = members.len();
         if m <= 1 {
             return 0;
@@ -172,7 +196,7 @@ impl Chain {
             total += key[i];
             for j in 0..m {
                 if !in_tree[j] {
-                    let w = d[members[j]][rel[members[i]]];
+                    let w = rr[members[j]][members[i]];
                     if w < key[j] {
                         key[j] = w;
                     }
@@ -183,7 +207,8 @@ impl Chain {
     }
 
     /// (cost, length) lower bound from `node` for visiting the members in `u`.
-    fn eval(&self, h: &Heuristic, node: usize, u: u64) -> (u32, u32) {
+    /// `lc`, `cc`: the node's row of [`Heuristic::len_col`] and `cost_col`.
+    fn eval(&self, h: &Heuristic, lc: &[u32], cc: &[u32], u: u64) -> (u32, u32) {
         let u = u & self.members;
         if u == 0 {
             return (0, 0);
@@ -200,20 +225,20 @@ impl Chain {
         let tree = if h.large && self.part.len() < self.members.count_ones() as usize {
             let cached = self.mst.borrow().get(&u).copied();
             Some(cached.unwrap_or_else(|| {
-                let v = (Chain::mst_of(&h.rel, &h.cost_d, u), Chain::mst_of(&h.rel, &h.len_d, u));
+                let v = (Chain::mst_of(&h.cost_rr, u), Chain::mst_of(&h.len_rr, u));
                 self.mst.borrow_mut().insert(u, v);
                 v
             }))
         } else {
             None
         };
-        let one = |d: &Vec<Vec<u32>>, hk: &Vec<Vec<u32>>, tree: Option<u32>| -> u32 {
+        let one = |d: &[u32], hk: &Vec<Vec<u32>>, tree: Option<u32>| -> u32 {
             let mut chain = if su == 0 { 0 } else { INF };
             for (i, &b) in self.part.iter().enumerate() {
                 if su & (1 << i) != 0 {
                     let tour = hk[su][i];
-                    if tour < INF && d[b][node] < INF {
-                        chain = chain.min(d[b][node] + tour);
+                    if tour < INF && d[b] < INF {
+                        chain = chain.min(d[b] + tour);
                     }
                 }
             }
@@ -221,10 +246,10 @@ impl Chain {
                 return chain;
             }
             let (mut nearest, mut worst) = (INF, 0);
-            for (k, dk) in d.iter().enumerate() {
+            for (k, &dk) in d.iter().enumerate() {
                 if u & (1u64 << k) != 0 {
-                    worst = worst.max(dk[node]);
-                    nearest = nearest.min(dk[node]);
+                    worst = worst.max(dk);
+                    nearest = nearest.min(dk);
                 }
             }
             if nearest >= INF || chain >= INF || tree.is_some_and(|t| t >= INF) {
@@ -232,6 +257,6 @@ impl Chain {
             }
             chain.max(worst).max(tree.map_or(0, |t| nearest + t))
         };
-        (one(&h.cost_d, &self.cost_h, tree.map(|t| t.0)), one(&h.len_d, &self.len_h, tree.map(|t| t.1)))
+        (one(cc, &self.cost_h, tree.map(|t| t.0)), one(lc, &self.len_h, tree.map(|t| t.1)))
     }
 }
