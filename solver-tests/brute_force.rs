@@ -189,7 +189,7 @@ fn view_runs_on_its_schema(model: &lucy::types::DbModel, view_sql: &str, ctx: &s
 }
 
 fn limits() -> ExactLimits {
-    ExactLimits { max_states: 1_000_000, deadline: None }
+    ExactLimits::new(1_000_000, None)
 }
 
 #[test]
@@ -1195,11 +1195,16 @@ impl Tally {
         use lucy::solve::exact::solve_exact_blind;
         let p = inst.problem();
         let ctx = format!("{case}: {inst:?}");
-        let big = ExactLimits { max_states: 3_000_000, deadline: None };
+        let big = ExactLimits::new(3_000_000, None);
+        // The weighted pass (and the stop once every state left is bounded
+        // above the incumbent) runs only on searches past 20,000 states:
+        // run it at once too, and the answer must be the same optimum.
+        let eager = solve_exact(&p, None, ExactLimits { weighted_after: 1, ..big });
         match (solve_exact_blind(&p, None, big), solve_exact(&p, None, big)) {
             (ExactOutcome::GaveUp(_), _) => self.skipped += 1,
             (ExactOutcome::Infeasible, got) => {
                 assert_eq!(got, ExactOutcome::Infeasible, "{ctx}");
+                assert_eq!(eager, ExactOutcome::Infeasible, "eager weighted pass {ctx}");
                 self.infeasible += 1;
             }
             (ExactOutcome::Optimal { cost, len, .. }, ExactOutcome::Optimal { walk, cost: c, len: l }) => {
@@ -1207,6 +1212,9 @@ impl Tally {
                 assert_eq!(p.violation(&walk), None, "{ctx}");
                 assert_eq!(inst.objective(&walk), (c, l), "{ctx}");
                 assert_eq!((c, l), (cost, len), "bounded search vs unbounded {ctx}");
+                let ExactOutcome::Optimal { walk, cost: ce, len: le } = eager else { panic!("eager weighted pass: {eager:?} {ctx}") };
+                assert!(inst.valid(&walk), "invalid walk {walk:?} (eager weighted pass) {ctx}");
+                assert_eq!((ce, le), (cost, len), "eager weighted pass vs unbounded {ctx}");
                 self.checked += 1;
             }
             (r, got) => panic!("referee {r:?}, bounded search {got:?} {ctx}"),

@@ -41,11 +41,21 @@ pub enum ExactOutcome {
 pub struct ExactLimits {
     pub max_states: usize,
     pub deadline: Option<Instant>,
+    /// Large requests: states explored before the weighted pass improves the
+    /// incumbent (most are proved before that and skip it; tests set 1).
+    pub weighted_after: usize,
+}
+
+impl ExactLimits {
+    /// `max_states` and `deadline`, the rest as by default.
+    pub fn new(max_states: usize, deadline: Option<Instant>) -> Self {
+        ExactLimits { max_states, deadline, ..Self::default() }
+    }
 }
 
 impl Default for ExactLimits {
     fn default() -> Self {
-        ExactLimits { max_states: 2_000_000, deadline: None }
+        ExactLimits { max_states: 2_000_000, deadline: None, weighted_after: WEIGHTED_AFTER }
     }
 }
 
@@ -89,6 +99,10 @@ enum Mode {
 /// State budget of the weighted pass that improves the incumbent.
 const WEIGHTED_STATES: usize = 200_000;
 
+/// States the exact search explores before it runs the weighted pass (most
+/// large requests are proved before that, and skip it).
+const WEIGHTED_AFTER: usize = 20_000;
+
 fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mode) -> ExactOutcome {
     let bounds = mode != Mode::Blind;
     let weight = if mode == Mode::Weighted { 2 } else { 1 };
@@ -120,22 +134,12 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
     // above (states that cannot beat it are not stored) and is the answer,
     // unproven, if the search runs out. Smaller requests skip it, so their
     // search (and which of several optimal walks it returns) is unchanged.
-    let incumbent = (mode == Mode::Exact && max_len.is_none() && is_large(p, rel.len()))
-        .then(|| {
-            // The better of the nearest-first walk and a weighted A* pass
-            // (the same search with twice the bounds: it settles for the
-            // first valid walk it meets, which is usually far closer to the
-            // optimum, so far fewer states are stored below).
-            let quick = ExactLimits { max_states: WEIGHTED_STATES.min(limits.max_states), deadline: limits.deadline };
-            let weighted = match search(p, None, quick, Mode::Weighted) {
-                ExactOutcome::Optimal { walk, cost, len } => Some((walk, cost, len)),
-                _ => None,
-            };
-            let greedy = super::incumbent::greedy_walk(p, rel.len());
-            [weighted, greedy].into_iter().flatten().min_by_key(|w| (w.1, w.2))
-        })
-        .flatten();
-    let ub: Option<(u32, u32)> = incumbent.as_ref().map(|w| (w.1 as u32, w.2 as u32));
+    let with_incumbent = mode == Mode::Exact && max_len.is_none() && is_large(p, rel.len());
+    let mut incumbent = if with_incumbent { super::incumbent::greedy_walk(p, rel.len()) } else { None };
+    let mut ub: Option<(u32, u32)> = incumbent.as_ref().map(|w| (w.1 as u32, w.2 as u32));
+    // A search still running after `WEIGHTED_AFTER` states also gets a
+    // weighted A* pass's walk as incumbent, when it is better.
+    let mut weighted_pending = with_incumbent;
     // Large requests also bound what C3 still asks (and drop states C3 can
     // no longer accept), and never enter a dangling branch without relevant
     // tables (an optimal walk has no reason to; at hubs, most neighbours
@@ -182,10 +186,10 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
     let mut popped = 0usize;
     // The bound reached so far (every walk cheaper than it is ruled out).
     let mut reached = (0u32, 0u32);
-    let why = |what: String, popped: usize, reached: (u32, u32)| {
+    let why = |incumbent: Option<(Vec<usize>, usize, usize)>, what: String, popped: usize, reached: (u32, u32)| {
         let reason = format!("{what} after {popped} states (every walk costs at least {} with length {}, lexicographically)", reached.0, reached.1);
-        match &incumbent {
-            Some((walk, cost, len)) => ExactOutcome::Incumbent { walk: walk.clone(), cost: *cost, len: *len, reason },
+        match incumbent {
+            Some((walk, cost, len)) => ExactOutcome::Incumbent { walk, cost, len, reason },
             None => ExactOutcome::GaveUp(reason),
         }
     };
@@ -194,12 +198,31 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
         if best.get(&st).is_some_and(|&b| b < (cost, len)) {
             continue;
         }
+        // Every state left is bounded below by more than the incumbent
+        // (admissible bounds): the incumbent is optimal.
+        if ub.is_some_and(|b| (fc, fl) > b) {
+            break;
+        }
         popped += 1;
         if popped > limits.max_states {
-            return why(format!("state budget of {} exhausted", limits.max_states), popped - 1, reached);
+            return why(incumbent, format!("state budget of {} exhausted", limits.max_states), popped - 1, reached);
         }
         if popped % 1024 == 0 && limits.deadline.is_some_and(|d| Instant::now() >= d) {
-            return why("time limit".into(), popped, reached);
+            return why(incumbent, "time limit".into(), popped, reached);
+        }
+        if weighted_pending && popped >= limits.weighted_after {
+            // The weighted pass: the same search with twice the bounds
+            // settles for the first valid walk it meets, usually far closer
+            // to the optimum than the nearest-first walk, so far fewer
+            // states are stored from here on.
+            weighted_pending = false;
+            let quick = ExactLimits::new(WEIGHTED_STATES, limits.deadline);
+            if let ExactOutcome::Optimal { walk, cost, len } = search(p, None, quick, Mode::Weighted) {
+                if ub.is_none_or(|b| (cost as u32, len as u32) < b) {
+                    ub = Some((cost as u32, len as u32));
+                    incumbent = Some((walk, cost, len));
+                }
+            }
         }
         reached = reached.max((fc, fl));
         if st.mask == full && book.accept(st.jst, st.node as usize) {

@@ -93,7 +93,7 @@ pub fn explain(graph: &SchemaGraph, scope: &Scope, deadline: Instant) -> String 
             if Bounds::new(&cm.problem).lower_nodes >= INF {
                 continue;
             }
-            let limits = ExactLimits { max_states: 500_000, deadline: Some(deadline) };
+            let limits = ExactLimits::new(500_000, Some(deadline));
             if let ExactOutcome::Optimal { walk, .. } = solve_exact(&cm.problem, None, limits) {
                 let mut why = Vec::new();
                 if !relax.c4 {

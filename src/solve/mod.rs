@@ -125,7 +125,7 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
     let lower = bounds.lower_nodes as usize;
     sol.lower = lower;
     let t = Instant::now();
-    let exact = solve_exact(p, None, ExactLimits { max_states: opts.exact_states, deadline: Some(deadline) });
+    let exact = solve_exact(p, None, ExactLimits::new(opts.exact_states, Some(deadline)));
     sol.exact_ms = t.elapsed().as_secs_f64() * 1e3;
     let (n_try, proven): (Vec<usize>, Option<(usize, usize, Vec<usize>)>) = match &exact {
         ExactOutcome::Infeasible => {
