@@ -377,6 +377,18 @@ impl<'a> C3Book<'a> {
         id
     }
 
+    /// The m:m patterns whose two sides the walk in context `ctx` visited
+    /// (each once, found from its first side).
+    fn both_sides_visited(&self, ctx: u32) -> impl Iterator<Item = usize> + '_ {
+        self.sets[ctx as usize].iter().filter(|&&f| f & 3 == SIDE).flat_map(move |&f| {
+            let v = (f >> 2) as usize;
+            self.side_of[v].iter().copied().filter(move |&q| {
+                let j = &self.p.junctions[q];
+                j.sides[0] == v && self.has(ctx, j.sides[1], SIDE)
+            })
+        })
+    }
+
     /// What C3 still asks of a walk in context `ctx` now at `last`, as a
     /// (cost, length) lower bound on the rest of it: every m:m pattern with
     /// both sides visited and no junction of its group once and interior
@@ -386,48 +398,37 @@ impl<'a> C3Book<'a> {
     /// sides that are both visited, or that will be (the other side is
     /// relevant and still ahead).
     fn pending(&self, ctx: u32, last: usize) -> Option<(u32, u32)> {
+        for &f in self.sets[ctx as usize].iter().filter(|&&f| f & 3 == BAD) {
+            let k = (f >> 2) as usize;
+            for j in self.p.junctions.iter().filter(|j| j.k == k) {
+                let [a, b] = j.sides;
+                let (va, vb) = (self.has(ctx, a, SIDE), self.has(ctx, b, SIDE));
+                if (va && vb) || (va && self.p.relevant[b]) || (vb && self.p.relevant[a]) {
+                    return None;
+                }
+            }
+        }
         let mut need = (0u32, 0u32);
         let mut counted: Vec<usize> = Vec::new();
-        for &f in &self.sets[ctx as usize] {
-            if f & 3 == BAD {
-                let k = (f >> 2) as usize;
-                for j in self.p.junctions.iter().filter(|j| j.k == k) {
-                    let [a, b] = j.sides;
-                    let (va, vb) = (self.has(ctx, a, SIDE), self.has(ctx, b, SIDE));
-                    if (va && vb) || (va && self.p.relevant[b]) || (vb && self.p.relevant[a]) {
-                        return None;
-                    }
+        for q in self.both_sides_visited(ctx) {
+            let j = &self.p.junctions[q];
+            if self.has(ctx, j.k, ONCE) {
+                if last == j.k {
+                    // It has to be left, to a side.
+                    need.1 = need.1.max(1);
                 }
                 continue;
             }
-            if f & 3 != SIDE {
+            let group = self.p.junction_group(q);
+            if group.iter().any(|&o| o != q && self.has(ctx, self.p.junctions[o].k, ONCE) && last != self.p.junctions[o].k) {
                 continue;
             }
-            let v = (f >> 2) as usize;
-            for &q in &self.side_of[v] {
-                let j = &self.p.junctions[q];
-                if j.sides[0] != v || !self.has(ctx, j.sides[1], SIDE) {
-                    continue;
-                }
-                if self.has(ctx, j.k, ONCE) {
-                    if last == j.k {
-                        // It has to be left, to a side.
-                        need.1 = need.1.max(1);
-                    }
-                    continue;
-                }
-                let group = self.p.junction_group(q);
-                if group.iter().any(|&o| o != q && self.has(ctx, self.p.junctions[o].k, ONCE) && last != self.p.junctions[o].k) {
-                    continue;
-                }
-                let key = group[0];
-                if counted.contains(&key) {
-                    continue;
-                }
-                counted.push(key);
-                let cost = group.iter().map(|&o| (!self.p.relevant[self.p.junctions[o].k]) as u32).min().unwrap_or(1);
-                need = (need.0 + cost, need.1 + 1);
+            if counted.contains(&group[0]) {
+                continue;
             }
+            counted.push(group[0]);
+            let cost = group.iter().map(|&o| (!self.p.relevant[self.p.junctions[o].k]) as u32).min().unwrap_or(1);
+            need = (need.0 + cost, need.1 + 1);
         }
         Some(need)
     }
@@ -438,25 +439,13 @@ impl<'a> C3Book<'a> {
     /// sides did.
     fn accept(&self, ctx: u32, last: usize) -> bool {
         let interior_once = |k: usize| self.has(ctx, k, ONCE) && last != k;
-        for &f in &self.sets[ctx as usize] {
-            if f & 3 != SIDE {
-                continue;
+        for q in self.both_sides_visited(ctx) {
+            let j = &self.p.junctions[q];
+            if self.has(ctx, j.k, BAD) || (self.has(ctx, j.k, ONCE) && last == j.k) {
+                return false;
             }
-            let v = (f >> 2) as usize;
-            for &q in &self.side_of[v] {
-                let j = &self.p.junctions[q];
-                // Each pattern once: from its first side.
-                if j.sides[0] != v || !self.has(ctx, j.sides[1], SIDE) {
-                    continue;
-                }
-                if self.has(ctx, j.k, BAD) || (self.has(ctx, j.k, ONCE) && last == j.k) {
-                    return false;
-                }
-                if !self.has(ctx, j.k, ONCE)
-                    && !self.p.junction_group(q).iter().any(|&o| o != q && interior_once(self.p.junctions[o].k))
-                {
-                    return false;
-                }
+            if !self.has(ctx, j.k, ONCE) && !self.p.junction_group(q).iter().any(|&o| o != q && interior_once(self.p.junctions[o].k)) {
+                return false;
             }
         }
         true
