@@ -36,6 +36,7 @@ fn req(text: &str, n: usize, temperature: f64) -> ChatRequest {
         n,
         response_schema: None,
         grammar: None,
+        max_tokens: None,
     }
 }
 

@@ -26,6 +26,7 @@ fn req(phase: &str, text: &str, n: usize) -> ChatRequest {
         n,
         response_schema: None,
         grammar: None,
+        max_tokens: None,
     }
 }
 

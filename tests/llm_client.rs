@@ -29,6 +29,7 @@ fn req(phase: &str, question: &str, n: usize) -> ChatRequest {
         n,
         response_schema: None,
         grammar: None,
+        max_tokens: None,
     }
 }
 
@@ -410,4 +411,19 @@ fn llm_grammar_flag_forces_or_stops_the_grammar() {
     assert!(b[1].get("structured_outputs").is_some(), "vllm forced over a llama.cpp server: {}", b[1]);
     assert!(b[2].get("grammar").is_none() && b[2].get("response_format").is_none(), "structured off: {}", b[2]);
     assert_eq!(server.requests().iter().filter(|r| r.method == "GET").count(), 0, "a forced form asks nothing");
+}
+
+#[test]
+fn a_phase_cap_is_sent_unless_llm_max_tokens_is_set() {
+    let server = MockServer::start(Script::new().default_reply(Reply::ok(["SELECT 1"])));
+    let mut capped = req("query_view", "q", 1);
+    capped.max_tokens = Some(640);
+    client(&server).chat(&capped).unwrap();
+    let mut c = cfg(&server);
+    c.max_tokens = Some(64);
+    OpenAiClient::new(c).unwrap().chat(&capped).unwrap();
+    client(&server).chat(&req("query_view", "q", 1)).unwrap();
+    let sent: Vec<serde_json::Value> =
+        server.chat_requests().iter().map(|r| serde_json::from_str::<serde_json::Value>(&r.body).unwrap()["max_tokens"].clone()).collect();
+    assert_eq!(sent, [serde_json::json!(640), serde_json::json!(64), serde_json::Value::Null]);
 }

@@ -72,6 +72,7 @@ fn ask(c: &OpenAiClient, text: &str) -> String {
         n: 1,
         response_schema: None,
         grammar: None,
+        max_tokens: None,
     };
     match c.chat(&req) {
         Ok(r) => serde_json::to_string(&r).unwrap(),

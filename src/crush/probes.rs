@@ -95,6 +95,7 @@ pub fn hallucinate_with(llm: &dyn ChatModel, prompts: &Prompts, question: &str) 
         n: 1,
         response_schema: None,
         grammar: None,
+        max_tokens: None,
     };
     let resp = llm.chat(&req)?;
     let answer = resp

@@ -36,6 +36,7 @@ pub fn describe_table(
         n: 1,
         response_schema: None,
         grammar: None,
+        max_tokens: None,
     };
     let (call, result) = traced::call(llm, &req);
     let answer = result?.choices.into_iter().next().unwrap_or_default();

@@ -430,6 +430,7 @@ fn ask_list(
             "items": {"type": "string", "enum": elements},
         })),
         grammar: None,
+        max_tokens: None,
     };
     let (call, result) = traced::call(llm, &req);
     trace.cost.add_call(&call);

@@ -492,6 +492,7 @@ mod tests {
             n: 1,
             response_schema: None,
             grammar: None,
+            max_tokens: None,
         }
     }
 

@@ -49,6 +49,12 @@ pub struct ChatRequest {
     /// (it wins over `response_schema`); the others ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grammar: Option<String>,
+    /// The phase's cap on each answer's length, in tokens, used when the
+    /// user set none (`--llm-max-tokens` wins). Not part of the cassette
+    /// key: it changes an answer only where it cuts it, which the recorded
+    /// `truncated` count shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
 }
 
 /// What constrains an answer's tokens.

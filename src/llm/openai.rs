@@ -175,7 +175,7 @@ impl OpenAiClient {
 
     /// One chat-completions call asking for `n` choices.
     fn complete(&self, req: &ChatRequest, n: usize, sent: Sent, attempts: &AtomicU32) -> Result<Completion, (CallError, u32)> {
-        let (body, wrapped) = wire::request_body(&self.cfg.model, req, n, sent, self.cfg.max_tokens);
+        let (body, wrapped) = wire::request_body(&self.cfg.model, req, n, sent, self.cfg.max_tokens.or(req.max_tokens));
         let v = self.post(&body, attempts)?;
         let mut c = wire::parse_completion(&v).map_err(|m| (CallError::Garbage(m), 1))?;
         if wrapped {

@@ -250,6 +250,7 @@ mod tests {
             n: 3,
             response_schema: schema,
             grammar: None,
+            max_tokens: None,
         }
     }
 

@@ -174,21 +174,31 @@ fn build(relations: &[String], columns: &[String], reserved: &[String], dialect:
     // LIKE everywhere, ILIKE in PostgreSQL, GLOB (no ESCAPE) in SQLite.
     let (like, glob) = match dialect {
         Dialect::Postgres => ("(\"LIKE\"i | \"ILIKE\"i)", ""),
-        Dialect::Sqlite => ("\"LIKE\"i", "\n    | sum_expr{s} \"NOT\"i? \"GLOB\"i sum_expr{s}"),
+        Dialect::Sqlite => ("\"LIKE\"i", "\n    | sum_expr{e} \"NOT\"i? \"GLOB\"i sum_expr{e}"),
         Dialect::Mysql => ("\"LIKE\"i", ""),
     };
-    let query = GRAMMAR_QUERY.replace("{like}", like).replace("{glob}", glob);
-    r.push_str(&query.replace("{s}", "").replace("{cte_ref}", ""));
-    r.push_str(&query.replace("{s}", "_w").replace("{cte_ref}", " | IDENT"));
+    r.push_str(&GRAMMAR_QUERY.replace("{s}", "").replace("{k}", "_k").replace("{cte_ref}", ""));
+    r.push_str(&GRAMMAR_QUERY.replace("{s}", "_w").replace("{k}", "_kw").replace("{cte_ref}", " | IDENT"));
+    let expr = GRAMMAR_EXPR.replace("{like}", like).replace("{glob}", glob);
+    // (suffix, subqueries' rules, whether columns may be referenced)
+    let copies = [("", "", true), ("_w", "_w", true), ("_k", "", false), ("_kw", "_w", false)];
+    for (e, q, columns) in copies {
+        let colref = if columns { "\n    | column_ref" } else { "" };
+        r.push_str(&expr.replace("{e}", e).replace("{q}", q).replace("{colref}", colref));
+    }
     r.push_str(GRAMMAR_SHARED);
-    if dialect != Dialect::Sqlite {
-        for sfx in ["", "_w"] {
-            r.push_str(&format!("primary_extra{sfx}: \"EXTRACT\"i \"(\" DATE_UNIT \"FROM\"i expr{sfx} \")\"\n"));
+    for (e, ..) in copies {
+        if dialect != Dialect::Sqlite {
+            r.push_str(&format!("primary_extra{e}: \"EXTRACT\"i \"(\" DATE_UNIT \"FROM\"i expr{e} \")\"\n"));
+        } else {
+            // SQLite has no EXTRACT.
+            r.push_str(&format!("primary_extra{e}: \"CURRENT_TIME\"i\n"));
         }
+    }
+    if dialect != Dialect::Sqlite {
         r.push_str("interval_lit: \"INTERVAL\"i (STRING | NUMBER DATE_UNIT)\n");
     } else {
-        // SQLite has neither EXTRACT nor INTERVAL.
-        r.push_str("primary_extra: \"CURRENT_TIME\"i\nprimary_extra_w: \"CURRENT_TIME\"i\n");
+        // SQLite has no INTERVAL.
         r.push_str("interval_lit: \"CURRENT_TIME\"i\n");
     }
     let mut g = keyword_terminals(&r);
@@ -316,10 +326,21 @@ cte: IDENT ("(" IDENT ("," IDENT)* ")")? "AS"i "(" query_w ")"
 "#;
 
 /// The query rules, instantiated twice (`{s}` = "" and "_w"; `{cte_ref}`
-/// adds CTE names to FROM in the second copy).
+/// adds CTE names to FROM in the second copy; `{k}` names the copy's
+/// column-free expressions, [`GRAMMAR_EXPR`]).
+///
+/// A SELECT that reads columns has a FROM clause; one without FROM selects
+/// column-free expressions only (literals, functions of them, scalar
+/// subqueries, which have their own FROM). Without FROM no column or name
+/// can be in scope, so this refuses no query SQLite would run, and it shuts
+/// the path a model takes when the grammar masks the table it wanted: DDO
+/// Q18 in session 5 answered `IN (SELECT loc_idFROM LOCATIONWHERE_country_name
+/// INTERSECT SELECT …` (names run together into "names the query defines",
+/// no FROM) and repeated it to the token limit, twice (243 s).
 const GRAMMAR_QUERY: &str = r#"query{s}: compound{s} order_by{s}? limit_clause?
 compound{s}: select_core{s} (set_op select_core{s})*
-select_core{s}: "SELECT"i ("DISTINCT"i | "ALL"i)? select_item{s} ("," select_item{s})* from_clause{s}? where_clause{s}? group_by{s}? having{s}?
+select_core{s}: "SELECT"i ("DISTINCT"i | "ALL"i)? select_item{s} ("," select_item{s})* from_clause{s} where_clause{s}? group_by{s}? having{s}?
+    | "SELECT"i ("DISTINCT"i | "ALL"i)? expr{k} ("AS"i? IDENT)? ("," expr{k} ("AS"i? IDENT)?)*
 select_item{s}: "*" | qualifier "." "*" | expr{s} ("AS"i? IDENT)?
 from_clause{s}: "FROM"i from_item{s} join{s}*
 from_item{s}: (relation_name{cte_ref}) ("AS"i? IDENT)? | "(" query{s} ")" ("AS"i? IDENT ("(" IDENT ("," IDENT)* ")")?)?
@@ -330,31 +351,36 @@ group_by{s}: "GROUP"i "BY"i expr{s} ("," expr{s})*
 having{s}: "HAVING"i expr{s}
 order_by{s}: "ORDER"i "BY"i order_item{s} ("," order_item{s})*
 order_item{s}: expr{s} ("ASC"i | "DESC"i)? ("NULLS"i ("FIRST"i | "LAST"i))?
-expr{s}: or_expr{s}
-or_expr{s}: and_expr{s} ("OR"i and_expr{s})*
-and_expr{s}: not_expr{s} ("AND"i not_expr{s})*
-not_expr{s}: "NOT"i not_expr{s} | predicate{s}
-predicate{s}: sum_expr{s}
-    | sum_expr{s} comp_op sum_expr{s}
-    | sum_expr{s} comp_op ("ANY"i | "ALL"i) "(" query{s} ")"
-    | sum_expr{s} "IS"i "NOT"i? ("NULL"i | sum_expr{s})
-    | sum_expr{s} "NOT"i? "IN"i "(" (query{s} | expr{s} ("," expr{s})*) ")"
-    | sum_expr{s} "NOT"i? "BETWEEN"i sum_expr{s} "AND"i sum_expr{s}
-    | sum_expr{s} "NOT"i? {like} sum_expr{s} ("ESCAPE"i STRING)?{glob}
-    | "EXISTS"i "(" query{s} ")"
-sum_expr{s}: product{s} (("+" | "-" | "||") product{s})*
-product{s}: unary{s} (("*" | "/" | "%") unary{s})*
-unary{s}: "-" unary{s} | "+" unary{s} | primary{s}
-primary{s}: literal
-    | column_ref
-    | AGG_NAME "(" "DISTINCT"i? expr{s} ")"
+"#;
+
+/// The expression rules, instantiated four times: `{e}` is the copy's
+/// suffix and `{q}` the query rules its subqueries use ("" and "_w" with
+/// column references; "_k" and "_kw", the column-free copies for a SELECT
+/// without FROM, with `{colref}` empty).
+const GRAMMAR_EXPR: &str = r#"expr{e}: or_expr{e}
+or_expr{e}: and_expr{e} ("OR"i and_expr{e})*
+and_expr{e}: not_expr{e} ("AND"i not_expr{e})*
+not_expr{e}: "NOT"i not_expr{e} | predicate{e}
+predicate{e}: sum_expr{e}
+    | sum_expr{e} comp_op sum_expr{e}
+    | sum_expr{e} comp_op ("ANY"i | "ALL"i) "(" query{q} ")"
+    | sum_expr{e} "IS"i "NOT"i? ("NULL"i | sum_expr{e})
+    | sum_expr{e} "NOT"i? "IN"i "(" (query{q} | expr{e} ("," expr{e})*) ")"
+    | sum_expr{e} "NOT"i? "BETWEEN"i sum_expr{e} "AND"i sum_expr{e}
+    | sum_expr{e} "NOT"i? {like} sum_expr{e} ("ESCAPE"i STRING)?{glob}
+    | "EXISTS"i "(" query{q} ")"
+sum_expr{e}: product{e} (("+" | "-" | "||") product{e})*
+product{e}: unary{e} (("*" | "/" | "%") unary{e})*
+unary{e}: "-" unary{e} | "+" unary{e} | primary{e}
+primary{e}: literal{colref}
+    | AGG_NAME "(" "DISTINCT"i? expr{e} ")"
     | "COUNT"i "(" "*" ")"
-    | FUNC_NAME "(" (expr{s} ("," expr{s})*)? ")"
-    | "(" expr{s} ")"
-    | "(" query{s} ")"
-    | "CASE"i expr{s}? ("WHEN"i expr{s} "THEN"i expr{s})+ ("ELSE"i expr{s})? "END"i
-    | "CAST"i "(" expr{s} "AS"i type_name ")"
-    | primary_extra{s}
+    | FUNC_NAME "(" (expr{e} ("," expr{e})*)? ")"
+    | "(" expr{e} ")"
+    | "(" query{q} ")"
+    | "CASE"i expr{e}? ("WHEN"i expr{e} "THEN"i expr{e})+ ("ELSE"i expr{e})? "END"i
+    | "CAST"i "(" expr{e} "AS"i type_name ")"
+    | primary_extra{e}
 "#;
 
 /// Rules that do not contain queries.

@@ -29,7 +29,29 @@ pub enum Allowed {
     Tables(Vec<(String, Vec<String>)>),
 }
 
+/// Cap on a QueryView answer, in tokens: 1.5 times the longest QueryView
+/// answer recorded on DDO and ACME that ended by itself (430 tokens, an
+/// ACME query of 1,681 characters; DDO's longest gold query is 365
+/// characters). Without a cap a rambling answer ran to the backend's 1,024
+/// (DDO Q18, twice: 243 s on one thread). See docs/llm.md.
+pub const QUERY_VIEW_MAX_TOKENS: u32 = 640;
+
+/// Cap on a direct-baseline answer, in tokens: it writes every join over
+/// the base tables. The longest gold query of DDO and ACME is 2,079
+/// characters (ACME), about 750 tokens at the 2.8 characters per token this
+/// model's SQL answers take at the least.
+pub const DIRECT_MAX_TOKENS: u32 = 1024;
+
 impl Allowed {
+    /// The answer cap for this task ([`QUERY_VIEW_MAX_TOKENS`],
+    /// [`DIRECT_MAX_TOKENS`]); `--llm-max-tokens` overrides it.
+    pub fn max_tokens(&self) -> u32 {
+        match self {
+            Allowed::View { .. } => QUERY_VIEW_MAX_TOKENS,
+            Allowed::Tables(_) => DIRECT_MAX_TOKENS,
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             Allowed::View { name, .. } => format!("the view {name}"),
@@ -136,6 +158,7 @@ pub fn generate_sql(task: &SqlTask, llm: &dyn ChatModel, prompts: &Prompts, trac
             n: 1,
             response_schema: None,
             grammar: task.grammar.clone(),
+            max_tokens: Some(task.allowed.max_tokens()),
         };
         let (call, result) = traced::call(llm, &req);
         trace.cost.add_call(&call);

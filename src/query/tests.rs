@@ -58,6 +58,8 @@ fn accepted_first_time_and_executed() {
     assert!(!t.repaired);
     assert_eq!(t.attempts[0].extraction, "sql_fence");
     assert_eq!(t.attempts[0].execution.as_ref().unwrap().row_count, 29);
+    // QueryView's answers are capped (a rambling answer cannot run to the backend's default).
+    assert_eq!(chat.requests.lock().unwrap()[0].max_tokens, Some(QUERY_VIEW_MAX_TOKENS));
 }
 
 #[test]

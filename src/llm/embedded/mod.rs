@@ -276,7 +276,7 @@ impl ChatModel for EmbeddedModel {
         {
             let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
             let Some(jobs) = jobs.as_ref() else { return Err(Error::llm(&req.phase, "the embedded model was shut down")) };
-            jobs.send(Job::Chat { req: req.clone(), max_tokens: self.max_tokens, reply: tx })
+            jobs.send(Job::Chat { req: req.clone(), max_tokens: self.max_tokens.or(req.max_tokens), reply: tx })
                 .map_err(|_| Error::llm(&req.phase, "the embedded model's thread has stopped"))?;
         }
         let answer = rx

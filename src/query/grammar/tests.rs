@@ -126,6 +126,43 @@ fn refuses_what_the_guard_rejects() {
     }
 }
 
+/// DDO Q18 in session 5: the model wanted `IN (SELECT loc_id FROM LOCATION
+/// WHERE …)`, the grammar masked LOCATION and `loc_id`, and the answer ran
+/// words together into "names the query defines" in a SELECT without FROM
+/// and repeated it to the token limit. A SELECT without FROM now selects
+/// column-free expressions only.
+#[test]
+fn refuses_names_in_a_select_without_from() {
+    let (cols, reserved) = wide_view("ddo.json");
+    let g = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
+    let q18 = format!(
+        "SELECT DATACENTER_name, COUNT(*) FROM lucy_view WHERE DATACENTER_loc_id IN (SELECT loc_idFROM LOCATIONWHERE_country_name {})",
+        " INTERSECT SELECT loc_idFROM LOCATIONWHERE_country_name".repeat(3)
+    );
+    for sql in [
+        q18.as_str(),
+        "SELECT loc_idFROM",
+        "SELECT CLIENT_name",
+        "SELECT COUNT(CLIENT_id)",
+        "SELECT 1 AS one, nope",
+        "SELECT CLIENT_name FROM lucy_view WHERE CLIENT_id IN (SELECT x UNION SELECT y)",
+    ] {
+        assert!(check_text(&g, &fenced(sql)).is_err(), "the grammar accepts {sql}");
+    }
+    // What SQLite runs without FROM stays open: constants, functions of
+    // them, scalar subqueries (which read the view in their own FROM).
+    for sql in [
+        "SELECT 1",
+        "SELECT ROUND(100.0 * 3 / 4, 2) AS pct",
+        "SELECT (SELECT COUNT(*) FROM lucy_view WHERE CLIENT_gender = 'F') * 1.0 / (SELECT COUNT(*) FROM lucy_view) AS ratio",
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM lucy_view WHERE DATACENTER_name LIKE 'dev%') THEN 'yes' ELSE 'no' END",
+        "WITH t AS (SELECT COUNT(*) AS n FROM lucy_view) SELECT (SELECT n FROM t) + 1",
+    ] {
+        check_query(sql, "lucy_view", &cols, Dialect::Sqlite).unwrap_or_else(|e| panic!("guard: {sql}: {e}"));
+        check_text(&g, &fenced(sql)).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
 #[test]
 fn direct_grammar_allows_model_tables_only() {
     let tables = model_tables("ddo.json");
