@@ -46,6 +46,11 @@ pub struct LocalCost {
     /// guard still decides; this says the grammar did not hold.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unconstrained: u32,
+    /// Samples stopped because they repeated themselves (see
+    /// `llm::embedded` `LOOP_MIN_TOKENS`); they are also counted as cut off
+    /// at the token limit (`truncated`), which is what they would have run to.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub looped: u32,
 }
 
 /// serde's `skip_serializing_if` for counters that are usually 0.

@@ -227,6 +227,7 @@ impl<'m> Engine<'m> {
         let mut truncated = 0u32;
         let mut generated = 0u64;
         let mut unconstrained = 0u32;
+        let mut looped = 0u32;
         for round in 0..n.div_ceil(MAX_PARALLEL) {
             let k = (n - round * MAX_PARALLEL).min(MAX_PARALLEL);
             let mut samplers = Vec::with_capacity(k);
@@ -242,6 +243,7 @@ impl<'m> Engine<'m> {
             for (text, ids, cut) in out {
                 generated += ids.len() as u64;
                 truncated += u32::from(cut);
+                looped += u32::from(cut && ids.len() < limit);
                 // llama-cpp-2's grammar sampler lets every token through once
                 // the matcher fails: check the tokens against a fresh one.
                 if let Some(m) = &matchers {
@@ -264,6 +266,7 @@ impl<'m> Engine<'m> {
                 decode_ms,
                 threads: self.opts.threads as u32,
                 unconstrained,
+                looped,
             },
             truncated,
         })
@@ -404,7 +407,7 @@ impl<'m> Engine<'m> {
                 }
                 pieces[i].extend(vocab.token_to_piece(tok, false, None));
                 ids[i].push(tok.0.cast_unsigned());
-                if ids[i].len() >= limit {
+                if ids[i].len() >= limit || repeats_itself(&ids[i]) {
                     done[i] = true;
                     cut[i] = true;
                     continue;
@@ -433,6 +436,30 @@ impl<'m> Engine<'m> {
             .map(|((p, c), t)| (String::from_utf8_lossy(&p).into_owned(), c, t))
             .collect())
     }
+}
+
+/// A sample that ends with one span of at most [`LOOP_MAX_SPAN`] tokens
+/// repeated [`LOOP_MIN_REPEATS`] times or more, [`LOOP_MIN_TOKENS`] tokens
+/// in all, is looping: a weak model under a grammar that masked what it
+/// wanted repeats a clause to the token limit (DDO Q18, session 6:
+/// `,'United States of America'` until 640 tokens, 85 s, then again in the
+/// repair round). It is stopped there and counted as cut off.
+const LOOP_MAX_SPAN: usize = 32;
+/// See [`LOOP_MAX_SPAN`].
+const LOOP_MIN_REPEATS: usize = 4;
+/// See [`LOOP_MAX_SPAN`].
+const LOOP_MIN_TOKENS: usize = 32;
+
+/// Whether `ids` ends in a loop (see [`LOOP_MAX_SPAN`]).
+pub(crate) fn repeats_itself(ids: &[u32]) -> bool {
+    (1..=LOOP_MAX_SPAN).any(|k| {
+        let reps = LOOP_MIN_REPEATS.max(LOOP_MIN_TOKENS.div_ceil(k));
+        ids.len() >= k * reps && {
+            let tail = &ids[ids.len() - k * reps..];
+            let span = &tail[..k];
+            tail.chunks(k).all(|c| c == span)
+        }
+    })
 }
 
 /// One raw speed measurement: a prompt evaluated from scratch, then `n`
@@ -508,5 +535,31 @@ impl Engine<'_> {
             llama_prefill_ms,
             llama_decode_ms: t.t_p_eval_ms() + t.t_eval_ms(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repeats_itself;
+
+    #[test]
+    fn a_repeated_span_is_a_loop_and_sql_is_not() {
+        // `,'United States of America'` as 8 tokens, 4 times: a loop.
+        let span = [11u32, 12, 13, 14, 15, 16, 17, 18];
+        let mut ids: Vec<u32> = (100..160).collect();
+        for _ in 0..3 {
+            ids.extend(span);
+        }
+        assert!(!repeats_itself(&ids), "3 repeats are not yet a loop");
+        ids.extend(span);
+        assert!(repeats_itself(&ids));
+        // One token 32 times is a loop; 31 times is not.
+        assert!(repeats_itself(&[7; 32]) && !repeats_itself(&[7; 31]));
+        // A short span needs 32 tokens in all: 3 tokens x 11.
+        let three: Vec<u32> = [1u32, 2, 3].repeat(10);
+        assert!(!repeats_itself(&three) && repeats_itself(&[1u32, 2, 3].repeat(11)));
+        // Distinct tokens never loop; a span longer than 32 is not checked.
+        assert!(!repeats_itself(&(0..500).collect::<Vec<u32>>()));
+        assert!(!repeats_itself(&(0..33).collect::<Vec<u32>>().repeat(4)));
     }
 }
