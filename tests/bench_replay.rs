@@ -1,7 +1,7 @@
 //! The first real-model runs, replayed offline: `benchmarks/cassettes/`
 //! holds what the embedded default model (Qwen2.5-Coder-1.5B-Instruct
 //! Q4_K_M) answered for `lucy bench ddo --method lucy,direct,direct+check`
-//! and, on ACME's first 6 questions, `lucy bench acme --method lucy,direct`
+//! and, on ACME's first 8 questions, `lucy bench acme --method lucy,direct`
 //! (the commands are in
 //! benchmarks/results/embedded.md). Replaying each must reproduce the
 //! committed per-method summary and answers exactly; a prompt that changed
@@ -39,9 +39,9 @@ const ACME: Run = Run {
     cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
     expected: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.expected.json",
     methods: &["lucy", "direct"],
-    // The first 6 of 44: recording took ~3.6 min per question (see
+    // The first 8 of 44: recording took ~2-5 min per question (see
     // benchmarks/results/embedded.md).
-    recorded: Some(6),
+    recorded: Some(8),
 };
 
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
