@@ -693,6 +693,27 @@ mod tests {
     }
 
     #[test]
+    fn acme_policy_amount_joins_its_policy_through_the_coverage_detail_when_relevant() {
+        // Policy_Amount → Policy is declared `via` Policy_Coverage_Detail.
+        let g = SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap()).unwrap();
+        let sql = "SELECT policy_number, policy_amount FROM claim_coverage \
+            JOIN policy_coverage_detail ON claim_coverage.policy_coverage_detail_identifier = policy_coverage_detail.policy_coverage_detail_identifier \
+            JOIN policy ON policy.policy_identifier = policy_coverage_detail.policy_identifier \
+            JOIN policy_amount ON policy_coverage_detail.policy_coverage_detail_identifier = policy_amount.policy_coverage_detail_identifier";
+        let c = oracle_case(&g, "t", None, sql, Dialect::Sqlite, 5.0);
+        assert!(c.matched(), "{c:?}");
+        // Without the coverage detail the shortcut is the join.
+        let sql = "SELECT policy_number, policy_amount FROM policy JOIN policy_amount ON policy.policy_identifier = policy_amount.policy_identifier";
+        let c = oracle_case(&g, "t", None, sql, Dialect::Sqlite, 5.0);
+        assert!(c.matched(), "{c:?}");
+        // The explanation of a request names the shortcut it left out.
+        let mut req = ViewRequest::new(["Policy", "Policy_Amount", "Policy_Coverage_Detail"].map(String::from).to_vec());
+        req.time_limit_s = 5.0;
+        let sc = crate::solve::relevant::scope(&g, &req).unwrap();
+        assert_eq!(sc.bypassed.iter().map(|&r| g.relationship(r).id()).collect::<Vec<_>>(), ["Policy_Amount(Policy_Identifier)->Policy(Policy_Identifier)"]);
+    }
+
+    #[test]
     fn a_table_read_again_in_a_subquery_is_the_same_instance() {
         let c = case("SELECT name FROM CLIENT WHERE id NOT IN (SELECT c.id FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id)");
         assert!(c.matched(), "{c:?}");
