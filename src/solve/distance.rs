@@ -129,8 +129,8 @@ pub fn cost_distances(p: &CoreProblem, t: usize) -> Vec<u32> {
 /// after `a` on a path from `a` to `t` whose interior never passes through
 /// a lookup and crosses a junction only between its two sides. The rules
 /// are symmetric, so searching outwards from `t` finds the same paths.
-pub fn cost_distances_rules(p: &CoreProblem, t: usize) -> Vec<u32> {
-    zero_one_towards(p, t, Some(&StepRules::new(p)))
+pub fn cost_distances_rules(p: &CoreProblem, rules: &StepRules, t: usize) -> Vec<u32> {
+    zero_one_towards(p, t, Some(rules))
 }
 
 /// 0-1 BFS towards `t`, with the pass-through `rules` on interior tables
@@ -202,7 +202,8 @@ mod tests {
         p.lookup[3] = true;
         p.junctions.push(MmJunction { k: 5, sides: [6, 7] });
         let plain = cost_distances(&p, 2);
-        let rules = cost_distances_rules(&p, 2);
+        let step_rules = StepRules::new(&p);
+        let rules = cost_distances_rules(&p, &step_rules, 2);
         // From 0 to 2: through the relevant lookup 3 costs nothing without
         // the rules; with them, 3 is no interior table and 1 (outside T) is
         // the way.
@@ -211,7 +212,7 @@ mod tests {
         // Into the lookup itself as an endpoint is fine.
         assert_eq!(rules[3], 0);
         let to6_plain = cost_distances(&p, 6);
-        let to6 = cost_distances_rules(&p, 6);
+        let to6 = cost_distances_rules(&p, &step_rules, 6);
         // 4 -> 5 -> 6 passes the junction from a non-side: not allowed;
         // 4 -> 8 -> 7 -> 5 -> 6 is (8, 7, 5 outside T).
         assert_eq!(to6_plain[4], 1);

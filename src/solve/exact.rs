@@ -73,7 +73,7 @@ struct State {
 
 /// Solve exactly. `max_len`: only walks of at most that many tables.
 pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits) -> ExactOutcome {
-    search(p, max_len, limits, Mode::Exact)
+    search(p, max_len, limits, Mode::Exact, None)
 }
 
 /// The same search without the A* lower bounds (plain Dijkstra over walk
@@ -81,7 +81,7 @@ pub fn solve_exact(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits)
 /// solver tests use it as the referee where brute force is out of reach
 /// (relevant sets above the Held–Karp size).
 pub fn solve_exact_blind(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits) -> ExactOutcome {
-    search(p, max_len, limits, Mode::Blind)
+    search(p, max_len, limits, Mode::Blind, None)
 }
 
 /// How [`search`] orders and bounds states.
@@ -103,7 +103,9 @@ const WEIGHTED_STATES: usize = 200_000;
 /// large requests are proved before that, and skip it).
 const WEIGHTED_AFTER: usize = 20_000;
 
-fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mode) -> ExactOutcome {
+/// `given`: the bounds when the caller already built them (the weighted
+/// pass reuses its exact search's).
+fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mode, given: Option<&Heuristic>) -> ExactOutcome {
     let bounds = mode != Mode::Blind;
     let weight = if mode == Mode::Weighted { 2 } else { 1 };
     let rel = p.relevant_nodes();
@@ -127,14 +129,16 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
     // remaining walk visits every unvisited relevant table, so it needs at
     // least the cheapest tour over them in the metric closure of the
     // distances (length) and of "tables outside T in between" (cost).
-    let heur = bounds.then(|| Heuristic::new(p, &rel, is_large(p, rel.len())));
-    let h = |node: usize, mask: u64| -> (u32, u32) { heur.as_ref().map_or((0, 0), |h| h.eval(node, full & !mask)) };
+    let own = (bounds && given.is_none()).then(|| Heuristic::new(p, &rules, &rel, is_large(p, rel.len())));
+    let heur: Option<&Heuristic> = given.or(own.as_ref());
+    let h = |node: usize, mask: u64| -> (u32, u32) { heur.map_or((0, 0), |h| h.eval(node, full & !mask)) };
     let mut book = C3Book::new(p);
     // Enterprise-sized requests: a quick valid walk bounds the search from
     // above (states that cannot beat it are not stored) and is the answer,
     // unproven, if the search runs out. Smaller requests skip it, so their
     // search (and which of several optimal walks it returns) is unchanged.
-    let with_incumbent = mode == Mode::Exact && max_len.is_none() && is_large(p, rel.len());
+    let large = bounds && max_len.is_none() && is_large(p, rel.len());
+    let with_incumbent = large && mode == Mode::Exact;
     let mut incumbent = if with_incumbent { super::incumbent::greedy_walk(p, rel.len()) } else { None };
     let mut ub: Option<(u32, u32)> = incumbent.as_ref().map(|w| (w.1 as u32, w.2 as u32));
     // A search still running after `WEIGHTED_AFTER` states also gets a
@@ -144,7 +148,6 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
     // no longer accept), and never enter a dangling branch without relevant
     // tables (an optimal walk has no reason to; at hubs, most neighbours
     // are such branches).
-    let large = bounds && max_len.is_none() && is_large(p, rel.len());
     let c3_bound = large && p.c3 && !p.junctions.is_empty();
     let dead = if large { dangling(p, &rules) } else { vec![false; n] };
 
@@ -217,7 +220,7 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
             // states are stored from here on.
             weighted_pending = false;
             let quick = ExactLimits::new(WEIGHTED_STATES, limits.deadline);
-            if let ExactOutcome::Optimal { walk, cost, len } = search(p, None, quick, Mode::Weighted) {
+            if let ExactOutcome::Optimal { walk, cost, len } = search(p, None, quick, Mode::Weighted, heur) {
                 if ub.is_none_or(|b| (cost as u32, len as u32) < b) {
                     ub = Some((cost as u32, len as u32));
                     incumbent = Some((walk, cost, len));
@@ -295,8 +298,12 @@ struct C3Book<'a> {
     p: &'a CoreProblem,
     /// Per node: the m:m patterns it is a side of.
     side_of: Vec<Vec<usize>>,
-    /// Per node: whether it is the junction of an m:m pattern.
-    junction: Vec<bool>,
+    /// Per node: the m:m patterns it is the junction of.
+    junction_of: Vec<Vec<usize>>,
+    /// Per pattern: its group, the patterns between the same two sides
+    /// ([`CoreProblem::junction_group`], computed once: the search reads it
+    /// for every state it stores).
+    group: Vec<Vec<usize>>,
     /// Context id -> its sorted facts (`node << 2 | kind`).
     sets: Vec<Vec<u32>>,
     ids: HashMap<Vec<u32>, u32>,
@@ -314,11 +321,11 @@ impl<'a> C3Book<'a> {
     fn new(p: &'a CoreProblem) -> Self {
         let n = p.len();
         let mut side_of = vec![Vec::new(); n];
-        let mut junction = vec![false; n];
+        let mut junction_of = vec![Vec::new(); n];
         if p.c3 {
             for (q, j) in p.junctions.iter().enumerate() {
                 if j.k < n && j.sides.iter().all(|&s| s < n) {
-                    junction[j.k] = true;
+                    junction_of[j.k].push(q);
                     side_of[j.sides[0]].push(q);
                     if j.sides[1] != j.sides[0] {
                         side_of[j.sides[1]].push(q);
@@ -326,9 +333,10 @@ impl<'a> C3Book<'a> {
                 }
             }
         }
+        let group = p.junction_groups();
         let mut ids = HashMap::default();
         ids.insert(Vec::new(), 0);
-        C3Book { p, side_of, junction, sets: vec![Vec::new()], ids, next: HashMap::default() }
+        C3Book { p, side_of, junction_of, group, sets: vec![Vec::new()], ids, next: HashMap::default() }
     }
 
     fn has(&self, ctx: u32, node: usize, kind: u32) -> bool {
@@ -337,7 +345,7 @@ impl<'a> C3Book<'a> {
 
     /// The context after the walk enters `v` (`first`: as its first table).
     fn enter(&mut self, ctx: u32, v: usize, first: bool) -> u32 {
-        if self.side_of[v].is_empty() && !self.junction[v] {
+        if self.side_of[v].is_empty() && self.junction_of[v].is_empty() {
             return ctx;
         }
         if let Some(&c) = self.next.get(&(ctx, v as u32, first)) {
@@ -353,7 +361,7 @@ impl<'a> C3Book<'a> {
         if !self.side_of[v].is_empty() {
             add(&mut set, fact(SIDE));
         }
-        if self.junction[v] {
+        if !self.junction_of[v].is_empty() {
             let once = set.binary_search(&fact(ONCE));
             if first || once.is_ok() || set.binary_search(&fact(BAD)).is_ok() {
                 if let Ok(i) = once {
@@ -400,8 +408,8 @@ impl<'a> C3Book<'a> {
     fn pending(&self, ctx: u32, last: usize) -> Option<(u32, u32)> {
         for &f in self.sets[ctx as usize].iter().filter(|&&f| f & 3 == BAD) {
             let k = (f >> 2) as usize;
-            for j in self.p.junctions.iter().filter(|j| j.k == k) {
-                let [a, b] = j.sides;
+            for &q in &self.junction_of[k] {
+                let [a, b] = self.p.junctions[q].sides;
                 let (va, vb) = (self.has(ctx, a, SIDE), self.has(ctx, b, SIDE));
                 if (va && vb) || (va && self.p.relevant[b]) || (vb && self.p.relevant[a]) {
                     return None;
@@ -419,7 +427,7 @@ impl<'a> C3Book<'a> {
                 }
                 continue;
             }
-            let group = self.p.junction_group(q);
+            let group = &self.group[q];
             if group.iter().any(|&o| o != q && self.has(ctx, self.p.junctions[o].k, ONCE) && last != self.p.junctions[o].k) {
                 continue;
             }
@@ -444,7 +452,7 @@ impl<'a> C3Book<'a> {
             if self.has(ctx, j.k, BAD) || (self.has(ctx, j.k, ONCE) && last == j.k) {
                 return false;
             }
-            if !self.has(ctx, j.k, ONCE) && !self.p.junction_group(q).iter().any(|&o| o != q && interior_once(self.p.junctions[o].k)) {
+            if !self.has(ctx, j.k, ONCE) && !self.group[q].iter().any(|&o| o != q && interior_once(self.p.junctions[o].k)) {
                 return false;
             }
         }

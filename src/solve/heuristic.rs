@@ -28,7 +28,7 @@ use std::cell::RefCell;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::distance::{cost_distances, cost_distances_rules, distances, held_karp, plain_distances, INF};
-use super::problem::CoreProblem;
+use super::problem::{CoreProblem, StepRules};
 
 /// Relevant-set sizes above `SUBSET_DP_MAX` get Held–Karp over at most
 /// this many of their tables (a walk covering U covers any part of it).
@@ -69,10 +69,11 @@ struct Chain {
 }
 
 impl Heuristic {
-    /// Bounds for relevant tables `rel`; `large`: the large-request bounds.
-    pub(super) fn new(p: &CoreProblem, rel: &[usize], large: bool) -> Self {
+    /// Bounds for relevant tables `rel`; `large`: the large-request bounds
+    /// (over distances that keep `rules`).
+    pub(super) fn new(p: &CoreProblem, rules: &StepRules, rel: &[usize], large: bool) -> Self {
         let (len_d, cost_d): (Vec<Vec<u32>>, Vec<Vec<u32>>) = if large {
-            (rel.iter().map(|&t| distances(p, t)).collect(), rel.iter().map(|&t| cost_distances_rules(p, t)).collect())
+            (rel.iter().map(|&t| distances(p, t)).collect(), rel.iter().map(|&t| cost_distances_rules(p, rules, t)).collect())
         } else {
             (rel.iter().map(|&t| plain_distances(p, t)).collect(), rel.iter().map(|&t| cost_distances(p, t)).collect())
         };

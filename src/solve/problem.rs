@@ -13,6 +13,13 @@ pub struct MmJunction {
     pub sides: [usize; 2],
 }
 
+impl MmJunction {
+    /// Its two sides, in order: the patterns of a junction group share it.
+    fn side_pair(&self) -> (usize, usize) {
+        (self.sides[0].min(self.sides[1]), self.sides[0].max(self.sides[1]))
+    }
+}
+
 /// One instance of the walk problem (C1–C5 of the Lucy paper).
 #[derive(Debug, Clone)]
 pub struct CoreProblem {
@@ -86,9 +93,17 @@ impl CoreProblem {
     /// included), in pattern order: C3's conditional half asks for one of
     /// them, not all (docs/generate-view.md, "several junctions").
     pub fn junction_group(&self, q: usize) -> Vec<usize> {
-        let key = |j: &MmJunction| (j.sides[0].min(j.sides[1]), j.sides[0].max(j.sides[1]));
-        let me = key(&self.junctions[q]);
-        (0..self.junctions.len()).filter(|&o| key(&self.junctions[o]) == me).collect()
+        let me = self.junctions[q].side_pair();
+        (0..self.junctions.len()).filter(|&o| self.junctions[o].side_pair() == me).collect()
+    }
+
+    /// [`Self::junction_group`] of every pattern, in one pass.
+    pub fn junction_groups(&self) -> Vec<Vec<usize>> {
+        let mut by_sides: std::collections::HashMap<(usize, usize), Vec<usize>> = std::collections::HashMap::new();
+        for (q, j) in self.junctions.iter().enumerate() {
+            by_sides.entry(j.side_pair()).or_default().push(q);
+        }
+        self.junctions.iter().map(|j| by_sides[&j.side_pair()].clone()).collect()
     }
 
     /// Whether C3 restricts where a walk may go after `k`.
