@@ -328,6 +328,20 @@ fn checker_agrees_with_problem_violation() {
     }
 }
 
+/// Tables `T0` … `T{n-1}` with an integer `id` key and nothing else: the
+/// random-model tests add their foreign-key columns.
+fn id_tables(n: usize) -> Vec<lucy::types::Table> {
+    use lucy::types::{Column, Table};
+    (0..n)
+        .map(|i| Table {
+            name: format!("T{i}"),
+            description: None,
+            primary_key: vec!["id".into()],
+            columns: vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }],
+        })
+        .collect()
+}
+
 /// End to end on random dbModels: parallel relationships, user forbids and
 /// required tables, through `generate_view`, against the brute force above
 /// applied to the model's meaning (forbidden tables and relationships gone,
@@ -335,20 +349,13 @@ fn checker_agrees_with_problem_violation() {
 #[test]
 fn generate_view_matches_brute_force_on_random_models() {
     use lucy::graph::SchemaGraph;
-    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, Table, ViewRequest};
+    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, ViewRequest};
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     let (mut checked, mut infeasible, mut ambiguous) = (0, 0, 0);
     for case in 0..250 {
         let n = rng.random_range(2..=6);
         let name = |i: usize| format!("T{i}");
-        let mut tables: Vec<Table> = (0..n)
-            .map(|i| Table {
-                name: name(i),
-                description: None,
-                primary_key: vec!["id".into()],
-                columns: vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }],
-            })
-            .collect();
+        let mut tables = id_tables(n);
         let mut rels: Vec<Relationship> = Vec::new();
         let mut pairs: Vec<(usize, usize)> = Vec::new();
         for a in 0..n {
@@ -503,20 +510,13 @@ fn deepening_fallback_is_optimal_for_its_n() {
 #[test]
 fn role_instances_match_brute_force_on_random_models() {
     use lucy::graph::SchemaGraph;
-    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, Table, ViewRequest};
+    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, ViewRequest};
     let mut rng = ChaCha8Rng::seed_from_u64(1717);
     let (mut checked, mut infeasible, mut selfs, mut copies) = (0, 0, 0, 0);
     for case in 0..250 {
         let n = rng.random_range(2..=5);
         let name = |i: usize| format!("T{i}");
-        let mut tables: Vec<Table> = (0..n)
-            .map(|i| Table {
-                name: name(i),
-                description: None,
-                primary_key: vec!["id".into()],
-                columns: vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }],
-            })
-            .collect();
+        let mut tables = id_tables(n);
         let mut rels: Vec<Relationship> = Vec::new();
         let mut pairs: Vec<(usize, usize)> = Vec::new();
         for a in 0..n {
@@ -1321,20 +1321,13 @@ fn many_mm_patterns_match_brute_force() {
 #[test]
 fn shortcuts_are_left_out_while_their_table_is_relevant() {
     use lucy::graph::SchemaGraph;
-    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, Table, ViewRequest};
+    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, ViewRequest};
     let mut rng = ChaCha8Rng::seed_from_u64(1717);
     let (mut checked, mut bypassed, mut used) = (0, 0, 0);
     for case in 0..250 {
         let n = rng.random_range(3..=6);
         let name = |i: usize| format!("T{i}");
-        let mut tables: Vec<Table> = (0..n)
-            .map(|i| Table {
-                name: name(i),
-                description: None,
-                primary_key: vec!["id".into()],
-                columns: vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }],
-            })
-            .collect();
+        let mut tables = id_tables(n);
         let mut pairs: Vec<(usize, usize)> = Vec::new();
         for a in 0..n {
             for b in 0..n {
