@@ -7,7 +7,7 @@
 use lucy::solve::exact::{solve_exact, ExactLimits, ExactOutcome};
 use lucy::solve::milp::{solve_milp, MilpStatus};
 use lucy::solve::preprocess::prune;
-use lucy::solve::problem::{CoreProblem, MmJunction};
+use lucy::solve::problem::{Bridge, CoreProblem, MmJunction};
 use lucy::solve::{solve_core, CoreOptions};
 use lucy::types::SolveStatus;
 use rand::{Rng, SeedableRng};
@@ -25,6 +25,10 @@ pub struct Inst {
     pub lookups: Vec<usize>,
     /// (junction, side, side)
     pub mm: Vec<(usize, usize, usize)>,
+    /// (bridge, side, side): a table that references both sides of an m:m
+    /// pattern (C3 case c); the generators only list tables adjacent to
+    /// both that are neither sides, junctions nor lookups.
+    pub bridges: Vec<(usize, usize, usize)>,
 }
 
 impl Inst {
@@ -34,7 +38,8 @@ impl Inst {
 
     /// C1–C4 checked straight from the definitions in Lucy §3.3 (with the
     /// documented readings: interior positions only for C3/C4, conditional
-    /// C3 "once between them").
+    /// C3 "once between them", settled also by another junction between
+    /// the same sides or by a bridge between them).
     pub fn valid(&self, w: &[usize]) -> bool {
         if w.is_empty() {
             return false;
@@ -69,7 +74,11 @@ impl Inst {
                 let occ: Vec<usize> = (0..w.len()).filter(|&p| w[p] == k).collect();
                 let same_sides = |&(k2, i2, j2): &(usize, usize, usize)| k2 != k && ((i2, j2) == (i, j) || (i2, j2) == (j, i));
                 let stand_in = self.mm.iter().any(|m| same_sides(m) && w.contains(&m.0));
-                if occ.is_empty() && stand_in {
+                // C3 case c: some bridge of these sides sits between them
+                // (side, bridge, other side at positions p-1, p, p+1).
+                let pair = |a: usize, b: usize| (a, b) == (i, j) || (a, b) == (j, i);
+                let bridged = interior.clone().any(|p| self.bridges.iter().any(|&(t, a, b)| w[p] == t && pair(a, b) && pair(w[p - 1], w[p + 1])));
+                if occ.is_empty() && (stand_in || bridged) {
                     continue;
                 }
                 if occ.len() != 1 || !interior.contains(&occ[0]) {
@@ -128,6 +137,9 @@ impl Inst {
         for &(k, i, j) in &self.mm {
             p.junctions.push(MmJunction { k, sides: [i, j] });
         }
+        for &(t, i, j) in &self.bridges {
+            p.bridges.push(Bridge { t, sides: [i, j] });
+        }
         p
     }
 }
@@ -173,7 +185,7 @@ pub fn random_inst(rng: &mut ChaCha8Rng) -> Inst {
     if relevant.is_empty() {
         relevant.push(rng.random_range(0..n));
     }
-    Inst { n, edges, relevant, lookups, mm }
+    Inst { n, edges, relevant, lookups, mm, bridges: Vec::new() }
 }
 
 /// The view is created and queried on an empty SQLite database with the
@@ -192,85 +204,97 @@ fn limits() -> ExactLimits {
     ExactLimits::new(1_000_000, None)
 }
 
+/// Every solver on `inst` against the brute force over walks of at most
+/// `N` tables: the layered DP, the MILP (plain and preprocessed), the
+/// production path (warm, cold, exact proof) and the unbounded exact
+/// search. Returns whether `inst` is feasible.
+fn all_solvers_match_brute_force(inst: &Inst, ctx: &str) -> bool {
+    let p = inst.problem();
+    let bf = inst.brute(N);
+    // Layered DP at the same horizon.
+    match solve_exact(&p, Some(N), limits()) {
+        ExactOutcome::Optimal { walk, cost, len } => {
+            assert!(inst.valid(&walk), "DP walk invalid {walk:?} {ctx}");
+            assert_eq!(inst.objective(&walk), (cost, len));
+            assert_eq!(Some((cost, len)), bf, "DP vs brute force {ctx}");
+        }
+        ExactOutcome::Infeasible => assert_eq!(bf, None, "DP infeasible {ctx}"),
+        other => panic!("DP gave up: {other:?} {ctx}"),
+    }
+    // MILP at the same horizon, plain and with the exact reductions.
+    for pre in [false, true] {
+        let pr = prune(&p, N);
+        if pre && pr.infeasible {
+            assert_eq!(bf, None, "pruning claims infeasible {ctx}");
+            continue;
+        }
+        let allowed = if pre { Some(pr.allowed.as_slice()) } else { None };
+        let out = solve_milp(&p, N, allowed, 30.0).expect("HiGHS");
+        match out.status {
+            MilpStatus::Optimal => {
+                assert!(inst.valid(&out.walk), "MILP walk invalid (pre={pre}) {:?} {ctx}", out.walk);
+                assert_eq!(Some(inst.objective(&out.walk)), bf, "MILP (pre={pre}) vs brute force {ctx}");
+            }
+            MilpStatus::Infeasible => assert_eq!(bf, None, "MILP (pre={pre}) infeasible {ctx}"),
+            s => panic!("unexpected MILP status {s:?} {ctx}"),
+        }
+    }
+    // The production path (unbounded exact search settles n).
+    let sol = solve_core(&p, 30.0, CoreOptions { milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
+    // Same without the MIP start: the MILP must find the optimum itself.
+    let cold = solve_core(&p, 30.0, CoreOptions { warm_start: false, milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
+    // The default: the exact search's proof, no MILP.
+    let fast = solve_core(&p, 30.0, CoreOptions::default()).expect("solve_core");
+    assert_eq!(fast.status, sol.status, "{ctx}");
+    if !fast.walk.is_empty() {
+        assert!(inst.valid(&fast.walk), "{ctx}");
+        assert_eq!(inst.objective(&fast.walk), inst.objective(&sol.walk), "exact proof vs MILP {ctx}");
+    }
+    assert_eq!(cold.status, sol.status, "{ctx}");
+    if !cold.walk.is_empty() {
+        assert!(inst.valid(&cold.walk), "{ctx}");
+        assert_eq!(inst.objective(&cold.walk), inst.objective(&sol.walk), "cold MILP {ctx}");
+        assert!(cold.note.is_none(), "{:?}", cold.note);
+    }
+    let unbounded = match solve_exact(&p, None, limits()) {
+        ExactOutcome::Optimal { cost, len, walk } => {
+            assert!(inst.valid(&walk));
+            Some((cost, len))
+        }
+        ExactOutcome::Infeasible => None,
+        other => panic!("{other:?}"),
+    };
+    match unbounded {
+        Some(o) => {
+            assert!(bf.is_none_or(|b| o <= b), "unbounded worse than bounded {ctx}");
+            if o.1 <= N {
+                assert_eq!(Some(o), bf, "unbounded optimum within horizon must match {ctx}");
+            }
+            assert_eq!(sol.status, SolveStatus::Optimal, "{ctx}");
+            assert!(inst.valid(&sol.walk), "{ctx}");
+            assert_eq!(inst.objective(&sol.walk), o, "production vs exact {ctx}");
+            assert!(sol.note.is_none(), "{:?}", sol.note);
+            true
+        }
+        None => {
+            assert_eq!(bf, None, "{ctx}");
+            assert_eq!(sol.status, SolveStatus::Infeasible, "{ctx}");
+            false
+        }
+    }
+}
+
 #[test]
 fn milp_dp_and_exact_match_brute_force() {
     let mut rng = ChaCha8Rng::seed_from_u64(0x10c1_2026);
     let (mut feasible, mut infeasible, mut with_mm, mut with_lookup) = (0, 0, 0, 0);
     for case in 0..600 {
         let inst = random_inst(&mut rng);
-        let p = inst.problem();
-        let bf = inst.brute(N);
         let ctx = format!("case {case}: {inst:?}");
-        // Layered DP at the same horizon.
-        match solve_exact(&p, Some(N), limits()) {
-            ExactOutcome::Optimal { walk, cost, len } => {
-                assert!(inst.valid(&walk), "DP walk invalid {walk:?} {ctx}");
-                assert_eq!(inst.objective(&walk), (cost, len));
-                assert_eq!(Some((cost, len)), bf, "DP vs brute force {ctx}");
-            }
-            ExactOutcome::Infeasible => assert_eq!(bf, None, "DP infeasible {ctx}"),
-            other => panic!("DP gave up: {other:?} {ctx}"),
-        }
-        // MILP at the same horizon, plain and with the exact reductions.
-        for pre in [false, true] {
-            let pr = prune(&p, N);
-            if pre && pr.infeasible {
-                assert_eq!(bf, None, "pruning claims infeasible {ctx}");
-                continue;
-            }
-            let allowed = if pre { Some(pr.allowed.as_slice()) } else { None };
-            let out = solve_milp(&p, N, allowed, 30.0).expect("HiGHS");
-            match out.status {
-                MilpStatus::Optimal => {
-                    assert!(inst.valid(&out.walk), "MILP walk invalid (pre={pre}) {:?} {ctx}", out.walk);
-                    assert_eq!(Some(inst.objective(&out.walk)), bf, "MILP (pre={pre}) vs brute force {ctx}");
-                }
-                MilpStatus::Infeasible => assert_eq!(bf, None, "MILP (pre={pre}) infeasible {ctx}"),
-                s => panic!("unexpected MILP status {s:?} {ctx}"),
-            }
-        }
-        // The production path (unbounded exact search settles n).
-        let sol = solve_core(&p, 30.0, CoreOptions { milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
-        // Same without the MIP start: the MILP must find the optimum itself.
-        let cold = solve_core(&p, 30.0, CoreOptions { warm_start: false, milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
-        // The default: the exact search's proof, no MILP.
-        let fast = solve_core(&p, 30.0, CoreOptions::default()).expect("solve_core");
-        assert_eq!(fast.status, sol.status, "{ctx}");
-        if !fast.walk.is_empty() {
-            assert!(inst.valid(&fast.walk), "{ctx}");
-            assert_eq!(inst.objective(&fast.walk), inst.objective(&sol.walk), "exact proof vs MILP {ctx}");
-        }
-        assert_eq!(cold.status, sol.status, "{ctx}");
-        if !cold.walk.is_empty() {
-            assert!(inst.valid(&cold.walk), "{ctx}");
-            assert_eq!(inst.objective(&cold.walk), inst.objective(&sol.walk), "cold MILP {ctx}");
-            assert!(cold.note.is_none(), "{:?}", cold.note);
-        }
-        let unbounded = match solve_exact(&p, None, limits()) {
-            ExactOutcome::Optimal { cost, len, walk } => {
-                assert!(inst.valid(&walk));
-                Some((cost, len))
-            }
-            ExactOutcome::Infeasible => None,
-            other => panic!("{other:?}"),
-        };
-        match unbounded {
-            Some(o) => {
-                assert!(bf.is_none_or(|b| o <= b), "unbounded worse than bounded {ctx}");
-                if o.1 <= N {
-                    assert_eq!(Some(o), bf, "unbounded optimum within horizon must match {ctx}");
-                }
-                assert_eq!(sol.status, SolveStatus::Optimal, "{ctx}");
-                assert!(inst.valid(&sol.walk), "{ctx}");
-                assert_eq!(inst.objective(&sol.walk), o, "production vs exact {ctx}");
-                assert!(sol.note.is_none(), "{:?}", sol.note);
-                feasible += 1;
-            }
-            None => {
-                assert_eq!(bf, None, "{ctx}");
-                assert_eq!(sol.status, SolveStatus::Infeasible, "{ctx}");
-                infeasible += 1;
-            }
+        if all_solvers_match_brute_force(&inst, &ctx) {
+            feasible += 1;
+        } else {
+            infeasible += 1;
         }
         with_mm += (!inst.mm.is_empty()) as usize;
         with_lookup += (!inst.lookups.is_empty()) as usize;
@@ -307,25 +331,35 @@ fn checker_agrees_with_problem_violation() {
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     for _ in 0..150 {
         let inst = random_inst(&mut rng);
-        let p = inst.problem();
-        let mut w = Vec::new();
-        fn all(inst: &Inst, p: &CoreProblem, w: &mut Vec<usize>, max: usize) {
-            if !w.is_empty() {
-                assert_eq!(inst.valid(w), p.violation(w).is_none(), "{w:?} {inst:?}");
-            }
-            if w.len() == max {
-                return;
-            }
-            for v in 0..inst.n {
-                if w.last().is_none_or(|&l| inst.adjacent(l, v)) {
-                    w.push(v);
-                    all(inst, p, w, max);
-                    w.pop();
-                }
+        checker_agrees_on_every_walk(&inst, 5);
+    }
+}
+
+/// [`Inst::valid`] and [`CoreProblem::violation`] agree on every walk of
+/// `inst` of at most `max` tables; returns how many walks C3 case c's
+/// bridges make valid (valid here, invalid with `inst`'s bridges left out).
+fn checker_agrees_on_every_walk(inst: &Inst, max: usize) -> usize {
+    fn all(inst: &Inst, plain: &Inst, p: &CoreProblem, w: &mut Vec<usize>, max: usize, bridged: &mut usize) {
+        if !w.is_empty() {
+            let valid = inst.valid(w);
+            assert_eq!(valid, p.violation(w).is_none(), "{w:?} {inst:?}");
+            *bridged += (valid && !plain.valid(w)) as usize;
+        }
+        if w.len() == max {
+            return;
+        }
+        for v in 0..inst.n {
+            if w.last().is_none_or(|&l| inst.adjacent(l, v)) {
+                w.push(v);
+                all(inst, plain, p, w, max, bridged);
+                w.pop();
             }
         }
-        all(&inst, &p, &mut w, 5);
     }
+    let plain = Inst { bridges: Vec::new(), ..inst.clone() };
+    let mut bridged = 0;
+    all(inst, &plain, &inst.problem(), &mut Vec::new(), max, &mut bridged);
+    bridged
 }
 
 /// Tables `T0` … `T{n-1}` with an integer `id` key and nothing else: the
@@ -340,6 +374,27 @@ fn id_tables(n: usize) -> Vec<lucy::types::Table> {
             columns: vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }],
         })
         .collect()
+}
+
+/// C3 case c's bridges on a random model, read off its allowed
+/// relationships `refs` (`from → to`, M:1: `from` holds the key)
+/// independently of the solver: per m:m pattern, each table other than its
+/// sides, not a junction and not a lookup, that references both sides.
+fn model_bridges(refs: &[(usize, usize)], mm: &[(usize, usize, usize)], lookups: &[usize]) -> Vec<(usize, usize, usize)> {
+    let mut out: Vec<(usize, usize, usize)> = Vec::new();
+    let mut from: Vec<usize> = refs.iter().map(|r| r.0).collect();
+    from.sort_unstable();
+    from.dedup();
+    for &(_, i, j) in mm {
+        for &t in &from {
+            let eligible = t != i && t != j && !mm.iter().any(|m| m.0 == t) && !lookups.contains(&t);
+            let known = out.iter().any(|&(t2, a, b)| t2 == t && ((a, b) == (i, j) || (a, b) == (j, i)));
+            if eligible && !known && refs.contains(&(t, i)) && refs.contains(&(t, j)) {
+                out.push((t, i, j));
+            }
+        }
+    }
+    out
 }
 
 /// End to end on random dbModels: parallel relationships, user forbids and
@@ -420,7 +475,8 @@ fn generate_view_matches_brute_force_on_random_models() {
             !forbid_r.contains(&r) && !forbid_t.contains(&a) && !forbid_t.contains(&b)
         };
         let edges: Vec<(usize, usize)> = (0..rels.len()).filter(|&r| allowed_rel(r)).map(|r| pairs[r]).collect();
-        let inst = Inst { n, edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone() };
+        let bridges = model_bridges(&edges, &mm, &lookups);
+        let inst = Inst { n, edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone(), bridges };
         let bf = if relevant.iter().any(|t| forbid_t.contains(t)) { None } else { inst.brute(N) };
         let ctx = format!("case {case}: {model:?} requested {requested:?} -> {res:?}");
         match res.status {
@@ -620,6 +676,7 @@ fn role_instances_match_brute_force_on_random_models() {
             !forbid_r.contains(&r) && !forbid_t.contains(&a) && !forbid_t.contains(&b)
         };
         let mut edges: Vec<(usize, usize)> = (0..rels.len()).filter(|&r| allowed_rel(r) && pairs[r].0 != pairs[r].1).map(|r| pairs[r]).collect();
+        let bridges = model_bridges(&edges, &mm, &lookups);
         let mut relevant: Vec<usize> = requested.clone();
         for (k, &(t, r, _)) in roles.iter().enumerate() {
             let (a, b) = pairs[r];
@@ -631,7 +688,7 @@ fn role_instances_match_brute_force_on_random_models() {
             relevant.push(n + k);
             relevant.push(anchor);
         }
-        let inst = Inst { n: n + roles.len(), edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone() };
+        let inst = Inst { n: n + roles.len(), edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone(), bridges };
         relevant.sort_unstable();
         relevant.dedup();
         let blocked = relevant.iter().any(|&t| t < n && forbid_t.contains(&t));
@@ -731,7 +788,7 @@ fn several_junctions_between_the_same_sides_need_one() {
         let lookups: Vec<usize> = (junctions.len() + 2..n).filter(|_| rng.random_bool(0.2)).collect();
         let mut relevant = vec![0, 1];
         relevant.extend((2..n).filter(|_| rng.random_bool(0.25)));
-        let inst = Inst { n, edges, relevant, lookups, mm };
+        let inst = Inst { n, edges, relevant, lookups, mm, bridges: Vec::new() };
         let p = inst.problem();
         let bf = inst.brute(N);
         let ctx = format!("case {case}: {inst:?}");
@@ -757,6 +814,124 @@ fn several_junctions_between_the_same_sides_need_one() {
         }
     }
     assert!(checked > 200 && one_junction > 100, "checked {checked}, walks through one junction {one_junction}");
+}
+
+/// `random_inst`'s instance with C3 case c's bridges: an m:m pattern
+/// added when it has none, then per pattern one or two tries at a bridge (a
+/// table that is not a side, a junction or a lookup, joined to both sides);
+/// half the time both sides of the first pattern are relevant, where the
+/// rule acts. `None` below 4 tables.
+fn random_bridged_inst(rng: &mut ChaCha8Rng) -> Option<Inst> {
+    let mut inst = random_inst(rng);
+    let n = inst.n;
+    if n < 4 {
+        return None;
+    }
+    let link = |inst: &mut Inst, a: usize, b: usize| {
+        if !inst.adjacent(a, b) {
+            inst.edges.push((a, b));
+        }
+    };
+    if inst.mm.is_empty() {
+        let order = shuffled(rng, n);
+        let (k, i, j) = (order[0], order[1], order[2]);
+        link(&mut inst, k, i);
+        link(&mut inst, k, j);
+        inst.mm.push((k, i, j));
+    }
+    for (_, i, j) in inst.mm.clone() {
+        for _ in 0..rng.random_range(1..=2) {
+            let t = rng.random_range(0..n);
+            let pair = |a: usize, b: usize| (a, b) == (i, j) || (a, b) == (j, i);
+            let eligible = t != i
+                && t != j
+                && !inst.mm.iter().any(|m| m.0 == t)
+                && !inst.lookups.contains(&t)
+                && !inst.bridges.iter().any(|&(t2, a, b)| t2 == t && pair(a, b));
+            if eligible {
+                link(&mut inst, t, i);
+                link(&mut inst, t, j);
+                inst.bridges.push((t, i, j));
+            }
+        }
+    }
+    if rng.random_bool(0.5) {
+        let (_, i, j) = inst.mm[0];
+        for s in [i, j] {
+            if !inst.relevant.contains(&s) {
+                inst.relevant.push(s);
+            }
+        }
+    }
+    Some(inst)
+}
+
+/// C3 case c (bridges: BIRD formula1's results between races and drivers):
+/// random instances with bridges, every solver against the brute force,
+/// and the production verifier against this file's checker on every walk.
+/// Counts the instances whose optimum (or feasibility) the rule changes and
+/// the walks it makes valid, so the test cannot pass without the rule
+/// acting.
+#[test]
+fn bridges_between_the_sides_match_brute_force() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0xb1d9e);
+    let (mut checked, mut feasible, mut changed, mut rescued, mut walks) = (0, 0, 0, 0, 0);
+    for case in 0..1000 {
+        let Some(inst) = random_bridged_inst(&mut rng) else { continue };
+        if inst.bridges.is_empty() {
+            continue;
+        }
+        let ctx = format!("case {case}: {inst:?}");
+        feasible += all_solvers_match_brute_force(&inst, &ctx) as usize;
+        let plain = Inst { bridges: Vec::new(), ..inst.clone() };
+        let (with, without) = (inst.brute(N), plain.brute(N));
+        assert!(without.is_none() || with.is_some_and(|w| without.is_some_and(|o| w <= o)), "bridges only add walks {ctx}");
+        changed += (with != without) as usize;
+        rescued += (with.is_some() && without.is_none()) as usize;
+        if case % 4 == 0 {
+            walks += checker_agrees_on_every_walk(&inst, 5);
+        }
+        checked += 1;
+    }
+    assert!(
+        checked > 250 && feasible > 200 && changed > 40 && rescued > 15 && walks > 300,
+        "checked {checked}, feasible {feasible}, optimum changed by bridges {changed}, feasible only with bridges {rescued}, walks valid only with bridges {walks}"
+    );
+}
+
+/// C3 case c's bridges of every bundled model, as the solver derives them:
+/// BIRD formula1's three-way facts results and qualifying bridge races with
+/// drivers and with constructors; no other model has one (DDO: no table
+/// references both CLIENT and RESOURCEPOOL; BIRD financial: none both
+/// client and account), so their views are unchanged by the rule.
+#[test]
+fn bundled_models_bridges() {
+    use lucy::graph::SchemaGraph;
+    use lucy::solve::relevant::{core_problem, scope, Relax};
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir("dbmodels").unwrap().chain(std::fs::read_dir("dbmodels/spider").unwrap()).map(|e| e.unwrap().path()).collect();
+    files.retain(|f| f.extension().is_some_and(|e| e == "json"));
+    files.sort();
+    assert!(files.len() >= 20, "{files:?}");
+    let mut found: Vec<String> = Vec::new();
+    for f in &files {
+        let g = SchemaGraph::new(lucy::model::load(f).unwrap()).unwrap();
+        let first = g.name(g.core_tables()[0]).to_string();
+        let sc = scope(&g, &lucy::types::ViewRequest::new(vec![first])).unwrap();
+        let p = core_problem(&g, &sc, Relax::NONE).problem;
+        for b in &p.bridges {
+            found.push(format!("{}: {} between {} and {}", f.file_stem().unwrap().to_string_lossy(), p.names[b.t], p.names[b.sides[0]], p.names[b.sides[1]]));
+        }
+    }
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "bird_formula1: qualifying between races and constructors",
+            "bird_formula1: qualifying between races and drivers",
+            "bird_formula1: results between races and constructors",
+            "bird_formula1: results between races and drivers",
+        ]
+    );
 }
 
 /// The same on a dbModel: PERSON and MOVIE joined by ACTED and by DIRECTED
@@ -909,6 +1084,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
             !forbid_r.contains(&r) && !forbid_t.contains(&a) && !forbid_t.contains(&b)
         };
         let mut edges: Vec<(usize, usize)> = (0..core_rels).filter(|&r| allowed_rel(r)).map(|r| pairs[r]).collect();
+        let bridges = model_bridges(&edges, &mm, &lookups);
         let mut relevant: Vec<usize> = requested.clone();
         for k in 0..kinds.len() {
             let copies: Vec<usize> = edges.iter().filter_map(|&(a, b)| if a == root { Some(b) } else if b == root { Some(a) } else { None }).collect();
@@ -917,7 +1093,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
             }
             relevant.push(n + k);
         }
-        let inst = Inst { n: n + kinds.len(), edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone() };
+        let inst = Inst { n: n + kinds.len(), edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone(), bridges };
         let blocked = relevant.iter().any(|&t| t < n && forbid_t.contains(&t)) || forbid_t.contains(&root);
         let bf = if blocked { None } else { inst.brute(N) };
         let ctx = format!("case {case}: {model:?} requested {names:?} -> {res:?}");
@@ -1055,7 +1231,8 @@ fn tables_hanging_off_a_junction_match_brute_force() {
             !forbid_r.contains(&r) && !forbid_t.contains(&a) && !forbid_t.contains(&b)
         };
         let edges: Vec<(usize, usize)> = (0..rels.len()).filter(|&r| allowed_rel(r)).map(|r| pairs[r]).collect();
-        let inst = |relevant: Vec<usize>| Inst { n: n + h, edges: edges.clone(), relevant, lookups: lookups.clone(), mm: vec![(2, 0, 1)] };
+        let bridges = model_bridges(&edges, &[(2, 0, 1)], &lookups);
+        let inst = |relevant: Vec<usize>| Inst { n: n + h, edges: edges.clone(), relevant, lookups: lookups.clone(), mm: vec![(2, 0, 1)], bridges: bridges.clone() };
         // Each requested hanging table moves to its junction when anything
         // else is requested and neither it, the junction nor the link is forbidden.
         let rel_of = |c: usize| pairs.iter().position(|&(a, _)| a == c).unwrap();
@@ -1143,7 +1320,7 @@ fn large_relevant_sets_match_the_unbounded_search() {
         let lookups: Vec<usize> = (0..n).filter(|_| rng.random_bool(0.08)).collect();
         with_mm += (!mm.is_empty()) as usize;
         with_lookup += (!lookups.is_empty()) as usize;
-        let inst = Inst { n, edges, relevant, lookups, mm };
+        let inst = Inst { n, edges, relevant, lookups, mm, bridges: Vec::new() };
         tally.check(&inst, &format!("case {case}"));
     }
     let Tally { checked, infeasible, skipped } = tally;
@@ -1253,12 +1430,79 @@ fn sparse_large_requests_with_lookups_match_the_unbounded_search() {
         with_lookup += lookups.iter().any(|l| relevant.contains(l)) as usize;
         with_mm += (!mm.is_empty()) as usize;
         pending += mm.iter().any(|m| relevant.contains(&m.1) && relevant.contains(&m.2)) as usize;
-        tally.check(&Inst { n, edges, relevant, lookups, mm }, &format!("case {case}"));
+        tally.check(&Inst { n, edges, relevant, lookups, mm, bridges: Vec::new() }, &format!("case {case}"));
     }
     let Tally { checked, infeasible, skipped } = tally;
     assert!(
         checked >= 15 && skipped <= 5 && with_mm >= 15 && with_lookup >= 15 && pending >= 3,
         "checked {checked}, infeasible {infeasible}, referee gave up {skipped}, with m:m {with_mm}, with a relevant lookup {with_lookup}, with both sides relevant {pending}"
+    );
+}
+
+/// C3 case c on large requests (13–16 relevant tables: the large-request
+/// bounds, the pending-junction bound that a bridge may settle, the
+/// dangling-branch cut): sparse random graphs with m:m patterns and one or
+/// two bridges per pattern, the exact search against the unbounded one,
+/// walks checked here. Counts the requests whose optimum the bridges change.
+#[test]
+fn large_requests_with_bridges_match_the_unbounded_search() {
+    use lucy::solve::exact::solve_exact_blind;
+    let mut rng = ChaCha8Rng::seed_from_u64(0xb1d9e_16);
+    let (mut tally, mut changed, mut pending) = (Tally::default(), 0, 0);
+    for case in 0..90 {
+        let n = rng.random_range(16..=22);
+        let mut edges: Vec<(usize, usize)> = (1..n).map(|b| (rng.random_range(0..b), b)).collect();
+        for _ in 0..rng.random_range(2..=n / 2) {
+            let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+            if a != b {
+                edges.push((a, b));
+            }
+        }
+        let tries = rng.random_range(1..=3);
+        let mm = random_mm(&mut rng, n, &edges, tries);
+        let order = shuffled(&mut rng, n);
+        let k = rng.random_range(13..=16);
+        let mut relevant: Vec<usize> = order[..k].to_vec();
+        // Lookups among the leaves (elsewhere a lookup mostly cuts the graph).
+        let degree = |v: usize| edges.iter().filter(|&&(a, b)| a == v || b == v).count();
+        let lookups: Vec<usize> = order.iter().copied().filter(|&v| degree(v) == 1 && rng.random_bool(0.3)).collect();
+        let mut bridges = Vec::new();
+        for &(_, i, j) in &mm {
+            for _ in 0..rng.random_range(1..=2) {
+                let t = rng.random_range(0..n);
+                if t != i && t != j && !mm.iter().any(|m| m.0 == t) && !lookups.contains(&t) && !bridges.contains(&(t, i, j)) {
+                    for s in [i, j] {
+                        if !edges.contains(&(t, s)) && !edges.contains(&(s, t)) {
+                            edges.push((t, s));
+                        }
+                    }
+                    bridges.push((t, i, j));
+                }
+            }
+            for s in [i, j] {
+                if !relevant.contains(&s) && rng.random_bool(0.5) {
+                    relevant.push(s);
+                }
+            }
+        }
+        if bridges.is_empty() || relevant.len() > 16 {
+            continue;
+        }
+        pending += mm.iter().any(|m| relevant.contains(&m.1) && relevant.contains(&m.2)) as usize;
+        let inst = Inst { n, edges, relevant, lookups, mm, bridges };
+        tally.check(&inst, &format!("case {case}"));
+        let big = ExactLimits::new(3_000_000, None);
+        let plain = Inst { bridges: Vec::new(), ..inst.clone() };
+        let objective = |o: ExactOutcome| match o {
+            ExactOutcome::Optimal { cost, len, .. } => Some((cost, len)),
+            _ => None,
+        };
+        changed += (objective(solve_exact_blind(&inst.problem(), None, big)) != objective(solve_exact_blind(&plain.problem(), None, big))) as usize;
+    }
+    let Tally { checked, infeasible, skipped } = tally;
+    assert!(
+        checked >= 25 && skipped <= 5 && pending >= 30 && changed >= 5,
+        "checked {checked}, infeasible {infeasible}, referee gave up {skipped}, with both sides relevant {pending}, optimum changed by bridges {changed}"
     );
 }
 
@@ -1378,7 +1622,7 @@ fn shortcuts_are_left_out_while_their_table_is_relevant() {
         let allowed = |r: usize| via[r].is_none_or(|c| !requested.contains(&c));
         bypassed += (0..pairs.len()).filter(|&r| !allowed(r)).count();
         let edges: Vec<(usize, usize)> = (0..pairs.len()).filter(|&r| allowed(r)).map(|r| pairs[r]).collect();
-        let inst = Inst { n, edges, relevant: requested.clone(), lookups: lookups.clone(), mm: Vec::new() };
+        let inst = Inst { n, edges, relevant: requested.clone(), lookups: lookups.clone(), mm: Vec::new(), bridges: Vec::new() };
         let bf = inst.brute(N);
         let ctx = format!("case {case}: {model:?} requested {requested:?} -> {res:?}");
         match res.status {

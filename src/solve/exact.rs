@@ -121,7 +121,8 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
         bit[t] = 1u64 << k;
     }
     let full: u64 = if rel.len() == 64 { u64::MAX } else { (1u64 << rel.len()) - 1 };
-    // Needs the predecessor remembered: C4 lookups and C3 junctions.
+    // Needs the predecessor remembered: C4 lookups and C3 junctions (and
+    // C3's bridges, [`C3Book::settle`]).
     let rules = StepRules::new(p);
     // A* heuristic, lexicographic (cost, length), admissible (consistent
     // along edges for small requests; the large-request bounds may not be,
@@ -252,7 +253,10 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
             if hv.0 >= INF || hv.1 >= INF {
                 continue;
             }
-            let jst = book.enter(st.jst, v, false);
+            let mut jst = book.enter(st.jst, v, false);
+            if let (true, Some(pr)) = (book.bridge(u), prev) {
+                jst = book.settle(jst, pr, u, v);
+            }
             if c3_bound {
                 // What C3 still asks, where it asks more than the tour.
                 match book.pending(jst, v) {
@@ -262,7 +266,7 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
             }
             let ns = State {
                 node: v as u32,
-                prev: if rules.special(v) { u as u32 } else { 0 },
+                prev: if rules.special(v) || book.bridge(v) { u as u32 } else { 0 },
                 len: if bounded { len + 1 } else { 0 },
                 mask,
                 jst,
@@ -291,9 +295,11 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
 /// C3's bookkeeping for the walk states, interned so a state stays `Copy`
 /// and the number of m:m patterns in the graph is not limited: a context id
 /// stands for the sorted set of facts C3 reads at the end of a walk — which
-/// sides of m:m patterns were visited, and which junctions occurred once
-/// (so far interior) or unusably (twice, or first in the walk). A walk
-/// touches few of them, however many patterns the schema has.
+/// sides of m:m patterns were visited, which junctions occurred once
+/// (so far interior) or unusably (twice, or first in the walk), and which
+/// groups of patterns a bridge settled (C3 case c: a step side → bridge →
+/// other side). A walk touches few of them, however many patterns the
+/// schema has.
 struct C3Book<'a> {
     p: &'a CoreProblem,
     /// Per node: the m:m patterns it is a side of.
@@ -304,18 +310,29 @@ struct C3Book<'a> {
     /// ([`CoreProblem::junction_group`], computed once: the search reads it
     /// for every state it stores).
     group: Vec<Vec<usize>>,
-    /// Context id -> its sorted facts (`node << 2 | kind`).
+    /// Per node: the side pairs it bridges ([`super::problem::Bridge`]),
+    /// each with its group's id (the group's first pattern).
+    bridge_of: Vec<Vec<([usize; 2], usize)>>,
+    /// Per pattern: the cheapest bridge of its sides, 0 or 1 (not relevant),
+    /// `None` without one.
+    bridge_cost: Vec<Option<u32>>,
+    /// Context id -> its sorted facts (`node << 2 | kind`; for `SETTLED`,
+    /// `group id << 2 | kind`).
     sets: Vec<Vec<u32>>,
     ids: HashMap<Vec<u32>, u32>,
     /// (context, node, first) -> context after entering the node.
     next: HashMap<(u32, u32, bool), u32>,
+    /// (context, group id) -> context with the group settled.
+    settled_next: HashMap<(u32, u32), u32>,
 }
 
 /// Fact kinds: a side was visited; a junction occurred once; a junction
-/// occurred unusably.
+/// occurred unusably; a group of patterns was settled by a bridge between
+/// its sides.
 const SIDE: u32 = 0;
 const ONCE: u32 = 1;
 const BAD: u32 = 2;
+const SETTLED: u32 = 3;
 
 impl<'a> C3Book<'a> {
     fn new(p: &'a CoreProblem) -> Self {
@@ -334,9 +351,85 @@ impl<'a> C3Book<'a> {
             }
         }
         let group = p.junction_groups();
+        let mut bridge_of: Vec<Vec<([usize; 2], usize)>> = vec![Vec::new(); n];
+        let mut bridge_cost: Vec<Option<u32>> = vec![None; p.junctions.len()];
+        if p.c3 {
+            for (q, j) in p.junctions.iter().enumerate() {
+                if j.sides[0] == j.sides[1] {
+                    continue;
+                }
+                for b in p.bridges.iter().filter(|b| b.t < n && b.between(j.sides[0], j.sides[1])) {
+                    let c = (!p.relevant[b.t]) as u32;
+                    bridge_cost[q] = Some(bridge_cost[q].map_or(c, |o| o.min(c)));
+                    if !bridge_of[b.t].iter().any(|&(_, g)| g == group[q][0]) {
+                        bridge_of[b.t].push((b.sides, group[q][0]));
+                    }
+                }
+            }
+        }
         let mut ids = HashMap::default();
         ids.insert(Vec::new(), 0);
-        C3Book { p, side_of, junction_of, group, sets: vec![Vec::new()], ids, next: HashMap::default() }
+        C3Book {
+            p,
+            side_of,
+            junction_of,
+            group,
+            bridge_of,
+            bridge_cost,
+            sets: vec![Vec::new()],
+            ids,
+            next: HashMap::default(),
+            settled_next: HashMap::default(),
+        }
+    }
+
+    /// Whether `t` bridges the sides of some pattern (the search then
+    /// remembers what came before it).
+    fn bridge(&self, t: usize) -> bool {
+        !self.bridge_of[t].is_empty()
+    }
+
+    /// The context after the step `prev → t → next`: the group of the
+    /// pattern between `prev` and `next` is settled when `t` bridges them.
+    fn settle(&mut self, ctx: u32, prev: usize, t: usize, next: usize) -> u32 {
+        let mut ctx = ctx;
+        for i in 0..self.bridge_of[t].len() {
+            let ([a, b], g) = self.bridge_of[t][i];
+            if !((prev, next) == (a, b) || (prev, next) == (b, a)) || self.has(ctx, g, SETTLED) {
+                continue;
+            }
+            if let Some(&c) = self.settled_next.get(&(ctx, g as u32)) {
+                ctx = c;
+                continue;
+            }
+            let mut set = self.sets[ctx as usize].clone();
+            let f = (g as u32) << 2 | SETTLED;
+            if let Err(i) = set.binary_search(&f) {
+                set.insert(i, f);
+            }
+            let id = self.intern(set);
+            self.settled_next.insert((ctx, g as u32), id);
+            ctx = id;
+        }
+        ctx
+    }
+
+    /// The id of a sorted fact set.
+    fn intern(&mut self, set: Vec<u32>) -> u32 {
+        match self.ids.get(&set) {
+            Some(&id) => id,
+            None => {
+                let id = self.sets.len() as u32;
+                self.ids.insert(set.clone(), id);
+                self.sets.push(set);
+                id
+            }
+        }
+    }
+
+    /// Whether a bridge settled pattern `q`'s group.
+    fn settled(&self, ctx: u32, q: usize) -> bool {
+        self.bridge_cost[q].is_some() && self.has(ctx, self.group[q][0], SETTLED)
     }
 
     fn has(&self, ctx: u32, node: usize, kind: u32) -> bool {
@@ -372,15 +465,7 @@ impl<'a> C3Book<'a> {
                 add(&mut set, fact(ONCE));
             }
         }
-        let id = match self.ids.get(&set) {
-            Some(&id) => id,
-            None => {
-                let id = self.sets.len() as u32;
-                self.ids.insert(set.clone(), id);
-                self.sets.push(set);
-                id
-            }
-        };
+        let id = self.intern(set);
         self.next.insert((ctx, v as u32, first), id);
         id
     }
@@ -399,9 +484,14 @@ impl<'a> C3Book<'a> {
 
     /// What C3 still asks of a walk in context `ctx` now at `last`, as a
     /// (cost, length) lower bound on the rest of it: every m:m pattern with
-    /// both sides visited and no junction of its group once and interior
-    /// needs a junction occurrence of its own (an occurrence is interior
-    /// between one pair of sides, so it settles one group). `None` when the
+    /// both sides visited, no junction of its group once and interior and
+    /// no bridge triple settling it needs a table of its own: a junction
+    /// occurrence or a bridge triple `a → t → b`, both centred on one
+    /// position whose neighbours are the one pair of sides they settle, so
+    /// distinct groups need distinct centres and each needs the table after
+    /// its centre (length 1). The centre is new (cost: its cheapest junction
+    /// or bridge outside T) unless it is `last` itself, a bridge of the
+    /// group (cost 0: the next step can settle it). `None` when the
     /// walk can never be accepted: a junction occurred unusably between
     /// sides that are both visited, or that will be (the other side is
     /// relevant and still ahead).
@@ -431,11 +521,16 @@ impl<'a> C3Book<'a> {
             if group.iter().any(|&o| o != q && self.has(ctx, self.p.junctions[o].k, ONCE) && last != self.p.junctions[o].k) {
                 continue;
             }
-            if counted.contains(&group[0]) {
+            if self.settled(ctx, q) || counted.contains(&group[0]) {
                 continue;
             }
             counted.push(group[0]);
-            let cost = group.iter().map(|&o| (!self.p.relevant[self.p.junctions[o].k]) as u32).min().unwrap_or(1);
+            let junction = group.iter().map(|&o| (!self.p.relevant[self.p.junctions[o].k]) as u32).min().unwrap_or(1);
+            let cost = if self.bridge_of[last].iter().any(|&(_, g)| g == group[0]) {
+                0
+            } else {
+                self.bridge_cost[q].map_or(junction, |b| b.min(junction))
+            };
             need = (need.0 + cost, need.1 + 1);
         }
         Some(need)
@@ -444,7 +539,7 @@ impl<'a> C3Book<'a> {
     /// C3 at the end of a walk in context `ctx` that ends at `last`: for
     /// each m:m pattern with both sides visited, its junction occurred once
     /// and interior, or (not occurring) another junction between the same
-    /// sides did.
+    /// sides did or a bridge settled their group.
     fn accept(&self, ctx: u32, last: usize) -> bool {
         let interior_once = |k: usize| self.has(ctx, k, ONCE) && last != k;
         for q in self.both_sides_visited(ctx) {
@@ -452,7 +547,10 @@ impl<'a> C3Book<'a> {
             if self.has(ctx, j.k, BAD) || (self.has(ctx, j.k, ONCE) && last == j.k) {
                 return false;
             }
-            if !self.has(ctx, j.k, ONCE) && !self.group[q].iter().any(|&o| o != q && interior_once(self.p.junctions[o].k)) {
+            if !self.has(ctx, j.k, ONCE)
+                && !self.group[q].iter().any(|&o| o != q && interior_once(self.p.junctions[o].k))
+                && !self.settled(ctx, q)
+            {
                 return false;
             }
         }
@@ -482,7 +580,10 @@ fn is_large(p: &CoreProblem, relevant: usize) -> bool {
 /// care what comes before and after those), no junction is peeled or
 /// adjacent to a peeled table (C3 counts junction occurrences), and what
 /// the cut removes from C3's view are side visits only, which can lift an
-/// obligation but never create one.
+/// obligation but never create one. A bridge triple `a → t → b` the cut
+/// breaks has a peeled table among `a`, `t`, `b`, hence a peeled side
+/// (a peeled bridge had at most one unpeeled side when it was peeled), and
+/// every visit of a peeled side is cut: its pattern asks nothing any more.
 fn dangling(p: &CoreProblem, rules: &StepRules) -> Vec<bool> {
     let n = p.len();
     let mut deg: Vec<usize> = p.adj.iter().map(|a| a.len()).collect();
@@ -515,6 +616,66 @@ fn dangling(p: &CoreProblem, rules: &StepRules) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// C3 case c in the bookkeeping: sides 0*, 1* (relevant), junction 2,
+    /// bridge 3 (neither relevant), and 0 - 1 directly. The walk's context
+    /// is built step by step as the search does; `pending` must stay a
+    /// lower bound on what the cheapest completion still adds (cost, length).
+    #[test]
+    fn a_bridge_between_the_sides_settles_their_pattern() {
+        use super::super::problem::{Bridge, MmJunction};
+        let mut p = CoreProblem::new(4, &[(0, 2), (2, 1), (0, 3), (3, 1), (0, 1)]);
+        p.relevant[0] = true;
+        p.relevant[1] = true;
+        p.junctions.push(MmJunction { k: 2, sides: [0, 1] });
+        p.bridges.push(Bridge { t: 3, sides: [0, 1] });
+        let mut book = C3Book::new(&p);
+        let walk_ctx = |book: &mut C3Book, walk: &[usize]| {
+            let mut ctx = book.enter(0, walk[0], true);
+            for i in 1..walk.len() {
+                ctx = book.enter(ctx, walk[i], false);
+                if i >= 2 && book.bridge(walk[i - 1]) {
+                    ctx = book.settle(ctx, walk[i - 2], walk[i - 1], walk[i]);
+                }
+            }
+            ctx
+        };
+        // 0 → 3 → 1 (and back): settled, nothing pending.
+        for w in [[0, 3, 1], [1, 3, 0]] {
+            let c = walk_ctx(&mut book, &w);
+            assert!(book.accept(c, w[2]), "{w:?}");
+            assert_eq!(book.pending(c, w[2]), Some((0, 0)), "{w:?}");
+            assert_eq!(p.violation(&w), None);
+        }
+        // 0 → 1: the cheapest completion is 1 → 3 → 0 or 1 → 2 → 0 (cost 1, length 2).
+        let c = walk_ctx(&mut book, &[0, 1]);
+        assert!(!book.accept(c, 1));
+        assert_eq!(book.pending(c, 1), Some((1, 1)));
+        // 0 → 1 → 3: the next step 3 → 0 settles it (cost 0, length 1).
+        let c = walk_ctx(&mut book, &[0, 1, 3]);
+        assert!(!book.accept(c, 3));
+        assert_eq!(book.pending(c, 3), Some((0, 1)));
+        let c = walk_ctx(&mut book, &[0, 1, 3, 0]);
+        assert!(book.accept(c, 0));
+        assert_eq!(book.pending(c, 0), Some((0, 0)));
+        // 0 → 3 → 0 → 1 passes the bridge but not between the sides.
+        let c = walk_ctx(&mut book, &[0, 3, 0, 1]);
+        assert!(!book.accept(c, 1));
+        assert!(p.violation(&[0, 3, 0, 1]).is_some());
+        // A junction that occurs still occurs once, interior: 2 → 0 → 3 → 1
+        // (the junction first) is rejected although the bridge settles.
+        let c = walk_ctx(&mut book, &[2, 0, 3, 1]);
+        assert!(!book.accept(c, 1));
+        assert_eq!(book.pending(c, 1), None);
+        assert!(p.violation(&[2, 0, 3, 1]).is_some());
+        // The search itself: 0 → 3 → 1 and 0 → 2 → 1 both cost 1; with 3
+        // relevant, only the bridge is free.
+        p.relevant[3] = true;
+        match solve_exact(&p, None, ExactLimits::default()) {
+            ExactOutcome::Optimal { walk, cost, len } => assert_eq!((walk.len(), cost, len), (3, 0, 3), "{walk:?}"),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn dangling_branches_are_peeled_but_not_next_to_lookups_or_junctions() {

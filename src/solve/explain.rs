@@ -187,21 +187,22 @@ fn c3_breaks(p: &CoreProblem, walk: &[usize]) -> Vec<String> {
                 ));
             }
         }
-        if walk.contains(&j.sides[0]) && walk.contains(&j.sides[1]) {
-            let occ: Vec<usize> = (0..walk.len()).filter(|&w| walk[w] == j.k).collect();
+        if walk.contains(&j.sides[0]) && walk.contains(&j.sides[1]) && !p.c3_settled(walk, q) {
             let group = p.junction_group(q);
-            let stand_in = occ.is_empty() && group.iter().any(|&o| o != q && walk.contains(&p.junctions[o].k));
-            if (occ.len() != 1 || occ[0] == 0 || occ[0] + 1 == walk.len()) && !stand_in {
-                let theirs = if group.len() > 1 {
-                    let ks: Vec<&str> = group.iter().map(|&o| p.names[p.junctions[o].k].as_str()).collect();
-                    format!("one of their junctions {}", ks.join(", "))
-                } else {
-                    format!("their junction {k}")
-                };
-                out.push(format!(
-                    "{s0} and {s1} must both be in the view, but they can only be connected without passing once through {theirs} (C3)"
-                ));
+            let mut theirs = if group.len() > 1 {
+                let ks: Vec<&str> = group.iter().map(|&o| p.names[p.junctions[o].k].as_str()).collect();
+                format!("one of their junctions {}", ks.join(", "))
+            } else {
+                format!("their junction {k}")
+            };
+            let bridges: Vec<&str> =
+                p.bridges.iter().filter(|b| b.between(j.sides[0], j.sides[1])).map(|b| p.names[b.t].as_str()).collect();
+            if !bridges.is_empty() {
+                theirs.push_str(&format!(" or from one to the other through {}, which references both", bridges.join(" or ")));
             }
+            out.push(format!(
+                "{s0} and {s1} must both be in the view, but they can only be connected without passing once through {theirs} (C3)"
+            ));
         }
     }
     out

@@ -1,6 +1,7 @@
 //! The abstract walk problem every solver in this module works on: a simple
 //! undirected graph over local node indices (the core tables left after user
-//! forbids), the relevant set T, lookup flags and m:m junctions.
+//! forbids), the relevant set T, lookup flags, m:m junctions and the
+//! bridges between their sides.
 //!
 //! It is deliberately independent of `SchemaGraph` so the brute-force suites
 //! can build random instances directly, and so relaxations for infeasibility
@@ -20,6 +21,26 @@ impl MmJunction {
     }
 }
 
+/// A bridge of an m:m pattern's two sides (C3 case c, docs/generate-view.md):
+/// a table `t` that is neither a side, a junction nor a lookup and references
+/// both sides directly (BIRD formula1's `results`: `raceId → races`,
+/// `driverId → drivers`). A walk that passes `sides[0] → t → sides[1]` (or
+/// back) relates the sides through `t`, which settles C3's "both sides ⇒ a
+/// junction between them" for every pattern between those sides. A bridge
+/// is an ordinary table otherwise: no interior-position rule of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bridge {
+    pub t: usize,
+    pub sides: [usize; 2],
+}
+
+impl Bridge {
+    /// Whether `a`, `b` are its two sides, in either order.
+    pub fn between(&self, a: usize, b: usize) -> bool {
+        (a, b) == (self.sides[0], self.sides[1]) || (a, b) == (self.sides[1], self.sides[0])
+    }
+}
+
 /// One instance of the walk problem (C1–C5 of the Lucy paper).
 #[derive(Debug, Clone)]
 pub struct CoreProblem {
@@ -34,6 +55,9 @@ pub struct CoreProblem {
     pub lookup: Vec<bool>,
     /// m:m patterns (C3).
     pub junctions: Vec<MmJunction>,
+    /// Bridges between the sides of m:m patterns (C3 case c); one per table
+    /// and pair of sides. Only pairs that some pattern has are read.
+    pub bridges: Vec<Bridge>,
     /// Enforce C3 (switched off only to explain infeasibility).
     pub c3: bool,
     /// Enforce C4 (switched off only to explain infeasibility).
@@ -60,6 +84,7 @@ impl CoreProblem {
             relevant: vec![false; n],
             lookup: vec![false; n],
             junctions: Vec::new(),
+            bridges: Vec::new(),
             c3: true,
             c4: true,
         }
@@ -104,6 +129,35 @@ impl CoreProblem {
             by_sides.entry(j.side_pair()).or_default().push(q);
         }
         self.junctions.iter().map(|j| by_sides[&j.side_pair()].clone()).collect()
+    }
+
+    /// Whether some bridge of pattern `q`'s two sides sits at an interior
+    /// position of `walk` between them (C3 case c): then the walk relates
+    /// the sides without a junction of their group.
+    pub fn bridged(&self, walk: &[usize], q: usize) -> bool {
+        let [a, b] = self.junctions[q].sides;
+        a != b
+            && (1..walk.len().saturating_sub(1)).any(|p| {
+                self.bridges.iter().any(|br| br.t == walk[p] && br.between(a, b) && br.between(walk[p - 1], walk[p + 1]))
+            })
+    }
+
+    /// C3's conditional half for pattern `q` on a walk holding both its
+    /// sides: its junction occurs once, at an interior position, or — not
+    /// occurring — another junction of its group occurs (that one's own
+    /// check asks it to be once and interior) or a bridge of the sides
+    /// relates them ([`Self::bridged`]).
+    pub fn c3_settled(&self, walk: &[usize], q: usize) -> bool {
+        let k = self.junctions[q].k;
+        let occ: Vec<usize> = (0..walk.len()).filter(|&p| walk[p] == k).collect();
+        if occ.len() == 1 && occ[0] != 0 && occ[0] + 1 != walk.len() {
+            return true;
+        }
+        if !occ.is_empty() {
+            return false;
+        }
+        let group = self.junction_group(q);
+        group.iter().any(|&o| o != q && walk.contains(&self.junctions[o].k)) || self.bridged(walk, q)
     }
 
     /// Whether C3 restricts where a walk may go after `k`.
@@ -169,19 +223,14 @@ impl CoreProblem {
         }
         if self.c3 {
             // Both sides in the walk: each junction between them that occurs
-            // occurs once, between them, and at least one occurs.
+            // occurs once, between them, and at least one occurs — or a
+            // bridge relates them (C3 case c).
             for (q, j) in self.junctions.iter().enumerate() {
-                if walk.contains(&j.sides[0]) && walk.contains(&j.sides[1]) {
-                    let occ: Vec<usize> = (0..walk.len()).filter(|&p| walk[p] == j.k).collect();
-                    let once = occ.len() == 1 && occ[0] != 0 && occ[0] + 1 != walk.len();
-                    let group = self.junction_group(q);
-                    let other = group.iter().any(|&o| o != q && walk.contains(&self.junctions[o].k));
-                    if !once && !(occ.is_empty() && other) {
-                        return Some(format!(
-                            "{} and {} are both in the walk but junction {} is not once between them (C3)",
-                            self.names[j.sides[0]], self.names[j.sides[1]], self.names[j.k]
-                        ));
-                    }
+                if walk.contains(&j.sides[0]) && walk.contains(&j.sides[1]) && !self.c3_settled(walk, q) {
+                    return Some(format!(
+                        "{} and {} are both in the walk but junction {} is not once between them (C3)",
+                        self.names[j.sides[0]], self.names[j.sides[1]], self.names[j.k]
+                    ));
                 }
             }
         }

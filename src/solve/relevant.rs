@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 
 use crate::error::{Error, Result};
 use crate::graph::{ColumnId, RelId, SchemaGraph, TableId};
-use crate::types::{Relevance, RoleInstance, ViewRequest};
+use crate::types::{Cardinality, Relevance, RoleInstance, ViewRequest};
 
-use super::problem::{CoreProblem, MmJunction};
+use super::problem::{Bridge, CoreProblem, MmJunction};
 
 /// Everything the solver and the view builder need about one request.
 #[derive(Debug, Clone)]
@@ -354,7 +354,62 @@ pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap 
             p.junctions.push(MmJunction { k, sides: [s0, s1] });
         }
     }
+    p.bridges = bridges(graph, scope, keep, &p.junctions, local);
     p.c3 = keep.c3;
     p.c4 = keep.c4;
     CoreMap { problem: p, tables, roles, copies }
+}
+
+/// The bridges of the m:m patterns' side pairs (C3 case c, docs/generate-view.md):
+/// each core table that is not a side of the pair, not a junction of any
+/// pattern and not a lookup, and that references both sides through
+/// relationships the request allows (it holds their foreign keys: BIRD formula1's
+/// `results.raceId → races`, `results.driverId → drivers`). Read off the
+/// model's directed relationships here, since [`CoreProblem`] is undirected.
+fn bridges(graph: &SchemaGraph, scope: &Scope, keep: Relax, junctions: &[MmJunction], local: impl Fn(TableId) -> Option<usize>) -> Vec<Bridge> {
+    // The side pairs in pattern order, each once (in its first pattern's order).
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for j in junctions.iter().filter(|j| j.sides[0] != j.sides[1]) {
+        let (a, b) = (j.sides[0], j.sides[1]);
+        if !pairs.contains(&(a, b)) && !pairs.contains(&(b, a)) {
+            pairs.push((a, b));
+        }
+    }
+    if pairs.is_empty() {
+        return Vec::new();
+    }
+    let junction_tables: BTreeSet<usize> = junctions.iter().map(|j| j.k).collect();
+    // Per local table: the local tables it references.
+    let mut refs: std::collections::BTreeMap<usize, BTreeSet<usize>> = std::collections::BTreeMap::new();
+    for r in 0..graph.model().relationships.len() {
+        if keep.forbids && scope.forbidden_rels.contains(&r) {
+            continue;
+        }
+        let (a, b) = graph.endpoints(r);
+        if keep.forbids && (scope.forbidden_tables.contains(&a) || scope.forbidden_tables.contains(&b)) {
+            continue;
+        }
+        // The referencing end holds the foreign key: `to` of a 1:M, else `from`.
+        let (from, to) = match graph.model().relationships[r].cardinality {
+            Cardinality::OneToMany => (b, a),
+            Cardinality::ManyToOne | Cardinality::OneToOne => (a, b),
+        };
+        if graph.is_lookup(from) {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (local(from), local(to)) {
+            if a != b && !junction_tables.contains(&a) {
+                refs.entry(a).or_default().insert(b);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (&t, to) in &refs {
+        for &(a, b) in &pairs {
+            if t != a && t != b && to.contains(&a) && to.contains(&b) {
+                out.push(Bridge { t, sides: [a, b] });
+            }
+        }
+    }
+    out
 }

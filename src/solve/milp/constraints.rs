@@ -16,6 +16,7 @@ pub(super) fn add(model: &mut impl SolverModel, p: &CoreProblem, n: usize, v: &V
     rows += lookup_rows(model, p, n, v);
     rows += junction_step_rows(model, p, n, v);
     rows += junction_occurrence_rows(model, p, n, v);
+    rows += bridge_rows(model, p, v);
     rows
 }
 
@@ -118,7 +119,9 @@ fn junction_step_rows(model: &mut impl SolverModel, p: &CoreProblem, n: usize, v
 }
 
 /// (5) C3, conditional: if both sides occur, the junction occurs exactly
-/// once and at an interior step (hence between them).
+/// once and at an interior step (hence between them) — or, when other
+/// junctions between the same sides or bridges of them (C3 case c) may
+/// settle the pair instead, not at all.
 fn junction_occurrence_rows(model: &mut impl SolverModel, p: &CoreProblem, n: usize, v: &Vars) -> usize {
     let mut rows = 0;
     let (b, x, u) = (&v.b, &v.x, &v.u);
@@ -154,19 +157,46 @@ fn junction_occurrence_rows(model: &mut impl SolverModel, p: &CoreProblem, n: us
         let occ = sum(&mut b[jn.k].iter().flatten().copied());
         let group = p.junction_group(q);
         // One junction of the group (usually the group is this one alone)
-        // occurs at an interior step…
+        // occurs at an interior step, or a bridge of the sides sits between
+        // them (z, C3 case c)…
         let mut some_inner = Expression::from(0.0);
         for &o in &group {
             some_inner += inner_of(p.junctions[o].k);
+        }
+        let mut bridged = false;
+        for (&(bi, _, _), &zv) in &v.z {
+            if p.bridges[bi].between(s0, s1) {
+                some_inner += zv;
+                bridged = true;
+            }
         }
         model.add_constraint((some_inner - wq).geq(0.0));
         // … this one at most once …
         model.add_constraint((occ.clone() + (n as f64 - 1.0) * wq).leq(n as f64));
         rows += 2;
-        // … and, when another junction may stand in for it, only between
-        // the sides if at all (alone in its group, the rows above imply it).
-        if group.len() > 1 {
+        // … and, when another junction or a bridge may stand in for it,
+        // only between the sides if at all (alone in its group and without
+        // bridges, the rows above imply it).
+        if group.len() > 1 || bridged {
             model.add_constraint((occ - inner_of(jn.k) + (n as f64) * wq).leq(n as f64));
+            rows += 1;
+        }
+    }
+    rows
+}
+
+/// C3 case c: z of a bridge t at step r entered from side a is at most the
+/// arc a → t into step r and the arc t → other side out of it, so it is 1
+/// only where the walk passes side → t → other side ([`junction_occurrence_rows`]
+/// counts it as settling the sides' group).
+fn bridge_rows(model: &mut impl SolverModel, p: &CoreProblem, v: &Vars) -> usize {
+    let mut rows = 0;
+    for (&(bi, r, a), &zv) in &v.z {
+        let br = &p.bridges[bi];
+        let other = if a == br.sides[0] { br.sides[1] } else { br.sides[0] };
+        for arc in [(a, br.t, r - 1), (br.t, other, r)] {
+            // Both arcs exist: z was created only then.
+            model.add_constraint((Expression::from(zv) - v.x[&arc]).leq(0.0));
             rows += 1;
         }
     }

@@ -1,9 +1,10 @@
 //! The MILP's columns: b[i][r] (table i at step r), x[(i, j, r)] (the walk
-//! moves i → j between steps r and r+1), u[s] (side s of an m:m occurs) and
-//! w[q] (both sides of pattern q occur); the objective over them and a MIP
-//! start from a known walk.
+//! moves i → j between steps r and r+1), u[s] (side s of an m:m occurs),
+//! w[q] (both sides of pattern q occur) and z (a bridge sits between the
+//! sides it bridges, C3 case c); the objective over them and a MIP start
+//! from a known walk.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use good_lp::{variable, Expression, ProblemVariables, Variable};
 
@@ -16,6 +17,13 @@ pub(super) struct Vars {
     pub x: HashMap<(usize, usize, usize), Variable>,
     pub u: HashMap<usize, Variable>,
     pub w: Vec<Option<Variable>>,
+    /// C3 case c: `z[(b, r, a)]` ≤ x(a → t at r−1) and ≤ x(t → other side
+    /// at r), for bridge `b` = [`CoreProblem::bridges`]`[b]` (table t) at
+    /// interior step r entered from its side `a`: 1 only when the walk
+    /// passes side → t → other side there. Continuous in [0, 1]: bounded
+    /// by two binaries and read only in ≥ rows, so an integral x gives it
+    /// nothing a binary would not.
+    pub z: BTreeMap<(usize, usize, usize), Variable>,
     /// Number of variables created.
     pub count: usize,
 }
@@ -82,7 +90,24 @@ impl Vars {
                 }
             }
         }
-        (Vars { b, x, u, w, count: nvars }, vars)
+        // z: only where both arcs exist, for bridges of a pattern's sides.
+        let mut z: BTreeMap<(usize, usize, usize), Variable> = BTreeMap::new();
+        if p.c3 {
+            for (bi, br) in p.bridges.iter().enumerate() {
+                if !p.junctions.iter().any(|j| br.between(j.sides[0], j.sides[1])) {
+                    continue;
+                }
+                for r in 1..n.saturating_sub(1) {
+                    for (a, c) in [(br.sides[0], br.sides[1]), (br.sides[1], br.sides[0])] {
+                        if x.contains_key(&(a, br.t, r - 1)) && x.contains_key(&(br.t, c, r)) {
+                            z.insert((bi, r, a), vars.add(variable().min(0.0).max(1.0)));
+                            nvars += 1;
+                        }
+                    }
+                }
+            }
+        }
+        (Vars { b, x, u, w, z, count: nvars }, vars)
     }
 
     /// (1)(2) + tie-break: (n+1)·cost + length.
@@ -121,6 +146,13 @@ impl Vars {
                 if wk.contains(&jn.sides[0]) && wk.contains(&jn.sides[1]) {
                     start_vals.push((*v, 1.0));
                 }
+            }
+        }
+        for (&(bi, r, a), &v) in &self.z {
+            let br = &p.bridges[bi];
+            let other = if a == br.sides[0] { br.sides[1] } else { br.sides[0] };
+            if r + 1 < wk.len() && wk[r - 1] == a && wk[r] == br.t && wk[r + 1] == other {
+                start_vals.push((v, 1.0));
             }
         }
         start_vals
