@@ -3,8 +3,10 @@
 
 The paper solves its walk problem (eqs. 1-9, section 3.3) with OR-Tools
 CP-SAT. This script builds that model, with the fixes documented in
-docs/generate-view.md (eq. 5 conditional on both sides being in the walk;
-eqs. 6/7 only at interior positions), for the instances that
+docs/generate-view.md (eq. 5 conditional on both sides being in the walk,
+settled by one junction of the patterns between the same sides (C3 case a)
+or by a bridge between them (case c); eqs. 6/7 only at interior
+positions), for the instances that
 `solve_bench --export FILE` wrote (the same relevant sets, the same n: the
 walk length lucy proved optimal), solves it on one worker and compares:
 
@@ -22,7 +24,8 @@ Usage:
   ~/.cache/lucy/venv-cpsat/bin/python benchmarks/cpsat_baseline.py /tmp/inst.jsonl
 
 Prints a markdown table; `--json` prints per-query rows instead (progress
-goes to stderr); `--limit S` sets CP-SAT's time limit per solve (default 60). Exit 1 if a proved CP-SAT optimum differs from lucy's.
+goes to stderr); `--limit S` sets CP-SAT's time limit per solve (default 60). Exit 1 if a proved CP-SAT optimum differs from lucy's
+or CP-SAT proves infeasible a query lucy solved (every exported query has lucy's optimal walk).
 """
 
 import json
@@ -91,23 +94,40 @@ def build(inst, reduced):
                 if (j, r - 1) in b:
                     m.add_bool_or([B(j, r + 1), d[r + 1]]).only_enforce_if([b[l, r], b[j, r - 1]])
     # Eqs. (5)/(6) (C3), fixed.
+    def pair(a, c):
+        return tuple(sorted((a, c)))
+
+    def between(t, r, si, sj):
+        """t at interior step r with the two sides around it."""
+        y = m.new_bool_var("")
+        o1 = m.new_bool_var("")
+        o2 = m.new_bool_var("")
+        m.add_bool_and([b[t, r], d[r + 1].Not()]).only_enforce_if(y)
+        m.add_bool_and([B(si, r - 1), B(sj, r + 1)]).only_enforce_if(o1)
+        m.add_bool_and([B(sj, r - 1), B(si, r + 1)]).only_enforce_if(o2)
+        m.add_bool_or([o1, o2]).only_enforce_if(y)
+        return y
+
+    interior_of = {}
     for k, si, sj in inst["junctions"]:
         interior = []
         for r in range(2, n):
             if (k, r) not in b:
                 continue
             # Eq. (6) at interior positions: between the two sides.
-            x = m.new_bool_var(f"in{k}_{r}")  # k at r and the walk goes on
-            m.add_bool_and([b[k, r], d[r + 1].Not()]).only_enforce_if(x)
+            x = between(k, r, si, sj)  # k at r and the walk goes on
             m.add_bool_or([b[k, r].Not(), d[r + 1], x])
-            o1 = m.new_bool_var("")
-            o2 = m.new_bool_var("")
-            m.add_bool_and([B(si, r - 1), B(sj, r + 1)]).only_enforce_if(o1)
-            m.add_bool_and([B(sj, r - 1), B(si, r + 1)]).only_enforce_if(o2)
-            m.add_bool_or([o1, o2]).only_enforce_if(x)
             interior.append(x)
-        # Eq. (5), conditional: if both sides occur, k occurs exactly once,
-        # at an interior position.
+        interior_of[k] = interior
+    # C3 case c: a bridge t of the sides at an interior step between them.
+    bridged = {}
+    for t, si, sj in inst.get("bridges", []):
+        bridged.setdefault(pair(si, sj), []).extend(between(t, r, si, sj) for r in range(2, n) if (t, r) in b)
+    for k, si, sj in inst["junctions"]:
+        # Eq. (5), conditional: if both sides occur, k occurs at most once,
+        # only at an interior position, and one junction of the patterns
+        # between the same sides (case a) or a bridge of them (case c) sits
+        # between them.
         ui = m.new_bool_var("")
         uj = m.new_bool_var("")
         m.add(occ[si] >= 1).only_enforce_if(ui)
@@ -117,8 +137,11 @@ def build(inst, reduced):
         w = m.new_bool_var("")
         m.add_bool_and([ui, uj]).only_enforce_if(w)
         m.add_bool_or([ui.Not(), uj.Not(), w])
-        m.add(occ[k] == 1).only_enforce_if(w)
-        m.add_bool_or(interior if interior else [F]).only_enforce_if(w)
+        m.add(occ[k] <= 1).only_enforce_if(w)
+        m.add(occ[k] == sum(interior_of[k])).only_enforce_if(w)
+        group = [g for g, gi, gj in inst["junctions"] if pair(gi, gj) == pair(si, sj)]
+        settle = [x for g in group for x in interior_of[g]] + bridged.get(pair(si, sj), [])
+        m.add_bool_or(settle if settle else [F]).only_enforce_if(w)
     # Eq. (1) (C5) with lucy's tie-break: (n+1)*cost + length.
     obj = []
     for (i, r), v in b.items():
@@ -175,7 +198,9 @@ def main():
         rms, robj, rst = solve(inst, reduced=True)
         # A disagreement is a *proved* optimum that differs from lucy's; a
         # CP-SAT run stopped by its time limit proves nothing.
-        wrong = (st == "optimal" and obj != lucy_obj) or (rst == "optimal" and robj != lucy_obj)
+        # Every exported query has lucy's optimal walk: CP-SAT proving it
+        # infeasible is a disagreement too.
+        wrong = (st == "optimal" and obj != lucy_obj) or (rst == "optimal" and robj != lucy_obj) or "infeasible" in (st, rst)
         if wrong:
             bad += 1
         rec = {
@@ -208,8 +233,9 @@ def main():
             ratio = [r["cpsat_ms"] / max(r["lucy_ms"], 1e-6) for r in rs]
             opt = sum(1 for r in rs if r["cpsat_status"] == "optimal")
             ropt = sum(1 for r in rs if r["cpsat_reduced_status"] == "optimal")
-            proved = opt + ropt
-            equal = proved - sum(
+            infeasible = sum((r["cpsat_status"] == "infeasible") + (r["cpsat_reduced_status"] == "infeasible") for r in rs)
+            proved = opt + ropt + infeasible
+            equal = opt + ropt - sum(
                 (r["cpsat_status"] == "optimal" and r["cpsat_obj"] != r["lucy_obj"])
                 + (r["cpsat_reduced_status"] == "optimal" and r["cpsat_reduced_obj"] != r["lucy_obj"])
                 for r in rs

@@ -26,6 +26,7 @@ pub fn instance_line(label: &str, query: &[String], p: &CoreProblem, res: &ViewR
         "relevant": p.relevant_nodes(),
         "lookups": (0..p.len()).filter(|&i| p.lookup[i]).collect::<Vec<_>>(),
         "junctions": p.junctions.iter().map(|j| [j.k, j.sides[0], j.sides[1]]).collect::<Vec<_>>(),
+        "bridges": p.bridges.iter().map(|b| [b.t, b.sides[0], b.sides[1]]).collect::<Vec<_>>(),
         "n": n,
         "lucy_cost": cost,
         "lucy_len": n,
