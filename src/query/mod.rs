@@ -196,8 +196,8 @@ pub fn generate_sql(task: &SqlTask, llm: &dyn ChatModel, prompts: &Prompts, trac
             }
             Err(e) => {
                 let vars = serde_json::json!({
-                    "sql": failed_sql.unwrap_or_default(),
-                    "error": error_text(&e),
+                    "sql": crate::error::cut(&failed_sql.unwrap_or_default(), REPAIR_SQL_CHARS),
+                    "error": crate::error::cut(&error_text(&e), REPAIR_ERROR_CHARS),
                     "dialect": dialect_label(task.dialect),
                     "allowed": task.allowed.describe(),
                 });
@@ -212,6 +212,19 @@ pub fn generate_sql(task: &SqlTask, llm: &dyn ChatModel, prompts: &Prompts, trac
     trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
     Err(last_err.unwrap_or_else(|| Error::Sql("no attempt made".into())))
 }
+
+/// The repair message quotes the rejected SQL and the reason, each cut to
+/// these many characters, so the repair prompt stays near the size of the
+/// first one. The guard lists a view's columns with every unknown column, so
+/// a wide view and a garbled answer made a 25,710-character reason once
+/// (ACME, 55 columns, 16 unknown names): with the view that prompt came to
+/// 9,889 tokens, past the embedded model's 8,192. A longer reason is cut
+/// with its length noted (`error::cut`); shorter ones, every recorded one but
+/// two, are sent unchanged, so recorded cassettes stay valid.
+pub const REPAIR_ERROR_CHARS: usize = 8_000;
+/// See [`REPAIR_ERROR_CHARS`]; the SQL is also in the conversation already
+/// (the model's own answer), and answers are capped in tokens anyway.
+pub const REPAIR_SQL_CHARS: usize = 6_000;
 
 /// The message of an error without its `SQL rejected:` style prefix.
 fn error_text(e: &Error) -> String {

@@ -140,3 +140,24 @@ fn schema_context_uses_prompt_c_prime() {
     let (_, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Sqlite, None, None).unwrap();
     assert!(!p.contains("Additional knowledge"));
 }
+
+#[test]
+fn the_repair_message_is_bounded_whatever_the_rejection_says() {
+    // A garbled answer naming hundreds of unknown columns: the guard lists
+    // the view's columns with each, so its reason runs to tens of thousands
+    // of characters; the repair message quotes a bounded cut of it.
+    let v = q1_view();
+    let garbled: Vec<String> = (0..300).map(|i| format!("T{i}.CLIENT_nameAS_{i}_DATACENTER")).collect();
+    let bad = format!("```sql\nSELECT {} FROM lucy_view\n```", garbled.join(", "));
+    let chat = FakeChat::new().on(&["I created a view table"], &[bad.as_str()]).on(&["cannot be used"], &[GOOD]);
+    let mut t = QueryTrace::default();
+    generate_sql(&task(&v, false), &chat, &Prompts::embedded(), &mut t).unwrap();
+    assert!(t.repaired);
+    let first_error = t.attempts[0].validation.error.clone().unwrap();
+    assert!(first_error.chars().count() > 2 * REPAIR_ERROR_CHARS, "the reason itself is long: {}", first_error.len());
+    let repair = &t.attempts[1].call.messages[2].content;
+    let bound = REPAIR_ERROR_CHARS + REPAIR_SQL_CHARS + 1_000;
+    assert!(repair.chars().count() < bound, "{} characters", repair.chars().count());
+    assert!(repair.contains("characters)"), "a cut says how long the text was");
+    assert!(repair.contains("T0.CLIENT_nameAS_0_DATACENTER"), "the first problem is kept");
+}
