@@ -14,7 +14,10 @@
 //!   MatchTables call decodes them (one batch per step after one prompt
 //!   evaluation).
 //!
-//!   cargo run --example llm_speed -- [--gguf FILE] [--threads 1,2] [--gen 64] [--reps 3]
+//!   cargo run --example llm_speed -- [--gguf FILE] [--threads 1,2,auto] [--gen 64] [--reps 3]
+//!
+//! `--threads` takes numbers (fixed counts) and `auto` (the default: one
+//! thread per generated token, every core for prompts and batched steps).
 //!
 //! Prints a Markdown table; note the machine load (`uptime`) beside it. The
 //! per-question wall time of `lucy bench` (median, p95, with and without the
@@ -42,7 +45,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(p) => p.into(),
         None => default_model_path(&env).ok_or("no HOME: pass --gguf")?,
     };
-    let threads: Vec<usize> = arg(&args, "--threads").unwrap_or_else(|| "1,2".into()).split(',').map(|t| t.trim().parse()).collect::<Result<_, _>>()?;
+    // A number fixes llama.cpp's threads for everything; `auto` is the
+    // default (single-token steps on one thread, batches on every core).
+    let threads: Vec<Option<usize>> = arg(&args, "--threads")
+        .unwrap_or_else(|| "1,2,auto".into())
+        .split(',')
+        .map(|t| if t.trim() == "auto" { Ok(None) } else { t.trim().parse().map(Some) })
+        .collect::<Result<_, _>>()?;
     let gen: usize = arg(&args, "--gen").map_or(Ok(64), |g| g.parse())?;
     let reps: usize = arg(&args, "--reps").map_or(Ok(3), |g| g.parse())?;
     if reps == 0 || gen == 0 {
@@ -63,9 +72,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("model: {}", gguf.display());
     println!("| threads | decode | prompt tokens | prefill tok/s lucy | prefill tok/s llama.cpp | tokens (steps) | decode tok/s lucy | decode tok/s llama.cpp | lucy's loop per step |");
     println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
-    for &t in &threads {
+    for &choice in &threads {
         let mut o = EmbeddedOptions::new(&gguf);
-        o.threads = t;
+        if let Some(n) = choice {
+            o.threads = n;
+            o.auto_threads = false;
+        }
+        let t = match choice {
+            Some(n) => n.to_string(),
+            None => format!("auto (1 per token, {} per batch)", o.threads),
+        };
         let m = EmbeddedModel::load(&o, "pass --gguf FILE or run scripts/fetch-model.sh", &env)?;
         for (label, text, n, c) in [("1 × free (SQL)", &sql_text, 1usize, None), ("5 × list grammar", &list_text, 5, Some(&list))] {
             let s: Vec<SpeedSample> = (0..reps).map(|_| m.measure(text, gen, n, c.cloned())).collect::<Result<_, _>>()?;

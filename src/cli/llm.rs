@@ -56,7 +56,7 @@ pub struct LlmFlags {
     /// Refuse to load the GGUF file unless its SHA-256 is this (the default model is always checked)
     #[arg(long = "llm-gguf-sha256", value_name = "HEX")]
     pub llm_gguf_sha256: Option<String>,
-    /// Embedded model: llama.cpp threads [env: LUCY_LLM_THREADS] [default: 1, see docs/llm.md]
+    /// Embedded model: llama.cpp threads, fixed [env: LUCY_LLM_THREADS, a number or `auto`] [default: auto: one per generated token, every core for prompts and batched steps, see docs/llm.md]
     #[arg(long = "llm-threads", value_name = "N")]
     pub llm_threads: Option<usize>,
     /// Embedded model: context size in tokens (the prompt being answered and its samples share it)

@@ -202,7 +202,7 @@ pub struct LlmArgs {
     pub llm_gguf: Option<PathBuf>,
     /// Refuse to load the GGUF file unless its SHA-256 is this (the default model is always checked)
     pub llm_gguf_sha256: Option<String>,
-    /// Embedded model: llama.cpp threads [env: LUCY_LLM_THREADS] [default: 1, see docs/llm.md]
+    /// Embedded model: llama.cpp threads, fixed [env: LUCY_LLM_THREADS, a number or `auto`] [default: auto: one per generated token, every core for prompts and batched steps, see docs/llm.md]
     pub llm_threads: Option<usize>,
     /// Embedded model: context size in tokens (the prompt being answered and its samples share it)
     pub llm_ctx: u32,
@@ -282,11 +282,17 @@ impl LlmArgs {
         if self.llm_max_tokens == Some(0) {
             return Err(Error::Input("--llm-max-tokens must be at least 1 (leave it out for the default)".into()));
         }
-        let threads = match self.llm_threads {
-            Some(t) => t,
+        // A number fixes the threads; none (or `auto` in the environment)
+        // keeps the adaptive default (docs/llm.md, *Threads*).
+        let (threads, auto_threads) = match self.llm_threads {
+            Some(t) => (t, false),
             None => match nonempty(env(ENV_THREADS)) {
-                Some(v) => v.parse().map_err(|_| Error::Input(format!("{ENV_THREADS}={v:?} is not a number of threads")))?,
-                None => embedded::default_threads(),
+                Some(v) if v.trim().eq_ignore_ascii_case("auto") => (embedded::default_threads(), true),
+                Some(v) => (
+                    v.trim().parse().map_err(|_| Error::Input(format!("{ENV_THREADS}={v:?} is not a number of threads (or `auto`)")))?,
+                    false,
+                ),
+                None => (embedded::default_threads(), true),
             },
         };
         if threads == 0 || threads > 256 {
@@ -306,6 +312,7 @@ impl LlmArgs {
         let mut options = EmbeddedOptions::new(path);
         options.sha256 = sha256;
         options.threads = threads;
+        options.auto_threads = auto_threads;
         options.n_ctx = self.llm_ctx;
         options.seed = self.llm_seed;
         options.prefix_cache = !self.llm_no_prefix_cache;
@@ -409,6 +416,18 @@ mod tests {
         assert!(err.contains("missing.gguf") && err.contains("--llm-gguf"), "{err}");
         let bad = LlmArgs { llm_threads: Some(0), ..named.clone() };
         assert!(bad.gguf_from(&env_dir(&[])).unwrap_err().to_string().contains("--llm-threads"));
+        // Threads: adaptive by default (and with `auto`), fixed by a number.
+        let o = |a: &LlmArgs, env: &'static [(&'static str, &'static str)]| a.gguf_from(&env_dir(env)).unwrap().unwrap().options;
+        let d = o(&named, &[]);
+        assert!(d.auto_threads);
+        assert_eq!(d.threads, embedded::default_threads());
+        assert!(o(&named, &[("LUCY_LLM_THREADS", "auto")]).auto_threads);
+        let env2 = o(&named, &[("LUCY_LLM_THREADS", "2")]);
+        assert_eq!((env2.threads, env2.auto_threads), (2, false));
+        let flag = o(&LlmArgs { llm_threads: Some(1), ..named.clone() }, &[("LUCY_LLM_THREADS", "auto")]);
+        assert_eq!((flag.threads, flag.auto_threads), (1, false), "the flag wins over the environment");
+        let err = named.gguf_from(&env_dir(&[("LUCY_LLM_THREADS", "many")])).unwrap_err().to_string();
+        assert!(err.contains("LUCY_LLM_THREADS") && err.contains("auto"), "{err}");
         let bad = LlmArgs { llm_gguf_sha256: Some("abc".into()), ..named };
         assert!(bad.gguf_from(&env_dir(&[])).unwrap_err().to_string().contains("64 hex"));
     }

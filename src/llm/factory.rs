@@ -70,12 +70,15 @@ fn live_model(args: &LlmArgs, env: &dyn Fn(&str) -> Option<String>) -> Result<Op
     let m = EmbeddedModel::load(&choice.options, &choice.fix, env)?
         .with_max_tokens(args.llm_max_tokens)
         .with_constraints(args.structured != StructuredMode::Off);
+    let threads = if m.auto_threads() {
+        format!("threads: 1 per generated token, up to {} for prompts and batches", m.threads())
+    } else {
+        format!("{} thread{}", m.threads(), if m.threads() == 1 { "" } else { "s" })
+    };
     eprintln!(
-        "lucy: {} model {} ({} thread{}; llama.cpp in-process)",
+        "lucy: {} model {} ({threads}; llama.cpp in-process)",
         if choice.is_default { "no LLM endpoint configured: using the embedded" } else { "using the embedded" },
         m.path().display(),
-        m.threads(),
-        if m.threads() == 1 { "" } else { "s" }
     );
     Ok(Some(Box::new(m)))
 }

@@ -26,6 +26,7 @@ use llguidance::api::TopLevelGrammar;
 use llguidance::{Matcher, ParserFactory};
 
 use super::prefix::{PrefixCache, Source};
+use super::threads::{BatchThreads, CallSpeed};
 use super::EmbeddedOptions;
 use crate::llm::{ChatRequest, Constraint, LocalCost, Usage};
 
@@ -114,29 +115,63 @@ pub(super) struct Engine<'m> {
     factory: Option<ParserFactory>,
     opts: EmbeddedOptions,
     n_ctx: usize,
+    /// The thread counts per call (`threads.rs`).
+    threads: BatchThreads,
+    /// (`n_threads`, `n_threads_batch`) of `ctx`.
+    ctx_threads: (usize, usize),
+}
+
+/// The context parameters for `opts` with these thread counts.
+fn context_params(opts: &EmbeddedOptions, (single, batch): (usize, usize)) -> LlamaContextParams {
+    let t = |n: usize| i32::try_from(n.max(1)).unwrap_or(1);
+    LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(opts.n_ctx))
+        .with_n_batch(opts.n_batch)
+        .with_n_ubatch(opts.n_batch)
+        .with_n_seq_max((1 + MAX_PARALLEL) as u32)
+        .with_kv_unified(true)
+        .with_n_threads(t(single))
+        .with_n_threads_batch(t(batch))
+        // llama.cpp's own timings (llama_perf_context), for llm_speed;
+        // off by default in llama_context_default_params.
+        .with_no_perf(false)
 }
 
 impl<'m> Engine<'m> {
     pub fn new(loaded: &'m Loaded, opts: &EmbeddedOptions) -> std::result::Result<Self, String> {
         let backend = backend()?;
-        let threads = i32::try_from(opts.threads.max(1)).unwrap_or(1);
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(opts.n_ctx))
-            .with_n_batch(opts.n_batch)
-            .with_n_ubatch(opts.n_batch)
-            .with_n_seq_max((1 + MAX_PARALLEL) as u32)
-            .with_kv_unified(true)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads)
-            // llama.cpp's own timings (llama_perf_context), for llm_speed;
-            // off by default in llama_context_default_params.
-            .with_no_perf(false);
+        let mut threads = if opts.auto_threads { BatchThreads::auto(opts.threads, opts.thread_collapse_ratio) } else { BatchThreads::fixed(opts.threads) };
+        let ctx_threads = threads.before_call(Instant::now());
         let ctx = loaded
             .model
-            .new_context(backend, params)
+            .new_context(backend, context_params(opts, ctx_threads))
             .map_err(|e| format!("cannot create a llama.cpp context of {} tokens: {e}", opts.n_ctx))?;
         let n_ctx = ctx.n_ctx() as usize;
-        Ok(Engine { loaded, ctx, cache: PrefixCache::new(opts.prefix_cache_mb.saturating_mul(1 << 20), opts.prefix_cache), factory: None, opts: opts.clone(), n_ctx })
+        Ok(Engine {
+            loaded,
+            ctx,
+            cache: PrefixCache::new(opts.prefix_cache_mb.saturating_mul(1 << 20), opts.prefix_cache),
+            factory: None,
+            opts: opts.clone(),
+            n_ctx,
+            threads,
+            ctx_threads,
+        })
+    }
+
+    /// A new context with other thread counts (llama-cpp-2 does not expose
+    /// `llama_set_n_threads`). The prefix cache's snapshots stay usable;
+    /// only the resident prompt is lost.
+    fn set_threads(&mut self, want: (usize, usize)) -> std::result::Result<(), String> {
+        let loaded: &'m Loaded = self.loaded;
+        let ctx = loaded
+            .model
+            .new_context(backend()?, context_params(&self.opts, want))
+            .map_err(|e| format!("cannot create a llama.cpp context of {} tokens: {e}", self.opts.n_ctx))?;
+        self.ctx = ctx;
+        self.cache.clear_resident();
+        self.ctx_threads = want;
+        Ok(())
     }
 
     fn factory(&mut self) -> std::result::Result<&ParserFactory, String> {
@@ -214,6 +249,10 @@ impl<'m> Engine<'m> {
             None => None,
         };
 
+        let want = self.threads.before_call(Instant::now());
+        if want != self.ctx_threads {
+            self.set_threads(want)?;
+        }
         let t0 = Instant::now();
         let (slot, reused) = self.eval_prompt(&prompt)?;
         // Count the prompt's compute as prefill on backends that compute
@@ -256,6 +295,16 @@ impl<'m> Engine<'m> {
             }
         }
         let decode_ms = t1.elapsed().as_secs_f64() * 1000.0;
+        let batched = n > 1;
+        self.threads.after_call(
+            Instant::now(),
+            CallSpeed {
+                evaluated: prompt.len() - reused,
+                prefill_ms,
+                batched_tokens: if batched { generated } else { 0 },
+                batched_ms: if batched { decode_ms } else { 0.0 },
+            },
+        );
         Ok(Answer {
             choices,
             usage: Usage { prompt_tokens: prompt.len() as u64, completion_tokens: generated },
@@ -264,7 +313,7 @@ impl<'m> Engine<'m> {
                 prompt_reused: reused as u64,
                 prefill_ms,
                 decode_ms,
-                threads: self.opts.threads as u32,
+                threads: self.ctx_threads.1 as u32,
                 unconstrained,
                 looped,
             },

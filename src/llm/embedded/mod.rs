@@ -21,6 +21,7 @@
 mod engine;
 pub mod file;
 pub mod prefix;
+pub mod threads;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -54,8 +55,18 @@ pub struct EmbeddedOptions {
     /// Expected SHA-256 (hex), checked before loading; `None` skips the
     /// check (the default model is always checked).
     pub sha256: Option<String>,
-    /// Threads for prompt evaluation and generation.
+    /// llama.cpp threads (`--llm-threads`): for everything when fixed; with
+    /// [`Self::auto_threads`], the most a batch (a prompt evaluation, a step
+    /// of several samples) gets.
     pub threads: usize,
+    /// The default: single-token steps on one thread, batches on up to
+    /// `threads`, dropping to one while batches collapse (`threads.rs`).
+    pub auto_threads: bool,
+    /// With `auto_threads`: a batched step slower per token than this
+    /// multiple of the same call's prompt evaluation per token means the
+    /// threads collapsed ([`threads::COLLAPSE_RATIO`]; tests set 0 to force
+    /// the back-off).
+    pub thread_collapse_ratio: f64,
     /// Context size in tokens.
     pub n_ctx: u32,
     /// Prompt tokens evaluated per llama.cpp batch.
@@ -90,6 +101,8 @@ impl EmbeddedOptions {
             path: path.into(),
             sha256: None,
             threads: default_threads(),
+            auto_threads: true,
+            thread_collapse_ratio: threads::COLLAPSE_RATIO,
             n_ctx: DEFAULT_CTX,
             n_batch: 512,
             max_tokens: DEFAULT_MAX_TOKENS,
@@ -101,10 +114,11 @@ impl EmbeddedOptions {
     }
 }
 
-/// The default thread count. See docs/llm.md ("Threads") for the
-/// measurements behind it.
+/// The default thread count for batches: the available cores (at most 8).
+/// Single-token steps run on one thread by default; see `threads.rs` and
+/// docs/llm.md ("Threads") for the measurements behind both.
 pub fn default_threads() -> usize {
-    1
+    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8)
 }
 
 enum Job {
@@ -122,6 +136,7 @@ pub struct EmbeddedModel {
     name: String,
     path: PathBuf,
     threads: usize,
+    auto_threads: bool,
     max_tokens: Option<u32>,
     constrain: bool,
     /// Whether the "grammar did not hold" warning was printed (once a process).
@@ -170,6 +185,7 @@ impl EmbeddedModel {
             name,
             path,
             threads: opts.threads,
+            auto_threads: opts.auto_threads && opts.threads > 1,
             max_tokens: None,
             constrain: true,
             warned_unconstrained: std::sync::atomic::AtomicBool::new(false),
@@ -221,9 +237,16 @@ impl EmbeddedModel {
         &self.path
     }
 
-    /// Threads used.
+    /// Threads: for everything, or with [`Self::auto_threads`] the most a
+    /// batch gets.
     pub fn threads(&self) -> usize {
         self.threads
+    }
+
+    /// Whether the thread counts adapt (single-token steps on one thread,
+    /// batches on up to [`Self::threads`], backing off under load).
+    pub fn auto_threads(&self) -> bool {
+        self.auto_threads
     }
 }
 
