@@ -8,22 +8,24 @@
 #    tokens evaluated and reused, prefill/decode tok/s by phase.
 # 2. `lucy ask` as a user runs it, one process per question (model load and
 #    a cold cache included).
-# 3. Raw prefill/decode tok/s at 1 and 2 threads, lucy's wall clock beside
+# 3. Raw prefill/decode tok/s at 1, 2 and auto threads, lucy's wall clock beside
 #    llama.cpp's own counters for the same calls (benchmarks/llm_speed.rs).
 #
-#   benchmarks/llm-speed.sh [--limit N] [--ask N] [--threads T] [--raw-threads 1,2] [--raw-reps N] [--skip-nocache] [--skip-raw]
+#   benchmarks/llm-speed.sh [--limit N] [--ask N] [--threads T] [--raw-threads 1,2,auto] [--raw-reps N] [--skip-nocache] [--skip-raw]
 #
 #   --limit N        DDO questions in the bench rows (default 8; 24 = all)
 #   --ask N          questions asked with `lucy ask`, one process each (default 2; 0 skips)
-#   --threads T      llama.cpp threads for rows 1-2 (default 1, lucy's default)
-#   --raw-threads L  thread counts of the raw rows (default 1,2)
+#   --threads T      llama.cpp threads for rows 1-2: a number, or auto (default:
+#                    lucy's default, one thread per generated token and every
+#                    core for prompts and batches, backing off under load)
+#   --raw-threads L  thread counts of the raw rows (default 1,2,auto)
 #   --raw-reps N     repetitions of each raw row, median reported (default 3)
 #
 # CPU heavy (about 20-40 s per question on one core): run it alone, note the
 # `uptime` lines it prints beside the tables. Output goes to bench-out/speed/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-limit=8 ask=2 threads=1 raw_threads=1,2 raw_reps=3 nocache=1 raw=1
+limit=8 ask=2 threads=auto raw_threads=1,2,auto raw_reps=3 nocache=1 raw=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --limit) limit="$2"; shift 2 ;;
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
     --raw-reps) raw_reps="$2"; shift 2 ;;
     --skip-nocache) nocache=0; shift ;;
     --skip-raw) raw=0; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "llm-speed.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -54,8 +56,9 @@ modes=(on)
 for cache in "${modes[@]}"; do
   flag=()
   [ "$cache" = off ] && flag=(--llm-no-prefix-cache)
+  [ "$threads" = auto ] || flag+=(--llm-threads "$threads")
   start=$(date +%s)
-  "$lucy" bench ddo --method lucy --limit "$limit" --llm-threads "$threads" --no-progress "${flag[@]}" \
+  "$lucy" bench ddo --method lucy --limit "$limit" --no-progress "${flag[@]}" \
     --out "$out/cache-$cache" >"$out/cache-$cache.log" 2>&1 || { echo "lucy bench failed; see $out/cache-$cache.log" >&2; exit 1; }
   echo "cache $cache: $(( $(date +%s) - start )) s for $limit questions; load after: $(uptime)"
 done
@@ -66,8 +69,9 @@ for i in $(seq 1 "$ask"); do
 import json, subprocess, sys, time
 lucy, threads, trace, q = sys.argv[1:]
 t0 = time.time()
+flag = [] if threads == "auto" else ["--llm-threads", threads]
 p = subprocess.run([lucy, "ask", "--model", "dbmodels/ddo.json", "--execute", "dbmodels/ddo.sqlite",
-                    "--llm-threads", threads, "--trace", trace, q], capture_output=True, text=True)
+                    *flag, "--trace", trace, q], capture_output=True, text=True)
 json.dump({"wall_s": time.time() - t0, "exit": p.returncode}, open(trace + ".wall", "w"))
 PY
 done
