@@ -189,3 +189,51 @@ fn other_dialects_build_valid_grammars() {
     let g = view_grammar("lucy_view", &cols, &[], Dialect::Postgres);
     check_text(&g, &fenced("SELECT \"CLIENT_name\", EXTRACT(YEAR FROM PAYMENT_date) FROM lucy_view WHERE PAYMENT_date > CURRENT_DATE - INTERVAL '30 days'")).unwrap();
 }
+
+/// The view columns a recorded QueryView prompt lists (`- NAME (TABLE.col): …`).
+fn prompt_columns(prompt: &str) -> Vec<String> {
+    let Some(at) = prompt.find("Columns of lucy_view:") else { return Vec::new() };
+    prompt[at..]
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("- "))
+        .filter_map(|l| l[2..].split(' ').next().map(str::to_string))
+        .collect()
+}
+
+/// Every QueryView answer of the committed real-model runs
+/// (`benchmarks/cassettes/`, first round and repair) that the guard accepts
+/// over its own view is admitted by the grammar today's code builds for that
+/// view: a grammar change that would have refused what the model wrote and
+/// the guard took fails here, with the answer.
+#[test]
+fn recorded_answers_the_guard_accepted_are_in_the_grammar() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (cassette, model) in [("ddo-qwen2.5-coder-1.5b.jsonl", "ddo.json"), ("acme-qwen2.5-coder-1.5b.jsonl", "acme.json")] {
+        let path = format!("{}/benchmarks/cassettes/{cassette}", env!("CARGO_MANIFEST_DIR"));
+        let reserved = wide_view(model).1;
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let e: serde_json::Value = serde_json::from_str(line).unwrap();
+            let phase = e["phase"].as_str().unwrap_or_default();
+            if phase != "query_view" && phase != "query_view_repair" {
+                continue;
+            }
+            let cols = prompt_columns(e["messages"][0]["content"].as_str().unwrap_or_default());
+            assert!(!cols.is_empty(), "{cassette}: a {phase} prompt without its column list");
+            let g = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
+            for answer in e["response"]["choices"].as_array().into_iter().flatten().filter_map(|c| c.as_str()) {
+                let Some((sql, _)) = crate::query::extract::extract_sql(answer) else { continue };
+                if check_query(&sql, "lucy_view", &cols, Dialect::Sqlite).is_err() {
+                    continue;
+                }
+                checked += 1;
+                if let Err(err) = check_text(&g, &fenced(&sql)) {
+                    failures.push(format!("{cassette} {phase}: {sql}\n    {err}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} recorded answers the guard accepts are outside the grammar:\n{}", failures.len(), failures.join("\n"));
+    assert!(checked >= 15, "only {checked} recorded answers checked");
+}
