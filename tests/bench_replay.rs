@@ -39,9 +39,8 @@ const ACME: Run = Run {
     cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
     expected: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.expected.json",
     methods: &["lucy", "direct"],
-    // The first 8 of 44: recording took ~2-5 min per question (see
-    // benchmarks/results/embedded.md).
-    recorded: Some(8),
+    // All 44 (session 7; benchmarks/results/embedded.md).
+    recorded: None,
 };
 
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
