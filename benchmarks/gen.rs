@@ -165,9 +165,9 @@ pub fn enterprise(n: usize, seed: u64) -> DbModel {
         }
         let root_name = b.tables[root].name.clone();
         patterns.push(if snowflake {
-            Pattern::Snowflake { root: root_name, children, description: None }
+            Pattern::Snowflake { root: root_name, children, description: None, exclusive: false }
         } else {
-            Pattern::Star { root: root_name, children, description: None }
+            Pattern::Star { root: root_name, children, description: None, exclusive: false }
         });
     }
     DbModel { name: format!("enterprise{n}"), tables: b.tables, relationships: b.relationships, patterns, ..Default::default() }

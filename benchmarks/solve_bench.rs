@@ -109,7 +109,7 @@ pub fn cloud52() -> DbModel {
             }
             children.push(PatternNode { table: mid, children: leaves, relationship: None, exclusive: false });
         }
-        patterns.push(Pattern::Snowflake { root: s(root), children, description: None });
+        patterns.push(Pattern::Snowflake { root: s(root), children, description: None, exclusive: false });
     }
     for root in ["ALARM", "EVENT"] {
         let mut children = Vec::new();
@@ -118,7 +118,7 @@ pub fn cloud52() -> DbModel {
             spec.push((leaf.clone(), vec![s(root)]));
             children.push(PatternNode { table: leaf, children: vec![], relationship: None, exclusive: false });
         }
-        patterns.push(Pattern::Star { root: s(root), children, description: None });
+        patterns.push(Pattern::Star { root: s(root), children, description: None, exclusive: false });
     }
     assert_eq!(spec.len(), 52);
     model("cloud52", &spec, patterns)

@@ -1048,7 +1048,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
             children.push(PatternNode::leaf(format!("C{k}")));
         }
         let between = |x: usize, y: usize| pairs.iter().filter(|&&(a, b)| (a, b) == (x, y) || (a, b) == (y, x)).count();
-        let mut patterns = vec![Pattern::Star { root: name(root), children, description: None }];
+        let mut patterns = vec![Pattern::Star { root: name(root), children, description: None, exclusive: false }];
         let mut mm = Vec::new();
         if n >= 3 && rng.random_bool(0.3) {
             let (k, i, j) = (rng.random_range(0..n), rng.random_range(0..n), rng.random_range(0..n));

@@ -534,6 +534,25 @@ fn exclusive_children_need_two_and_show_in_model_show() {
 }
 
 #[test]
+fn an_exclusive_star_root_needs_two_children() {
+    // The root itself may say its children are exclusive (`Pattern::Star::exclusive`).
+    let star = |kids: Value| with(|v| v["patterns"] = json!([{"kind": "star", "root": "C", "exclusive": true, "children": kids}]));
+    let bad = star(json!([{"table": "D"}]));
+    let is = issues_of(&bad);
+    expect(&is, "$.patterns[0].exclusive", "`C` marks its children exclusive but has 1 child table");
+    assert_eq!(is.len(), 1, "{is:?}");
+    let v = with(|v| {
+        v["tables"].as_array_mut().unwrap().push(json!({"name": "E", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "c_id"}]}));
+        v["relationships"].as_array_mut().unwrap().push(json!({"from": "E", "to": "C", "cardinality": "M:1", "on": [["c_id", "id"]]}));
+        v["patterns"] = json!([{"kind": "snowflake", "root": "C", "exclusive": true, "children": [{"table": "D"}, {"table": "E"}]}]);
+    });
+    assert!(issues_of(&v).is_empty(), "{:?}", issues_of(&v));
+    let g = SchemaGraph::new(parse(&v.to_string(), None).unwrap()).unwrap();
+    assert!(g.exclusive_children(g.table_id("C").unwrap()));
+    assert!(lucy::graph::render::show_text(&g).contains("└ E (exclusive: each row is one kind)"));
+}
+
+#[test]
 fn via_names_a_third_table_joined_to_both_ends() {
     // A→B short-cuts J (J joins A and B): valid.
     let ok = with(|v| v["relationships"][0]["via"] = json!("J"));

@@ -56,7 +56,7 @@ pub struct SchemaGraph {
     roots: HashMap<TableId, TreeKind>,
     junctions: Vec<Junction>,
     lookups: Vec<TableId>,
-    /// Inner tables whose children are exclusive subtypes.
+    /// Pattern roots and inner tables whose children are exclusive subtypes.
     exclusive: Vec<TableId>,
     /// Relationships that short-cut a table (`Relationship::via`), with it.
     shortcuts: Vec<(RelId, TableId)>,
@@ -126,6 +126,9 @@ impl SchemaGraph {
         }
         for tree in resolved.trees {
             sg.roots.insert(tree.root, tree.kind);
+            if tree.exclusive {
+                sg.exclusive.push(tree.root);
+            }
             for n in tree.nodes {
                 if n.exclusive {
                     sg.exclusive.push(n.table);

@@ -328,9 +328,9 @@ impl<'a> Keys<'a> {
         let r = self.name(root);
         let description = Some(format!("{r} and the detail tables that hang off it."));
         let value = if d <= 1 {
-            Pattern::Star { root: r.clone(), children: nodes, description }
+            Pattern::Star { root: r.clone(), children: nodes, description, exclusive: false }
         } else {
-            Pattern::Snowflake { root: r.clone(), children: nodes, description }
+            Pattern::Snowflake { root: r.clone(), children: nodes, description, exclusive: false }
         };
         out.push(Proposal {
             op: "add".into(),

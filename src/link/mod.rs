@@ -3,7 +3,9 @@
 //! Ask which core tables are relevant; where the model offers a relevant
 //! table several ways in, ask which roles the question needs ([`roles`]);
 //! explore each relevant pattern root breadth-first, asking which children
-//! (and which of the node's attributes) are relevant; ask for the relevant
+//! (and which of the node's attributes) are relevant, and, where a root's
+//! exclusive children were chosen two or more, which subtype instances
+//! (`ROOT@CHILD`) the question needs; ask for the relevant
 //! attributes of every other relevant table (of each role instance). Every
 //! question is asked `samples` times and the answers are voted ([`vote`]);
 //! names are parsed robustly ([`parse`]) and mapped to the model
@@ -200,6 +202,13 @@ impl Found {
         }
     }
 
+    /// Drop the plain instance of `t` (its role instances stand for it).
+    fn drop_plain(&mut self, graph: &SchemaGraph, t: TableId) {
+        self.rel.tables.retain(|&x| x != t);
+        let name = graph.name(t);
+        self.trace.tables.retain(|x| x != name);
+    }
+
     /// Column `col` of table `t`, named as the prompt offered it (the
     /// model's spelling).
     fn attribute(&mut self, graph: &SchemaGraph, t: TableId, col: &str) {
@@ -302,6 +311,7 @@ fn ask_roles(
         "summary": context::table_summary(graph, t, false),
         "ways": lines,
         "elements": names_of(graph, &cands),
+        "subtypes": false,
     });
     let prompt = prompts.render("match_roles", &vars)?;
     let chosen = ask_list(graph, "match_roles", Some(t), &cands, prompt, opts, llm, &mut found.trace)?;
@@ -355,13 +365,111 @@ fn iterative_prompting(
         });
         let prompt = prompts.render("pattern_children", &vars)?;
         let chosen = ask_list(graph, "pattern_children", Some(r), &cands, prompt, opts, llm, &mut found.trace)?;
+        let mut kids = Vec::new();
         for c in chosen {
             match c {
-                Candidate::Table(child) => queue.push_back(child),
+                Candidate::Table(child) => kids.push(child),
                 Candidate::Column(col) => found.attribute(graph, r, &col),
                 Candidate::Instance(..) => {}
             }
         }
+        let subtypes = subtype_ways(graph, r, &kids);
+        if subtypes.len() >= 2 {
+            ask_subtypes(graph, question, r, &subtypes, opts, llm, prompts, found)?;
+        }
+        queue.extend(kids);
+    }
+    Ok(())
+}
+
+/// The subtype instances worth a question at pattern node `r`: when `r`'s
+/// children are exclusive (`exclusive_children`) and it can have subtype
+/// instances (a pattern root, [`SchemaGraph::subtype_child`]), each chosen
+/// child with the relationship joining it to `r`, in the order chosen.
+/// Empty otherwise (an inner exclusive node: GenerateView has no subtype
+/// instances of inner tables).
+fn subtype_ways(graph: &SchemaGraph, r: TableId, kids: &[TableId]) -> Vec<(TableId, RelId)> {
+    if !graph.exclusive_children(r) {
+        return Vec::new();
+    }
+    kids.iter()
+        .filter_map(|&c| {
+            let rel = graph.inner_position(c)?.rel;
+            (graph.subtype_child(r, rel) == Some(c)).then_some((c, rel))
+        })
+        .collect()
+}
+
+/// One line of the subtype prompt: what instance `r@child` is, in the
+/// model's words ("PAYAMOUNT as a TAX row: Marks a payment amount as a
+/// tax.").
+fn describe_subtype(graph: &SchemaGraph, r: TableId, child: TableId) -> String {
+    let head = format!("{} as a {} row", graph.name(r), graph.name(child));
+    match graph.table(child).description.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+        Some(d) => format!("{head}: {d}"),
+        None => head,
+    }
+}
+
+/// The subtype question of pattern root `r` whose exclusive children
+/// `subtypes` (two or more) the pattern-children answer chose (prompt
+/// `match_roles` with `subtypes`): one instance per kind (`ROOT@CHILD`)
+/// or the plain instance (all kinds together), voted like every list.
+/// Each kept subtype instance becomes a role instance and gets its own
+/// attribute prompt; its child then hangs off it in the view. The plain
+/// instance leaves the relevant tables unless it was kept. No subtype
+/// instance kept: the plain instance, as without the question.
+#[allow(clippy::too_many_arguments)]
+fn ask_subtypes(
+    graph: &SchemaGraph,
+    question: &str,
+    r: TableId,
+    subtypes: &[(TableId, RelId)],
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    found: &mut Found,
+) -> Result<()> {
+    let mut cands: Vec<Candidate> = Vec::new();
+    let mut lines = Vec::new();
+    for &(child, rel) in subtypes {
+        cands.push(Candidate::Instance(r, Some(rel)));
+        lines.push(serde_json::json!({"label": graph.instance_label(r, Some(rel)), "text": describe_subtype(graph, r, child)}));
+    }
+    cands.push(Candidate::Instance(r, None));
+    lines.push(serde_json::json!({"label": graph.name(r), "text": format!("every {} row, all kinds together", graph.name(r))}));
+    let vars = serde_json::json!({
+        "question": question,
+        "table": graph.name(r),
+        "summary": context::table_summary(graph, r, false),
+        "ways": lines,
+        "elements": names_of(graph, &cands),
+        "subtypes": true,
+    });
+    let prompt = prompts.render("match_roles", &vars)?;
+    let chosen = ask_list(graph, "match_roles", Some(r), &cands, prompt, opts, llm, &mut found.trace)?;
+    let kept: Vec<Option<RelId>> = chosen
+        .into_iter()
+        .filter_map(|c| match c {
+            Candidate::Instance(_, rel) => Some(rel),
+            _ => None,
+        })
+        .collect();
+    if !kept.iter().any(Option::is_some) {
+        if let Some(step) = found.trace.steps.last_mut() {
+            if !kept.contains(&None) {
+                step.warnings.push(format!("no instance of {} kept: the plain instance, all kinds together", graph.name(r)));
+            }
+        }
+        return Ok(());
+    }
+    if !kept.contains(&None) {
+        found.drop_plain(graph, r);
+    }
+    for &(child, rel) in subtypes.iter().filter(|(_, rel)| kept.contains(&Some(*rel))) {
+        found.role(graph, r, rel);
+        let text = format!("{}, {}", graph.instance_label(r, Some(rel)), describe_subtype(graph, r, child));
+        ask_attributes(graph, question, r, Some((rel, text)), opts, llm, prompts, found)?;
     }
     Ok(())
 }

@@ -29,7 +29,9 @@
 //! and every m:m question); a declared m:m junction whose two sides are
 //! relevant is excluded by name as well, whatever its cardinalities say.
 //! Pattern roots are not offered roles: their inner tables hang off the
-//! plain instance.
+//! plain instance, except that a root with exclusive children may be split
+//! into subtype instances once its children are chosen (`ask_subtypes` in
+//! the parent module).
 
 use crate::graph::{RelId, SchemaGraph, TableId};
 use crate::types::Cardinality;

@@ -351,9 +351,9 @@ impl Cx<'_> {
                     children.push(self.node(k, v, &path(&at, k)));
                 }
                 Some(if ty == "star" {
-                    Pattern::Star { root, children, description }
+                    Pattern::Star { root, children, description, exclusive: false }
                 } else {
-                    Pattern::Snowflake { root, children, description }
+                    Pattern::Snowflake { root, children, description, exclusive: false }
                 })
             }
             _ => {

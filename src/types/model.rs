@@ -187,6 +187,12 @@ pub enum Pattern {
         /// What the pattern models, in the user's words.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
+        /// The root's children are exclusive subtypes: each root row has
+        /// rows in exactly one of them (ACME's `Claim_Amount` is a loss
+        /// payment, a loss reserve, …). Needs at least two children. Inner
+        /// nodes say the same with `PatternNode::exclusive`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        exclusive: bool,
     },
     /// A root table with a tree of inner tables of any depth.
     Snowflake {
@@ -197,6 +203,12 @@ pub enum Pattern {
         /// What the pattern models, in the user's words.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
+        /// The root's children are exclusive subtypes: each root row has
+        /// rows in exactly one of them (ACME's `Claim_Amount` is a loss
+        /// payment, a loss reserve, …). Needs at least two children. Inner
+        /// nodes say the same with `PatternNode::exclusive`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        exclusive: bool,
     },
     /// Tables that act as look-up functions (e.g. LOCATION): a path may
     /// enter and leave them only from the same table.

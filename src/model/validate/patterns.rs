@@ -25,6 +25,8 @@ pub(crate) struct Tree {
     pub pattern: usize,
     pub root: TableId,
     pub kind: TreeKind,
+    /// The root's children are exclusive subtypes (`Pattern::Star::exclusive`).
+    pub exclusive: bool,
     /// Inner tables in pre-order (a parent before its children).
     pub nodes: Vec<TreeNode>,
 }
@@ -52,8 +54,12 @@ pub(super) fn resolve(ix: &Index, out: &mut Vec<ModelIssue>) -> Resolved {
                     res.junctions.push((j, p));
                 }
             }
-            Pattern::Star { root, children, .. } => tree(ix, p, TreeKind::Star, root, children, &mut res, out),
-            Pattern::Snowflake { root, children, .. } => tree(ix, p, TreeKind::Snowflake, root, children, &mut res, out),
+            Pattern::Star { root, children, exclusive, .. } => {
+                tree(ix, p, TreeKind::Star, root, children, *exclusive, &mut res, out)
+            }
+            Pattern::Snowflake { root, children, exclusive, .. } => {
+                tree(ix, p, TreeKind::Snowflake, root, children, *exclusive, &mut res, out)
+            }
         }
     }
     res
@@ -199,12 +205,14 @@ fn connects(ix: &Index, r: RelId, a: TableId, b: TableId) -> bool {
     matches!(ix.endpoints(r), Some((x, y)) if (x == a && y == b) || (x == b && y == a))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn tree(
     ix: &Index,
     p: usize,
     kind: TreeKind,
     root: &str,
     children: &[PatternNode],
+    exclusive: bool,
     res: &mut Resolved,
     out: &mut Vec<ModelIssue>,
 ) {
@@ -220,7 +228,14 @@ fn tree(
             "list the inner tables in `children`, or remove the pattern",
         ));
     }
-    let mut t = Tree { pattern: p, root: r, kind, nodes: Vec::new() };
+    if exclusive && children.len() < 2 {
+        out.push(issue(
+            format!("{base}.exclusive"),
+            format!("`{}` marks its children exclusive but has {} child table(s)", ix.name(r), children.len()),
+            "exclusive says each row is exactly one of several kinds: list at least two children, or remove \"exclusive\"",
+        ));
+    }
+    let mut t = Tree { pattern: p, root: r, kind, exclusive, nodes: Vec::new() };
     let mut seen = vec![r];
     nodes(ix, &mut t, r, children, &format!("{base}.children"), &mut seen, out);
     res.trees.push(t);
