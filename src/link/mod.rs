@@ -305,29 +305,49 @@ fn ask_roles(
         cands.push(Candidate::Instance(t, Some(w.rel)));
         lines.push(serde_json::json!({"label": graph.instance_label(t, Some(w.rel)), "text": roles::describe(graph, t, w)}));
     }
-    let vars = serde_json::json!({
-        "question": question,
-        "table": graph.name(t),
-        "summary": context::table_summary(graph, t, false),
-        "ways": lines,
-        "elements": names_of(graph, &cands),
-        "subtypes": false,
-    });
-    let prompt = prompts.render("match_roles", &vars)?;
-    let chosen = ask_list(graph, "match_roles", Some(t), &cands, prompt, opts, llm, &mut found.trace)?;
-    let kept: Vec<Option<RelId>> = chosen
-        .into_iter()
-        .filter_map(|c| match c {
-            Candidate::Instance(_, r) => Some(r),
-            _ => None,
-        })
-        .collect();
+    let kept = ask_instances(graph, question, t, &cands, lines, false, opts, llm, prompts, found)?;
     if !kept.iter().any(Option::is_some) {
         if let Some(step) = found.trace.steps.last_mut() {
             step.warnings.push(format!("no role of {} kept: the plain instance joins as the solver chooses", graph.name(t)));
         }
     }
     Ok(kept)
+}
+
+/// The `match_roles` prompt of table `t` over the instances `cands`, each
+/// described by the matching entry of `ways` (`subtypes`: the wording for
+/// the kinds of an exclusive pattern root, else for ways in), voted like
+/// every list. Returns the kept instances (`None`: the plain instance).
+#[allow(clippy::too_many_arguments)]
+fn ask_instances(
+    graph: &SchemaGraph,
+    question: &str,
+    t: TableId,
+    cands: &[Candidate],
+    ways: Vec<serde_json::Value>,
+    subtypes: bool,
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    found: &mut Found,
+) -> Result<Vec<Option<RelId>>> {
+    let vars = serde_json::json!({
+        "question": question,
+        "table": graph.name(t),
+        "summary": context::table_summary(graph, t, false),
+        "ways": ways,
+        "elements": names_of(graph, cands),
+        "subtypes": subtypes,
+    });
+    let prompt = prompts.render("match_roles", &vars)?;
+    let chosen = ask_list(graph, "match_roles", Some(t), cands, prompt, opts, llm, &mut found.trace)?;
+    Ok(chosen
+        .into_iter()
+        .filter_map(|c| match c {
+            Candidate::Instance(_, r) => Some(r),
+            _ => None,
+        })
+        .collect())
 }
 
 /// Algorithm 2, breadth-first as the paper's text describes: a node with
@@ -438,23 +458,7 @@ fn ask_subtypes(
     }
     cands.push(Candidate::Instance(r, None));
     lines.push(serde_json::json!({"label": graph.name(r), "text": format!("every {} row, all kinds together", graph.name(r))}));
-    let vars = serde_json::json!({
-        "question": question,
-        "table": graph.name(r),
-        "summary": context::table_summary(graph, r, false),
-        "ways": lines,
-        "elements": names_of(graph, &cands),
-        "subtypes": true,
-    });
-    let prompt = prompts.render("match_roles", &vars)?;
-    let chosen = ask_list(graph, "match_roles", Some(r), &cands, prompt, opts, llm, &mut found.trace)?;
-    let kept: Vec<Option<RelId>> = chosen
-        .into_iter()
-        .filter_map(|c| match c {
-            Candidate::Instance(_, rel) => Some(rel),
-            _ => None,
-        })
-        .collect();
+    let kept = ask_instances(graph, question, r, &cands, lines, true, opts, llm, prompts, found)?;
     if !kept.iter().any(Option::is_some) {
         if let Some(step) = found.trace.steps.last_mut() {
             if !kept.contains(&None) {
