@@ -1305,14 +1305,7 @@ fn large_relevant_sets_match_the_unbounded_search() {
     for case in 0..40 {
         let n = rng.random_range(15..=19);
         let k = rng.random_range(13..=n.min(16));
-        // A random spanning tree plus extra edges: connected, a few cycles.
-        let mut edges: Vec<(usize, usize)> = (1..n).map(|b| (rng.random_range(0..b), b)).collect();
-        for _ in 0..rng.random_range(2..=n) {
-            let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
-            if a != b {
-                edges.push((a, b));
-            }
-        }
+        let edges = tree_plus_edges(&mut rng, n, 2..=n);
         let tries = rng.random_range(0..=3);
         let mm = random_mm(&mut rng, n, &edges, tries);
         let order = shuffled(&mut rng, n);
@@ -1328,6 +1321,20 @@ fn large_relevant_sets_match_the_unbounded_search() {
         checked >= 20 && skipped <= 5 && with_mm >= 10 && with_lookup >= 10,
         "checked {checked}, infeasible {infeasible}, referee gave up {skipped}, with m:m {with_mm}, with lookups {with_lookup}"
     );
+}
+
+/// A connected random graph on `n` nodes: a random spanning tree plus a
+/// count drawn from `extra` of random further edges (self loops skipped),
+/// so a few cycles.
+fn tree_plus_edges(rng: &mut ChaCha8Rng, n: usize, extra: std::ops::RangeInclusive<usize>) -> Vec<(usize, usize)> {
+    let mut edges: Vec<(usize, usize)> = (1..n).map(|b| (rng.random_range(0..b), b)).collect();
+    for _ in 0..rng.random_range(extra) {
+        let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+        if a != b {
+            edges.push((a, b));
+        }
+    }
+    edges
 }
 
 /// Up to `tries` m:m patterns over existing paths side – junction – side,
@@ -1411,13 +1418,7 @@ fn sparse_large_requests_with_lookups_match_the_unbounded_search() {
     let (mut tally, mut with_mm, mut with_lookup, mut pending) = (Tally::default(), 0, 0, 0);
     for case in 0..30 {
         let n = rng.random_range(24..=32);
-        let mut edges: Vec<(usize, usize)> = (1..n).map(|b| (rng.random_range(0..b), b)).collect();
-        for _ in 0..rng.random_range(1..=4) {
-            let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
-            if a != b {
-                edges.push((a, b));
-            }
-        }
+        let edges = tree_plus_edges(&mut rng, n, 1..=4);
         let tries = rng.random_range(1..=4);
         let mm = random_mm(&mut rng, n, &edges, tries);
         let order = shuffled(&mut rng, n);
@@ -1451,13 +1452,7 @@ fn large_requests_with_bridges_match_the_unbounded_search() {
     let (mut tally, mut changed, mut pending) = (Tally::default(), 0, 0);
     for case in 0..90 {
         let n = rng.random_range(16..=22);
-        let mut edges: Vec<(usize, usize)> = (1..n).map(|b| (rng.random_range(0..b), b)).collect();
-        for _ in 0..rng.random_range(2..=n / 2) {
-            let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
-            if a != b {
-                edges.push((a, b));
-            }
-        }
+        let mut edges = tree_plus_edges(&mut rng, n, 2..=n / 2);
         let tries = rng.random_range(1..=3);
         let mm = random_mm(&mut rng, n, &edges, tries);
         let order = shuffled(&mut rng, n);

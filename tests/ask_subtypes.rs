@@ -186,16 +186,22 @@ fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
     assert!(report.contains("PAYAMOUNT@TAX.payamt_id"), "{report}");
 }
 
+/// The relevant tables of `lucy --json ask … --stop-after view` on `model`,
+/// answered by `server`.
+fn view_tables(model: &Path, server: &MockServer) -> serde_json::Value {
+    let out = lucy(&["--json", "ask", "--model", model.to_str().unwrap(), Q, "--stop-after", "view"], &server.url());
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["tables"].clone()
+}
+
 #[test]
 fn one_kind_or_an_exclusive_inner_node_costs_no_call() {
     let dir = tempfile::tempdir().unwrap();
     // One chosen kind: no subtype prompt, today's plain PAYAMOUNT.
     let model = exclusive_root_model(dir.path());
     let server = MockServer::start(script("[\"TAX\", \"amount\"]", &["[\"PAYAMOUNT@TAX.payamt_id\"]"]));
-    let out = lucy(&["--json", "ask", "--model", model.to_str().unwrap(), Q, "--stop-after", "view"], &server.url());
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["tables"], serde_json::json!(["PAYMENT", "PAYAMOUNT", "TAX"]));
+    assert_eq!(view_tables(&model, &server), serde_json::json!(["PAYMENT", "PAYAMOUNT", "TAX"]));
     let reqs = server.chat_requests();
     assert!(!reqs.iter().any(|r| r.body.contains(SUBTYPE_PROMPT)));
     assert_eq!(reqs.len(), 4, "match_tables, PAYMENT's and TAX's attribute prompts, PAYAMOUNT's pattern prompt");
@@ -205,18 +211,12 @@ fn one_kind_or_an_exclusive_inner_node_costs_no_call() {
     // nothing is asked even with two kinds chosen.
     let model = exclusive_inner_model(dir.path());
     let server = MockServer::start(script("[\"TAX\", \"SUPERCHARGE\", \"amount\"]", &["[\"PAYAMOUNT@TAX.payamt_id\"]"]));
-    let out = lucy(&["--json", "ask", "--model", model.to_str().unwrap(), Q, "--stop-after", "view"], &server.url());
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["tables"], serde_json::json!(["PAYMENT", "PAYAMOUNT", "TAX", "SUPERCHARGE"]));
+    assert_eq!(view_tables(&model, &server), serde_json::json!(["PAYMENT", "PAYAMOUNT", "TAX", "SUPERCHARGE"]));
     assert!(!server.chat_requests().iter().any(|r| r.body.contains(SUBTYPE_PROMPT) || r.body.contains(ROLE_WORDS)));
 
     // Two kinds chosen, but the model keeps only the plain instance: as
     // without the question.
     let model = exclusive_root_model(dir.path());
     let server = MockServer::start(script("[\"TAX\", \"SUPERCHARGE\", \"amount\"]", &["[\"PAYAMOUNT\"]"]));
-    let out = lucy(&["--json", "ask", "--model", model.to_str().unwrap(), Q, "--stop-after", "view"], &server.url());
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["tables"], serde_json::json!(["PAYMENT", "PAYAMOUNT", "TAX", "SUPERCHARGE"]));
+    assert_eq!(view_tables(&model, &server), serde_json::json!(["PAYMENT", "PAYAMOUNT", "TAX", "SUPERCHARGE"]));
 }
