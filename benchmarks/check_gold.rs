@@ -43,7 +43,12 @@ fn main() {
         suites = DEFAULT.iter().map(|s| s.to_string()).collect();
     }
     let commit = run(&["git", "rev-parse", "--short", "HEAD"]);
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut summary = String::from(
         "| suite | gold queries | clean | with findings | unparsable | no model | findings by kind (queries) |\n|---|---|---|---|---|---|---|\n",
     );
@@ -61,7 +66,9 @@ fn main() {
                     continue;
                 }
             };
-            let g = graphs.entry(mp.clone()).or_insert_with(|| lucy::load_model(&mp).and_then(SchemaGraph::new).map_err(|e| e.to_string()));
+            let g = graphs
+                .entry(mp.clone())
+                .or_insert_with(|| lucy::load_model(&mp).and_then(SchemaGraph::new).map_err(|e| e.to_string()));
             let g = match g {
                 Ok(g) => g,
                 Err(e) => {
@@ -113,7 +120,8 @@ fn main() {
             ms
         );
         let _ = writeln!(md, "Suite: {} ({}).\n", suite.file.description, suite.path.display());
-        let _ = writeln!(md, "| gold queries | clean (exit 0) | with findings (exit 1) | unparsable (exit 2) | no model |");
+        let _ =
+            writeln!(md, "| gold queries | clean (exit 0) | with findings (exit 1) | unparsable (exit 2) | no model |");
         let _ = writeln!(md, "|---|---|---|---|---|");
         let _ = writeln!(md, "| {n} | {clean} | {dirty} | {bad} | {nomodel} |\n");
         if !kinds.is_empty() {
@@ -131,7 +139,14 @@ fn main() {
                 Outcome::Findings(r) => {
                     let _ = writeln!(md, "### {id}\n\n```sql\n{}\n```\n", sql.trim());
                     for f in &r.findings {
-                        let _ = writeln!(md, "- **{}** ({}): {}  \n  fix: {}", f.kind.as_str(), f.clause, f.message, f.hint);
+                        let _ = writeln!(
+                            md,
+                            "- **{}** ({}): {}  \n  fix: {}",
+                            f.kind.as_str(),
+                            f.clause,
+                            f.message,
+                            f.hint
+                        );
                     }
                     let _ = writeln!(md);
                 }

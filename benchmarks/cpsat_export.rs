@@ -15,7 +15,8 @@ pub fn instance_line(label: &str, query: &[String], p: &CoreProblem, res: &ViewR
     let cost = res.objective.round() as usize;
     let mut pr = prune(p, n);
     prune_by_cost(p, cost, &mut pr.allowed);
-    let edges: Vec<[usize; 2]> = (0..p.len()).flat_map(|a| p.adj[a].iter().filter(move |&&b| a < b).map(move |&b| [a, b])).collect();
+    let edges: Vec<[usize; 2]> =
+        (0..p.len()).flat_map(|a| p.adj[a].iter().filter(move |&&b| a < b).map(move |&b| [a, b])).collect();
     let reduced: Vec<Vec<usize>> =
         pr.allowed.iter().map(|a| a.iter().enumerate().filter(|(_, &x)| x).map(|(r, _)| r + 1).collect()).collect();
     serde_json::json!({

@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use lucy::crush::dense;
-use lucy::crush::embed::{cosine, EmbeddingCache, Embedder, MiniLm};
+use lucy::crush::embed::{cosine, Embedder, EmbeddingCache, MiniLm};
 use lucy::crush::exact::{self, ExactOptions};
 use lucy::crush::probes::{parse_schema, question_phrases};
 use lucy::crush::union_schema::{load_bird_dev, load_union, BirdDevItem};
@@ -46,13 +46,26 @@ struct Args {
 }
 
 fn parse_args() -> Args {
-    let mut a = Args { questions: usize::MAX, exact_questions: usize::MAX, exact_every: 1, time_limit: 10.0, threads: 1, out: None, probe_context: false, verbose: false, tau2: 0.1, phrase_probes: false };
+    let mut a = Args {
+        questions: usize::MAX,
+        exact_questions: usize::MAX,
+        exact_every: 1,
+        time_limit: 10.0,
+        threads: 1,
+        out: None,
+        probe_context: false,
+        verbose: false,
+        tau2: 0.1,
+        phrase_probes: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut val = || it.next().unwrap_or_else(|| die(&format!("{flag} needs a value")));
         match flag.as_str() {
             "--questions" => a.questions = val().parse().unwrap_or_else(|_| die("--questions: integer")),
-            "--exact-questions" => a.exact_questions = val().parse().unwrap_or_else(|_| die("--exact-questions: integer")),
+            "--exact-questions" => {
+                a.exact_questions = val().parse().unwrap_or_else(|_| die("--exact-questions: integer"))
+            }
             "--exact-every" => a.exact_every = val().parse().unwrap_or_else(|_| die("--exact-every: integer")),
             "--time-limit" => a.time_limit = val().parse().unwrap_or_else(|_| die("--time-limit: seconds")),
             "--threads" => a.threads = val().parse().unwrap_or_else(|_| die("--threads: integer")),
@@ -115,7 +128,11 @@ fn main() {
     let t_embed = Instant::now();
     let spider = Index::build(spider, &embedder, Some(&cache)).unwrap_or_else(|e| die(&e.to_string()));
     let spider_embed_s = t_embed.elapsed().as_secs_f64();
-    eprintln!("indexes: BirdUnion {} docs ({bird_embed_s:.1} s), SpiderUnion {} docs ({spider_embed_s:.1} s)", bird.corpus.len(), spider.corpus.len());
+    eprintln!(
+        "indexes: BirdUnion {} docs ({bird_embed_s:.1} s), SpiderUnion {} docs ({spider_embed_s:.1} s)",
+        bird.corpus.len(),
+        spider.corpus.len()
+    );
 
     let mut items: Vec<BirdDevItem> = load_bird_dev(&shared("bird_dev.json")).unwrap_or_else(|e| die(&e.to_string()));
     items.truncate(args.questions);
@@ -144,7 +161,12 @@ fn main() {
     let probe_vecs = cache.get_or_embed(&embedder, &all_probe_texts).unwrap_or_else(|e| die(&e.to_string()));
     let questions: Vec<String> = items.iter().map(|i| i.question.clone()).collect();
     let question_vecs = cache.get_or_embed(&embedder, &questions).unwrap_or_else(|e| die(&e.to_string()));
-    eprintln!("embedded {} probes + {} questions in {:.1} s", all_probe_texts.len(), questions.len(), t_embed.elapsed().as_secs_f64());
+    eprintln!(
+        "embedded {} probes + {} questions in {:.1} s",
+        all_probe_texts.len(),
+        questions.len(),
+        t_embed.elapsed().as_secs_f64()
+    );
     let mut offsets = vec![0];
     for ps in &probes {
         offsets.push(offsets.last().unwrap() + ps.len());
@@ -240,7 +262,18 @@ fn main() {
         spider_times.push((e.seconds, e.status == SolveStatus::Optimal));
     }
 
-    let report = render(&args, &rows, &items, bird.corpus.len(), spider.corpus.len(), bird_embed_s, spider_embed_s, &spider_times, embedder.id(), t0.elapsed().as_secs_f64());
+    let report = render(
+        &args,
+        &rows,
+        &items,
+        bird.corpus.len(),
+        spider.corpus.len(),
+        bird_embed_s,
+        spider_embed_s,
+        &spider_times,
+        embedder.id(),
+        t0.elapsed().as_secs_f64(),
+    );
     println!("{report}");
     if let Some(out) = &args.out {
         std::fs::write(out, &report).unwrap_or_else(|e| die(&format!("{}: {e}", out.display())));
@@ -250,7 +283,11 @@ fn main() {
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    if n == 0 { f64::NAN } else { s / n as f64 }
+    if n == 0 {
+        f64::NAN
+    } else {
+        s / n as f64
+    }
 }
 
 fn pct(v: &mut [f64], p: f64) -> f64 {
@@ -262,7 +299,18 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn render(args: &Args, rows: &[Row], items: &[BirdDevItem], bird_docs: usize, spider_docs: usize, bird_s: f64, spider_s: f64, spider_times: &[(f64, bool)], embedder: String, total_s: f64) -> String {
+fn render(
+    args: &Args,
+    rows: &[Row],
+    items: &[BirdDevItem],
+    bird_docs: usize,
+    spider_docs: usize,
+    bird_s: f64,
+    spider_s: f64,
+    spider_times: &[(f64, bool)],
+    embedder: String,
+    total_s: f64,
+) -> String {
     let mut o = String::new();
     let nq = rows.len();
     let exact_rows: Vec<&Row> = rows.iter().filter(|r| r.exact.is_some()).collect();
@@ -280,8 +328,12 @@ fn render(args: &Args, rows: &[Row], items: &[BirdDevItem], bird_docs: usize, sp
     ));
     o.push_str("Recall = mean over questions of |gold ∩ R| / |gold| over gold columns (paper §5.1); 34 of the 6,869 recorded gold elements are malformed (e.g. `toxicology..label`) and count as misses.\n\n");
     o.push_str("| method | r@3 | r@5 | r@10 | r@20 | r@30 | r@50 | r@100 |\n|---|---|---|---|---|---|---|---|\n");
-    let line = |name: &str, v: Vec<f64>| format!("| {name} | {} |\n", v.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(" | "));
-    let col = |f: &dyn Fn(&Row) -> &Vec<f64>, sel: &[&Row]| -> Vec<f64> { (0..BUDGETS.len()).map(|i| mean(sel.iter().map(|r| f(r)[i]))).collect() };
+    let line = |name: &str, v: Vec<f64>| {
+        format!("| {name} | {} |\n", v.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(" | "))
+    };
+    let col = |f: &dyn Fn(&Row) -> &Vec<f64>, sel: &[&Row]| -> Vec<f64> {
+        (0..BUDGETS.len()).map(|i| mean(sel.iter().map(|r| f(r)[i]))).collect()
+    };
     let all: Vec<&Row> = rows.iter().collect();
     o.push_str(&line("paper: Single DPR (OpenAI)", PAPER_DPR.to_vec()));
     o.push_str(&line("paper: CRUSH (greedy, SGPT)", PAPER_CRUSH.to_vec()));
@@ -291,9 +343,16 @@ fn render(args: &Args, rows: &[Row], items: &[BirdDevItem], bird_docs: usize, sp
     let objs: Vec<String> = BUDGETS
         .iter()
         .enumerate()
-        .map(|(i, b)| format!("B={b}: {:.4} / {:.4}", mean(rows.iter().map(|r| r.greedy_obj[i])), mean(rows.iter().map(|r| r.local_obj[i]))))
+        .map(|(i, b)| {
+            format!(
+                "B={b}: {:.4} / {:.4}",
+                mean(rows.iter().map(|r| r.greedy_obj[i])),
+                mean(rows.iter().map(|r| r.local_obj[i]))
+            )
+        })
         .collect();
-    let objs_line = format!("\nMean objective (eq. 6) over all {nq} questions, greedy / swap local search: {}.\n", objs.join("; "));
+    let objs_line =
+        format!("\nMean objective (eq. 6) over all {nq} questions, greedy / swap local search: {}.\n", objs.join("; "));
     if ne == 0 {
         o.push_str(&objs_line);
     }
@@ -302,9 +361,15 @@ fn render(args: &Args, rows: &[Row], items: &[BirdDevItem], bird_docs: usize, sp
             o.push_str(&line(&format!("dense, same {ne} q"), col(&|r| &r.dense, &exact_rows)));
             o.push_str(&line(&format!("CRUSH greedy, same {ne} q"), col(&|r| &r.greedy, &exact_rows)));
         }
-        o.push_str(&line(&format!("CRUSH exact (τ = 1, the paper's objective), {ne} q"), col(&|r| r.exact.as_ref().unwrap(), &exact_rows)));
+        o.push_str(&line(
+            &format!("CRUSH exact (τ = 1, the paper's objective), {ne} q"),
+            col(&|r| r.exact.as_ref().unwrap(), &exact_rows),
+        ));
         if args.tau2 > 0.0 {
-            o.push_str(&line(&format!("CRUSH exact, τ = {}, {ne} q", args.tau2), col(&|r| r.exact_tau.as_ref().unwrap(), &exact_rows)));
+            o.push_str(&line(
+                &format!("CRUSH exact, τ = {}, {ne} q", args.tau2),
+                col(&|r| r.exact_tau.as_ref().unwrap(), &exact_rows),
+            ));
         }
         o.push_str(&objs_line);
         o.push_str("\n## Objective and solve time (exact vs greedy, same questions)\n\n");

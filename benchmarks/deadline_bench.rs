@@ -144,11 +144,18 @@ fn main() {
     let rows = std::env::args().any(|a| a == "--rows");
     let arg = |name: &str| {
         let args: Vec<String> = std::env::args().collect();
-        args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).map(|v| v.split(',').filter_map(|x| x.parse::<f64>().ok()).collect::<Vec<f64>>())
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .map(|v| v.split(',').filter_map(|x| x.parse::<f64>().ok()).collect::<Vec<f64>>())
     };
-    let sizes: Vec<usize> = arg("--sizes")
-        .map(|v| v.into_iter().map(|x| x as usize).collect())
-        .unwrap_or_else(|| if quick { vec![2_000] } else { vec![2_000, 10_000] });
+    let sizes: Vec<usize> = arg("--sizes").map(|v| v.into_iter().map(|x| x as usize).collect()).unwrap_or_else(|| {
+        if quick {
+            vec![2_000]
+        } else {
+            vec![2_000, 10_000]
+        }
+    });
     let limits: Vec<f64> = arg("--limits").unwrap_or_else(|| if quick { vec![0.2, 1.0] } else { vec![0.2, 1.0, 5.0] });
     let per = if quick { 6 } else { 10 };
     println!("| model | limit s | requests | worst s | median s | worst overrun s | within 10 % + 50 ms | optimal / feasible / infeasible / error |");

@@ -38,7 +38,12 @@ impl Builder {
         let to_name = self.tables[to].name.to_lowercase();
         let k = self.tables[from].columns.iter().filter(|c| c.name.starts_with(&format!("{to_name}_id"))).count();
         let col = if k == 0 { format!("{to_name}_id") } else { format!("{to_name}_id{}", k + 1) };
-        self.tables[from].columns.push(Column { name: col.clone(), sql_type: "INTEGER".into(), nullable: true, description: None });
+        self.tables[from].columns.push(Column {
+            name: col.clone(),
+            sql_type: "INTEGER".into(),
+            nullable: true,
+            description: None,
+        });
         self.relationships.push(Relationship {
             name: Some(format!("{}_{col}", self.tables[from].name.to_lowercase())),
             from: self.tables[from].name.clone(),
@@ -119,7 +124,10 @@ pub fn enterprise(n: usize, seed: u64) -> DbModel {
             }
         }
     }
-    patterns.push(Pattern::Lookup { tables: lookups.iter().map(|&l| b.tables[l].name.clone()).collect(), description: None });
+    patterns.push(Pattern::Lookup {
+        tables: lookups.iter().map(|&l| b.tables[l].name.clone()).collect(),
+        description: None,
+    });
 
     // m:m junctions between two distinct entities.
     for i in 0..n_junction {
@@ -158,10 +166,20 @@ pub fn enterprise(n: usize, seed: u64) -> DbModel {
                 for gi in 0..rng.random_range(0..=2) {
                     let g = b.table(format!("R{ri:04}_C{ci}_G{gi}"));
                     b.fk(g, c);
-                    grand.push(PatternNode { table: b.tables[g].name.clone(), children: vec![], relationship: None, exclusive: false });
+                    grand.push(PatternNode {
+                        table: b.tables[g].name.clone(),
+                        children: vec![],
+                        relationship: None,
+                        exclusive: false,
+                    });
                 }
             }
-            children.push(PatternNode { table: b.tables[c].name.clone(), children: grand, relationship: None, exclusive: false });
+            children.push(PatternNode {
+                table: b.tables[c].name.clone(),
+                children: grand,
+                relationship: None,
+                exclusive: false,
+            });
         }
         let root_name = b.tables[root].name.clone();
         patterns.push(if snowflake {
@@ -170,14 +188,26 @@ pub fn enterprise(n: usize, seed: u64) -> DbModel {
             Pattern::Star { root: root_name, children, description: None, exclusive: false }
         });
     }
-    DbModel { name: format!("enterprise{n}"), tables: b.tables, relationships: b.relationships, patterns, ..Default::default() }
+    DbModel {
+        name: format!("enterprise{n}"),
+        tables: b.tables,
+        relationships: b.relationships,
+        patterns,
+        ..Default::default()
+    }
 }
 
 /// Seeded random relevant sets of `size.0..=size.1` core tables: from all
 /// core tables, or (with `radius`) from the BFS neighbourhood of a random
 /// core table, as a question touches related tables. Shared by
 /// `solve_bench` and `plan_bench`, so both time the same requests.
-pub fn queries(g: &SchemaGraph, count: usize, size: (usize, usize), radius: Option<u32>, seed: u64) -> Vec<Vec<String>> {
+pub fn queries(
+    g: &SchemaGraph,
+    count: usize,
+    size: (usize, usize),
+    radius: Option<u32>,
+    seed: u64,
+) -> Vec<Vec<String>> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let core = g.core_tables();
     let mut out = Vec::new();

@@ -61,7 +61,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = lucy::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json"))?;
     let graph = SchemaGraph::new(model)?;
     let ddl = lucy::pipeline::ddl::ddl(&graph, None, false);
-    let ask = |task: &str| format!("<|im_start|>user\nGiven the database described by the following DDL:\n```sql\n{ddl}\n```\n{task}<|im_end|>\n<|im_start|>assistant\n");
+    let ask = |task: &str| {
+        format!("<|im_start|>user\nGiven the database described by the following DDL:\n```sql\n{ddl}\n```\n{task}<|im_end|>\n<|im_start|>assistant\n")
+    };
     // Free decoding answers with SQL (a few dozen tokens); the list row with
     // the MatchTables answer format.
     let sql_text = ask("Write a SQLite query that lists customers who use datacenters with names starting with 'dev', with their locations' cities. Return just the query, in a ```sql block.");
@@ -83,10 +85,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             None => format!("auto (1 per token, {} per batch)", o.threads),
         };
         let m = EmbeddedModel::load(&o, "pass --gguf FILE or run scripts/fetch-model.sh", &env)?;
-        for (label, text, n, c) in [("1 × free (SQL)", &sql_text, 1usize, None), ("5 × list grammar", &list_text, 5, Some(&list))] {
-            let s: Vec<SpeedSample> = (0..reps).map(|_| m.measure(text, gen, n, c.cloned())).collect::<Result<_, _>>()?;
+        for (label, text, n, c) in
+            [("1 × free (SQL)", &sql_text, 1usize, None), ("5 × list grammar", &list_text, 5, Some(&list))]
+        {
+            let s: Vec<SpeedSample> =
+                (0..reps).map(|_| m.measure(text, gen, n, c.cloned())).collect::<Result<_, _>>()?;
             let rate = |tok: u64, ms: f64| if ms > 0.0 { tok as f64 / ms * 1000.0 } else { 0.0 };
-            let per_step = |x: &SpeedSample| if x.decode_steps > 0 { (x.decode_ms - x.llama_decode_ms) / x.decode_steps as f64 } else { 0.0 };
+            let per_step = |x: &SpeedSample| {
+                if x.decode_steps > 0 {
+                    (x.decode_ms - x.llama_decode_ms) / x.decode_steps as f64
+                } else {
+                    0.0
+                }
+            };
             println!(
                 "| {t} | {label} | {} | {:.1} | {:.1} | {} ({}) | {:.1} | {:.1} | {:.1} ms |",
                 s[0].prompt_tokens,

@@ -68,7 +68,9 @@ fn peak_rss_mib() -> Option<f64> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let num = |name: &str, default: f64| flag(name).map_or(default, |v| v.parse().unwrap_or_else(|_| die(&format!("{name}: a number"))));
+    let num = |name: &str, default: f64| {
+        flag(name).map_or(default, |v| v.parse().unwrap_or_else(|_| die(&format!("{name}: a number"))))
+    };
     let n = num("--tables", 10_000.0) as usize;
     let nq = num("--queries", 20.0) as usize;
     let budget = num("--budget", 20.0) as usize;
@@ -110,7 +112,8 @@ fn main() {
     // 3–4. Per question: retrieval, then GenerateView.
     let qs = gen::queries(&g, nq, (5, 20), Some(3), 42);
     let cfg = CrushConfig { budget, solver: SolverKind::Greedy, ..Default::default() };
-    let (mut crush_ms, mut view_ms, mut total_ms, mut recall, mut picked) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut crush_ms, mut view_ms, mut total_ms, mut recall, mut picked) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut optimal, mut infeasible, mut errors) = (0, 0, Vec::new());
     for q in &qs {
         let probe_text: Vec<String> = q
@@ -159,7 +162,11 @@ fn main() {
     println!("Per question ({} questions of 5–20 tables, CRUSH greedy budget {budget}, GenerateView limit {time_limit} s):\n", qs.len());
     println!("| phase | median ms | p95 ms | max ms |");
     println!("|---|---:|---:|---:|");
-    for (label, v) in [("CRUSH retrieval (embed probes, candidates, greedy)", &crush_ms), ("GenerateView over CRUSH's tables", &view_ms), ("question to view (both)", &total_ms)] {
+    for (label, v) in [
+        ("CRUSH retrieval (embed probes, candidates, greedy)", &crush_ms),
+        ("GenerateView over CRUSH's tables", &view_ms),
+        ("question to view (both)", &total_ms),
+    ] {
         println!("| {label} | {:.1} | {:.1} | {:.1} |", pct(v, 0.5), pct(v, 0.95), pct(v, 1.0));
     }
     println!();

@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 use lucy::llm::mock::{MockServer, Script};
 use serde_json::{json, Value};
 
-const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+const Q1: &str =
+    "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 
 fn arg(name: &str, default: &str) -> String {
     let args: Vec<String> = std::env::args().collect();
@@ -30,7 +31,9 @@ fn arg(name: &str, default: &str) -> String {
 fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
         .unwrap_or(0)
 }
 
@@ -125,7 +128,8 @@ fn main() {
     let base = line.trim().strip_prefix("listening on ").expect("lucy serve did not start").to_string();
     let pid = child.id();
     let rss0 = rss_kib(pid);
-    let view = json!({"model": "ddo", "tables": ["CLIENT", "DATACENTER"], "attributes": ["CLIENT.name", "DATACENTER.name"]});
+    let view =
+        json!({"model": "ddo", "tables": ["CLIENT", "DATACENTER"], "attributes": ["CLIENT.name", "DATACENTER.name"]});
     let ask = json!({"model": "ddo", "question": Q1, "execute": true, "min_votes": 2});
     let phases = vec![
         run("view, at the cap", &format!("{base}/v1/view"), view.clone(), n, cap, secs),
@@ -157,7 +161,12 @@ fn main() {
         }
     }
     println!();
-    println!("server memory (VmRSS): {:.1} MiB before, {:.1} MiB after; mock LLM served {} requests", rss0 as f64 / 1024.0, rss1 as f64 / 1024.0, mock.request_count());
+    println!(
+        "server memory (VmRSS): {:.1} MiB before, {:.1} MiB after; mock LLM served {} requests",
+        rss0 as f64 / 1024.0,
+        rss1 as f64 / 1024.0,
+        mock.request_count()
+    );
     if !ok {
         eprintln!("FAILED: errors other than clean 429s, or 429s at or below the cap");
         std::process::exit(1);

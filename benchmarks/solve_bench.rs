@@ -35,10 +35,16 @@ mod gen;
 mod cpsat_export;
 
 fn table(name: &str, fks: &[&str]) -> Table {
-    let mut columns = vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }];
+    let mut columns =
+        vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }];
     columns.push(Column { name: "name".into(), sql_type: "TEXT".into(), nullable: true, description: None });
     for f in fks {
-        columns.push(Column { name: format!("{}_id", f.to_lowercase()), sql_type: "INTEGER".into(), nullable: true, description: None });
+        columns.push(Column {
+            name: format!("{}_id", f.to_lowercase()),
+            sql_type: "INTEGER".into(),
+            nullable: true,
+            description: None,
+        });
     }
     Table { name: name.into(), description: None, primary_key: vec!["id".into()], columns }
 }
@@ -90,8 +96,18 @@ pub fn cloud52() -> DbModel {
     }
     let mut patterns = vec![
         Pattern::Lookup { tables: vec![s("LOCATION")], description: None },
-        Pattern::ManyToMany { junction: s("VM2DATASTORE"), sides: [s("VM"), s("DATASTORE")], relationships: None, description: None },
-        Pattern::ManyToMany { junction: s("VM2NETWORK"), sides: [s("VM"), s("NETWORK")], relationships: None, description: None },
+        Pattern::ManyToMany {
+            junction: s("VM2DATASTORE"),
+            sides: [s("VM"), s("DATASTORE")],
+            relationships: None,
+            description: None,
+        },
+        Pattern::ManyToMany {
+            junction: s("VM2NETWORK"),
+            sides: [s("VM"), s("NETWORK")],
+            relationships: None,
+            description: None,
+        },
     ];
     // 5 snowflakes (root -> 2 children -> 2 grandchildren each = 6 inner) on
     // VM, HOST, RESOURCEPOOL, CLUSTER, DATASTORE; 2 stars (root -> 4 leaves)
@@ -151,7 +167,12 @@ pub fn random_schema(n: usize, seed: u64) -> DbModel {
         if refs[k].len() == 1 && !used.contains(&k) && !sides.contains(&k) {
             // Junction k between its parent and a new side.
             let side = (k + 1 + rng.random_range(0..n - 1)) % n;
-            if side != refs[k][0] && side != k && !refs[side].contains(&k) && !used.contains(&side) && !used.contains(&refs[k][0]) {
+            if side != refs[k][0]
+                && side != k
+                && !refs[side].contains(&k)
+                && !used.contains(&side)
+                && !used.contains(&refs[k][0])
+            {
                 sides.push(side);
                 sides.push(refs[k][0]);
                 refs[k].push(side);
@@ -172,7 +193,8 @@ pub fn random_schema(n: usize, seed: u64) -> DbModel {
     if !lk.is_empty() {
         patterns.push(Pattern::Lookup { tables: lk, description: None });
     }
-    let spec: Vec<(String, Vec<String>)> = (0..n).map(|i| (name(i), refs[i].iter().map(|&j| name(j)).collect())).collect();
+    let spec: Vec<(String, Vec<String>)> =
+        (0..n).map(|i| (name(i), refs[i].iter().map(|&j| name(j)).collect())).collect();
     model(&format!("random{n}"), &spec, patterns)
 }
 
@@ -191,14 +213,23 @@ fn main() {
     let diag = args.iter().any(|a| a == "--diag");
     let before = !args.iter().any(|a| a == "--no-before");
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let mut export = flag("--export").map(|p| std::io::BufWriter::new(std::fs::File::create(&p).unwrap_or_else(|e| panic!("--export {p}: {e}"))));
-    let sizes: Vec<usize> = flag("--sizes").map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect()).unwrap_or_else(|| vec![200, 1000]);
+    let mut export = flag("--export")
+        .map(|p| std::io::BufWriter::new(std::fs::File::create(&p).unwrap_or_else(|e| panic!("--export {p}: {e}"))));
+    let sizes: Vec<usize> = flag("--sizes")
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![200, 1000]);
     if let Some(path) = flag("--dump-enterprise") {
         // The 10,000-table model as a dbModel file, for `lucy model check`
         // and `lucy view` timings.
         let m = gen::enterprise(10_000, 7);
-        std::fs::write(&path, serde_json::to_string_pretty(&m).expect("serialize") + "\n").unwrap_or_else(|e| panic!("{path}: {e}"));
-        eprintln!("wrote {path}: {} tables, {} relationships, {} patterns", m.tables.len(), m.relationships.len(), m.patterns.len());
+        std::fs::write(&path, serde_json::to_string_pretty(&m).expect("serialize") + "\n")
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        eprintln!(
+            "wrote {path}: {} tables, {} relationships, {} patterns",
+            m.tables.len(),
+            m.relationships.len(),
+            m.patterns.len()
+        );
         return;
     }
     // `--pick 8,11` runs only those query indices of each model (to study
@@ -206,7 +237,8 @@ fn main() {
     let pick: Option<Vec<usize>> = flag("--pick").map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
     // `--diag-states N --diag-limit S`: the diag solve's state budget and
     // time limit (to study a request beyond production's limits).
-    let diag_states: usize = flag("--diag-states").and_then(|s| s.parse().ok()).unwrap_or(CoreOptions::default().exact_states);
+    let diag_states: usize =
+        flag("--diag-states").and_then(|s| s.parse().ok()).unwrap_or(CoreOptions::default().exact_states);
     let diag_limit: f64 = flag("--diag-limit").and_then(|s| s.parse().ok()).unwrap_or(10.0);
     let only: Option<Vec<String>> = flag("--only").map(|s| s.split(',').map(|x| x.trim().to_string()).collect());
     let root = env!("CARGO_MANIFEST_DIR");
@@ -278,7 +310,11 @@ fn main() {
                 // The core solve as it was before #16 cut the tail: the MILP
                 // runs even after the exact search has proved the optimum.
                 let t = Instant::now();
-                let core = solve_core(&cm.problem, diag_limit, CoreOptions { milp_when_proven: true, exact_states: diag_states, ..CoreOptions::default() });
+                let core = solve_core(
+                    &cm.problem,
+                    diag_limit,
+                    CoreOptions { milp_when_proven: true, exact_states: diag_states, ..CoreOptions::default() },
+                );
                 with_milp_ms.push(t.elapsed().as_secs_f64() * 1e3);
                 if let Ok(c) = core {
                     exact_ms.push(c.exact_ms);
@@ -286,7 +322,9 @@ fn main() {
                     milp_ms.push(c.milp_ms);
                     kept.push(c.kept as f64);
                     if diag {
-                        let lookups = (0..cm.problem.len()).filter(|&i| cm.problem.relevant[i] && cm.problem.is_active_lookup(i)).count();
+                        let lookups = (0..cm.problem.len())
+                            .filter(|&i| cm.problem.relevant[i] && cm.problem.is_active_lookup(i))
+                            .count();
                         eprintln!(
                             "{label} q{qi} |T|={} ({lookups} lookups) n={} status={:?} exact {:.1} ms, prune {:.1} ms, milp {:.1} ms, kept {} of {}; {}",
                             q.len(), c.n, c.status, c.exact_ms, c.prune_ms, c.milp_ms, c.kept, cm.problem.len(), c.n_bound
@@ -301,7 +339,13 @@ fn main() {
             vars.push(res.model_size.variables as f64);
             rows.push(res.model_size.constraints as f64);
             // Before: the plain layered MILP at the same n, no reductions.
-            let limit_plain = if g.len() >= 1000 { 3 } else if g.len() >= 200 { 5 } else { count };
+            let limit_plain = if g.len() >= 1000 {
+                3
+            } else if g.len() >= 200 {
+                5
+            } else {
+                count
+            };
             if before && res.status != SolveStatus::Infeasible && qi < limit_plain {
                 let sc = scope(&g, &req).expect("scope");
                 let cm = core_problem(&g, &sc, Relax::NONE);

@@ -49,7 +49,8 @@ pub fn sql_guard(data: &[u8]) {
         if check_query(&sql, "lucy_view", &cols, d).is_err() {
             continue;
         }
-        let q = parse_query(sql.trim().trim_end_matches(';').trim(), d).expect("the guard admitted what does not parse");
+        let q =
+            parse_query(sql.trim().trim_end_matches(';').trim(), d).expect("the guard admitted what does not parse");
         let res = resolve_scopes(&q, d, &[("lucy_view".to_string(), cols.clone())]);
         for r in &res.relations {
             match &r.target {
@@ -72,6 +73,11 @@ pub fn llm_answer(data: &[u8]) {
     }
     let _ = lucy::link::parse::parse_list(&text);
     if let Some((sql, _)) = lucy::query::extract::extract_sql(&text) {
-        let _ = check_query(&sql, "lucy_view", &VIEW_COLS.iter().map(|c| c.to_string()).collect::<Vec<_>>(), Dialect::Sqlite);
+        let _ = check_query(
+            &sql,
+            "lucy_view",
+            &VIEW_COLS.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            Dialect::Sqlite,
+        );
     }
 }

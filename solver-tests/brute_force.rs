@@ -72,12 +72,15 @@ impl Inst {
             // occurs once, between them.
             if w.contains(&i) && w.contains(&j) {
                 let occ: Vec<usize> = (0..w.len()).filter(|&p| w[p] == k).collect();
-                let same_sides = |&(k2, i2, j2): &(usize, usize, usize)| k2 != k && ((i2, j2) == (i, j) || (i2, j2) == (j, i));
+                let same_sides =
+                    |&(k2, i2, j2): &(usize, usize, usize)| k2 != k && ((i2, j2) == (i, j) || (i2, j2) == (j, i));
                 let stand_in = self.mm.iter().any(|m| same_sides(m) && w.contains(&m.0));
                 // C3 case c: some bridge of these sides sits between them
                 // (side, bridge, other side at positions p-1, p, p+1).
                 let pair = |a: usize, b: usize| (a, b) == (i, j) || (a, b) == (j, i);
-                let bridged = interior.clone().any(|p| self.bridges.iter().any(|&(t, a, b)| w[p] == t && pair(a, b) && pair(w[p - 1], w[p + 1])));
+                let bridged = interior
+                    .clone()
+                    .any(|p| self.bridges.iter().any(|&(t, a, b)| w[p] == t && pair(a, b) && pair(w[p - 1], w[p + 1])));
                 if occ.is_empty() && (stand_in || bridged) {
                     continue;
                 }
@@ -240,9 +243,12 @@ fn all_solvers_match_brute_force(inst: &Inst, ctx: &str) -> bool {
         }
     }
     // The production path (unbounded exact search settles n).
-    let sol = solve_core(&p, 30.0, CoreOptions { milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
+    let sol =
+        solve_core(&p, 30.0, CoreOptions { milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
     // Same without the MIP start: the MILP must find the optimum itself.
-    let cold = solve_core(&p, 30.0, CoreOptions { warm_start: false, milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
+    let cold =
+        solve_core(&p, 30.0, CoreOptions { warm_start: false, milp_when_proven: true, ..CoreOptions::default() })
+            .expect("solve_core");
     // The default: the exact search's proof, no MILP.
     let fast = solve_core(&p, 30.0, CoreOptions::default()).expect("solve_core");
     assert_eq!(fast.status, sol.status, "{ctx}");
@@ -380,7 +386,11 @@ fn id_tables(n: usize) -> Vec<lucy::types::Table> {
 /// relationships `refs` (`from → to`, M:1: `from` holds the key)
 /// independently of the solver: per m:m pattern, each table other than its
 /// sides, not a junction and not a lookup, that references both sides.
-fn model_bridges(refs: &[(usize, usize)], mm: &[(usize, usize, usize)], lookups: &[usize]) -> Vec<(usize, usize, usize)> {
+fn model_bridges(
+    refs: &[(usize, usize)],
+    mm: &[(usize, usize, usize)],
+    lookups: &[usize],
+) -> Vec<(usize, usize, usize)> {
     let mut out: Vec<(usize, usize, usize)> = Vec::new();
     let mut from: Vec<usize> = refs.iter().map(|r| r.0).collect();
     from.sort_unstable();
@@ -419,7 +429,12 @@ fn generate_view_matches_brute_force_on_random_models() {
                     let copies = if rng.random_bool(0.25) { 2 } else { 1 };
                     for c in 0..copies {
                         let col = format!("fk{b}_{c}");
-                        tables[a].columns.push(Column { name: col.clone(), sql_type: "INTEGER".into(), nullable: true, description: None });
+                        tables[a].columns.push(Column {
+                            name: col.clone(),
+                            sql_type: "INTEGER".into(),
+                            nullable: true,
+                            description: None,
+                        });
                         rels.push(Relationship {
                             name: Some(format!("r{}", rels.len())),
                             from: name(a),
@@ -442,7 +457,12 @@ fn generate_view_matches_brute_force_on_random_models() {
         if n >= 3 && rng.random_bool(0.5) {
             let (k, i, j) = (rng.random_range(0..n), rng.random_range(0..n), rng.random_range(0..n));
             if k != i && k != j && i != j && between(k, i) == 1 && between(k, j) == 1 {
-                patterns.push(Pattern::ManyToMany { junction: name(k), sides: [name(i), name(j)], relationships: None, description: None });
+                patterns.push(Pattern::ManyToMany {
+                    junction: name(k),
+                    sides: [name(i), name(j)],
+                    relationships: None,
+                    description: None,
+                });
                 mm.push((k, i, j));
             }
         }
@@ -457,7 +477,8 @@ fn generate_view_matches_brute_force_on_random_models() {
         if requested.is_empty() {
             requested.push(rng.random_range(0..n));
         }
-        let mut model = DbModel { name: format!("rnd{case}"), tables, relationships: rels.clone(), patterns, ..Default::default() };
+        let mut model =
+            DbModel { name: format!("rnd{case}"), tables, relationships: rels.clone(), patterns, ..Default::default() };
         model.constraints.forbid_tables = forbid_t.iter().map(|&i| name(i)).collect();
         model.constraints.forbid_relationships = forbid_r.iter().map(|&r| format!("r{r}")).collect();
         model.constraints.require_tables = require.iter().map(|&i| name(i)).collect();
@@ -506,10 +527,13 @@ fn generate_view_matches_brute_force_on_random_models() {
                     assert!(allowed_rel(r), "{ctx}");
                 }
                 for w in walk.windows(2) {
-                    let cands = (0..rels.len()).filter(|&r| allowed_rel(r) && (pairs[r] == (w[0], w[1]) || pairs[r] == (w[1], w[0]))).count();
+                    let cands = (0..rels.len())
+                        .filter(|&r| allowed_rel(r) && (pairs[r] == (w[0], w[1]) || pairs[r] == (w[1], w[0])))
+                        .count();
                     if cands > 1 {
                         assert!(
-                            res.ambiguities.iter().any(|a| [&a.left, &a.right].contains(&&name(w[0])) && [&a.left, &a.right].contains(&&name(w[1]))),
+                            res.ambiguities.iter().any(|a| [&a.left, &a.right].contains(&&name(w[0]))
+                                && [&a.left, &a.right].contains(&&name(w[1]))),
                             "unreported ambiguity {ctx}"
                         );
                         ambiguous += 1;
@@ -521,7 +545,10 @@ fn generate_view_matches_brute_force_on_random_models() {
             }
         }
     }
-    assert!(checked > 100 && infeasible > 20 && ambiguous > 10, "checked {checked}, infeasible {infeasible}, ambiguous {ambiguous}");
+    assert!(
+        checked > 100 && infeasible > 20 && ambiguous > 10,
+        "checked {checked}, infeasible {infeasible}, ambiguous {ambiguous}"
+    );
 }
 
 /// When the exact search gives up (budget of one state here), the MILP
@@ -582,7 +609,12 @@ fn role_instances_match_brute_force_on_random_models() {
                     let copies = if rng.random_bool(0.3) { 2 } else { 1 };
                     for c in 0..copies {
                         let col = format!("fk{b}_{c}");
-                        tables[a].columns.push(Column { name: col.clone(), sql_type: "INTEGER".into(), nullable: true, description: None });
+                        tables[a].columns.push(Column {
+                            name: col.clone(),
+                            sql_type: "INTEGER".into(),
+                            nullable: true,
+                            description: None,
+                        });
                         let r = rels.len();
                         rels.push(Relationship {
                             name: Some(format!("r{r}")),
@@ -609,7 +641,12 @@ fn role_instances_match_brute_force_on_random_models() {
         if n >= 3 && rng.random_bool(0.3) {
             let (k, i, j) = (rng.random_range(0..n), rng.random_range(0..n), rng.random_range(0..n));
             if k != i && k != j && i != j && between(k, i) == 1 && between(k, j) == 1 {
-                patterns.push(Pattern::ManyToMany { junction: name(k), sides: [name(i), name(j)], relationships: None, description: None });
+                patterns.push(Pattern::ManyToMany {
+                    junction: name(k),
+                    sides: [name(i), name(j)],
+                    relationships: None,
+                    description: None,
+                });
                 mm.push((k, i, j));
             }
         }
@@ -641,19 +678,26 @@ fn role_instances_match_brute_force_on_random_models() {
             .map(|&(t, r, c)| {
                 let copy = if c > 0 { format!("#{}", c + 1) } else { String::new() };
                 let base = match (&rels[r].role, rng.random_range(0..3)) {
-                (Some(role), 0) => format!("{}@{role}", name(t)),
-                (_, 1) => format!("{}@r{r}", name(t)),
-                _ => {
-                    // OTHER.column: the other end's join column (the `from` column of a self-relationship).
-                    let (a, b) = pairs[r];
-                    let (other, col) = if a == b || t == b { (a, &rels[r].on[0][0]) } else { (b, &rels[r].on[0][1]) };
-                    format!("{}@{}.{col}", name(t), name(other))
-                }
+                    (Some(role), 0) => format!("{}@{role}", name(t)),
+                    (_, 1) => format!("{}@r{r}", name(t)),
+                    _ => {
+                        // OTHER.column: the other end's join column (the `from` column of a self-relationship).
+                        let (a, b) = pairs[r];
+                        let (other, col) =
+                            if a == b || t == b { (a, &rels[r].on[0][0]) } else { (b, &rels[r].on[0][1]) };
+                        format!("{}@{}.{col}", name(t), name(other))
+                    }
                 };
                 base + &copy
             })
             .collect();
-        let mut model = DbModel { name: format!("roles{case}"), tables, relationships: rels.clone(), patterns, ..Default::default() };
+        let mut model = DbModel {
+            name: format!("roles{case}"),
+            tables,
+            relationships: rels.clone(),
+            patterns,
+            ..Default::default()
+        };
         model.constraints.forbid_tables = forbid_t.iter().map(|&i| name(i)).collect();
         model.constraints.forbid_relationships = forbid_r.iter().map(|&r| format!("r{r}")).collect();
         let g = SchemaGraph::new(model.clone()).unwrap_or_else(|e| panic!("case {case}: {e}"));
@@ -675,7 +719,8 @@ fn role_instances_match_brute_force_on_random_models() {
             let (a, b) = pairs[r];
             !forbid_r.contains(&r) && !forbid_t.contains(&a) && !forbid_t.contains(&b)
         };
-        let mut edges: Vec<(usize, usize)> = (0..rels.len()).filter(|&r| allowed_rel(r) && pairs[r].0 != pairs[r].1).map(|r| pairs[r]).collect();
+        let mut edges: Vec<(usize, usize)> =
+            (0..rels.len()).filter(|&r| allowed_rel(r) && pairs[r].0 != pairs[r].1).map(|r| pairs[r]).collect();
         let bridges = model_bridges(&edges, &mm, &lookups);
         let mut relevant: Vec<usize> = requested.clone();
         for (k, &(t, r, _)) in roles.iter().enumerate() {
@@ -688,7 +733,14 @@ fn role_instances_match_brute_force_on_random_models() {
             relevant.push(n + k);
             relevant.push(anchor);
         }
-        let inst = Inst { n: n + roles.len(), edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone(), bridges };
+        let inst = Inst {
+            n: n + roles.len(),
+            edges,
+            relevant: relevant.clone(),
+            lookups: lookups.clone(),
+            mm: mm.clone(),
+            bridges,
+        };
         relevant.sort_unstable();
         relevant.dedup();
         let blocked = relevant.iter().any(|&t| t < n && forbid_t.contains(&t));
@@ -734,7 +786,11 @@ fn role_instances_match_brute_force_on_random_models() {
                         .unwrap_or_else(|| panic!("role ({t}, r{r}, copy {c}) missing {ctx}"));
                     copies += usize::from(c > 0);
                     let alias = &res.instances[i].alias;
-                    let j = res.joins.iter().find(|j| (&j.left == alias || &j.right == alias) && j.rel == Some(r)).unwrap_or_else(|| panic!("no join for {alias} {ctx}"));
+                    let j = res
+                        .joins
+                        .iter()
+                        .find(|j| (&j.left == alias || &j.right == alias) && j.rel == Some(r))
+                        .unwrap_or_else(|| panic!("no join for {alias} {ctx}"));
                     let (a, b) = pairs[r];
                     // The instance is the `to` end (holds `id`) unless it is the `from` end of a non-self relationship.
                     let own_col = if a != b && t == a { rels[r].on[0][0].clone() } else { "id".to_string() };
@@ -793,7 +849,9 @@ fn several_junctions_between_the_same_sides_need_one() {
         let bf = inst.brute(N);
         let ctx = format!("case {case}: {inst:?}");
         for warm_start in [true, false] {
-            let sol = solve_core(&p, 30.0, CoreOptions { warm_start, milp_when_proven: true, ..CoreOptions::default() }).expect("solve_core");
+            let sol =
+                solve_core(&p, 30.0, CoreOptions { warm_start, milp_when_proven: true, ..CoreOptions::default() })
+                    .expect("solve_core");
             match bf {
                 None => assert!(sol.walk.is_empty() || sol.walk.len() > N, "{ctx} {sol:?}"),
                 Some(b) => {
@@ -885,7 +943,10 @@ fn bridges_between_the_sides_match_brute_force() {
         feasible += all_solvers_match_brute_force(&inst, &ctx) as usize;
         let plain = Inst { bridges: Vec::new(), ..inst.clone() };
         let (with, without) = (inst.brute(N), plain.brute(N));
-        assert!(without.is_none() || with.is_some_and(|w| without.is_some_and(|o| w <= o)), "bridges only add walks {ctx}");
+        assert!(
+            without.is_none() || with.is_some_and(|w| without.is_some_and(|o| w <= o)),
+            "bridges only add walks {ctx}"
+        );
         changed += (with != without) as usize;
         rescued += (with.is_some() && without.is_none()) as usize;
         if case % 4 == 0 {
@@ -908,7 +969,11 @@ fn bridges_between_the_sides_match_brute_force() {
 fn bundled_models_bridges() {
     use lucy::graph::SchemaGraph;
     use lucy::solve::relevant::{core_problem, scope, Relax};
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir("dbmodels").unwrap().chain(std::fs::read_dir("dbmodels/spider").unwrap()).map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir("dbmodels")
+        .unwrap()
+        .chain(std::fs::read_dir("dbmodels/spider").unwrap())
+        .map(|e| e.unwrap().path())
+        .collect();
     files.retain(|f| f.extension().is_some_and(|e| e == "json"));
     files.sort();
     assert!(files.len() >= 20, "{files:?}");
@@ -919,7 +984,13 @@ fn bundled_models_bridges() {
         let sc = scope(&g, &lucy::types::ViewRequest::new(vec![first])).unwrap();
         let p = core_problem(&g, &sc, Relax::NONE).problem;
         for b in &p.bridges {
-            found.push(format!("{}: {} between {} and {}", f.file_stem().unwrap().to_string_lossy(), p.names[b.t], p.names[b.sides[0]], p.names[b.sides[1]]));
+            found.push(format!(
+                "{}: {} between {} and {}",
+                f.file_stem().unwrap().to_string_lossy(),
+                p.names[b.t],
+                p.names[b.sides[0]],
+                p.names[b.sides[1]]
+            ));
         }
     }
     found.sort();
@@ -999,8 +1070,14 @@ fn subtype_instances_match_brute_force_on_random_models() {
     for case in 0..250 {
         let n = rng.random_range(2..=5);
         let name = |i: usize| format!("T{i}");
-        let mut tables: Vec<Table> =
-            (0..n).map(|i| Table { name: name(i), description: None, primary_key: vec!["id".into()], columns: vec![col("id")] }).collect();
+        let mut tables: Vec<Table> = (0..n)
+            .map(|i| Table {
+                name: name(i),
+                description: None,
+                primary_key: vec!["id".into()],
+                columns: vec![col("id")],
+            })
+            .collect();
         let mut rels: Vec<Relationship> = Vec::new();
         let mut pairs: Vec<(usize, usize)> = Vec::new();
         for a in 0..n {
@@ -1033,7 +1110,12 @@ fn subtype_instances_match_brute_force_on_random_models() {
         let kids = rng.random_range(2..=3);
         let mut children = Vec::new();
         for k in 0..kids {
-            tables.push(Table { name: format!("C{k}"), description: None, primary_key: vec!["id".into()], columns: vec![col("id"), col("root_id")] });
+            tables.push(Table {
+                name: format!("C{k}"),
+                description: None,
+                primary_key: vec!["id".into()],
+                columns: vec![col("id"), col("root_id")],
+            });
             rels.push(Relationship {
                 name: Some(format!("c{k}")),
                 from: format!("C{k}"),
@@ -1053,12 +1135,18 @@ fn subtype_instances_match_brute_force_on_random_models() {
         if n >= 3 && rng.random_bool(0.3) {
             let (k, i, j) = (rng.random_range(0..n), rng.random_range(0..n), rng.random_range(0..n));
             if k != i && k != j && i != j && k != root && between(k, i) == 1 && between(k, j) == 1 {
-                patterns.push(Pattern::ManyToMany { junction: name(k), sides: [name(i), name(j)], relationships: None, description: None });
+                patterns.push(Pattern::ManyToMany {
+                    junction: name(k),
+                    sides: [name(i), name(j)],
+                    relationships: None,
+                    description: None,
+                });
                 mm.push((k, i, j));
             }
         }
         // (A star's root is never a lookup: the model forbids both roles.)
-        let lookups: Vec<usize> = (0..n).filter(|&i| i != root && rng.random_bool(0.2) && !mm.iter().any(|m| m.0 == i)).collect();
+        let lookups: Vec<usize> =
+            (0..n).filter(|&i| i != root && rng.random_bool(0.2) && !mm.iter().any(|m| m.0 == i)).collect();
         if !lookups.is_empty() {
             patterns.push(Pattern::Lookup { tables: lookups.iter().map(|&i| name(i)).collect(), description: None });
         }
@@ -1070,13 +1158,20 @@ fn subtype_instances_match_brute_force_on_random_models() {
         if kinds.is_empty() {
             kinds.push(rng.random_range(0..kids));
         }
-        let mut model = DbModel { name: format!("subtypes{case}"), tables, relationships: rels.clone(), patterns, ..Default::default() };
+        let mut model = DbModel {
+            name: format!("subtypes{case}"),
+            tables,
+            relationships: rels.clone(),
+            patterns,
+            ..Default::default()
+        };
         model.constraints.forbid_tables = forbid_t.iter().map(|&i| name(i)).collect();
         model.constraints.forbid_relationships = forbid_r.iter().map(|&r| format!("r{r}")).collect();
         let g = SchemaGraph::new(model.clone()).unwrap_or_else(|e| panic!("case {case}: {e}"));
         let mut names: Vec<String> = requested.iter().map(|&i| name(i)).collect();
         names.extend(kinds.iter().map(|&k| format!("{}@C{k}", name(root))));
-        let res = lucy::solve::generate_view(&g, &ViewRequest::new(names.clone())).unwrap_or_else(|e| panic!("case {case}: {names:?}: {e}"));
+        let res = lucy::solve::generate_view(&g, &ViewRequest::new(names.clone()))
+            .unwrap_or_else(|e| panic!("case {case}: {names:?}: {e}"));
 
         // The semantics as a plain walk problem: tables, then one node per subtype instance.
         let allowed_rel = |r: usize| {
@@ -1087,13 +1182,31 @@ fn subtype_instances_match_brute_force_on_random_models() {
         let bridges = model_bridges(&edges, &mm, &lookups);
         let mut relevant: Vec<usize> = requested.clone();
         for k in 0..kinds.len() {
-            let copies: Vec<usize> = edges.iter().filter_map(|&(a, b)| if a == root { Some(b) } else if b == root { Some(a) } else { None }).collect();
+            let copies: Vec<usize> = edges
+                .iter()
+                .filter_map(|&(a, b)| {
+                    if a == root {
+                        Some(b)
+                    } else if b == root {
+                        Some(a)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
             if !forbid_t.contains(&root) {
                 edges.extend(copies.into_iter().map(|o| (o, n + k)));
             }
             relevant.push(n + k);
         }
-        let inst = Inst { n: n + kinds.len(), edges, relevant: relevant.clone(), lookups: lookups.clone(), mm: mm.clone(), bridges };
+        let inst = Inst {
+            n: n + kinds.len(),
+            edges,
+            relevant: relevant.clone(),
+            lookups: lookups.clone(),
+            mm: mm.clone(),
+            bridges,
+        };
         let blocked = relevant.iter().any(|&t| t < n && forbid_t.contains(&t)) || forbid_t.contains(&root);
         let bf = if blocked { None } else { inst.brute(N) };
         let ctx = format!("case {case}: {model:?} requested {names:?} -> {res:?}");
@@ -1129,10 +1242,16 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 // Each subtype instance once, its child INNER-joined to it.
                 for &k in &kinds {
                     let rel = core_rels + k;
-                    let here: Vec<usize> = (0..res.instances.len()).filter(|&i| res.instances[i].table == root && res.instances[i].role == Some(rel)).collect();
+                    let here: Vec<usize> = (0..res.instances.len())
+                        .filter(|&i| res.instances[i].table == root && res.instances[i].role == Some(rel))
+                        .collect();
                     assert_eq!(here.len(), 1, "{ctx}");
                     let alias = &res.instances[here[0]].alias;
-                    let j = res.joins.iter().find(|j| &j.left == alias && j.rel == Some(rel)).unwrap_or_else(|| panic!("no child join for {alias} {ctx}"));
+                    let j = res
+                        .joins
+                        .iter()
+                        .find(|j| &j.left == alias && j.rel == Some(rel))
+                        .unwrap_or_else(|| panic!("no child join for {alias} {ctx}"));
                     assert_eq!(j.kind, JoinKind::Inner, "{ctx}");
                     assert_eq!(j.on[0], [format!("{alias}.id"), format!("{}.root_id", j.right)], "{ctx}");
                 }
@@ -1148,7 +1267,10 @@ fn subtype_instances_match_brute_force_on_random_models() {
             }
         }
     }
-    assert!(checked > 80 && infeasible > 10 && multi > 30, "checked {checked}, infeasible {infeasible}, several subtypes {multi}");
+    assert!(
+        checked > 80 && infeasible > 10 && multi > 30,
+        "checked {checked}, infeasible {infeasible}, several subtypes {multi}"
+    );
 }
 
 /// C3 case b: a table that hangs off an m:m junction (BIRD financial's card,
@@ -1175,8 +1297,14 @@ fn tables_hanging_off_a_junction_match_brute_force() {
         let n = rng.random_range(3..=6);
         let h = rng.random_range(1..=2);
         let name = |i: usize| if i < n { format!("T{i}") } else { format!("H{}", i - n) };
-        let mut tables: Vec<Table> =
-            (0..n + h).map(|i| Table { name: name(i), description: None, primary_key: vec!["id".into()], columns: vec![col("id")] }).collect();
+        let mut tables: Vec<Table> = (0..n + h)
+            .map(|i| Table {
+                name: name(i),
+                description: None,
+                primary_key: vec!["id".into()],
+                columns: vec![col("id")],
+            })
+            .collect();
         let mut rels: Vec<Relationship> = Vec::new();
         let mut pairs: Vec<(usize, usize)> = Vec::new();
         let mut add = |tables: &mut Vec<Table>, a: usize, b: usize| {
@@ -1207,7 +1335,12 @@ fn tables_hanging_off_a_junction_match_brute_force() {
         for c in n..n + h {
             add(&mut tables, c, 2);
         }
-        let mut patterns = vec![Pattern::ManyToMany { junction: name(2), sides: [name(0), name(1)], relationships: None, description: None }];
+        let mut patterns = vec![Pattern::ManyToMany {
+            junction: name(2),
+            sides: [name(0), name(1)],
+            relationships: None,
+            description: None,
+        }];
         let lookups: Vec<usize> = (3..n).filter(|_| rng.random_bool(0.2)).collect();
         if !lookups.is_empty() {
             patterns.push(Pattern::Lookup { tables: lookups.iter().map(|&i| name(i)).collect(), description: None });
@@ -1219,12 +1352,19 @@ fn tables_hanging_off_a_junction_match_brute_force() {
         if requested.is_empty() {
             requested.push(n);
         }
-        let mut model = DbModel { name: format!("hang{case}"), tables, relationships: rels.clone(), patterns, ..Default::default() };
+        let mut model = DbModel {
+            name: format!("hang{case}"),
+            tables,
+            relationships: rels.clone(),
+            patterns,
+            ..Default::default()
+        };
         model.constraints.forbid_tables = forbid_t.iter().map(|&i| name(i)).collect();
         model.constraints.forbid_relationships = forbid_r.iter().map(|&r| format!("r{r}")).collect();
         let g = SchemaGraph::new(model.clone()).unwrap_or_else(|e| panic!("case {case}: {e}"));
         let names: Vec<String> = requested.iter().map(|&i| name(i)).collect();
-        let res = lucy::solve::generate_view(&g, &ViewRequest::new(names.clone())).unwrap_or_else(|e| panic!("case {case}: {names:?}: {e}"));
+        let res = lucy::solve::generate_view(&g, &ViewRequest::new(names.clone()))
+            .unwrap_or_else(|e| panic!("case {case}: {names:?}: {e}"));
 
         let allowed_rel = |r: usize| {
             let (a, b) = pairs[r];
@@ -1232,7 +1372,14 @@ fn tables_hanging_off_a_junction_match_brute_force() {
         };
         let edges: Vec<(usize, usize)> = (0..rels.len()).filter(|&r| allowed_rel(r)).map(|r| pairs[r]).collect();
         let bridges = model_bridges(&edges, &[(2, 0, 1)], &lookups);
-        let inst = |relevant: Vec<usize>| Inst { n: n + h, edges: edges.clone(), relevant, lookups: lookups.clone(), mm: vec![(2, 0, 1)], bridges: bridges.clone() };
+        let inst = |relevant: Vec<usize>| Inst {
+            n: n + h,
+            edges: edges.clone(),
+            relevant,
+            lookups: lookups.clone(),
+            mm: vec![(2, 0, 1)],
+            bridges: bridges.clone(),
+        };
         // Each requested hanging table moves to its junction when anything
         // else is requested and neither it, the junction nor the link is forbidden.
         let rel_of = |c: usize| pairs.iter().position(|&(a, _)| a == c).unwrap();
@@ -1262,7 +1409,13 @@ fn tables_hanging_off_a_junction_match_brute_force() {
                 let walk: Vec<usize> = res
                     .walk
                     .iter()
-                    .map(|w| if let Some(x) = w.strip_prefix('T') { x.parse().unwrap() } else { n + w[1..].parse::<usize>().unwrap() })
+                    .map(|w| {
+                        if let Some(x) = w.strip_prefix('T') {
+                            x.parse().unwrap()
+                        } else {
+                            n + w[1..].parse::<usize>().unwrap()
+                        }
+                    })
                     .collect();
                 let p = inst(relevant.clone());
                 assert!(p.valid(&walk), "invalid walk {walk:?} {ctx}");
@@ -1278,8 +1431,16 @@ fn tables_hanging_off_a_junction_match_brute_force() {
                     None => assert!(got.1 > N, "brute force found nothing within {N} {ctx}"),
                 }
                 for &c in &moved {
-                    let j = res.joins.iter().find(|j| j.right == name(c)).unwrap_or_else(|| panic!("{} not joined {ctx}", name(c)));
-                    assert_eq!((j.left.as_str(), j.kind, j.rel), (name(2).as_str(), JoinKind::Inner, Some(rel_of(c))), "{ctx}");
+                    let j = res
+                        .joins
+                        .iter()
+                        .find(|j| j.right == name(c))
+                        .unwrap_or_else(|| panic!("{} not joined {ctx}", name(c)));
+                    assert_eq!(
+                        (j.left.as_str(), j.kind, j.rel),
+                        (name(2).as_str(), JoinKind::Inner, Some(rel_of(c))),
+                        "{ctx}"
+                    );
                 }
                 if paper.is_none() {
                     rescued += 1;
@@ -1289,7 +1450,10 @@ fn tables_hanging_off_a_junction_match_brute_force() {
             }
         }
     }
-    assert!(checked > 100 && infeasible > 5 && rescued > 30, "checked {checked}, infeasible {infeasible}, feasible only with case b {rescued}");
+    assert!(
+        checked > 100 && infeasible > 5 && rescued > 30,
+        "checked {checked}, infeasible {infeasible}, feasible only with case b {rescued}"
+    );
 }
 
 /// Relevant sets above the Held–Karp size (13–16 tables, the enterprise
@@ -1343,7 +1507,18 @@ fn random_mm(rng: &mut ChaCha8Rng, n: usize, edges: &[(usize, usize)], tries: us
     let mut mm: Vec<(usize, usize, usize)> = Vec::new();
     for _ in 0..tries {
         let j = rng.random_range(0..n);
-        let nb: Vec<usize> = edges.iter().filter_map(|&(a, b)| if a == j { Some(b) } else if b == j { Some(a) } else { None }).collect();
+        let nb: Vec<usize> = edges
+            .iter()
+            .filter_map(|&(a, b)| {
+                if a == j {
+                    Some(b)
+                } else if b == j {
+                    Some(a)
+                } else {
+                    None
+                }
+            })
+            .collect();
         if nb.len() >= 2 && !mm.iter().any(|m| m.0 == j) {
             let (s0, s1) = (nb[rng.random_range(0..nb.len())], nb[rng.random_range(0..nb.len())]);
             if s0 != s1 {
@@ -1396,7 +1571,9 @@ impl Tally {
                 assert_eq!(p.violation(&walk), None, "{ctx}");
                 assert_eq!(inst.objective(&walk), (c, l), "{ctx}");
                 assert_eq!((c, l), (cost, len), "bounded search vs unbounded {ctx}");
-                let ExactOutcome::Optimal { walk, cost: ce, len: le } = eager else { panic!("eager weighted pass: {eager:?} {ctx}") };
+                let ExactOutcome::Optimal { walk, cost: ce, len: le } = eager else {
+                    panic!("eager weighted pass: {eager:?} {ctx}")
+                };
                 assert!(inst.valid(&walk), "invalid walk {walk:?} (eager weighted pass) {ctx}");
                 assert_eq!((ce, le), (cost, len), "eager weighted pass vs unbounded {ctx}");
                 self.checked += 1;
@@ -1465,7 +1642,12 @@ fn large_requests_with_bridges_match_the_unbounded_search() {
         for &(_, i, j) in &mm {
             for _ in 0..rng.random_range(1..=2) {
                 let t = rng.random_range(0..n);
-                if t != i && t != j && !mm.iter().any(|m| m.0 == t) && !lookups.contains(&t) && !bridges.contains(&(t, i, j)) {
+                if t != i
+                    && t != j
+                    && !mm.iter().any(|m| m.0 == t)
+                    && !lookups.contains(&t)
+                    && !bridges.contains(&(t, i, j))
+                {
                     for s in [i, j] {
                         if !edges.contains(&(t, s)) && !edges.contains(&(s, t)) {
                             edges.push((t, s));
@@ -1492,7 +1674,8 @@ fn large_requests_with_bridges_match_the_unbounded_search() {
             ExactOutcome::Optimal { cost, len, .. } => Some((cost, len)),
             _ => None,
         };
-        changed += (objective(solve_exact_blind(&inst.problem(), None, big)) != objective(solve_exact_blind(&plain.problem(), None, big))) as usize;
+        changed += (objective(solve_exact_blind(&inst.problem(), None, big))
+            != objective(solve_exact_blind(&plain.problem(), None, big))) as usize;
     }
     let Tally { checked, infeasible, skipped } = tally;
     assert!(
@@ -1575,11 +1758,14 @@ fn shortcuts_are_left_out_while_their_table_is_relevant() {
                 }
             }
         }
-        let joined = |x: usize, y: usize, not: usize| (0..pairs.len()).any(|o| o != not && (pairs[o] == (x, y) || pairs[o] == (y, x)));
+        let joined = |x: usize, y: usize, not: usize| {
+            (0..pairs.len()).any(|o| o != not && (pairs[o] == (x, y) || pairs[o] == (y, x)))
+        };
         let via: Vec<Option<usize>> = (0..pairs.len())
             .map(|r| {
                 let (a, b) = pairs[r];
-                let cs: Vec<usize> = (0..n).filter(|&c| c != a && c != b && joined(a, c, r) && joined(c, b, r)).collect();
+                let cs: Vec<usize> =
+                    (0..n).filter(|&c| c != a && c != b && joined(a, c, r) && joined(c, b, r)).collect();
                 (!cs.is_empty() && rng.random_bool(0.6)).then(|| cs[rng.random_range(0..cs.len())])
             })
             .collect();
@@ -1588,7 +1774,12 @@ fn shortcuts_are_left_out_while_their_table_is_relevant() {
             .enumerate()
             .map(|(r, &(a, b))| {
                 let col = format!("fk{r}");
-                tables[a].columns.push(Column { name: col.clone(), sql_type: "INTEGER".into(), nullable: true, description: None });
+                tables[a].columns.push(Column {
+                    name: col.clone(),
+                    sql_type: "INTEGER".into(),
+                    nullable: true,
+                    description: None,
+                });
                 Relationship {
                     name: Some(format!("r{r}")),
                     from: name(a),
@@ -1613,11 +1804,19 @@ fn shortcuts_are_left_out_while_their_table_is_relevant() {
         }
         let model = DbModel { name: format!("via{case}"), tables, relationships: rels, patterns, ..Default::default() };
         let g = SchemaGraph::new(model.clone()).unwrap_or_else(|e| panic!("case {case}: {e}"));
-        let res = lucy::solve::generate_view(&g, &ViewRequest::new(requested.iter().map(|&i| name(i)).collect())).expect("generate_view");
+        let res = lucy::solve::generate_view(&g, &ViewRequest::new(requested.iter().map(|&i| name(i)).collect()))
+            .expect("generate_view");
         let allowed = |r: usize| via[r].is_none_or(|c| !requested.contains(&c));
         bypassed += (0..pairs.len()).filter(|&r| !allowed(r)).count();
         let edges: Vec<(usize, usize)> = (0..pairs.len()).filter(|&r| allowed(r)).map(|r| pairs[r]).collect();
-        let inst = Inst { n, edges, relevant: requested.clone(), lookups: lookups.clone(), mm: Vec::new(), bridges: Vec::new() };
+        let inst = Inst {
+            n,
+            edges,
+            relevant: requested.clone(),
+            lookups: lookups.clone(),
+            mm: Vec::new(),
+            bridges: Vec::new(),
+        };
         let bf = inst.brute(N);
         let ctx = format!("case {case}: {model:?} requested {requested:?} -> {res:?}");
         match res.status {
@@ -1643,5 +1842,8 @@ fn shortcuts_are_left_out_while_their_table_is_relevant() {
             }
         }
     }
-    assert!(checked > 150 && bypassed > 50 && used > 10, "checked {checked}, bypassed {bypassed}, shortcuts used {used}");
+    assert!(
+        checked > 150 && bypassed > 50 && used > 10,
+        "checked {checked}, bypassed {bypassed}, shortcuts used {used}"
+    );
 }

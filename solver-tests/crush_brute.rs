@@ -71,18 +71,35 @@ fn crush_exact_matches_brute_force_and_dominates_baselines() {
         let (inst, relevance) = random_instance(&mut rng);
         let (opt, opt_set) = brute_force(&inst);
         let cold = exact::solve(&inst, &milp_only).unwrap();
-        assert!((cold.objective - opt).abs() <= 1e-6, "case {case} without local search: exact {} vs brute {opt}", cold.objective);
+        assert!(
+            (cold.objective - opt).abs() <= 1e-6,
+            "case {case} without local search: exact {} vs brute {opt}",
+            cold.objective
+        );
         assert_eq!(cold.status, SolveStatus::Optimal, "case {case} without local search");
         let gr0 = greedy::solve(&inst);
         let (ls, ls_val) = local::improve(&inst, &gr0.chosen, 100);
         assert_eq!(ls.len(), inst.effective_budget(), "case {case}: local search changed |R|");
         assert!((ls_val - inst.objective(&ls)).abs() < 1e-12, "case {case}");
-        assert!(ls_val >= gr0.objective - 1e-12 && ls_val <= opt + 1e-9, "case {case}: local {ls_val} greedy {} opt {opt}", gr0.objective);
+        assert!(
+            ls_val >= gr0.objective - 1e-12 && ls_val <= opt + 1e-9,
+            "case {case}: local {ls_val} greedy {} opt {opt}",
+            gr0.objective
+        );
         if ls_val < opt - 1e-6 {
             local_suboptimal += 1;
         }
         let ex = exact::solve(&inst, &opts).unwrap();
-        let ctx = format!("case {case}: n={} m={} B={} edges={} λ={} brute {opt_set:?}={opt} exact {:?}={}", inst.n(), inst.m(), inst.budget, inst.edges.len(), inst.lambda, ex.chosen, ex.objective);
+        let ctx = format!(
+            "case {case}: n={} m={} B={} edges={} λ={} brute {opt_set:?}={opt} exact {:?}={}",
+            inst.n(),
+            inst.m(),
+            inst.budget,
+            inst.edges.len(),
+            inst.lambda,
+            ex.chosen,
+            ex.objective
+        );
         assert_eq!(ex.chosen.len(), inst.effective_budget(), "{ctx}");
         assert!((ex.objective - inst.objective(&ex.chosen)).abs() < 1e-12, "{ctx}");
         assert!((ex.objective - opt).abs() <= 1e-6, "{ctx}");

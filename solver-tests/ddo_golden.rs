@@ -141,7 +141,8 @@ fn q3_goes_through_payamount() {
 fn without_attributes_all_columns_of_relevant_tables() {
     let g = ddo();
     let res = solve(&g, &req(&["CLIENT", "DATACENTER"]));
-    let n_cols = g.table(g.table_id("CLIENT").unwrap()).columns.len() + g.table(g.table_id("DATACENTER").unwrap()).columns.len();
+    let n_cols =
+        g.table(g.table_id("CLIENT").unwrap()).columns.len() + g.table(g.table_id("DATACENTER").unwrap()).columns.len();
     assert_eq!(res.columns.len(), n_cols);
     assert!(res.columns.iter().all(|c| c.table == "CLIENT" || c.table == "DATACENTER"));
     let rows = run_on_ddo(&res.view_sql, "SELECT COUNT(*) FROM lucy_view");
@@ -153,7 +154,12 @@ fn view_sql_parses_in_every_dialect() {
     use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect, SQLiteDialect};
     use sqlparser::parser::Parser;
     let g = ddo();
-    for tables in [&["CLIENT", "DATACENTER"][..], &["RESOURCEPOOL", "CCPU", "RCPU"], &["PAYMENT", "TAX", "SUPERCHARGE"], &["LOCATION", "COMPUTE"]] {
+    for tables in [
+        &["CLIENT", "DATACENTER"][..],
+        &["RESOURCEPOOL", "CCPU", "RCPU"],
+        &["PAYMENT", "TAX", "SUPERCHARGE"],
+        &["LOCATION", "COMPUTE"],
+    ] {
         for d in [Dialect::Sqlite, Dialect::Mysql, Dialect::Postgres] {
             let mut r = req(tables);
             r.dialect = d;
@@ -302,10 +308,20 @@ fn lookup_reached_from_two_tables_gets_two_instances() {
     // lookups (client's city, datacenter's city), never one shared row.
     let g = ddo();
     let id = |n: &str| g.table_id(n).unwrap();
-    let walk: Vec<usize> = ["CLIENT", "LOCATION", "CLIENT", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER", "LOCATION", "DATACENTER"]
-        .iter()
-        .map(|n| id(n))
-        .collect();
+    let walk: Vec<usize> = [
+        "CLIENT",
+        "LOCATION",
+        "CLIENT",
+        "RSPOOL2CLIENT",
+        "RESOURCEPOOL",
+        "COMPUTE",
+        "DATACENTER",
+        "LOCATION",
+        "DATACENTER",
+    ]
+    .iter()
+    .map(|n| id(n))
+    .collect();
     let relevant: std::collections::BTreeSet<usize> = [id("CLIENT"), id("DATACENTER"), id("LOCATION")].into();
     let attrs = vec![g.names().column(id("LOCATION"), "city").unwrap()];
     let spec = lucy::view::ViewSpec {
@@ -320,7 +336,10 @@ fn lookup_reached_from_two_tables_gets_two_instances() {
         keep: None,
     };
     let v = lucy::view::build(&g, &walk, &spec).unwrap();
-    assert_eq!(v.tables, vec!["CLIENT", "LOCATION", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER", "LOCATION_2"]);
+    assert_eq!(
+        v.tables,
+        vec!["CLIENT", "LOCATION", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER", "LOCATION_2"]
+    );
     assert_eq!(v.joins.len(), 6, "retracing CLIENT-LOCATION is one join");
     assert!(v.sql.contains("LOCATION AS LOCATION_2"), "{}", v.sql);
     let aliases: Vec<&str> = v.columns.iter().map(|c| c.alias.as_str()).collect();
@@ -360,8 +379,14 @@ fn unknown_names_are_input_errors() {
 #[test]
 fn ddo_model_has_the_patterns_the_goldens_rely_on() {
     let m = ddo_model();
-    assert!(m.patterns.iter().any(|p| matches!(p, Pattern::Lookup { tables, .. } if tables.contains(&"LOCATION".to_string()))));
-    assert!(m.patterns.iter().any(|p| matches!(p, Pattern::ManyToMany { junction, .. } if junction == "RSPOOL2CLIENT")));
+    assert!(m
+        .patterns
+        .iter()
+        .any(|p| matches!(p, Pattern::Lookup { tables, .. } if tables.contains(&"LOCATION".to_string()))));
+    assert!(m
+        .patterns
+        .iter()
+        .any(|p| matches!(p, Pattern::ManyToMany { junction, .. } if junction == "RSPOOL2CLIENT")));
 }
 
 /// ddo-20 ("clients using a resource pool hosted in a datacenter of their
@@ -372,14 +397,26 @@ fn ddo_model_has_the_patterns_the_goldens_rely_on() {
 fn ddo20_two_location_roles() {
     let g = ddo();
     let mut r = req(&["CLIENT", "DATACENTER", "LOCATION@CLIENT", "LOCATION@DATACENTER.loc_id"]);
-    r.attributes = vec![ColumnRef::new("CLIENT", "name"), ColumnRef::new("DATACENTER", "name"), ColumnRef::new("LOCATION", "city")];
+    r.attributes = vec![
+        ColumnRef::new("CLIENT", "name"),
+        ColumnRef::new("DATACENTER", "name"),
+        ColumnRef::new("LOCATION", "city"),
+    ];
     r.view_name = "v".into();
     let v = solve(&g, &r);
     assert_eq!(v.status, SolveStatus::Optimal);
     assert_eq!((v.objective, v.path_length), (3.0, 7));
     assert_eq!(
         v.walk,
-        ["LOCATION@CLIENT.loc_id", "CLIENT", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER", "LOCATION@DATACENTER.loc_id"]
+        [
+            "LOCATION@CLIENT.loc_id",
+            "CLIENT",
+            "RSPOOL2CLIENT",
+            "RESOURCEPOOL",
+            "COMPUTE",
+            "DATACENTER",
+            "LOCATION@DATACENTER.loc_id"
+        ]
     );
     assert_eq!(v.relevant, ["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
     let golden = "CREATE VIEW v AS
@@ -438,7 +475,9 @@ fn role_instances_explain_per_instance_and_reject_unknown_roles() {
     assert_eq!(v.status, SolveStatus::Infeasible);
     let why = v.explanation.unwrap();
     assert!(
-        why.contains("LOCATION@CLIENT.loc_id cannot attach: its relationship CLIENT(loc_id)->LOCATION(id) is forbidden"),
+        why.contains(
+            "LOCATION@CLIENT.loc_id cannot attach: its relationship CLIENT(loc_id)->LOCATION(id) is forbidden"
+        ),
         "{why}"
     );
     // With COMPUTE forbidden, DATACENTER (the instance's anchor) reaches
@@ -452,7 +491,11 @@ fn role_instances_explain_per_instance_and_reject_unknown_roles() {
     assert!(why.contains("CLIENT and DATACENTER can only be connected through lookup LOCATION (C4)"), "{why}");
     let g = ddo();
     let e = generate_view(&g, &req(&["LOCATION@PAYMENT"])).unwrap_err().to_string();
-    assert!(e.contains("no relationship of LOCATION is named by `PAYMENT`") && e.contains("DATACENTER(loc_id)->LOCATION(id)"), "{e}");
+    assert!(
+        e.contains("no relationship of LOCATION is named by `PAYMENT`")
+            && e.contains("DATACENTER(loc_id)->LOCATION(id)"),
+        "{e}"
+    );
     let e = generate_view(&g, &req(&["TAX@PAYAMOUNT"])).unwrap_err().to_string();
     assert!(e.contains("inner table of the pattern rooted at PAYMENT"), "{e}");
 }

@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use lucy::bench::oracle::{oracle_case, OracleCase, OracleSummary};
 use lucy::bench::meta::{git_commit, today_utc};
+use lucy::bench::oracle::{oracle_case, OracleCase, OracleSummary};
 use lucy::bench::Suite;
 use lucy::SchemaGraph;
 

@@ -138,7 +138,10 @@ pub fn regular_file(path: &Path) -> Result<()> {
             "not a regular file"
         }
     };
-    Err(Error::Input(format!("{}: is {what}, not a regular file; give the path of a file", cut(&path.display().to_string(), 300))))
+    Err(Error::Input(format!(
+        "{}: is {what}, not a regular file; give the path of a file",
+        cut(&path.display().to_string(), 300)
+    )))
 }
 
 /// The longest line an error message prints; longer lines are cut with

@@ -109,18 +109,20 @@ impl Prompts {
 
     /// Render prompt `name` with the variables of `ctx`.
     pub fn render<S: Serialize>(&self, name: &str, ctx: S) -> Result<String> {
-        let t = self
-            .env
-            .get_template(name)
-            .map_err(|e| Error::Input(format!("unknown prompt `{name}`: {e}")))?;
+        let t = self.env.get_template(name).map_err(|e| Error::Input(format!("unknown prompt `{name}`: {e}")))?;
         // Strict mode lets filters see undefined values (`undefined | join`
         // renders empty), so check that every variable the template uses is given.
-        let given = serde_json::to_value(&ctx).map_err(|e| Error::Input(format!("prompt `{name}`: bad variables: {e}")))?;
+        let given =
+            serde_json::to_value(&ctx).map_err(|e| Error::Input(format!("prompt `{name}`: bad variables: {e}")))?;
         if let Some(obj) = given.as_object() {
-            let mut missing: Vec<String> = t.undeclared_variables(false).into_iter().filter(|v| !obj.contains_key(v)).collect();
+            let mut missing: Vec<String> =
+                t.undeclared_variables(false).into_iter().filter(|v| !obj.contains_key(v)).collect();
             if !missing.is_empty() {
                 missing.sort();
-                return Err(Error::Input(format!("prompt `{name}` uses variables that were not given: {}", missing.join(", "))));
+                return Err(Error::Input(format!(
+                    "prompt `{name}` uses variables that were not given: {}",
+                    missing.join(", ")
+                )));
             }
         }
         let out = t.render(minijinja::value::Serde(&ctx)).map_err(|e| {
@@ -199,18 +201,34 @@ mod tests {
         let cols = json!([{"alias": "CLIENT_name", "table": "CLIENT", "column": "name", "description": "Client name."},
                           {"alias": "CLIENT_id", "table": "CLIENT", "column": "id", "description": null}]);
         match name {
-            "match_tables" => json!({"question": "Q?", "database": "ddo", "schema_json": "{\"CLIENT\": \"x\"}", "elements": ["CLIENT", "DATACENTER"]}),
-            "pattern_children" => json!({"question": "Q?", "table": "RESOURCEPOOL", "kind": "snowflake", "schema_json": "{}", "elements": ["CONFIG", "name"]}),
-            "attributes" => json!({"question": "Q?", "table": "CLIENT", "schema_json": "{}", "elements": ["id", "name"], "role": ""}),
+            "match_tables" => {
+                json!({"question": "Q?", "database": "ddo", "schema_json": "{\"CLIENT\": \"x\"}", "elements": ["CLIENT", "DATACENTER"]})
+            }
+            "pattern_children" => {
+                json!({"question": "Q?", "table": "RESOURCEPOOL", "kind": "snowflake", "schema_json": "{}", "elements": ["CONFIG", "name"]})
+            }
+            "attributes" => {
+                json!({"question": "Q?", "table": "CLIENT", "schema_json": "{}", "elements": ["id", "name"], "role": ""})
+            }
             "match_roles" => json!({"question": "Q?", "table": "LOCATION", "summary": "Places.",
                                     "ways": [{"label": "LOCATION@CLIENT.loc_id", "text": "where a client is based"},
                                              {"label": "LOCATION@DATACENTER.loc_id", "text": "where a datacenter is"}],
                                     "elements": ["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"], "subtypes": false}),
-            "query_view" => json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": ""}),
-            "query_view_schema" => json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "MySQL notes: …", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development"}),
-            "repair_sql" => json!({"sql": "SELECT x", "error": "no x", "dialect": "SQLite", "allowed": "the view lucy_view"}),
-            "direct_sql" => json!({"question": "Q?", "dialect": "MySQL", "ddl": "CREATE TABLE A(id INT);", "evidence": ""}),
-            "describe_table" => json!({"table": "Loan", "columns": [{"name": "id", "type": "INTEGER", "description": ""}], "max_words": 15}),
+            "query_view" => {
+                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": ""})
+            }
+            "query_view_schema" => {
+                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "MySQL notes: …", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development"})
+            }
+            "repair_sql" => {
+                json!({"sql": "SELECT x", "error": "no x", "dialect": "SQLite", "allowed": "the view lucy_view"})
+            }
+            "direct_sql" => {
+                json!({"question": "Q?", "dialect": "MySQL", "ddl": "CREATE TABLE A(id INT);", "evidence": ""})
+            }
+            "describe_table" => {
+                json!({"table": "Loan", "columns": [{"name": "id", "type": "INTEGER", "description": ""}], "max_words": 15})
+            }
             "crush_hallucinate" => json!({"question": "Q?"}),
             other => panic!("no fixture for {other}"),
         }

@@ -15,7 +15,8 @@ const SENTINEL: &str = "sk-SENTINEL-ask-ddo-0123456789";
 
 /// The mock LLM's answers for Q1 (shared with the serve, MCP and load tests).
 const Q1_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mock/ddo-q1.json");
-const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+const Q1: &str =
+    "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 const Q2: &str = "List resource pool names with CPU overhead limit greater than runtime overall usage by 100";
 
 fn rule(needle: &str, answers: &[&str]) -> Rule {
@@ -39,9 +40,7 @@ fn gold(sql: &str) -> BTreeSet<Vec<String>> {
     let c = rusqlite::Connection::open_with_flags(DB, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let mut st = c.prepare(sql).unwrap();
     let n = st.column_count();
-    let rows = st
-        .query_map([], |r| (0..n).map(|i| r.get::<_, String>(i)).collect::<Result<Vec<_>, _>>())
-        .unwrap();
+    let rows = st.query_map([], |r| (0..n).map(|i| r.get::<_, String>(i)).collect::<Result<Vec<_>, _>>()).unwrap();
     rows.map(|r| r.unwrap()).collect()
 }
 
@@ -50,12 +49,23 @@ fn rows_of(json: &serde_json::Value) -> BTreeSet<Vec<String>> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r.as_array().unwrap().iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect())
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .collect()
+        })
         .collect()
 }
 
 fn no_secret(out: &Output, trace: &Path) {
-    let all = format!("{}{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr), std::fs::read_to_string(trace).unwrap_or_default());
+    let all = format!(
+        "{}{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(trace).unwrap_or_default()
+    );
     assert!(!all.contains(SENTINEL), "the API key leaked");
 }
 
@@ -65,7 +75,19 @@ fn q1_clients_and_datacenters_through_the_m_to_m() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("q1.json");
     let out = lucy(
-        &["--json", "ask", "--model", MODEL, Q1, "--execute", DB, "--min-votes", "2", "--trace", trace.to_str().unwrap()],
+        &[
+            "--json",
+            "ask",
+            "--model",
+            MODEL,
+            Q1,
+            "--execute",
+            DB,
+            "--min-votes",
+            "2",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
         &server.url(),
     );
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
@@ -86,7 +108,10 @@ fn q1_clients_and_datacenters_through_the_m_to_m() {
     no_secret(&out, &trace);
     // The trace holds every phase and renders.
     let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
-    assert_eq!(t["match_tables"]["steps"][0]["votes"][2], serde_json::json!({"item": "LOCATION", "votes": 1, "kept": false}));
+    assert_eq!(
+        t["match_tables"]["steps"][0]["votes"][2],
+        serde_json::json!({"item": "LOCATION", "votes": 1, "kept": false})
+    );
     assert!(t["generate_view"]["request"]["tables"].is_array());
     assert_eq!(t["query_view"]["attempts"][0]["execution"]["row_count"], 29);
     let ex = Command::new(env!("CARGO_BIN_EXE_lucy")).args(["explain", trace.to_str().unwrap()]).output().unwrap();
@@ -171,5 +196,9 @@ fn recorded_run_replays_identically_offline() {
         .output()
         .unwrap();
     assert_eq!(miss.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&miss.stderr).contains("match_tables failed (llm)"), "{}", String::from_utf8_lossy(&miss.stderr));
+    assert!(
+        String::from_utf8_lossy(&miss.stderr).contains("match_tables failed (llm)"),
+        "{}",
+        String::from_utf8_lossy(&miss.stderr)
+    );
 }

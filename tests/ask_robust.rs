@@ -8,7 +8,8 @@ use lucy::llm::mock::{MockServer, Reply, Rule, Script};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
-const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+const Q1: &str =
+    "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 
 fn bare_lucy() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
@@ -73,26 +74,37 @@ fn no_llm_uses_the_offline_linker_and_stops_after_the_view() {
 
 #[test]
 fn offline_view_with_given_tables() {
-    let o = bare_lucy().args(["ask", "--model", MODEL, Q1, "--tables", "CLIENT,DATACENTER", "--stop-after", "view"]).output().unwrap();
+    let o = bare_lucy()
+        .args(["ask", "--model", MODEL, Q1, "--tables", "CLIENT,DATACENTER", "--stop-after", "view"])
+        .output()
+        .unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("CREATE VIEW lucy_view"), "{out}");
     assert!(out.contains("RSPOOL2CLIENT"), "{out}");
     assert!(!out.contains("-- SQL"));
     // --stop-after match also works offline.
-    let o = bare_lucy().args(["--json", "ask", "--model", MODEL, Q1, "--attrs", "CLIENT.name", "--stop-after", "match"]).output().unwrap();
+    let o = bare_lucy()
+        .args(["--json", "ask", "--model", MODEL, Q1, "--attrs", "CLIENT.name", "--stop-after", "match"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["tables"], serde_json::json!(["CLIENT"]));
     assert_eq!(v["stopped_after"], "match");
     // Unknown given tables are input errors naming the table.
-    let o = bare_lucy().args(["ask", "--model", MODEL, Q1, "--tables", "CUSTOMER", "--stop-after", "view"]).output().unwrap();
+    let o = bare_lucy()
+        .args(["ask", "--model", MODEL, Q1, "--tables", "CUSTOMER", "--stop-after", "view"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("unknown table `CUSTOMER`"));
 }
 
 #[test]
 fn server_error_forever_is_a_clear_error() {
-    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::status(500, "{\"error\":{\"message\":\"boom\"}}"))));
+    let server = MockServer::start(
+        Script::new().rule(Rule::any().reply(Reply::status(500, "{\"error\":{\"message\":\"boom\"}}"))),
+    );
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
     let o = with_mock(&["ask", "--model", MODEL, Q1, "--trace", trace.to_str().unwrap()], &server.url());
@@ -108,7 +120,12 @@ fn server_error_forever_is_a_clear_error() {
 
 #[test]
 fn garbage_answers_end_with_nothing_matched() {
-    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::ok(["", "Sorry, I can't.", "[]", "[CUSTOMERS, ORDERS]"]))));
+    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::ok([
+        "",
+        "Sorry, I can't.",
+        "[]",
+        "[CUSTOMERS, ORDERS]",
+    ]))));
     let o = with_mock(&["ask", "--model", MODEL, Q1], &server.url());
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(1));
@@ -127,13 +144,19 @@ fn drop_table_answer_is_repaired_and_never_run() {
     );
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
-    let o = with_mock(&["ask", "--model", MODEL, Q1, "--samples", "1", "--execute", DB, "--trace", trace.to_str().unwrap()], &server.url());
+    let o = with_mock(
+        &["ask", "--model", MODEL, Q1, "--samples", "1", "--execute", DB, "--trace", trace.to_str().unwrap()],
+        &server.url(),
+    );
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("-- 29 row(s)"), "{out}");
     let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     let a0 = &t["query_view"]["attempts"][0];
-    assert!(a0["validation"]["error"].as_str().unwrap().contains("exactly one statement, found 2 (DROP TABLE, SELECT)"));
+    assert!(a0["validation"]["error"]
+        .as_str()
+        .unwrap()
+        .contains("exactly one statement, found 2 (DROP TABLE, SELECT)"));
     assert!(a0.get("execution").is_none());
     assert_eq!(t["query_view"]["repaired"], true);
     // The database still has its clients.
@@ -155,16 +178,39 @@ fn crush_prefilter_restricts_the_core_tables_offered() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
     let o = with_mock(
-        &["ask", "--model", MODEL, Q1, "--prefilter", "crush", "--budget", "4", "--probes", "CLIENT(name); DATACENTER(name)",
-          "--samples", "1", "--stop-after", "match", "--trace", trace.to_str().unwrap()],
+        &[
+            "ask",
+            "--model",
+            MODEL,
+            Q1,
+            "--prefilter",
+            "crush",
+            "--budget",
+            "4",
+            "--probes",
+            "CLIENT(name); DATACENTER(name)",
+            "--samples",
+            "1",
+            "--stop-after",
+            "match",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
         &server.url(),
     );
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
-    let restricted: Vec<String> =
-        t["match_tables"]["restricted_to"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
-    assert!(restricted.contains(&"CLIENT".to_string()) && restricted.contains(&"DATACENTER".to_string()), "{restricted:?}");
+    let restricted: Vec<String> = t["match_tables"]["restricted_to"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        restricted.contains(&"CLIENT".to_string()) && restricted.contains(&"DATACENTER".to_string()),
+        "{restricted:?}"
+    );
     assert!(!restricted.contains(&"PAYMENT".to_string()), "{restricted:?}");
     assert_eq!(t["match_tables"]["core_tables"].as_array().unwrap().len(), restricted.len(), "{t}");
 }
@@ -174,16 +220,22 @@ fn crush_prefilter_restricts_the_core_tables_offered() {
 /// error, since the cut explains the unusable SQL.
 #[test]
 fn answers_cut_at_the_token_limit_are_flagged() {
-    let sql = "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```";
+    let sql =
+        "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```";
     let server = MockServer::start(
         Script::new()
-            .rule(Rule::when_contains(["JSON schema of the database"]).reply(Reply::ok(["[\"CLIENT\", \"DATACENTER\"]"])))
+            .rule(
+                Rule::when_contains(["JSON schema of the database"]).reply(Reply::ok(["[\"CLIENT\", \"DATACENTER\"]"])),
+            )
             .rule(Rule::when_contains(["JSON schema of the table"]).reply(Reply::ok(["[\"name\"]"])))
             .default_reply(Reply::ok([sql])),
     );
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
-    let o = with_mock(&["ask", "--model", MODEL, Q1, "--samples", "1", "--llm-max-tokens", "12", "--trace", trace.to_str().unwrap()], &server.url());
+    let o = with_mock(
+        &["ask", "--model", MODEL, Q1, "--samples", "1", "--llm-max-tokens", "12", "--trace", trace.to_str().unwrap()],
+        &server.url(),
+    );
     let (_, err) = text(&o);
     assert!(!o.status.success(), "a cut-off query must not pass: {err}");
     assert!(err.contains("stopped at the token limit") && err.contains("--llm-max-tokens"), "{err}");
@@ -201,12 +253,30 @@ fn answers_cut_at_the_token_limit_are_flagged() {
 fn match_step_warns_about_a_cut_off_sample() {
     let server = MockServer::start(
         Script::new()
-            .rule(Rule::when_contains(["JSON schema of the database"]).reply(Reply::ok(["[\"CLIENT\", \"DATACENTER\"]"])))
+            .rule(
+                Rule::when_contains(["JSON schema of the database"]).reply(Reply::ok(["[\"CLIENT\", \"DATACENTER\"]"])),
+            )
             .default_reply(Reply::ok(["[]"])),
     );
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
-    let _ = with_mock(&["ask", "--model", MODEL, Q1, "--samples", "1", "--llm-max-tokens", "3", "--stop-after", "match", "--trace", trace.to_str().unwrap()], &server.url());
+    let _ = with_mock(
+        &[
+            "ask",
+            "--model",
+            MODEL,
+            Q1,
+            "--samples",
+            "1",
+            "--llm-max-tokens",
+            "3",
+            "--stop-after",
+            "match",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+        &server.url(),
+    );
     let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     let step = &t["match_tables"]["steps"][0];
     assert_eq!(step["call"]["truncated"], 1, "{step}");

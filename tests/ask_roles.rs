@@ -45,7 +45,13 @@ fn rows_of(json: &serde_json::Value) -> BTreeSet<Vec<String>> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r.as_array().unwrap().iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect())
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .collect()
+        })
         .collect()
 }
 
@@ -67,18 +73,46 @@ fn ddo20_asks_for_roles_once_and_compares_two_locations() {
     let server = MockServer::start(q20_script(&["[\"LOCATION@CLIENT.loc_id\", \"LOCATION@DATACENTER.loc_id\"]"]));
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("q20.json");
-    let out = lucy(&["--json", "ask", "--model", MODEL, Q20, "--execute", DB, "--samples", "3", "--trace", trace.to_str().unwrap()], &server.url());
+    let out = lucy(
+        &[
+            "--json",
+            "ask",
+            "--model",
+            MODEL,
+            Q20,
+            "--execute",
+            DB,
+            "--samples",
+            "3",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+        &server.url(),
+    );
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["tables"], serde_json::json!(["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]));
+    assert_eq!(
+        v["tables"],
+        serde_json::json!(["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"])
+    );
     let view_sql = v["view"]["view_sql"].as_str().unwrap();
-    assert!(view_sql.contains("FROM LOCATION AS LOCATION_CLIENT") || view_sql.contains("JOIN LOCATION AS LOCATION_CLIENT ON"), "{view_sql}");
-    assert!(view_sql.contains("JOIN LOCATION AS LOCATION_DATACENTER ON DATACENTER.loc_id = LOCATION_DATACENTER.id"), "{view_sql}");
+    assert!(
+        view_sql.contains("FROM LOCATION AS LOCATION_CLIENT")
+            || view_sql.contains("JOIN LOCATION AS LOCATION_CLIENT ON"),
+        "{view_sql}"
+    );
+    assert!(
+        view_sql.contains("JOIN LOCATION AS LOCATION_DATACENTER ON DATACENTER.loc_id = LOCATION_DATACENTER.id"),
+        "{view_sql}"
+    );
     // The clients still reach their datacenters through the m:m junction,
     // never through LOCATION (a lookup).
     assert!(view_sql.contains("JOIN RSPOOL2CLIENT"), "{view_sql}");
     // Each instance carries the requested LOCATION column.
-    assert!(view_sql.contains("LOCATION_CLIENT.city AS LOCATION_CLIENT_city") && view_sql.contains("LOCATION_DATACENTER.city AS LOCATION_DATACENTER_city"));
+    assert!(
+        view_sql.contains("LOCATION_CLIENT.city AS LOCATION_CLIENT_city")
+            && view_sql.contains("LOCATION_DATACENTER.city AS LOCATION_DATACENTER_city")
+    );
     let gold = rows(
         "SELECT DISTINCT c.name, d.name FROM DATACENTER d JOIN COMPUTE k ON k.dc_id = d.id JOIN RESOURCEPOOL p ON p.compute_id = k.id \
          JOIN RSPOOL2CLIENT j ON j.rspool_id = p.id JOIN CLIENT c ON c.id = j.client_id \
@@ -107,7 +141,10 @@ fn ddo20_asks_for_roles_once_and_compares_two_locations() {
     let report = String::from_utf8_lossy(&ex.stdout);
     assert!(report.contains("[match_roles LOCATION]"), "{report}");
     assert!(report.contains("[attributes LOCATION@DATACENTER.loc_id]"), "{report}");
-    assert!(report.contains("relevant tables: CLIENT, DATACENTER, LOCATION@CLIENT.loc_id, LOCATION@DATACENTER.loc_id"), "{report}");
+    assert!(
+        report.contains("relevant tables: CLIENT, DATACENTER, LOCATION@CLIENT.loc_id, LOCATION@DATACENTER.loc_id"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -119,7 +156,10 @@ fn role_answers_are_voted_and_a_question_without_a_choice_costs_no_call() {
         "[\"LOCATION@CLIENT.loc_id\", \"LOCATION@DATACENTER.loc_id\"]",
         "[\"CLIENT.loc_id\"]",
     ]));
-    let out = lucy(&["--json", "ask", "--model", MODEL, Q20, "--samples", "3", "--min-votes", "2", "--stop-after", "view"], &server.url());
+    let out = lucy(
+        &["--json", "ask", "--model", MODEL, Q20, "--samples", "3", "--min-votes", "2", "--stop-after", "view"],
+        &server.url(),
+    );
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["tables"], serde_json::json!(["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id"]));
@@ -132,7 +172,10 @@ fn role_answers_are_voted_and_a_question_without_a_choice_costs_no_call() {
             .rule(rule(&["JSON schema of the database"], &["[\"CLIENT\", \"LOCATION\"]"]))
             .rule(rule(&["JSON schema of the table"], &["[\"name\", \"city\"]"])),
     );
-    let out = lucy(&["--json", "ask", "--model", MODEL, "In which city is each client based?", "--stop-after", "view"], &server.url());
+    let out = lucy(
+        &["--json", "ask", "--model", MODEL, "In which city is each client based?", "--stop-after", "view"],
+        &server.url(),
+    );
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["tables"], serde_json::json!(["CLIENT", "LOCATION"]));
@@ -148,7 +191,10 @@ fn role_answers_are_voted_and_a_question_without_a_choice_costs_no_call() {
             .rule(rule(&["The table RESOURCEPOOL is part of a snowflake"], &["[\"name\"]"]))
             .rule(rule(&["JSON schema of the table"], &["[\"name\"]"])),
     );
-    let out = lucy(&["--json", "ask", "--model", MODEL, "Which resource pools does each client use?", "--stop-after", "view"], &server.url());
+    let out = lucy(
+        &["--json", "ask", "--model", MODEL, "Which resource pools does each client use?", "--stop-after", "view"],
+        &server.url(),
+    );
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let reqs = server.chat_requests();
     assert_eq!(reqs.len(), 4, "match_tables, two attribute prompts and RESOURCEPOOL's pattern prompt");

@@ -11,7 +11,8 @@ const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 fn lucy(args: &[&str]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
     c.args(args);
-    for v in ["LUCY_LLM_URL", "LUCY_LLM_MODEL", "LUCY_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "LUCY_LLM_BACKEND"] {
+    for v in ["LUCY_LLM_URL", "LUCY_LLM_MODEL", "LUCY_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "LUCY_LLM_BACKEND"]
+    {
         c.env_remove(v);
     }
     c.output().expect("run lucy")
@@ -24,13 +25,15 @@ fn gold(sql: &str) -> BTreeSet<Vec<String>> {
     let rows = st
         .query_map([], |r| {
             (0..n)
-                .map(|i| r.get::<_, rusqlite::types::Value>(i).map(|v| match v {
-                    rusqlite::types::Value::Text(s) => s,
-                    rusqlite::types::Value::Integer(i) => i.to_string(),
-                    rusqlite::types::Value::Real(f) => f.to_string(),
-                    rusqlite::types::Value::Null => "null".into(),
-                    rusqlite::types::Value::Blob(_) => "blob".into(),
-                }))
+                .map(|i| {
+                    r.get::<_, rusqlite::types::Value>(i).map(|v| match v {
+                        rusqlite::types::Value::Text(s) => s,
+                        rusqlite::types::Value::Integer(i) => i.to_string(),
+                        rusqlite::types::Value::Real(f) => f.to_string(),
+                        rusqlite::types::Value::Null => "null".into(),
+                        rusqlite::types::Value::Blob(_) => "blob".into(),
+                    })
+                })
                 .collect::<Result<Vec<_>, _>>()
         })
         .unwrap();
@@ -42,7 +45,13 @@ fn rows_of(json: &serde_json::Value) -> BTreeSet<Vec<String>> {
         .as_array()
         .unwrap_or_else(|| panic!("no rows in {json}"))
         .iter()
-        .map(|r| r.as_array().unwrap().iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect())
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .collect()
+        })
         .collect()
 }
 
@@ -71,9 +80,18 @@ fn given_sql_runs_over_the_view_without_an_llm() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
     let o = lucy(&[
-        "--json", "ask", "--model", MODEL, "--tables", "CLIENT,LOCATION",
-        "--sql", "SELECT CLIENT_name, LOCATION_city FROM lucy_view WHERE LOCATION_country = 'Ireland'",
-        "--execute", DB, "--trace", trace.to_str().unwrap(),
+        "--json",
+        "ask",
+        "--model",
+        MODEL,
+        "--tables",
+        "CLIENT,LOCATION",
+        "--sql",
+        "SELECT CLIENT_name, LOCATION_city FROM lucy_view WHERE LOCATION_country = 'Ireland'",
+        "--execute",
+        DB,
+        "--trace",
+        trace.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let j = json_out(&o);
@@ -135,7 +153,8 @@ fn fanout_questions_of_the_ddo_suite_are_answered_right() {
             "SELECT CLIENT_name, COUNT(PAYMENT_id), COUNT(RESOURCEPOOL_id) FROM lucy_view GROUP BY CLIENT_name",
         ),
     ];
-    let questions = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/benchmarks/questions/ddo.jsonl")).unwrap();
+    let questions =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/benchmarks/questions/ddo.jsonl")).unwrap();
     for (id, tables, sql) in cases {
         let q: serde_json::Value = questions
             .lines()
@@ -151,13 +170,27 @@ fn fanout_questions_of_the_ddo_suite_are_answered_right() {
         assert!(j["fanout"]["rewritten"].is_string(), "{id}: {}", j["fanout"]);
         assert_eq!(j["fanout"]["original"], *sql);
         // As written, the answer is wrong on this data.
-        let w = lucy(&["--json", "ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB, "--fanout", "warn"]);
+        let w = lucy(&[
+            "--json",
+            "ask",
+            "--model",
+            MODEL,
+            "--tables",
+            tables,
+            "--sql",
+            sql,
+            "--execute",
+            DB,
+            "--fanout",
+            "warn",
+        ]);
         assert_eq!(w.status.code(), Some(0));
         let jw = json_out(&w);
         assert_ne!(rounded(rows_of(&jw)), want, "{id}: the trap shows on ddo.sqlite");
         assert!(jw["fanout"]["findings"].as_array().is_some_and(|f| !f.is_empty()));
         // Refused with the aggregate named.
-        let e = lucy(&["ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB, "--fanout", "error"]);
+        let e =
+            lucy(&["ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB, "--fanout", "error"]);
         assert_eq!(e.status.code(), Some(1), "{id}");
         let err = String::from_utf8_lossy(&e.stderr);
         assert!(err.contains("fan-out") && err.contains("COUNT("), "{id}: {err}");
@@ -167,7 +200,17 @@ fn fanout_questions_of_the_ddo_suite_are_answered_right() {
 #[test]
 fn human_output_shows_the_sql_as_written_and_as_run() {
     let sql = "SELECT CLIENT_name, SUM(PAYAMOUNT_amount) FROM lucy_view GROUP BY CLIENT_name";
-    let o = lucy(&["ask", "--model", MODEL, "--tables", "CLIENT,PAYMENT,PAYAMOUNT,RETENTION", "--sql", sql, "--execute", DB]);
+    let o = lucy(&[
+        "ask",
+        "--model",
+        MODEL,
+        "--tables",
+        "CLIENT,PAYMENT,PAYAMOUNT,RETENTION",
+        "--sql",
+        sql,
+        "--execute",
+        DB,
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("-- fan-out: SUM(PAYAMOUNT_amount) in SELECT reads PAYAMOUNT rows"), "{out}");
@@ -177,16 +220,29 @@ fn human_output_shows_the_sql_as_written_and_as_run() {
 
 #[test]
 fn lucy_view_marks_repeated_columns() {
-    let o = lucy(&["view", "--model", MODEL, "--tables", "CLIENT,PAYMENT,PAYAMOUNT,RETENTION", "--attrs", "CLIENT.name,PAYAMOUNT.amount"]);
+    let o = lucy(&[
+        "view",
+        "--model",
+        MODEL,
+        "--tables",
+        "CLIENT,PAYMENT,PAYAMOUNT,RETENTION",
+        "--attrs",
+        "CLIENT.name,PAYAMOUNT.amount",
+    ]);
     assert_eq!(o.status.code(), Some(0));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("grain: a row is a combination of rows of"), "{out}");
-    assert!(out.lines().any(|l| l.trim_start().starts_with("* PAYAMOUNT_amount") && l.contains("repeated by RETENTION")), "{out}");
+    assert!(
+        out.lines().any(|l| l.trim_start().starts_with("* PAYAMOUNT_amount") && l.contains("repeated by RETENTION")),
+        "{out}"
+    );
     let j = lucy(&["--json", "view", "--model", MODEL, "--tables", "CLIENT,LOCATION"]);
     let v = json_out(&j);
     // CLIENT M:1 LOCATION: CLIENT's rows appear once each, LOCATION's repeat
     // per client (whichever end the walk starts from).
-    let inst = |name: &str| v["grain"]["instances"].as_array().unwrap().iter().find(|i| i["instance"] == name).cloned().unwrap();
+    let inst = |name: &str| {
+        v["grain"]["instances"].as_array().unwrap().iter().find(|i| i["instance"] == name).cloned().unwrap()
+    };
     assert_eq!(inst("CLIENT")["multiplied_by"], serde_json::json!([]), "{}", v["grain"]);
     assert_eq!(inst("LOCATION")["multiplied_by"], serde_json::json!(["CLIENT"]), "{}", v["grain"]);
     assert!(v["grain"]["columns"].as_array().is_some_and(|c| !c.is_empty()));
@@ -200,9 +256,23 @@ fn lucy_view_marks_repeated_columns() {
 fn keep_client_answers_for_each_client() {
     let sql = "SELECT CLIENT_name, SUM(PAYAMOUNT_amount), COUNT(RETENTION_id) FROM lucy_view GROUP BY CLIENT_name";
     let tables = "CLIENT,PAYMENT,PAYAMOUNT,RETENTION";
-    let plain = json_out(&lucy(&["--json", "ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB]));
+    let plain =
+        json_out(&lucy(&["--json", "ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB]));
     assert_eq!(rows_of(&plain).len(), 12);
-    let o = lucy(&["--json", "ask", "--model", MODEL, "--tables", tables, "--keep", "CLIENT", "--sql", sql, "--execute", DB]);
+    let o = lucy(&[
+        "--json",
+        "ask",
+        "--model",
+        MODEL,
+        "--tables",
+        tables,
+        "--keep",
+        "CLIENT",
+        "--sql",
+        sql,
+        "--execute",
+        DB,
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let j = json_out(&o);
     let view_sql = j["view"]["view_sql"].as_str().unwrap();
@@ -214,7 +284,19 @@ fn keep_client_answers_for_each_client() {
     assert_eq!(rounded(rows_of(&j)), want, "{}", j["sql"]);
     // COUNT(*) would count a row for a client with no strategy: refused with the fix.
     let star = "SELECT CLIENT_name, COUNT(*) FROM lucy_view GROUP BY CLIENT_name";
-    let e = lucy(&["ask", "--model", MODEL, "--tables", "CLIENT,RETENTION", "--keep", "CLIENT", "--sql", star, "--execute", DB]);
+    let e = lucy(&[
+        "ask",
+        "--model",
+        MODEL,
+        "--tables",
+        "CLIENT,RETENTION",
+        "--keep",
+        "CLIENT",
+        "--sql",
+        star,
+        "--execute",
+        DB,
+    ]);
     assert_eq!(e.status.code(), Some(1));
     let err = String::from_utf8_lossy(&e.stderr);
     assert!(err.contains("COUNT(RETENTION_id)"), "{err}");

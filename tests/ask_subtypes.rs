@@ -82,7 +82,11 @@ fn rows(sql: &str) -> BTreeSet<Vec<String>> {
         rusqlite::types::Value::Text(t) => t,
         rusqlite::types::Value::Blob(b) => format!("{b:?}"),
     };
-    let r = st.query_map([], |r| (0..n).map(|i| r.get::<_, rusqlite::types::Value>(i).map(text)).collect::<Result<Vec<_>, _>>()).unwrap();
+    let r = st
+        .query_map([], |r| {
+            (0..n).map(|i| r.get::<_, rusqlite::types::Value>(i).map(text)).collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap();
     r.map(|x| x.unwrap()).collect()
 }
 
@@ -91,7 +95,13 @@ fn rows_of(json: &serde_json::Value) -> BTreeSet<Vec<String>> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r.as_array().unwrap().iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect())
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .collect()
+        })
         .collect()
 }
 
@@ -116,24 +126,46 @@ fn script(children: &str, subtype_answers: &[&str]) -> Script {
 fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
     let dir = tempfile::tempdir().unwrap();
     let model = exclusive_root_model(dir.path());
-    let check = Command::new(env!("CARGO_BIN_EXE_lucy")).args(["model", "check", model.to_str().unwrap()]).output().unwrap();
+    let check =
+        Command::new(env!("CARGO_BIN_EXE_lucy")).args(["model", "check", model.to_str().unwrap()]).output().unwrap();
     assert!(check.status.success(), "lucy model check: {}", String::from_utf8_lossy(&check.stdout));
     // One sample writes the instance the short way (`ROOT@CHILD`): read back
     // by the instance syntax.
     let server = MockServer::start(script(
         "[\"TAX\", \"SUPERCHARGE\", \"amount\"]",
-        &["[\"PAYAMOUNT@TAX.payamt_id\", \"PAYAMOUNT@SUPERCHARGE.payamt_id\"]", "[\"PAYAMOUNT@TAX\", \"PAYAMOUNT@SUPERCHARGE\"]"],
+        &[
+            "[\"PAYAMOUNT@TAX.payamt_id\", \"PAYAMOUNT@SUPERCHARGE.payamt_id\"]",
+            "[\"PAYAMOUNT@TAX\", \"PAYAMOUNT@SUPERCHARGE\"]",
+        ],
     ));
     let trace = dir.path().join("t.json");
     let out = lucy(
-        &["--json", "ask", "--model", model.to_str().unwrap(), Q, "--samples", "2", "--execute", DB, "--trace", trace.to_str().unwrap()],
+        &[
+            "--json",
+            "ask",
+            "--model",
+            model.to_str().unwrap(),
+            Q,
+            "--samples",
+            "2",
+            "--execute",
+            DB,
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
         &server.url(),
     );
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         v["tables"],
-        serde_json::json!(["PAYMENT", "PAYAMOUNT@TAX.payamt_id", "PAYAMOUNT@SUPERCHARGE.payamt_id", "TAX", "SUPERCHARGE"]),
+        serde_json::json!([
+            "PAYMENT",
+            "PAYAMOUNT@TAX.payamt_id",
+            "PAYAMOUNT@SUPERCHARGE.payamt_id",
+            "TAX",
+            "SUPERCHARGE"
+        ]),
         "the plain PAYAMOUNT was not kept"
     );
 
@@ -144,12 +176,19 @@ fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
     assert_eq!(sub.len(), 1);
     let body = sub[0].json().unwrap();
     let prompt = body["messages"][0]["content"].as_str().unwrap();
-    assert!(prompt.contains("- PAYAMOUNT@TAX.payamt_id: PAYAMOUNT as a TAX row: Marks a payment amount as a tax."), "{prompt}");
+    assert!(
+        prompt.contains("- PAYAMOUNT@TAX.payamt_id: PAYAMOUNT as a TAX row: Marks a payment amount as a tax."),
+        "{prompt}"
+    );
     assert!(prompt.contains("- PAYAMOUNT@SUPERCHARGE.payamt_id: PAYAMOUNT as a SUPERCHARGE row"), "{prompt}");
     assert!(prompt.contains("- PAYAMOUNT: every PAYAMOUNT row, all kinds together"), "{prompt}");
     assert!(!prompt.contains("INCOME row"), "only the chosen kinds are offered: {prompt}");
     let schema = body["response_format"]["json_schema"]["schema"]["properties"]["answer"]["items"]["enum"].clone();
-    assert_eq!(schema, serde_json::json!(["PAYAMOUNT@TAX.payamt_id", "PAYAMOUNT@SUPERCHARGE.payamt_id", "PAYAMOUNT"]), "{body}");
+    assert_eq!(
+        schema,
+        serde_json::json!(["PAYAMOUNT@TAX.payamt_id", "PAYAMOUNT@SUPERCHARGE.payamt_id", "PAYAMOUNT"]),
+        "{body}"
+    );
     // One attribute prompt per kept subtype instance, naming its kind.
     let per_instance: Vec<_> = reqs.iter().filter(|r| r.body.contains("PAYAMOUNT is used in one role")).collect();
     assert_eq!(per_instance.len(), 2);
@@ -159,7 +198,10 @@ fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
     // The view: one PAYAMOUNT instance per kind, named by it, each with
     // its child, and it runs on the DDO data.
     let view_sql = v["view"]["view_sql"].as_str().unwrap();
-    assert!(view_sql.contains("PAYAMOUNT AS PAYAMOUNT_TAX") && view_sql.contains("PAYAMOUNT AS PAYAMOUNT_SUPERCHARGE"), "{view_sql}");
+    assert!(
+        view_sql.contains("PAYAMOUNT AS PAYAMOUNT_TAX") && view_sql.contains("PAYAMOUNT AS PAYAMOUNT_SUPERCHARGE"),
+        "{view_sql}"
+    );
     assert!(view_sql.contains("PAYAMOUNT_TAX.amount AS PAYAMOUNT_TAX_amount"), "{view_sql}");
     assert!(view_sql.contains("PAYAMOUNT_SUPERCHARGE.amount AS PAYAMOUNT_SUPERCHARGE_amount"), "{view_sql}");
     assert!(!view_sql.contains("PAYAMOUNT.amount"), "no plain PAYAMOUNT instance: {view_sql}");
@@ -210,7 +252,8 @@ fn one_kind_or_an_exclusive_inner_node_costs_no_call() {
     // shape): GenerateView has no subtype instances of inner tables, so
     // nothing is asked even with two kinds chosen.
     let model = exclusive_inner_model(dir.path());
-    let server = MockServer::start(script("[\"TAX\", \"SUPERCHARGE\", \"amount\"]", &["[\"PAYAMOUNT@TAX.payamt_id\"]"]));
+    let server =
+        MockServer::start(script("[\"TAX\", \"SUPERCHARGE\", \"amount\"]", &["[\"PAYAMOUNT@TAX.payamt_id\"]"]));
     assert_eq!(view_tables(&model, &server), serde_json::json!(["PAYMENT", "PAYAMOUNT", "TAX", "SUPERCHARGE"]));
     assert!(!server.chat_requests().iter().any(|r| r.body.contains(SUBTYPE_PROMPT) || r.body.contains(ROLE_WORDS)));
 

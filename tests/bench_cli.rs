@@ -29,7 +29,12 @@ fn outcomes(v: &serde_json::Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|q| format!("{} {} {} {}", q["id"], q["prediction"]["view_sql"], q["metrics"]["join"], q["metrics"]["join_mismatch"]))
+        .map(|q| {
+            format!(
+                "{} {} {} {}",
+                q["id"], q["prediction"]["view_sql"], q["metrics"]["join"], q["metrics"]["join_mismatch"]
+            )
+        })
         .collect()
 }
 
@@ -88,8 +93,20 @@ fn oracle_view_measures_query_view_alone() {
     );
     let dir = tempfile::tempdir().unwrap();
     let o = lucy(&[
-        "bench", SUITE, "--oracle", "view", "--limit", "2", "--out", dir.path().to_str().unwrap(),
-        "--llm-url", &server.url(), "--llm-model", "mock", "--llm-retries", "0",
+        "bench",
+        SUITE,
+        "--oracle",
+        "view",
+        "--limit",
+        "2",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--llm-url",
+        &server.url(),
+        "--llm-model",
+        "mock",
+        "--llm-retries",
+        "0",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v = results(dir.path());
@@ -121,8 +138,20 @@ fn lucy_and_direct_compared_on_the_same_questions() {
     );
     let dir = tempfile::tempdir().unwrap();
     let o = lucy(&[
-        "bench", SUITE, "--method", "lucy,direct", "--limit", "1", "--out", dir.path().to_str().unwrap(),
-        "--llm-url", &server.url(), "--llm-model", "mock", "--llm-retries", "0",
+        "bench",
+        SUITE,
+        "--method",
+        "lucy,direct",
+        "--limit",
+        "1",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--llm-url",
+        &server.url(),
+        "--llm-model",
+        "mock",
+        "--llm-retries",
+        "0",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let lucy_run = results(&dir.path().join("lucy"));
@@ -151,7 +180,17 @@ fn oracle_tables_on_acme_and_spider_dev_by_suite_name() {
         let dir = tempfile::tempdir().unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_lucy"))
             .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["bench", suite, "--oracle", "tables", "--jobs", "2", "--no-progress", "--out", dir.path().to_str().unwrap()])
+            .args([
+                "bench",
+                suite,
+                "--oracle",
+                "tables",
+                "--jobs",
+                "2",
+                "--no-progress",
+                "--out",
+                dir.path().to_str().unwrap(),
+            ])
             .output()
             .expect("run lucy");
         assert!(o.status.success(), "{suite}: {}", String::from_utf8_lossy(&o.stderr));

@@ -48,7 +48,8 @@ fn list(items: &[String]) -> String {
 fn over_view(gold: &str, graph: &SchemaGraph) -> String {
     let from = gold.find(" FROM ").expect("gold has FROM");
     let rest = &gold[from..];
-    let tail_at = [" WHERE ", " GROUP BY ", " ORDER BY "].iter().filter_map(|k| rest.find(k)).min().unwrap_or(rest.len());
+    let tail_at =
+        [" WHERE ", " GROUP BY ", " ORDER BY "].iter().filter_map(|k| rest.find(k)).min().unwrap_or(rest.len());
     let mut tail = rest[tail_at..].to_string();
     let inner: Vec<String> = graph
         .model()
@@ -109,7 +110,9 @@ fn script(suite: &Suite, graph: &SchemaGraph) -> Script {
             let children: Vec<String> = graph
                 .pattern_children(id)
                 .iter()
-                .filter(|&&c| gold_tables.iter().any(|g| graph.branch_to(graph.table_id(g).unwrap()).iter().any(|s| s.1 == c)))
+                .filter(|&&c| {
+                    gold_tables.iter().any(|g| graph.branch_to(graph.table_id(g).unwrap()).iter().any(|s| s.1 == c))
+                })
                 .map(|&c| graph.name(c).to_string())
                 .collect();
             if graph.pattern_root_kind(id).is_some() || !graph.pattern_children(id).is_empty() {
@@ -131,7 +134,10 @@ fn script(suite: &Suite, graph: &SchemaGraph) -> Script {
         s = s.rule(on("I created a view table".into(), Reply::ok([format!("```sql\n{sql}\n```")])));
     }
     // The repair round of the rejected query repeats the mistake.
-    s.rule(Rule::when_contains(["SELECT name FROM COMPUTE", "cannot be used"]).reply(Reply::ok(["```sql\nSELECT name FROM COMPUTE\n```"])))
+    s.rule(
+        Rule::when_contains(["SELECT name FROM COMPUTE", "cannot be used"])
+            .reply(Reply::ok(["```sql\nSELECT name FROM COMPUTE\n```"])),
+    )
 }
 
 fn bench(args: &[&str]) -> Output {
@@ -160,7 +166,13 @@ fn outcome(v: &serde_json::Value) -> BTreeMap<String, String> {
             let m = &q["metrics"];
             let key = format!(
                 "sql={} ex={} esx={} cov_t={} cov_a={} join={} label={}",
-                q["prediction"]["sql"], m["ex"], m["esx"], m["cov_t"], m["cov_a"], m["join"]["matched"], q["attribution"]["label"]
+                q["prediction"]["sql"],
+                m["ex"],
+                m["esx"],
+                m["cov_t"],
+                m["cov_a"],
+                m["join"]["matched"],
+                q["attribution"]["label"]
             );
             (q["id"].as_str().unwrap().to_string(), key)
         })
@@ -175,7 +187,16 @@ fn ddo_suite_through_the_mock_reproduces_expected_metrics() {
     let dir = tempfile::tempdir().unwrap();
     let out1 = dir.path().join("run1");
     let cassette = dir.path().join("ddo.jsonl");
-    let o = bench(&["--llm-url", &server.url(), "--jobs", "2", "--out", out1.to_str().unwrap(), "--record", cassette.to_str().unwrap()]);
+    let o = bench(&[
+        "--llm-url",
+        &server.url(),
+        "--jobs",
+        "2",
+        "--out",
+        out1.to_str().unwrap(),
+        "--record",
+        cassette.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
     let v = results(&out1);
     let qs = v["questions"].as_array().unwrap();
@@ -213,13 +234,17 @@ fn ddo_suite_through_the_mock_reproduces_expected_metrics() {
     // The chasm and fan answers were rewritten, and the trace keeps both.
     for id in ["ddo-22", "ddo-23", "ddo-24"] {
         let t: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out1.join(by_id(id)["trace"].as_str().unwrap())).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(out1.join(by_id(id)["trace"].as_str().unwrap())).unwrap())
+                .unwrap();
         let f = &t["query_view"]["attempts"][0]["fanout"];
         assert!(f["rewritten"].is_string() && f["original"].is_string(), "{id}: {f}");
     }
     assert!(s["prompt_tokens"].as_u64().unwrap() > 0);
     let report = std::fs::read_to_string(out1.join("report.md")).unwrap();
-    assert!(report.contains("| ex | 20 |") && report.contains("| phase 3: wrong SQL given a correct view | 1 |"), "{report}");
+    assert!(
+        report.contains("| ex | 20 |") && report.contains("| phase 3: wrong SQL given a correct view | 1 |"),
+        "{report}"
+    );
     // No secret in anything written.
     let cas = std::fs::read_to_string(&cassette).unwrap();
     assert!(!cas.contains(KEY) && !std::fs::read_to_string(out1.join("results.json")).unwrap().contains(KEY));

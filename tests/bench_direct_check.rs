@@ -24,7 +24,16 @@ fn direct_check_repairs_the_undeclared_join() {
     let dir = tempfile::tempdir().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_lucy"))
         .args(["--json", "bench", SUITE, "--method", "direct,direct+check", "--limit", "1", "--no-progress"])
-        .args(["--llm-url", &server.url(), "--llm-model", "mock-model", "--llm-retries", "0", "--out", dir.path().to_str().unwrap()])
+        .args([
+            "--llm-url",
+            &server.url(),
+            "--llm-model",
+            "mock-model",
+            "--llm-retries",
+            "0",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ])
         .env("LUCY_API_KEY", "sk-test-direct-check")
         .env_remove("OPENAI_API_KEY")
         .output()
@@ -40,8 +49,10 @@ fn direct_check_repairs_the_undeclared_join() {
     assert_eq!(checked["method"], "direct+check");
     let q = &checked["questions"][0];
     assert_eq!(q["metrics"]["ex"], true, "{q:#}");
-    let trace: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("direct+check").join(q["trace"].as_str().unwrap())).unwrap()).unwrap();
+    let trace: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("direct+check").join(q["trace"].as_str().unwrap())).unwrap(),
+    )
+    .unwrap();
     assert_eq!(trace["method"], "direct+check");
     let attempts = trace["query_view"]["attempts"].as_array().unwrap();
     assert_eq!(attempts.len(), 2);

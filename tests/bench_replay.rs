@@ -66,7 +66,8 @@ fn bench(suite: &str, cassette: &Path, limit: Option<usize>, methods: &str, out:
 fn outcome(dir: &Path, methods: &[&str]) -> Value {
     let mut all = serde_json::Map::new();
     for m in methods {
-        let r: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(m).join("results.json")).unwrap()).unwrap();
+        let r: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(m).join("results.json")).unwrap()).unwrap();
         let mut summary = r["summary"].clone();
         for k in ["wall_ms_total", "solve_ms_median", "solve_ms_p95"] {
             summary.as_object_mut().unwrap().remove(k);
@@ -94,7 +95,8 @@ fn replays_to_the_committed_outcome(run: &Run) {
         // Every question the recording covers.
         let o = bench(run.suite, Path::new(run.cassette), run.recorded, &run.methods.join(","), dir.path());
         assert!(o.status.success(), "{} replay failed: {}", run.suite, String::from_utf8_lossy(&o.stderr));
-        std::fs::write(run.expected, serde_json::to_string_pretty(&outcome(dir.path(), run.methods)).unwrap() + "\n").unwrap();
+        std::fs::write(run.expected, serde_json::to_string_pretty(&outcome(dir.path(), run.methods)).unwrap() + "\n")
+            .unwrap();
         return;
     }
     let expected_text = std::fs::read_to_string(run.expected).unwrap();
@@ -108,7 +110,11 @@ fn replays_to_the_committed_outcome(run: &Run) {
         assert_eq!(got[m]["summary"], expected[m]["summary"], "{} {m}: summary", run.suite);
         assert_eq!(got[m]["questions"], expected[m]["questions"], "{} {m}: questions", run.suite);
     }
-    assert!(got["lucy"]["llm"].as_str().unwrap().contains("sha256:cc324af070c2"), "recorded with the default model: {}", got["lucy"]["llm"]);
+    assert!(
+        got["lucy"]["llm"].as_str().unwrap().contains("sha256:cc324af070c2"),
+        "recorded with the default model: {}",
+        got["lucy"]["llm"]
+    );
 }
 
 #[test]

@@ -34,7 +34,8 @@ fn suites_load_with_expected_sizes() {
 #[test]
 fn acme_date_diff_gold_is_marked_not_dropped() {
     let s = suite("acme");
-    let q = s.questions.iter().find(|q| q.gold_sql.contains("DATE_DIFF")).expect("the DATE_DIFF question is in the suite");
+    let q =
+        s.questions.iter().find(|q| q.gold_sql.contains("DATE_DIFF")).expect("the DATE_DIFF question is in the suite");
     assert!(q.gold_not_executable().is_some_and(|r| r.contains("DATE_DIFF")));
     assert_eq!(s.questions.iter().filter(|q| q.gold_not_executable().is_some()).count(), 1);
 }
@@ -64,8 +65,12 @@ fn every_gold_sql_of_acme_spider_and_ddo_parses() {
 #[test]
 fn bird_gold_sql_parses_except_the_known_broken_one() {
     let s = suite("bird-financial");
-    let bad: Vec<&str> =
-        s.questions.iter().filter(|q| analyze(&q.gold_sql, s.file.dialect, None).is_err()).map(|q| q.id.as_str()).collect();
+    let bad: Vec<&str> = s
+        .questions
+        .iter()
+        .filter(|q| analyze(&q.gold_sql, s.file.dialect, None).is_err())
+        .map(|q| q.id.as_str())
+        .collect();
     // qid 116 has an unbalanced parenthesis in this revision (see the suite note).
     assert_eq!(bad, ["116"]);
     for name in ["bird-formula1", "bird-financial-corrected"] {
@@ -82,7 +87,8 @@ fn ddo_gold_queries_run_and_return_rows() {
     assert!(names.starts_with(&["ddo-q1", "ddo-q2", "ddo-q3"]), "the paper's Q1-Q3 first");
     for q in &s.questions {
         let db = s.database_path(q).unwrap().expect("ddo has a database");
-        let rows = lucy::sql::exec::run_readonly(&db, None, &q.gold_sql, None).unwrap_or_else(|e| panic!("{}: {e}", q.id));
+        let rows =
+            lucy::sql::exec::run_readonly(&db, None, &q.gold_sql, None).unwrap_or_else(|e| panic!("{}: {e}", q.id));
         assert!(!rows.rows.is_empty(), "{} returns no rows", q.id);
     }
     let q3 = &s.questions[2];
@@ -105,15 +111,20 @@ fn missing_data_is_a_clear_error() {
     .unwrap();
     let err = Suite::load(&file).unwrap_err().to_string();
     assert!(err.contains("q.jsonl") && err.contains("does not exist") && err.contains("SOURCES.md"), "{err}");
-    std::fs::write(dir.path().join("q.jsonl"), "{\"id\": 1, \"question\": \"q\", \"gold_sql\": \"SELECT 1\"}\n").unwrap();
-    std::fs::write(&file, r#"{"name": "x", "model": "dbmodels/x.json", "database": "nowhere.sqlite", "questions": {"path": "q.jsonl"}}"#)
+    std::fs::write(dir.path().join("q.jsonl"), "{\"id\": 1, \"question\": \"q\", \"gold_sql\": \"SELECT 1\"}\n")
         .unwrap();
+    std::fs::write(
+        &file,
+        r#"{"name": "x", "model": "dbmodels/x.json", "database": "nowhere.sqlite", "questions": {"path": "q.jsonl"}}"#,
+    )
+    .unwrap();
     let s = Suite::load(&file).unwrap();
     let err = s.model_path(&s.questions[0]).unwrap_err().to_string();
     assert!(err.contains("dbmodels/x.json") && err.contains("does not exist"), "{err}");
     let err = s.database_path(&s.questions[0]).unwrap_err().to_string();
     assert!(err.contains("nowhere.sqlite"), "{err}");
-    std::fs::write(&file, r#"{"name": "x", "model": "m", "questions": {"path": "q.jsonl", "gold_sql": "SQL"}}"#).unwrap();
+    std::fs::write(&file, r#"{"name": "x", "model": "m", "questions": {"path": "q.jsonl", "gold_sql": "SQL"}}"#)
+        .unwrap();
     let err = Suite::load(&file).unwrap_err().to_string();
     assert!(err.contains("q.jsonl:1") && err.contains("`SQL`"), "{err}");
     assert!(Suite::find("no-such-suite").unwrap_err().to_string().contains("known suites"));

@@ -18,7 +18,10 @@ fn the_direct_q1_answer_exits_1_naming_the_undeclared_join() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("[undeclared_join] JOIN DATACENTER ON"), "{out}");
     assert!(out.contains("CLIENT.loc_id = DATACENTER.id"), "{out}");
-    assert!(out.contains("fix: join along the declared path CLIENT – RSPOOL2CLIENT – RESOURCEPOOL – COMPUTE – DATACENTER"), "{out}");
+    assert!(
+        out.contains("fix: join along the declared path CLIENT – RSPOOL2CLIENT – RESOURCEPOOL – COMPUTE – DATACENTER"),
+        "{out}"
+    );
     let j = lucy(&["--json", "check", "--model", MODEL, "--sql", Q1_DIRECT]);
     assert_eq!(j.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();

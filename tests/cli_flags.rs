@@ -16,7 +16,11 @@ const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 #[test]
 fn out_of_range_numbers_are_usage_errors() {
     let cases: &[(&[&str], &str, &str)] = &[
-        (&["view", "--model", MODEL, "--tables", "CLIENT", "--time-limit", "inf"], "--time-limit", "from 0.001 to 86400"),
+        (
+            &["view", "--model", MODEL, "--tables", "CLIENT", "--time-limit", "inf"],
+            "--time-limit",
+            "from 0.001 to 86400",
+        ),
         (&["view", "--model", MODEL, "--tables", "CLIENT", "--time-limit", "1e308"], "--time-limit", "got 1e308"),
         (&["view", "--model", MODEL, "--tables", "CLIENT", "--time-limit", "nan"], "--time-limit", "got NaN"),
         (&["view", "--model", MODEL, "--tables", "CLIENT", "--time-limit", "0"], "--time-limit", "got 0"),

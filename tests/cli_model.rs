@@ -27,7 +27,12 @@ fn check_prints_a_summary() {
     assert!(out.contains("tables:        20 (66 columns)"), "{out}");
     assert!(out.contains("relationships: 20"), "{out}");
     assert!(out.contains("patterns:      5 (1 lookup, 1 many_to_many, 1 snowflake, 2 star)"), "{out}");
-    assert!(out.contains("core tables:   8 (LOCATION, CLIENT, DATACENTER, COMPUTE, RESOURCEPOOL, RSPOOL2CLIENT, PAYMENT, RETENTION)"), "{out}");
+    assert!(
+        out.contains(
+            "core tables:   8 (LOCATION, CLIENT, DATACENTER, COMPUTE, RESOURCEPOOL, RSPOOL2CLIENT, PAYMENT, RETENTION)"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
@@ -163,7 +168,10 @@ fn check_prints_warnings_but_succeeds() {
     let o = lucy(&["model", "check", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("warning: ") && err.contains("w.json: $.tables[20]: table `AUDIT` has no relationship"), "{err}");
+    assert!(
+        err.contains("warning: ") && err.contains("w.json: $.tables[20]: table `AUDIT` has no relationship"),
+        "{err}"
+    );
     assert!(err.contains("$.tables[20].primary_key: table `AUDIT` has no primary key"), "{err}");
     let o = lucy(&["--json", "model", "check", f.to_str().unwrap()]);
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -174,7 +182,11 @@ fn check_prints_warnings_but_succeeds() {
 fn check_several_files_reports_each_and_fails_if_one_fails() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.json");
-    std::fs::write(&bad, r#"{"name": "b", "tables": [{"name": "T", "primary_key": ["x"], "columns": [{"name": "id"}]}]}"#).unwrap();
+    std::fs::write(
+        &bad,
+        r#"{"name": "b", "tables": [{"name": "T", "primary_key": ["x"], "columns": [{"name": "id"}]}]}"#,
+    )
+    .unwrap();
     let split = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/split/financial.json");
     let o = lucy(&["model", "check", DDO, bad.to_str().unwrap(), split]);
     assert_eq!(o.status.code(), Some(2));

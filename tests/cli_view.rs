@@ -15,7 +15,16 @@ fn lucy(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn json_output_has_the_documented_shape() {
-    let (code, out, err) = lucy(&["--json", "view", "--model", DDO, "--tables", "CLIENT,DATACENTER", "--attrs", "CLIENT.name,DATACENTER.name"]);
+    let (code, out, err) = lucy(&[
+        "--json",
+        "view",
+        "--model",
+        DDO,
+        "--tables",
+        "CLIENT,DATACENTER",
+        "--attrs",
+        "CLIENT.name,DATACENTER.name",
+    ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["status"], "optimal");
@@ -34,7 +43,8 @@ fn json_output_has_the_documented_shape() {
 
 #[test]
 fn human_output_shows_walk_joins_and_sql() {
-    let (code, out, _) = lucy(&["view", "--model", DDO, "--tables", "RESOURCEPOOL,CCPU,RCPU", "--dialect", "mysql", "--name", "q2"]);
+    let (code, out, _) =
+        lucy(&["view", "--model", DDO, "--tables", "RESOURCEPOOL,CCPU,RCPU", "--dialect", "mysql", "--name", "q2"]);
     assert_eq!(code, 0);
     assert!(out.contains("status: optimal"));
     assert!(out.contains("walk: RESOURCEPOOL"));
@@ -129,18 +139,41 @@ fn attrs_with_dots_resolve_the_same_in_view_and_ask() {
     let (code, out, err) = lucy(&["--json", "view", "--model", &m, "--tables", "sales.catalog", "--attrs", attrs]);
     assert_eq!(code, 0, "{err}");
     let view: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let (code, out, err) = lucy(&["--json", "ask", "--model", &m, "--tables", "sales.catalog", "--attrs", attrs, "--stop-after", "view", "x"]);
+    let (code, out, err) = lucy(&[
+        "--json",
+        "ask",
+        "--model",
+        &m,
+        "--tables",
+        "sales.catalog",
+        "--attrs",
+        attrs,
+        "--stop-after",
+        "view",
+        "x",
+    ]);
     assert_eq!(code, 0, "{err}");
     let asked: serde_json::Value = serde_json::from_str(&out).unwrap();
     let cols = |v: &serde_json::Value| -> Vec<String> {
-        v["columns"].as_array().unwrap().iter().map(|c| format!("{}.{}", c["table"].as_str().unwrap(), c["column"].as_str().unwrap())).collect()
+        v["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{}.{}", c["table"].as_str().unwrap(), c["column"].as_str().unwrap()))
+            .collect()
     };
     assert!(cols(&view).contains(&"PRODUCT.unit.price".to_string()), "{view}");
     assert_eq!(cols(&view), cols(&asked["view"]));
-    for cmd in [&["view", "--model", &m, "--tables", "PRODUCT", "--attrs", "PRODUCT.unit.cost"][..], &["ask", "--model", &m, "--attrs", "PRODUCT.unit.cost", "--stop-after", "view", "x"]] {
+    for cmd in [
+        &["view", "--model", &m, "--tables", "PRODUCT", "--attrs", "PRODUCT.unit.cost"][..],
+        &["ask", "--model", &m, "--attrs", "PRODUCT.unit.cost", "--stop-after", "view", "x"],
+    ] {
         let (code, _, err) = lucy(cmd);
         assert_eq!(code, 2, "{err}");
-        assert!(err.contains("unknown column `unit.cost` in table PRODUCT") && err.contains("did you mean unit.price"), "{err}");
+        assert!(
+            err.contains("unknown column `unit.cost` in table PRODUCT") && err.contains("did you mean unit.price"),
+            "{err}"
+        );
     }
 }
 
@@ -192,7 +225,9 @@ fn query(db: &str, view_sql: &str, q: &str) -> Vec<String> {
     let c = rusqlite::Connection::open(&copy).unwrap();
     c.execute_batch(view_sql).unwrap_or_else(|e| panic!("{e}\n{view_sql}"));
     let mut st = c.prepare(q).unwrap();
-    let rows = st.query_map([], |r| Ok((0..r.as_ref().column_count()).map(|i| r.get::<_, String>(i).unwrap()).collect::<Vec<_>>().join("|")));
+    let rows = st.query_map([], |r| {
+        Ok((0..r.as_ref().column_count()).map(|i| r.get::<_, String>(i).unwrap()).collect::<Vec<_>>().join("|"))
+    });
     rows.unwrap().map(Result::unwrap).collect()
 }
 
@@ -200,24 +235,55 @@ fn query(db: &str, view_sql: &str, q: &str) -> Vec<String> {
 fn self_join_view_of_a_manager_relationship_runs_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let (model, db) = staff_db(dir.path());
-    let (code, out, err) = lucy(&["--json", "view", "--model", &model, "--tables", "EMPLOYEE,EMPLOYEE@manager", "--attrs", "EMPLOYEE.name", "--name", "v"]);
+    let (code, out, err) = lucy(&[
+        "--json",
+        "view",
+        "--model",
+        &model,
+        "--tables",
+        "EMPLOYEE,EMPLOYEE@manager",
+        "--attrs",
+        "EMPLOYEE.name",
+        "--name",
+        "v",
+    ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["tables"], serde_json::json!(["EMPLOYEE", "EMPLOYEE_manager"]));
     assert_eq!(v["walk"], serde_json::json!(["EMPLOYEE", "EMPLOYEE@manager"]));
     assert_eq!(v["joins"][0]["on"], serde_json::json!([["EMPLOYEE.manager_id", "EMPLOYEE_manager.id"]]));
     let sql = v["view_sql"].as_str().unwrap();
-    assert!(sql.contains("INNER JOIN EMPLOYEE AS EMPLOYEE_manager ON EMPLOYEE.manager_id = EMPLOYEE_manager.id"), "{sql}");
-    let col = v["columns"].as_array().unwrap().iter().find(|c| c["alias"] == "EMPLOYEE_manager_name").expect("manager's name");
+    assert!(
+        sql.contains("INNER JOIN EMPLOYEE AS EMPLOYEE_manager ON EMPLOYEE.manager_id = EMPLOYEE_manager.id"),
+        "{sql}"
+    );
+    let col = v["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["alias"] == "EMPLOYEE_manager_name")
+        .expect("manager's name");
     assert_eq!(col["description"], "EMPLOYEE as manager: the employee's manager — Full name.");
     // Employees with their managers (Ada has none: the walk's join is INNER).
     let rows = query(&db, sql, "SELECT EMPLOYEE_name, EMPLOYEE_manager_name FROM v ORDER BY 1");
     assert_eq!(rows, ["Bob|Ada", "Cy|Ada", "Di|Bob"]);
     // The same instance written as OTHER.column, the other end of the walk first.
-    let (code, out, err) = lucy(&["--json", "view", "--model", &model, "--tables", "EMPLOYEE@EMPLOYEE.manager_id,EMPLOYEE", "--attrs", "EMPLOYEE.name", "--name", "v"]);
+    let (code, out, err) = lucy(&[
+        "--json",
+        "view",
+        "--model",
+        &model,
+        "--tables",
+        "EMPLOYEE@EMPLOYEE.manager_id,EMPLOYEE",
+        "--attrs",
+        "EMPLOYEE.name",
+        "--name",
+        "v",
+    ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let rows = query(&db, v["view_sql"].as_str().unwrap(), "SELECT EMPLOYEE_name, EMPLOYEE_manager_name FROM v ORDER BY 1");
+    let rows =
+        query(&db, v["view_sql"].as_str().unwrap(), "SELECT EMPLOYEE_name, EMPLOYEE_manager_name FROM v ORDER BY 1");
     assert_eq!(rows, ["Bob|Ada", "Cy|Ada", "Di|Bob"]);
 }
 
@@ -226,8 +292,16 @@ fn two_address_roles_are_named_by_role_and_join_their_own_relationships() {
     let dir = tempfile::tempdir().unwrap();
     let (model, db) = staff_db(dir.path());
     let (code, out, err) = lucy(&[
-        "--json", "view", "--model", &model, "--tables", "EMPLOYEE,ADDRESS@home_address,ADDRESS@EMPLOYEE.work_address_id",
-        "--attrs", "EMPLOYEE.name,ADDRESS.city", "--name", "v",
+        "--json",
+        "view",
+        "--model",
+        &model,
+        "--tables",
+        "EMPLOYEE,ADDRESS@home_address,ADDRESS@EMPLOYEE.work_address_id",
+        "--attrs",
+        "EMPLOYEE.name,ADDRESS.city",
+        "--name",
+        "v",
     ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -244,7 +318,11 @@ fn two_address_roles_are_named_by_role_and_join_their_own_relationships() {
     // The human output shows the role instances in the walk.
     let (code, out, _) = lucy(&["view", "--model", &model, "--tables", "EMPLOYEE,ADDRESS@home_address"]);
     assert_eq!(code, 0);
-    assert!(out.contains("walk: EMPLOYEE -> ADDRESS@home_address") || out.contains("walk: ADDRESS@home_address -> EMPLOYEE"), "{out}");
+    assert!(
+        out.contains("walk: EMPLOYEE -> ADDRESS@home_address")
+            || out.contains("walk: ADDRESS@home_address -> EMPLOYEE"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -274,14 +352,37 @@ fn role_errors_and_per_instance_infeasibility() {
 #[test]
 fn subtype_instances_and_tables_hanging_off_a_junction() {
     let acme = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json");
-    let (code, out, err) = lucy(&["--json", "view", "--model", acme, "--tables", "Claim,Claim_Amount@Loss_Payment,Claim_Amount@Loss_Reserve", "--attrs", "Claim_Amount.Claim_Amount"]);
+    let (code, out, err) = lucy(&[
+        "--json",
+        "view",
+        "--model",
+        acme,
+        "--tables",
+        "Claim,Claim_Amount@Loss_Payment,Claim_Amount@Loss_Reserve",
+        "--attrs",
+        "Claim_Amount.Claim_Amount",
+    ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["tables"], serde_json::json!(["Claim_Amount_Loss_Payment", "Claim", "Claim_Amount_Loss_Reserve", "Loss_Payment", "Loss_Reserve"]));
+    assert_eq!(
+        v["tables"],
+        serde_json::json!([
+            "Claim_Amount_Loss_Payment",
+            "Claim",
+            "Claim_Amount_Loss_Reserve",
+            "Loss_Payment",
+            "Loss_Reserve"
+        ])
+    );
     let sql = v["view_sql"].as_str().unwrap();
     assert!(sql.contains("INNER JOIN Loss_Payment ON Claim_Amount_Loss_Payment.Claim_Amount_Identifier = Loss_Payment.Claim_Amount_Identifier"), "{sql}");
     assert!(sql.contains("INNER JOIN Claim_Amount AS Claim_Amount_Loss_Reserve ON Claim.Claim_Identifier = Claim_Amount_Loss_Reserve.Claim_Identifier"), "{sql}");
-    let col = v["columns"].as_array().unwrap().iter().find(|c| c["alias"] == "Claim_Amount_Loss_Reserve_Claim_Amount").expect("the reserve's amount");
+    let col = v["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["alias"] == "Claim_Amount_Loss_Reserve_Claim_Amount")
+        .expect("the reserve's amount");
     assert!(col["description"].as_str().unwrap().starts_with("Claim_Amount that is a Loss_Reserve: "), "{col}");
     let db = rusqlite::Connection::open_in_memory().unwrap();
     db.execute_batch(
@@ -292,7 +393,13 @@ fn subtype_instances_and_tables_hanging_off_a_junction() {
     )
     .unwrap();
     db.execute_batch(sql).unwrap();
-    let total: f64 = db.query_row("SELECT Claim_Amount_Loss_Payment_Claim_Amount + Claim_Amount_Loss_Reserve_Claim_Amount FROM lucy_view", [], |r| r.get(0)).unwrap();
+    let total: f64 = db
+        .query_row(
+            "SELECT Claim_Amount_Loss_Payment_Claim_Amount + Claim_Amount_Loss_Reserve_Claim_Amount FROM lucy_view",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert_eq!(total, 12.0, "one row per claim: its loss payment plus its loss reserve");
 
     let fin = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/bird_financial.json");
@@ -302,5 +409,9 @@ fn subtype_instances_and_tables_hanging_off_a_junction() {
     assert_eq!(v["status"], "optimal", "{v}");
     assert_eq!(v["walk"], serde_json::json!(["client", "disp"]));
     let last = v["joins"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!((last["left"].as_str(), last["right"].as_str(), last["kind"].as_str()), (Some("disp"), Some("card"), Some("inner")), "{v}");
+    assert_eq!(
+        (last["left"].as_str(), last["right"].as_str(), last["kind"].as_str()),
+        (Some("disp"), Some("card"), Some("inner")),
+        "{v}"
+    );
 }

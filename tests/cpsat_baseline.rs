@@ -24,7 +24,10 @@ fn venv_python() -> Option<PathBuf> {
 #[test]
 fn cpsat_and_lucy_find_the_same_optimum_on_ddo() {
     let Some(py) = venv_python() else {
-        assert!(std::env::var_os("CI").is_none(), "OR-Tools venv missing under CI: scripts/test.sh runs scripts/cpsat-venv.sh");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "OR-Tools venv missing under CI: scripts/test.sh runs scripts/cpsat-venv.sh"
+        );
         eprintln!("SKIPPED: no OR-Tools venv (run scripts/cpsat-venv.sh)");
         return;
     };
@@ -52,9 +55,14 @@ fn cpsat_and_lucy_find_the_same_optimum_on_ddo() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("inst.jsonl");
     std::fs::write(&file, lines).unwrap();
-    let out = Command::new(py).arg(format!("{root}/benchmarks/cpsat_baseline.py")).arg(&file).arg("--json").output().unwrap();
+    let out =
+        Command::new(py).arg(format!("{root}/benchmarks/cpsat_baseline.py")).arg(&file).arg("--json").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "objectives disagree or the script failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "objectives disagree or the script failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rows: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(rows.len(), queries.len());
     for r in &rows {

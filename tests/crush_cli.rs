@@ -17,7 +17,18 @@ const DDO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 #[test]
 fn exact_json_output_has_budget_elements_and_zero_gap() {
     let out = lucy()
-        .args(["--json", "crush", "--model", DDO, "--probes", "Client(name, gender); Payment(amount, date)", "--budget", "4", "--embedder", "hash"])
+        .args([
+            "--json",
+            "crush",
+            "--model",
+            DDO,
+            "--probes",
+            "Client(name, gender); Payment(amount, date)",
+            "--budget",
+            "4",
+            "--embedder",
+            "hash",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -35,7 +46,20 @@ fn low_temperature_covers_every_probe() {
     // half-match many probes (CLIENT.id, PAYMENT.client_id); with a low
     // temperature the optimum covers each probe with its own match.
     let out = lucy()
-        .args(["--json", "crush", "--model", DDO, "--probes", "Client(name, gender); Payment(amount, date)", "--budget", "4", "--temperature", "0.05", "--embedder", "hash"])
+        .args([
+            "--json",
+            "crush",
+            "--model",
+            DDO,
+            "--probes",
+            "Client(name, gender); Payment(amount, date)",
+            "--budget",
+            "4",
+            "--temperature",
+            "0.05",
+            "--embedder",
+            "hash",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -48,7 +72,18 @@ fn low_temperature_covers_every_probe() {
     // The paper's τ = 1 optimum on the same probes skips CLIENT.gender for
     // documents that match several probes at once.
     let out = lucy()
-        .args(["--json", "crush", "--model", DDO, "--probes", "Client(name, gender); Payment(amount, date)", "--budget", "4", "--embedder", "hash"])
+        .args([
+            "--json",
+            "crush",
+            "--model",
+            DDO,
+            "--probes",
+            "Client(name, gender); Payment(amount, date)",
+            "--budget",
+            "4",
+            "--embedder",
+            "hash",
+        ])
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -60,7 +95,20 @@ fn low_temperature_covers_every_probe() {
 fn exact_objective_is_at_least_greedy() {
     let run = |solver: &str| -> f64 {
         let out = lucy()
-            .args(["--json", "crush", "--model", DDO, "--probes", "Client(name); Payment(amount, date); Tax(rate)", "--budget", "3", "--solver", solver, "--embedder", "hash"])
+            .args([
+                "--json",
+                "crush",
+                "--model",
+                DDO,
+                "--probes",
+                "Client(name); Payment(amount, date); Tax(rate)",
+                "--budget",
+                "3",
+                "--solver",
+                solver,
+                "--embedder",
+                "hash",
+            ])
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -73,7 +121,19 @@ fn exact_objective_is_at_least_greedy() {
 #[test]
 fn text_output_lists_tables() {
     let out = lucy()
-        .args(["crush", "--model", DDO, "--question", "What is the tax rate of payments of female clients?", "--budget", "5", "--solver", "greedy", "--embedder", "hash"])
+        .args([
+            "crush",
+            "--model",
+            DDO,
+            "--question",
+            "What is the tax rate of payments of female clients?",
+            "--budget",
+            "5",
+            "--solver",
+            "greedy",
+            "--embedder",
+            "hash",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -84,13 +144,32 @@ fn text_output_lists_tables() {
 
 #[test]
 fn bad_inputs_are_clear_errors() {
-    let out = lucy().args(["crush", "--model", DDO, "--probes", " ; ", "--budget", "3", "--embedder", "hash"]).output().unwrap();
+    let out = lucy()
+        .args(["crush", "--model", DDO, "--probes", " ; ", "--budget", "3", "--embedder", "hash"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no probes"));
-    let out = lucy().args(["crush", "--model", DDO, "--probes", "T(a)", "--budget", "0", "--embedder", "hash"]).output().unwrap();
+    let out = lucy()
+        .args(["crush", "--model", DDO, "--probes", "T(a)", "--budget", "0", "--embedder", "hash"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--budget"));
-    let out = lucy().args(["crush", "--model", "/nonexistent/model.json", "--probes", "T(a)", "--budget", "3", "--embedder", "hash"]).output().unwrap();
+    let out = lucy()
+        .args([
+            "crush",
+            "--model",
+            "/nonexistent/model.json",
+            "--probes",
+            "T(a)",
+            "--budget",
+            "3",
+            "--embedder",
+            "hash",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/model.json"));
 }

@@ -21,7 +21,9 @@ fn ddo_prefilter_and_linker_find_the_client_tables() {
     let Some(e) = minilm() else { return };
     let model = lucy::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
     let graph = lucy::SchemaGraph::new(model).unwrap();
-    let tables = crush::prefilter_tables(&graph, "List the gender of clients", Some("Client(name, gender)"), 3, None, &e).unwrap();
+    let tables =
+        crush::prefilter_tables(&graph, "List the gender of clients", Some("Client(name, gender)"), 3, None, &e)
+            .unwrap();
     assert!(tables.iter().any(|t| t == "CLIENT"), "{tables:?}");
     let (tables, cols) = crush::embedding_link(&graph, "What is the tax rate of each payment?", 4, &e).unwrap();
     assert_eq!(cols.len(), 4);

@@ -76,7 +76,9 @@ fn import_differences(engine: &str, suite: &str, u: &str) -> Vec<String> {
     assert_eq!(imported.model.tables.len(), from_sqlite.tables.len(), "{engine} {suite}: table count");
     lucy::model::diff::diff(&from_sqlite, &imported.model)
         .into_iter()
-        .filter(|c| !(c.what == "column" && c.kind == "changed" && c.detail.starts_with("type ") && !c.detail.contains("NULL")))
+        .filter(|c| {
+            !(c.what == "column" && c.kind == "changed" && c.detail.starts_with("type ") && !c.detail.contains("NULL"))
+        })
         .map(|c| c.to_string())
         .collect()
 }
@@ -115,7 +117,8 @@ fn import_from_each_catalog_equals_the_sqlite_import() {
             // (Agreement, Party, Party_Role, Occurrence, Insurable_Object,
             // Geographic_Location have no primary key in ACME's SQLite file).
             assert_eq!(lost.len(), 10, "postgres acme: {lost:#?}");
-            let unkeyed = ["Agreement(", "Party(", "Party_Role(", "Occurrence(", "Insurable_Object(", "Geographic_Location("];
+            let unkeyed =
+                ["Agreement(", "Party(", "Party_Role(", "Occurrence(", "Insurable_Object(", "Geographic_Location("];
             assert!(lost.iter().all(|l| unkeyed.iter().any(|t| l.contains(&format!("->{t}")))), "{lost:#?}");
         }
     }
@@ -128,14 +131,29 @@ fn every_oracle_view_of_ddo_and_acme_runs_on_each_engine() {
             let Some(u) = url(engine, suite) else { return };
             let dir = tempfile::tempdir().unwrap();
             let out = dir.path().join("out");
-            let o = lucy(&["bench", suite, "--oracle", "tables", "--database", &u, "--no-progress", "--out", out.to_str().unwrap()]);
+            let o = lucy(&[
+                "bench",
+                suite,
+                "--oracle",
+                "tables",
+                "--database",
+                &u,
+                "--no-progress",
+                "--out",
+                out.to_str().unwrap(),
+            ]);
             assert!(o.status.success(), "{engine} {suite}: {}", String::from_utf8_lossy(&o.stderr));
-            let results: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+            let results: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
             let mut views = 0;
             for q in results["questions"].as_array().unwrap() {
                 if let Some(runs) = q["metrics"]["view_runs"].as_bool() {
                     views += 1;
-                    assert!(runs, "{engine} {suite} {}: the view does not run: {}", q["id"], q["metrics"]["join_detail"]);
+                    assert!(
+                        runs,
+                        "{engine} {suite} {}: the view does not run: {}",
+                        q["id"], q["metrics"]["join_detail"]
+                    );
                 }
             }
             assert!(views >= 5, "{engine} {suite}: only {views} views ran");
@@ -145,15 +163,20 @@ fn every_oracle_view_of_ddo_and_acme_runs_on_each_engine() {
     }
 }
 
-const Q1_SQL: &str = "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%' ORDER BY 1, 2";
+const Q1_SQL: &str =
+    "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%' ORDER BY 1, 2";
 
 fn q1_gold() -> BTreeSet<Vec<String>> {
-    let c = rusqlite::Connection::open_with_flags(sqlite_of("ddo"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let c =
+        rusqlite::Connection::open_with_flags(sqlite_of("ddo"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let gold = "SELECT DISTINCT CLIENT.name, DATACENTER.name FROM DATACENTER JOIN COMPUTE ON COMPUTE.dc_id = DATACENTER.id \
                 JOIN RESOURCEPOOL ON RESOURCEPOOL.compute_id = COMPUTE.id JOIN RSPOOL2CLIENT ON RSPOOL2CLIENT.rspool_id = RESOURCEPOOL.id \
                 JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id WHERE DATACENTER.name LIKE 'dev%'";
     let mut st = c.prepare(gold).unwrap();
-    st.query_map([], |r| Ok(vec![r.get::<_, String>(0)?, r.get::<_, String>(1)?])).unwrap().map(Result::unwrap).collect()
+    st.query_map([], |r| Ok(vec![r.get::<_, String>(0)?, r.get::<_, String>(1)?]))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
 }
 
 #[test]
@@ -163,7 +186,19 @@ fn ask_with_sql_returns_q1_gold_rows_on_each_engine() {
     for engine in ENGINES {
         let Some(u) = url(engine, "ddo") else { return };
         let model = format!("{ROOT}/dbmodels/ddo.json");
-        let o = lucy(&["--json", "ask", "--model", &model, "--tables", "CLIENT,DATACENTER", "--sql", Q1_SQL, "--execute", &u, "Q1"]);
+        let o = lucy(&[
+            "--json",
+            "ask",
+            "--model",
+            &model,
+            "--tables",
+            "CLIENT,DATACENTER",
+            "--sql",
+            Q1_SQL,
+            "--execute",
+            &u,
+            "Q1",
+        ]);
         assert!(o.status.success(), "{engine}: {}", String::from_utf8_lossy(&o.stderr));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let rows: BTreeSet<Vec<String>> = v["rows"]["rows"]
@@ -203,7 +238,9 @@ fn a_write_past_the_guard_is_refused_by_the_server() {
         // Through the view path too (the CTE in front of a write).
         let view = ViewDef { name: "lucy_view", select: "SELECT 1 AS a" };
         // (MariaDB does not even parse a WITH in front of DELETE.)
-        let e = run(&db, Some(view), &format!("DELETE FROM {q}CLIENT{q}"), &ExecOptions::default()).unwrap_err().to_string();
+        let e = run(&db, Some(view), &format!("DELETE FROM {q}CLIENT{q}"), &ExecOptions::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.to_lowercase().contains("read") || (engine == "mysql" && e.contains("ERROR 1064")), "{engine}: {e}");
         // Two statements in one call are refused outright.
         assert!(run(&db, None, &format!("SELECT 1; DELETE FROM {q}CLIENT{q}"), &ExecOptions::default()).is_err());
@@ -213,10 +250,25 @@ fn a_write_past_the_guard_is_refused_by_the_server() {
         } else {
             "SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'public'"
         };
-        assert_eq!(run(&db, None, tables, &ExecOptions::default()).unwrap().rows, vec![vec![SqlValue::Integer(20)]], "{engine}: a table was created or dropped");
+        assert_eq!(
+            run(&db, None, tables, &ExecOptions::default()).unwrap().rows,
+            vec![vec![SqlValue::Integer(20)]],
+            "{engine}: a table was created or dropped"
+        );
         // And the guard refuses the same SQL before it gets there.
         let model = format!("{ROOT}/dbmodels/ddo.json");
-        let o = lucy(&["ask", "--model", &model, "--tables", "CLIENT", "--sql", &format!("DELETE FROM {q}CLIENT{q}"), "--execute", &u, "x"]);
+        let o = lucy(&[
+            "ask",
+            "--model",
+            &model,
+            "--tables",
+            "CLIENT",
+            "--sql",
+            &format!("DELETE FROM {q}CLIENT{q}"),
+            "--execute",
+            &u,
+            "x",
+        ]);
         assert!(!o.status.success());
         assert!(String::from_utf8_lossy(&o.stderr).contains("rejected"), "{}", String::from_utf8_lossy(&o.stderr));
     }
@@ -230,15 +282,23 @@ fn timeouts_row_limits_and_byte_bounds_hold_on_servers() {
         let slow = if engine == "mysql" { "SELECT SLEEP(5)" } else { "SELECT pg_sleep(5)" };
         let opts = ExecOptions { timeout: std::time::Duration::from_millis(300), ..ExecOptions::default() };
         let t = std::time::Instant::now();
-        let e = run(&db, None, slow, &opts).map(|r| r.rows).unwrap_or_else(|e| vec![vec![SqlValue::Text(e.to_string())]]);
+        let e =
+            run(&db, None, slow, &opts).map(|r| r.rows).unwrap_or_else(|e| vec![vec![SqlValue::Text(e.to_string())]]);
         assert!(t.elapsed().as_secs_f64() < 4.0, "{engine}: not stopped by the server ({e:?})");
-        let big = if engine == "mysql" { "SELECT REPEAT('x', 3000000) AS z" } else { "SELECT repeat('x', 3000000) AS z" };
+        let big =
+            if engine == "mysql" { "SELECT REPEAT('x', 3000000) AS z" } else { "SELECT repeat('x', 3000000) AS z" };
         let opts = ExecOptions { max_result_bytes: 64 << 10, ..ExecOptions::default() };
         let r = run(&db, None, big, &opts).unwrap();
         assert!(r.truncated && r.bytes <= 64 << 10, "{engine}: {:?} {}", r.truncation, r.bytes);
         assert!(r.truncation.as_deref().unwrap_or("").contains("per-cell cap"), "{engine}: {:?}", r.truncation);
         let q = if engine == "mysql" { '`' } else { '"' };
-        let r = run(&db, None, &format!("SELECT id FROM {q}CLIENT{q} ORDER BY id"), &ExecOptions { limit: Some(3), ..ExecOptions::default() }).unwrap();
+        let r = run(
+            &db,
+            None,
+            &format!("SELECT id FROM {q}CLIENT{q} ORDER BY id"),
+            &ExecOptions { limit: Some(3), ..ExecOptions::default() },
+        )
+        .unwrap();
         assert_eq!(r.rows.len(), 3);
         assert!(r.truncated && r.truncation.unwrap().contains("row limit of 3"));
     }
@@ -251,15 +311,33 @@ fn a_wrong_password_or_a_down_server_is_a_clear_exit_2() {
         let bad = u.replacen(":lucy@", ":not-the-password@", 1);
         assert_ne!(bad, u);
         let flag = if engine == "mysql" { "--mysql" } else { "--postgres" };
-        let down = if engine == "mysql" { "mysql://lucy:hunter2@127.0.0.1:1/ddo" } else { "postgresql://lucy:hunter2@127.0.0.1:1/ddo" };
+        let down = if engine == "mysql" {
+            "mysql://lucy:hunter2@127.0.0.1:1/ddo"
+        } else {
+            "postgresql://lucy:hunter2@127.0.0.1:1/ddo"
+        };
         for (url, shown) in [(bad.as_str(), "lucy@127.0.0.1"), (down, "lucy@127.0.0.1:1/ddo")] {
             let o = lucy(&["model", "import", flag, url]);
             let err = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(2), "{engine} {err}");
             assert!(err.contains("cannot connect to") && err.contains(shown), "{engine}: {err}");
-            assert!(!err.contains("not-the-password") && !err.contains("hunter2"), "{engine}: the password is printed: {err}");
+            assert!(
+                !err.contains("not-the-password") && !err.contains("hunter2"),
+                "{engine}: the password is printed: {err}"
+            );
             let model = format!("{ROOT}/dbmodels/ddo.json");
-            let o = lucy(&["ask", "--model", &model, "--tables", "CLIENT", "--sql", "SELECT 1 FROM lucy_view", "--execute", url, "x"]);
+            let o = lucy(&[
+                "ask",
+                "--model",
+                &model,
+                "--tables",
+                "CLIENT",
+                "--sql",
+                "SELECT 1 FROM lucy_view",
+                "--execute",
+                url,
+                "x",
+            ]);
             let err = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(2), "{engine} ask: {err}");
             assert!(!err.contains("not-the-password") && !err.contains("hunter2"), "{engine}: {err}");

@@ -43,7 +43,9 @@ fn regenerate(doc: &str) -> String {
         let name = if args.is_empty() { "lucy".to_string() } else { format!("lucy {}", args.join(" ")) };
         let start_tag = format!("<!-- help: {name} -->");
         let start = out.find(&start_tag).unwrap_or_else(|| panic!("docs/cli.md has no block `{start_tag}`"));
-        let end = start + out[start..].find("<!-- end help -->").expect("unterminated help block") + "<!-- end help -->".len();
+        let end = start
+            + out[start..].find("<!-- end help -->").expect("unterminated help block")
+            + "<!-- end help -->".len();
         out.replace_range(start..end, &block(args));
     }
     out
@@ -57,5 +59,8 @@ fn cli_reference_matches_the_binary() {
         std::fs::write(DOC, &fresh).unwrap();
         return;
     }
-    assert!(fresh == doc, "docs/cli.md is stale: run `LUCY_UPDATE_DOCS=1 cargo test --test docs_cli` and review the diff");
+    assert!(
+        fresh == doc,
+        "docs/cli.md is stale: run `LUCY_UPDATE_DOCS=1 cargo test --test docs_cli` and review the diff"
+    );
 }

@@ -86,7 +86,10 @@ fn auto_threads_back_off_to_one_thread_and_keep_the_prefix_cache() {
     o.n_ctx = 4096;
     let m = EmbeddedModel::load(&o, "FIX", &|_| None).unwrap().with_max_tokens(Some(12));
     assert!(m.auto_threads() && m.threads() == 2);
-    let r = schema_prompt("CLIENT(id, name, gender, loc_id), DATACENTER(id, name, loc_id), LOCATION(id, city, country, zip)", "Which clients use datacenters named dev?");
+    let r = schema_prompt(
+        "CLIENT(id, name, gender, loc_id), DATACENTER(id, name, loc_id), LOCATION(id, city, country, zip)",
+        "Which clients use datacenters named dev?",
+    );
     let mut r = r;
     r.n = 3;
     r.temperature = 0.9;
@@ -124,7 +127,8 @@ fn load_with(path: &Path, cache: bool, cache_mb: usize) -> EmbeddedModel {
 /// A prompt in the order the MatchTables prompts use: a long
 /// question-independent part (`schema`), the question last.
 fn schema_prompt(schema: &str, question: &str) -> ChatRequest {
-    let body = format!("Here is a schema: {schema}. Which tables are relevant? Answer with a list.\nThe question: {question}");
+    let body =
+        format!("Here is a schema: {schema}. Which tables are relevant? Answer with a list.\nThe question: {question}");
     req(&body, 2, 0.0)
 }
 
@@ -145,7 +149,11 @@ fn snapshots_bring_back_an_evicted_prefix_and_answer_as_a_fresh_evaluation() {
     let local = c.local.unwrap();
     // The tiny model tokenizes about one byte per token: the question and the
     // chat template's tail are ~45 tokens.
-    assert!(local.prompt_evaluated <= 50 && local.prompt_reused > 150, "only the question is evaluated: {local:?} of {}", c.usage.prompt_tokens);
+    assert!(
+        local.prompt_evaluated <= 50 && local.prompt_reused > 150,
+        "only the question is evaluated: {local:?} of {}",
+        c.usage.prompt_tokens
+    );
     assert_eq!(local.prompt_reused + local.prompt_evaluated, c.usage.prompt_tokens);
     let stats = m.cache_stats().unwrap();
     assert!(stats.restores >= 1 && stats.snapshots >= 2, "{stats:?}");
@@ -201,10 +209,13 @@ fn list_schema_answers_always_parse_and_name_only_offered_tables() {
 fn sql_grammar_answers_parse_and_pass_the_guard_on_the_q1_view() {
     let dir = tempfile::tempdir().unwrap();
     let m = load(&tiny(dir.path(), "tiny.gguf", Default::default()), 1500);
-    let cols: Vec<String> = ["CLIENT_id", "CLIENT_name", "DATACENTER_id", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
-    let reserved: Vec<String> = ["CLIENT", "DATACENTER", "COMPUTE", "id", "name", "loc_id", "dc_id"].iter().map(|s| s.to_string()).collect();
+    let cols: Vec<String> =
+        ["CLIENT_id", "CLIENT_name", "DATACENTER_id", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
+    let reserved: Vec<String> =
+        ["CLIENT", "DATACENTER", "COMPUTE", "id", "name", "loc_id", "dc_id"].iter().map(|s| s.to_string()).collect();
     let g = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
-    let mut r = req("List customers who use datacenters with names starting with 'dev'. Write SQL over lucy_view.", 4, 1.0);
+    let mut r =
+        req("List customers who use datacenters with names starting with 'dev'. Write SQL over lucy_view.", 4, 1.0);
     r.grammar = Some(g.clone());
     let a = m.chat(&r).unwrap();
     assert_eq!(a.truncated, 0, "an answer hit the token limit: {:?}", a.choices);
@@ -225,7 +236,10 @@ fn sql_grammar_answers_parse_and_pass_the_guard_on_the_q1_view() {
             // name, never a table of the model.
             for part in m.split("relation `").skip(1) {
                 let rel = part.split('`').next().unwrap_or("");
-                assert!(!reserved.iter().any(|r| r.eq_ignore_ascii_case(rel)), "{sql:?} reads the model's table {rel}: {m}");
+                assert!(
+                    !reserved.iter().any(|r| r.eq_ignore_ascii_case(rel)),
+                    "{sql:?} reads the model's table {rel}: {m}"
+                );
             }
         }
     }
@@ -286,8 +300,18 @@ fn ask_runs_end_to_end_on_the_embedded_model() {
     let model = tiny(dir.path(), "tiny.gguf", Default::default());
     let trace = dir.path().join("trace.json");
     let (_, err) = lucy(&[
-        "ask", "--model", MODEL, "--llm-gguf", model.to_str().unwrap(), "--llm-max-tokens", "300", "--samples", "2",
-        "--trace", trace.to_str().unwrap(), Q1,
+        "ask",
+        "--model",
+        MODEL,
+        "--llm-gguf",
+        model.to_str().unwrap(),
+        "--llm-max-tokens",
+        "300",
+        "--samples",
+        "2",
+        "--trace",
+        trace.to_str().unwrap(),
+        Q1,
     ]);
     // The default threads: adaptive (one per generated token, every core
     // for batches), or one thread on a one-core machine.

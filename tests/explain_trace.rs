@@ -18,7 +18,18 @@ fn explains_an_offline_view_trace() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
     let o = lucy()
-        .args(["ask", "--model", MODEL, "Which pools are overloaded?", "--tables", "RESOURCEPOOL,RCPU", "--stop-after", "view", "--trace", trace.to_str().unwrap()])
+        .args([
+            "ask",
+            "--model",
+            MODEL,
+            "Which pools are overloaded?",
+            "--tables",
+            "RESOURCEPOOL,RCPU",
+            "--stop-after",
+            "view",
+            "--trace",
+            trace.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -29,7 +40,10 @@ fn explains_an_offline_view_trace() {
     assert!(report.contains("skipped: relevant tables and attributes were given"), "{report}");
     assert!(report.contains("== Phase 2: GenerateView"), "{report}");
     assert!(report.contains("input: tables RESOURCEPOOL, RCPU"), "{report}");
-    assert!(report.contains("Left join RCPU") || report.contains("Left join RUNTIME"), "pattern branches are LEFT JOINs: {report}");
+    assert!(
+        report.contains("Left join RCPU") || report.contains("Left join RUNTIME"),
+        "pattern branches are LEFT JOINs: {report}"
+    );
     let js = lucy().args(["--json", "explain", trace.to_str().unwrap()]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&js.stdout).unwrap();
     assert_eq!(v["stopped_after"], "view");
@@ -45,14 +59,32 @@ fn explains_role_instances() {
     let trace = dir.path().join("t.json");
     let tables = "CLIENT,DATACENTER,LOCATION@CLIENT,LOCATION@DATACENTER";
     let o = lucy()
-        .args(["ask", "--model", MODEL, "Clients in their datacenter's city", "--tables", tables, "--stop-after", "view", "--trace", trace.to_str().unwrap()])
+        .args([
+            "ask",
+            "--model",
+            MODEL,
+            "Clients in their datacenter's city",
+            "--tables",
+            tables,
+            "--stop-after",
+            "view",
+            "--trace",
+            trace.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let ex = lucy().args(["explain", trace.to_str().unwrap()]).output().unwrap();
     let report = String::from_utf8_lossy(&ex.stdout);
-    assert!(report.contains("relevant tables: CLIENT, DATACENTER, LOCATION@CLIENT.loc_id, LOCATION@DATACENTER.loc_id"), "{report}");
-    assert!(report.contains("walk: LOCATION@CLIENT.loc_id -> CLIENT") || report.contains("walk: LOCATION@DATACENTER.loc_id -> DATACENTER"), "{report}");
+    assert!(
+        report.contains("relevant tables: CLIENT, DATACENTER, LOCATION@CLIENT.loc_id, LOCATION@DATACENTER.loc_id"),
+        "{report}"
+    );
+    assert!(
+        report.contains("walk: LOCATION@CLIENT.loc_id -> CLIENT")
+            || report.contains("walk: LOCATION@DATACENTER.loc_id -> DATACENTER"),
+        "{report}"
+    );
     assert!(report.contains("(an instance of LOCATION)"), "{report}");
     let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
     let req = &t["generate_view"]["request"]["tables"];
@@ -84,7 +116,18 @@ fn explains_why_generate_view_failed() {
     std::fs::write(&model, serde_json::to_string_pretty(&m).unwrap()).unwrap();
     let trace = dir.path().join("t.json");
     let o = lucy()
-        .args(["ask", "--model", model.to_str().unwrap(), "Clients per datacenter?", "--tables", "CLIENT,DATACENTER", "--stop-after", "view", "--trace", trace.to_str().unwrap()])
+        .args([
+            "ask",
+            "--model",
+            model.to_str().unwrap(),
+            "Clients per datacenter?",
+            "--tables",
+            "CLIENT,DATACENTER",
+            "--stop-after",
+            "view",
+            "--trace",
+            trace.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));

@@ -146,7 +146,8 @@ impl Schema {
     /// Whether row `ra` of table `a` and row `rb` of the adjacent table `b`
     /// join.
     fn linked(&self, a: usize, ra: usize, b: usize, rb: usize) -> bool {
-        let ((child, rc), (par, rp)) = if a != 0 && self.parent[a] == b { ((a, ra), (b, rb)) } else { ((b, rb), (a, ra)) };
+        let ((child, rc), (par, rp)) =
+            if a != 0 && self.parent[a] == b { ((a, ra), (b, rb)) } else { ((b, rb), (a, ra)) };
         if self.child_fk[child] {
             self.rows[child][rc].fk[&par] == Some(rp as i64 + 1)
         } else {
@@ -172,7 +173,9 @@ impl Schema {
         while k < order.len() {
             let u = order[k];
             k += 1;
-            let adjacent: Vec<usize> = (0..n).filter(|&v| v != u && ((v != 0 && self.parent[v] == u) || (u != 0 && self.parent[u] == v))).collect();
+            let adjacent: Vec<usize> = (0..n)
+                .filter(|&v| v != u && ((v != 0 && self.parent[v] == u) || (u != 0 && self.parent[u] == v)))
+                .collect();
             for v in adjacent {
                 if order.contains(&v) {
                     continue;
@@ -377,20 +380,31 @@ fn run_case(seed: u64) -> Result<&'static str, TestCaseError> {
         let q = gen_query(&mut rng, schema.n());
         let sql = q.sql();
         let want = q.reference(&schema, keep);
-        let report = analyze(&sql, &view, Dialect::Sqlite, FanoutMode::Rewrite).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let ctx = format!("seed {seed}\nkeep {keep:?}\nschema {schema:?}\nview {}\nsql {sql}\nreport {report:#?}", view.view_sql);
+        let report = analyze(&sql, &view, Dialect::Sqlite, FanoutMode::Rewrite)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let ctx = format!(
+            "seed {seed}\nkeep {keep:?}\nschema {schema:?}\nview {}\nsql {sql}\nreport {report:#?}",
+            view.view_sql
+        );
         if report.findings.is_empty() {
-            let got = run_readonly(&db, view.body.as_ref(), &sql, None).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let got =
+                run_readonly(&db, view.body.as_ref(), &sql, None).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(normalise(&q, &got), want, "no fan-out reported, but the answer is wrong\n{}", ctx);
         } else if report.findings.iter().all(|f| f.rewritable) {
             let rw = report.rewritten.clone().ok_or_else(|| TestCaseError::fail(format!("no rewrite\n{ctx}")))?;
-            check_query(&rw, &view.view_name, &aliases, Dialect::Sqlite).map_err(|e| TestCaseError::fail(format!("guard: {e}\n{ctx}")))?;
-            let got = run_readonly(&db, view.body.as_ref(), &rw, None).map_err(|e| TestCaseError::fail(format!("{e}\n{rw}\n{ctx}")))?;
+            check_query(&rw, &view.view_name, &aliases, Dialect::Sqlite)
+                .map_err(|e| TestCaseError::fail(format!("guard: {e}\n{ctx}")))?;
+            let got = run_readonly(&db, view.body.as_ref(), &rw, None)
+                .map_err(|e| TestCaseError::fail(format!("{e}\n{rw}\n{ctx}")))?;
             prop_assert_eq!(normalise(&q, &got), want, "rewritten answer is wrong: {}\n{}", rw, ctx);
             outcome = "rewritten";
         } else {
             // Only COUNT(*) over a view with no grain table is refused.
-            prop_assert!(report.findings.iter().filter(|f| !f.rewritable).all(|f| f.aggregate == "COUNT(*)"), "{}", ctx);
+            prop_assert!(
+                report.findings.iter().filter(|f| !f.rewritable).all(|f| f.aggregate == "COUNT(*)"),
+                "{}",
+                ctx
+            );
         }
     }
     Ok(outcome)

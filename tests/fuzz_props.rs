@@ -41,26 +41,28 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
 fn mutated(target: &'static str) -> impl Strategy<Value = Vec<u8>> {
     let s = seeds(target);
     let n = s.len();
-    (0..n, 0..n, prop::collection::vec((any::<u8>(), any::<usize>(), any::<u8>()), 0..8)).prop_map(move |(a, b, muts)| {
-        let mut v = s[a].clone();
-        for (kind, at, byte) in muts {
-            let at = if v.is_empty() { 0 } else { at % (v.len() + 1) };
-            match kind % 4 {
-                0 if at < v.len() => v[at] ^= byte,
-                1 => v.insert(at, byte),
-                2 if at < v.len() => {
-                    v.remove(at);
-                }
-                _ => {
-                    let other = &s[b];
-                    let from = if other.is_empty() { 0 } else { at % other.len() };
-                    let piece: Vec<u8> = other[from..].iter().take(byte as usize % 64).copied().collect();
-                    v.splice(at..at, piece);
+    (0..n, 0..n, prop::collection::vec((any::<u8>(), any::<usize>(), any::<u8>()), 0..8)).prop_map(
+        move |(a, b, muts)| {
+            let mut v = s[a].clone();
+            for (kind, at, byte) in muts {
+                let at = if v.is_empty() { 0 } else { at % (v.len() + 1) };
+                match kind % 4 {
+                    0 if at < v.len() => v[at] ^= byte,
+                    1 => v.insert(at, byte),
+                    2 if at < v.len() => {
+                        v.remove(at);
+                    }
+                    _ => {
+                        let other = &s[b];
+                        let from = if other.is_empty() { 0 } else { at % other.len() };
+                        let piece: Vec<u8> = other[from..].iter().take(byte as usize % 64).copied().collect();
+                        v.splice(at..at, piece);
+                    }
                 }
             }
-        }
-        v
-    })
+            v
+        },
+    )
 }
 
 #[test]

@@ -93,16 +93,31 @@ fn the_oracle_sees_the_issue_bypasses() {
         assert!(guard(sql).is_err(), "{sql}");
     }
     assert_eq!(db.reads_outside("SELECT CLIENT_name FROM lucy_view").unwrap(), Vec::<String>::new());
-    assert_eq!(db.reads_outside("WITH CLIENT AS (SELECT * FROM lucy_view) SELECT * FROM CLIENT").unwrap(), Vec::<String>::new());
+    assert_eq!(
+        db.reads_outside("WITH CLIENT AS (SELECT * FROM lucy_view) SELECT * FROM CLIENT").unwrap(),
+        Vec::<String>::new()
+    );
 }
 
 /// Names a query must never read: base tables, SQLite's schema tables,
 /// pragma table functions, in the spellings SQLite accepts.
 fn forbidden() -> impl Strategy<Value = (String, String)> {
     let names = prop::sample::select(vec![
-        "CLIENT", "client", "Client", "DATACENTER", "secrets", "sqlite_master", "SQLITE_MASTER", "sqlite_schema",
-        "sqlite_temp_master", "sqlite_temp_schema", "pragma_database_list", "pragma_table_list", "pragma_function_list",
-        "pragma_module_list", "pragma_compile_options",
+        "CLIENT",
+        "client",
+        "Client",
+        "DATACENTER",
+        "secrets",
+        "sqlite_master",
+        "SQLITE_MASTER",
+        "sqlite_schema",
+        "sqlite_temp_master",
+        "sqlite_temp_schema",
+        "pragma_database_list",
+        "pragma_table_list",
+        "pragma_function_list",
+        "pragma_module_list",
+        "pragma_compile_options",
     ]);
     let quoting = prop::sample::select(vec![0u8, 1, 2, 3]);
     (names, quoting, prop::sample::select(vec![0u8, 1, 2])).prop_map(|(n, q, case)| {
@@ -139,7 +154,9 @@ fn definer(d: &str, k: u8) -> String {
     match k % 4 {
         0 => format!("WITH {d} AS (SELECT 1 AS name, 1 AS sql) SELECT 1"),
         1 => format!("SELECT 1 FROM (SELECT 1 AS x) AS {d}"),
-        2 => format!("WITH RECURSIVE {d}(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM {d} WHERE n < 3) SELECT n FROM {d}"),
+        2 => {
+            format!("WITH RECURSIVE {d}(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM {d} WHERE n < 3) SELECT n FROM {d}")
+        }
         _ => format!("WITH a AS (SELECT 1), {d} AS (SELECT * FROM a) SELECT 1 FROM {d}"),
     }
 }
@@ -258,8 +275,18 @@ struct Gen {
 }
 
 impl Gen {
-    const TABLES: [&'static str; 10] =
-        ["lucy_view", "lucy_view", "lucy_view", "CLIENT", "client", "sqlite_master", "pragma_database_list", "t", "u", "x"];
+    const TABLES: [&'static str; 10] = [
+        "lucy_view",
+        "lucy_view",
+        "lucy_view",
+        "CLIENT",
+        "client",
+        "sqlite_master",
+        "pragma_database_list",
+        "t",
+        "u",
+        "x",
+    ];
     const NAMES: [&'static str; 6] = ["t", "u", "x", "CLIENT", "sqlite_master", "pragma_database_list"];
 
     fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
@@ -276,7 +303,8 @@ impl Gen {
         let mut q = String::new();
         if depth < 3 && self.coin(0.4) {
             let n = if self.coin(0.7) { 1 } else { 2 };
-            let defs: Vec<String> = (0..n).map(|_| format!("{} AS ({})", self.pick(&Self::NAMES), self.query(depth + 1))).collect();
+            let defs: Vec<String> =
+                (0..n).map(|_| format!("{} AS ({})", self.pick(&Self::NAMES), self.query(depth + 1))).collect();
             q.push_str(&format!("WITH {}{} ", if self.coin(0.1) { "RECURSIVE " } else { "" }, defs.join(", ")));
         }
         q.push_str(&self.core(depth));
@@ -288,7 +316,8 @@ impl Gen {
     }
 
     fn core(&mut self, depth: u32) -> String {
-        let proj = if depth < 3 && self.coin(0.1) { format!("({}) AS s", self.query(depth + 1)) } else { "*".to_string() };
+        let proj =
+            if depth < 3 && self.coin(0.1) { format!("({}) AS s", self.query(depth + 1)) } else { "*".to_string() };
         let mut q = format!("SELECT {proj} FROM {}", self.from(depth));
         if depth < 3 && self.coin(0.3) {
             q.push_str(&format!(" WHERE EXISTS ({})", self.query(depth + 1)));
@@ -301,7 +330,11 @@ impl Gen {
             format!("({}) AS {}", self.query(depth + 1), self.pick(&Self::NAMES))
         } else {
             let t = self.pick(&Self::TABLES);
-            if self.coin(0.2) { format!("{t} AS {}", self.pick(&Self::NAMES)) } else { t.to_string() }
+            if self.coin(0.2) {
+                format!("{t} AS {}", self.pick(&Self::NAMES))
+            } else {
+                t.to_string()
+            }
         };
         if depth < 3 && self.coin(0.15) {
             format!("{item} JOIN {} ON 1 = 1", self.from(depth + 1))

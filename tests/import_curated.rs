@@ -60,7 +60,14 @@ fn acme_model_matches_the_benchmark_database() {
         if r.cardinality == Cardinality::OneToOne {
             let cols: Vec<&str> = r.on.iter().map(|p| p[0].as_str()).collect();
             let c = cols.join(", ");
-            let dup = q(&conn, &format!("SELECT COUNT(*) FROM (SELECT {c} FROM {} WHERE {} GROUP BY {c} HAVING COUNT(*) > 1)", r.from, not_null.join(" AND ").replace("f.", "")));
+            let dup = q(
+                &conn,
+                &format!(
+                    "SELECT COUNT(*) FROM (SELECT {c} FROM {} WHERE {} GROUP BY {c} HAVING COUNT(*) > 1)",
+                    r.from,
+                    not_null.join(" AND ").replace("f.", "")
+                ),
+            );
             assert_eq!(dup, 0, "{} is 1:1 but {} repeats", r.id(), r.from);
         }
     }
@@ -68,7 +75,10 @@ fn acme_model_matches_the_benchmark_database() {
     let kinds = "SELECT Claim_Amount_Identifier FROM Loss_Payment UNION ALL SELECT Claim_Amount_Identifier FROM Loss_Reserve \
                  UNION ALL SELECT Claim_Amount_Identifier FROM Expense_Payment UNION ALL SELECT Claim_Amount_Identifier FROM Expense_Reserve";
     assert_eq!(q(&conn, &format!("SELECT COUNT(*) FROM ({kinds})")), q(&conn, "SELECT COUNT(*) FROM Claim_Amount"));
-    assert_eq!(q(&conn, &format!("SELECT COUNT(DISTINCT Claim_Amount_Identifier) FROM ({kinds})")), q(&conn, "SELECT COUNT(*) FROM Claim_Amount"));
+    assert_eq!(
+        q(&conn, &format!("SELECT COUNT(DISTINCT Claim_Amount_Identifier) FROM ({kinds})")),
+        q(&conn, "SELECT COUNT(*) FROM Claim_Amount")
+    );
 }
 
 /// Every join condition used by the ACME gold SQL is a relationship of the
@@ -80,14 +90,24 @@ fn acme_model_covers_every_gold_join() {
         ("claim", "claim_identifier", "claim_amount", "claim_identifier"),
         ("policy", "policy_identifier", "policy_coverage_detail", "policy_identifier"),
         ("claim", "claim_identifier", "claim_coverage", "claim_identifier"),
-        ("claim_coverage", "policy_coverage_detail_identifier", "policy_coverage_detail", "policy_coverage_detail_identifier"),
+        (
+            "claim_coverage",
+            "policy_coverage_detail_identifier",
+            "policy_coverage_detail",
+            "policy_coverage_detail_identifier",
+        ),
         ("agreement_party_role", "agreement_identifier", "policy", "policy_identifier"),
         ("claim_amount", "claim_amount_identifier", "loss_payment", "claim_amount_identifier"),
         ("claim_amount", "claim_amount_identifier", "loss_reserve", "claim_amount_identifier"),
         ("claim_amount", "claim_amount_identifier", "expense_payment", "claim_amount_identifier"),
         ("claim_amount", "claim_amount_identifier", "expense_reserve", "claim_amount_identifier"),
         ("policy_amount", "policy_amount_identifier", "premium", "policy_amount_identifier"),
-        ("policy_amount", "policy_coverage_detail_identifier", "policy_coverage_detail", "policy_coverage_detail_identifier"),
+        (
+            "policy_amount",
+            "policy_coverage_detail_identifier",
+            "policy_coverage_detail",
+            "policy_coverage_detail_identifier",
+        ),
         ("catastrophe", "catastrophe_identifier", "claim", "catastrophe_identifier"),
         ("policy", "policy_identifier", "policy_amount", "policy_identifier"),
     ];
@@ -115,7 +135,8 @@ fn acme_model_covers_every_gold_join() {
 
 fn bird(db: &str) -> DbModel {
     let base = root().join("../shared/benchmarks/bird");
-    from_bird_tables(&base.join("dev_tables.json"), db, Some(Path::new(&base.join("database_description").join(db)))).unwrap()
+    from_bird_tables(&base.join("dev_tables.json"), db, Some(Path::new(&base.join("database_description").join(db))))
+        .unwrap()
 }
 
 /// The curated BIRD models keep the imported schema (tables, columns,
@@ -141,5 +162,8 @@ fn bird_models_are_the_import_plus_curation() {
     let fin = load("dbmodels/bird_financial.json");
     assert!(fin.patterns.iter().any(|p| matches!(p,
         Pattern::ManyToMany { junction, sides, .. } if junction == "disp" && sides.contains(&"client".to_string()) && sides.contains(&"account".to_string()))));
-    assert!(fin.patterns.iter().any(|p| matches!(p, Pattern::Lookup { tables, .. } if tables == &["district".to_string()])));
+    assert!(fin
+        .patterns
+        .iter()
+        .any(|p| matches!(p, Pattern::Lookup { tables, .. } if tables == &["district".to_string()])));
 }

@@ -6,8 +6,10 @@ use lucy::model::import::{ddl_with_warnings, from_ddl, Imported};
 use lucy::types::{Cardinality, DbModel, Dialect, Relationship};
 use proptest::prelude::*;
 
-const ACME_DDL: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/benchmarks/acme/upstream_datadotworld/ACME_Insurance/DDL/ACME_small.ddl");
+const ACME_DDL: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/benchmarks/acme/upstream_datadotworld/ACME_Insurance/DDL/ACME_small.ddl"
+);
 
 fn acme() -> Imported {
     let sql = std::fs::read_to_string(ACME_DDL).expect("ACME DDL is staged under ../shared/benchmarks/acme");
@@ -29,15 +31,29 @@ fn acme_has_13_tables_with_keys() {
     assert_eq!(
         names,
         [
-            "Claim", "Claim_Amount", "Loss_Payment", "Loss_Reserve", "Expense_Payment", "Expense_Reserve", "Claim_Coverage",
-            "Policy_Coverage_Detail", "Policy", "Policy_Amount", "Agreement_Party_Role", "Premium", "Catastrophe"
+            "Claim",
+            "Claim_Amount",
+            "Loss_Payment",
+            "Loss_Reserve",
+            "Expense_Payment",
+            "Expense_Reserve",
+            "Claim_Coverage",
+            "Policy_Coverage_Detail",
+            "Policy",
+            "Policy_Amount",
+            "Agreement_Party_Role",
+            "Premium",
+            "Catastrophe"
         ]
     );
     let pk = |t: &str| m.table(t).unwrap().primary_key.clone();
     assert_eq!(pk("Claim"), ["Claim_Identifier"]);
     assert_eq!(pk("Claim_Coverage"), ["Claim_Identifier", "Effective_Date", "Policy_Coverage_Detail_Identifier"]);
     assert_eq!(pk("Policy_Coverage_Detail"), ["Effective_Date", "Policy_Coverage_Detail_Identifier"]);
-    assert_eq!(pk("Agreement_Party_Role"), ["Agreement_Identifier", "Party_Identifier", "Party_Role_Code", "Effective_Date"]);
+    assert_eq!(
+        pk("Agreement_Party_Role"),
+        ["Agreement_Identifier", "Party_Identifier", "Party_Role_Code", "Effective_Date"]
+    );
     assert_eq!(pk("Premium"), ["Policy_Amount_Identifier"]);
     let claim = m.table("Claim").unwrap();
     assert_eq!(claim.columns.len(), 14);
@@ -64,7 +80,10 @@ fn acme_declared_foreign_keys_between_defined_tables() {
     let cc = rel(&m, "Claim_Coverage", "Policy_Coverage_Detail");
     assert_eq!(
         cc[0].on,
-        pairs(&[("Effective_Date", "Effective_Date"), ("Policy_Coverage_Detail_Identifier", "Policy_Coverage_Detail_Identifier")])
+        pairs(&[
+            ("Effective_Date", "Effective_Date"),
+            ("Policy_Coverage_Detail_Identifier", "Policy_Coverage_Detail_Identifier")
+        ])
     );
     assert_eq!(cc[0].cardinality, Cardinality::ManyToOne);
     assert_eq!(rel(&m, "Policy_Amount", "Policy_Coverage_Detail")[0].on.len(), 2);
@@ -79,15 +98,26 @@ fn acme_foreign_keys_to_undefined_tables_are_warnings() {
     let imp = acme();
     let text: Vec<String> = imp.warnings.iter().map(|w| w.to_string()).collect();
     for missing in [
-        "Claim_Offer", "Claim_Payment", "Claim_Reserve", "Insurable_Object", "Occurrence", "Agreement(", "Party(", "Party_Role(",
-        "Geographic_Location", "Coverage(", "Policy_Coverage_Part",
+        "Claim_Offer",
+        "Claim_Payment",
+        "Claim_Reserve",
+        "Insurable_Object",
+        "Occurrence",
+        "Agreement(",
+        "Party(",
+        "Party_Role(",
+        "Geographic_Location",
+        "Coverage(",
+        "Policy_Coverage_Part",
     ] {
         assert!(
             text.iter().any(|w| w.contains(missing) && w.contains("not defined")),
             "no warning for missing table {missing}: {text:#?}"
         );
     }
-    assert!(text.iter().any(|w| w.contains("Claim(Claim_Identifier) -> Claim(Claim_Identifier)") && w.contains("itself")));
+    assert!(text
+        .iter()
+        .any(|w| w.contains("Claim(Claim_Identifier) -> Claim(Claim_Identifier)") && w.contains("itself")));
     // 18 declared FKs cannot be kept: 17 to missing tables, 1 self-reference.
     assert_eq!(imp.warnings.iter().filter(|w| w.location.contains("foreign key")).count(), 18, "{text:#?}");
     assert_eq!(imp.warnings.iter().filter(|w| w.message.contains("not defined")).count(), 17);
@@ -145,7 +175,11 @@ fn no_semicolons_and_unknown_options() {
     assert_eq!(imp.model.table("dim").unwrap().primary_key, ["id"]);
     assert_eq!(imp.model.table("dim").unwrap().column("name").unwrap().sql_type, "varchar(20)");
     assert_eq!(rel(&imp.model, "fact", "dim").len(), 1);
-    assert!(imp.warnings.iter().any(|w| w.location == "line 1" && w.message.contains("tolerant")), "{:#?}", imp.warnings);
+    assert!(
+        imp.warnings.iter().any(|w| w.location == "line 1" && w.message.contains("tolerant")),
+        "{:#?}",
+        imp.warnings
+    );
     assert!(imp.warnings.iter().any(|w| w.location == "line 2"));
     assert!(!imp.warnings.iter().any(|w| w.location == "line 3"), "the clean statement parses normally");
 }

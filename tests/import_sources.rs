@@ -80,7 +80,10 @@ fn sqlite_is_opened_read_only_and_bad_files_are_errors() {
 fn acme_sqlite_has_all_29_tables() {
     let m = from_sqlite(&shared("benchmarks/acme/acme_small.sqlite")).unwrap();
     assert_eq!(m.tables.len(), 29);
-    assert_eq!(m.table("Claim_Coverage").unwrap().primary_key, ["Claim_Identifier", "Effective_Date", "Policy_Coverage_Detail_Identifier"]);
+    assert_eq!(
+        m.table("Claim_Coverage").unwrap().primary_key,
+        ["Claim_Identifier", "Effective_Date", "Policy_Coverage_Detail_Identifier"]
+    );
     // The SQLite build kept the DDL's FKs; those between existing tables resolve.
     assert_eq!(rel(&m, "Claim", "Catastrophe").len(), 1);
     assert_eq!(rel(&m, "Policy", "Agreement")[0].cardinality, Cardinality::OneToOne);

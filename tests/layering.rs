@@ -74,7 +74,10 @@ fn layer_of(path: &[String]) -> Option<u32> {
     let mut best: Option<(usize, u32)> = None;
     for (prefix, layer) in LAYERS {
         let parts: Vec<&str> = prefix.split('/').collect();
-        if parts.len() <= path.len() && parts.iter().zip(path).all(|(a, b)| *a == b) && best.map_or(true, |(n, _)| parts.len() > n) {
+        if parts.len() <= path.len()
+            && parts.iter().zip(path).all(|(a, b)| *a == b)
+            && best.map_or(true, |(n, _)| parts.len() > n)
+        {
             best = Some((parts.len(), *layer));
         }
     }
@@ -102,7 +105,10 @@ fn strip(src: &str) -> String {
             let end = src[i + 2..].find("*/").map_or(b.len(), |k| i + 2 + k + 2);
             blank(&mut out, &b[i..end]);
             i = end;
-        } else if c == b'r' && (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#')) && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) {
+        } else if c == b'r'
+            && (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
             let mut j = i + 1;
             while b.get(j) == Some(&b'#') {
                 j += 1;
@@ -159,7 +165,9 @@ fn without_test_module(src: &str) -> &str {
         if line.trim() == "#[cfg(test)]" {
             if let Some(next) = lines.peek() {
                 let t = next.trim();
-                if (t.starts_with("mod ") || t.starts_with("pub(crate) mod ") || t.starts_with("pub mod ")) && t.ends_with('{') {
+                if (t.starts_with("mod ") || t.starts_with("pub(crate) mod ") || t.starts_with("pub mod "))
+                    && t.ends_with('{')
+                {
                     return &src[..offset];
                 }
             }
@@ -281,7 +289,9 @@ fn imports(text: &str, module: &[String], binary: bool) -> Vec<Import> {
                         // Only the module part matters: keep segments that
                         // look like modules (lowercase), drop the item.
                         let mut target = base.clone();
-                        target.extend(tail.into_iter().take_while(|s| s.chars().next().is_some_and(|c| c.is_ascii_lowercase())));
+                        target.extend(
+                            tail.into_iter().take_while(|s| s.chars().next().is_some_and(|c| c.is_ascii_lowercase())),
+                        );
                         out.push(Import { line: n + 1, target, text: line.trim().to_string() });
                     }
                     k += rest.len() - r.len();
@@ -328,7 +338,11 @@ fn violations(files: &[(PathBuf, String)]) -> Vec<String> {
         let binary = is_binary(rel);
         let own_path = if binary && module.is_empty() { vec!["main".to_string()] } else { module.clone() };
         let Some(own) = layer_of(&own_path) else {
-            errs.push(format!("src/{}: module `{}` has no layer: add it to LAYERS in tests/layering.rs and to ARCHITECTURE.md", rel.display(), joined(&own_path)));
+            errs.push(format!(
+                "src/{}: module `{}` has no layer: add it to LAYERS in tests/layering.rs and to ARCHITECTURE.md",
+                rel.display(),
+                joined(&own_path)
+            ));
             continue;
         };
         let stripped = strip(text);
@@ -337,7 +351,12 @@ fn violations(files: &[(PathBuf, String)]) -> Vec<String> {
                 continue;
             }
             if !binary && imp.target[0] == "cli" {
-                errs.push(format!("src/{}:{}: the library imports the binary's `cli`: `{}`", rel.display(), imp.line, imp.text));
+                errs.push(format!(
+                    "src/{}:{}: the library imports the binary's `cli`: `{}`",
+                    rel.display(),
+                    imp.line,
+                    imp.text
+                ));
                 continue;
             }
             let Some(theirs) = layer_of(&imp.target) else { continue };
@@ -403,7 +422,12 @@ fn cycles(files: &[(PathBuf, String)]) -> Vec<String> {
     let mut out = Vec::new();
     for ((a, b), (file, line)) in &edges {
         if reach(b, a) {
-            out.push(format!("src/{}:{line}: `{}` imports `{}`, which imports it back (a cycle)", file.display(), joined(a), joined(b)));
+            out.push(format!(
+                "src/{}:{line}: `{}` imports `{}`, which imports it back (a cycle)",
+                file.display(),
+                joined(a),
+                joined(b)
+            ));
         }
     }
     out
@@ -442,7 +466,8 @@ fn file(path: &str, text: &str) -> (PathBuf, String) {
 
 #[test]
 fn an_upward_import_fails_naming_file_and_line() {
-    let files = [file("link/mod.rs", "//! Phase 1.\n\nuse crate::graph::SchemaGraph;\nuse crate::pipeline::llm_call;\n")];
+    let files =
+        [file("link/mod.rs", "//! Phase 1.\n\nuse crate::graph::SchemaGraph;\nuse crate::pipeline::llm_call;\n")];
     let v = violations(&files);
     assert_eq!(v.len(), 1, "{v:?}");
     assert!(v[0].starts_with("src/link/mod.rs:4: `link` (layer 5) imports `pipeline/llm_call` (layer 6)"), "{}", v[0]);
@@ -489,5 +514,9 @@ fn a_cycle_between_siblings_fails() {
     assert_eq!(c.len(), 2, "{c:?}");
     assert!(c[0].contains("`solve/exact` imports `solve/preprocess`"), "{}", c[0]);
     // A parent and its children are not a cycle.
-    assert!(cycles(&[file("solve/mod.rs", "use crate::solve::exact::X;\n"), file("solve/exact.rs", "use super::CoreOptions;\n")]).is_empty());
+    assert!(cycles(&[
+        file("solve/mod.rs", "use crate::solve::exact::X;\n"),
+        file("solve/exact.rs", "use super::CoreOptions;\n")
+    ])
+    .is_empty());
 }

@@ -32,13 +32,22 @@ fn req(phase: &str, text: &str, n: usize) -> ChatRequest {
 
 fn script() -> Script {
     Script::new()
-        .rule(Rule::when_contains(["core tables"]).structured(true).reply(Reply::ok(["[\"CLIENT\"]", "[\"CLIENT\",\"DATACENTER\"]"])))
+        .rule(
+            Rule::when_contains(["core tables"])
+                .structured(true)
+                .reply(Reply::ok(["[\"CLIENT\"]", "[\"CLIENT\",\"DATACENTER\"]"])),
+        )
         .rule(Rule::when_contains(["children"]).reply(Reply::ok_ignoring_n("VM")).reply(Reply::ok_ignoring_n("SERVER")))
-        .rule(Rule::when_contains(["SQL"]).reply(Reply::rate_limited(0.0)).reply(Reply::ok(["SELECT CLIENT_name FROM v"])))
+        .rule(
+            Rule::when_contains(["SQL"])
+                .reply(Reply::rate_limited(0.0))
+                .reply(Reply::ok(["SELECT CLIENT_name FROM v"])),
+        )
 }
 
 fn requests() -> Vec<ChatRequest> {
-    let mut tables = req("match_tables", "Which core tables answer: clients per datacenter?\nTables:\nCLIENT\nDATACENTER", 5);
+    let mut tables =
+        req("match_tables", "Which core tables answer: clients per datacenter?\nTables:\nCLIENT\nDATACENTER", 5);
     tables.response_schema = Some(json!({"type": "array", "items": {"enum": ["CLIENT", "DATACENTER"]}}));
     vec![
         tables,
@@ -106,7 +115,8 @@ fn temperature_override_is_part_of_the_key() {
     let same = LlmArgs { replay: Some(cassette.clone()), llm_temperature: Some(0.3), ..LlmArgs::default() };
     build_chat_model_with_env(&same, &no_env).unwrap().unwrap().chat(&req("query_view", "q", 1)).unwrap();
     let other = LlmArgs { replay: Some(cassette), ..LlmArgs::default() };
-    let err = build_chat_model_with_env(&other, &no_env).unwrap().unwrap().chat(&req("query_view", "q", 1)).unwrap_err();
+    let err =
+        build_chat_model_with_env(&other, &no_env).unwrap().unwrap().chat(&req("query_view", "q", 1)).unwrap_err();
     assert!(err.to_string().contains("temperature (recorded 0.3, now 0)"), "{err}");
 }
 
@@ -131,7 +141,10 @@ fn missing_key_names_the_phase_and_the_first_difference() {
     assert!(matches!(err, lucy::Error::Llm { ref phase, .. } if phase == "pattern_children"), "{msg}");
     assert!(msg.contains("run.jsonl"), "{msg}");
     assert!(msg.contains("line 2"), "the closest entry is the second cassette line: {msg}");
-    assert!(msg.contains("message 2 (user), line 2, column 1") && msg.contains("`VM`") && msg.contains("`HOST`"), "{msg}");
+    assert!(
+        msg.contains("message 2 (user), line 2, column 1") && msg.contains("`VM`") && msg.contains("`HOST`"),
+        "{msg}"
+    );
     assert!(msg.contains("--record"), "{msg}");
 }
 

@@ -44,7 +44,9 @@ fn bodies(server: &MockServer) -> Vec<Value> {
 #[test]
 fn rate_limit_then_success_is_retried() {
     // Retry-After of 30 s is honoured but capped by backoff_max (20 ms here).
-    let server = MockServer::start(Script::new().rule(Rule::any().reply(Reply::rate_limited(30.0)).reply(Reply::ok(["[\"CLIENT\"]"]))));
+    let server = MockServer::start(
+        Script::new().rule(Rule::any().reply(Reply::rate_limited(30.0)).reply(Reply::ok(["[\"CLIENT\"]"]))),
+    );
     let resp = client(&server).chat(&req("match_tables", "which tables?", 1)).unwrap();
     assert_eq!(resp.choices, vec!["[\"CLIENT\"]"]);
     assert_eq!(resp.requests, 2);
@@ -56,7 +58,8 @@ fn rate_limit_then_success_is_retried() {
 
 #[test]
 fn server_error_forever_is_bounded_and_clear() {
-    let server = MockServer::start(Script::new().default_reply(Reply::status(500, r#"{"error":{"message":"model crashed"}}"#)));
+    let server =
+        MockServer::start(Script::new().default_reply(Reply::status(500, r#"{"error":{"message":"model crashed"}}"#)));
     let err = client(&server).chat(&req("match_tables", "q", 1)).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, lucy::Error::Llm { .. }));
@@ -89,7 +92,10 @@ fn garbage_bodies_are_clear_errors_without_retry() {
     );
     let c = client(&server);
     let err = c.chat(&req("attributes", "html please", 1)).unwrap_err().to_string();
-    assert!(err.contains("(attributes)") && err.contains("not JSON") && err.contains("<html>Bad gateway page"), "{err}");
+    assert!(
+        err.contains("(attributes)") && err.contains("not JSON") && err.contains("<html>Bad gateway page"),
+        "{err}"
+    );
     let err = c.chat(&req("attributes", "object please", 1)).unwrap_err().to_string();
     assert!(err.contains("no `choices`"), "{err}");
     assert_eq!(server.chat_requests().len(), 2, "garbage is not retried");
@@ -154,7 +160,10 @@ fn server_ignoring_n_gets_separate_calls() {
 fn server_rejecting_n_like_llama_cpp_gets_separate_calls() {
     let server = MockServer::start(
         Script::new()
-            .rule(Rule::any().multi_n(true).reply(Reply::status(500, r#"{"error":{"code":500,"message":"Only one completion choice is allowed"}}"#)))
+            .rule(Rule::any().multi_n(true).reply(Reply::status(
+                500,
+                r#"{"error":{"code":500,"message":"Only one completion choice is allowed"}}"#,
+            )))
             .rule(Rule::any().reply(Reply::ok(["x"]))),
     );
     let c = client(&server);
@@ -188,7 +197,11 @@ fn structured_output_is_sent_and_unwrapped() {
 fn structured_rejected_in_auto_falls_back_and_remembers() {
     let server = MockServer::start(
         Script::new()
-            .rule(Rule::any().structured(true).reply(Reply::status(400, r#"{"error":{"message":"response_format not supported"}}"#)))
+            .rule(
+                Rule::any()
+                    .structured(true)
+                    .reply(Reply::status(400, r#"{"error":{"message":"response_format not supported"}}"#)),
+            )
             .rule(Rule::any().reply(Reply::ok(["CLIENT, DATACENTER"]))),
     );
     let c = client(&server);
@@ -293,7 +306,12 @@ fn mock_serves_embeddings_and_stops_at_its_limit() {
     let server = MockServer::start(script);
     let http = reqwest::blocking::Client::builder().no_proxy().build().unwrap();
     let embed = |input: Value| -> Value {
-        http.post(format!("{}/embeddings", server.url())).json(&json!({"model": "e", "input": input})).send().unwrap().json().unwrap()
+        http.post(format!("{}/embeddings", server.url()))
+            .json(&json!({"model": "e", "input": input}))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap()
     };
     let v = embed(json!(["a client", "something else"]));
     assert_eq!(v["data"][0]["embedding"], json!([1.0, 0.0, 0.0, 0.0]));
@@ -339,7 +357,9 @@ fn grammar_req() -> ChatRequest {
 #[test]
 fn a_grammar_goes_to_llama_cpp_and_vllm_in_their_forms_found_from_models() {
     for (owner, field) in [("llamacpp", "grammar"), ("vllm", "structured_outputs")] {
-        let server = MockServer::start(Script::new().owned_by(owner).rule(Rule::any().grammar(true).reply(Reply::ok(["SELECT x"]))));
+        let server = MockServer::start(
+            Script::new().owned_by(owner).rule(Rule::any().grammar(true).reply(Reply::ok(["SELECT x"]))),
+        );
         let c = client(&server);
         assert!(c.honours_grammar(), "{owner}");
         let resp = c.chat(&grammar_req()).unwrap();
@@ -362,7 +382,9 @@ fn a_grammar_goes_to_llama_cpp_and_vllm_in_their_forms_found_from_models() {
 
 #[test]
 fn other_servers_get_no_grammar_but_the_schema() {
-    let server = MockServer::start(Script::new().rule(Rule::any().grammar(false).structured(true).reply(Reply::ok(["[\"CLIENT\"]"]))));
+    let server = MockServer::start(
+        Script::new().rule(Rule::any().grammar(false).structured(true).reply(Reply::ok(["[\"CLIENT\"]"]))),
+    );
     let c = client(&server);
     assert!(!c.honours_grammar());
     let resp = c.chat(&grammar_req()).unwrap();
@@ -375,7 +397,11 @@ fn a_rejected_grammar_falls_back_in_auto_and_is_not_sent_again() {
     let server = MockServer::start(
         Script::new()
             .owned_by("llamacpp")
-            .rule(Rule::any().grammar(true).reply(Reply::status(400, r#"{"error":{"message":"failed to parse grammar"}}"#)))
+            .rule(
+                Rule::any()
+                    .grammar(true)
+                    .reply(Reply::status(400, r#"{"error":{"message":"failed to parse grammar"}}"#)),
+            )
             .rule(Rule::any().reply(Reply::ok(["[\"CLIENT\"]"]))),
     );
     let c = client(&server);
@@ -423,7 +449,10 @@ fn a_phase_cap_is_sent_unless_llm_max_tokens_is_set() {
     c.max_tokens = Some(64);
     OpenAiClient::new(c).unwrap().chat(&capped).unwrap();
     client(&server).chat(&req("query_view", "q", 1)).unwrap();
-    let sent: Vec<serde_json::Value> =
-        server.chat_requests().iter().map(|r| serde_json::from_str::<serde_json::Value>(&r.body).unwrap()["max_tokens"].clone()).collect();
+    let sent: Vec<serde_json::Value> = server
+        .chat_requests()
+        .iter()
+        .map(|r| serde_json::from_str::<serde_json::Value>(&r.body).unwrap()["max_tokens"].clone())
+        .collect();
     assert_eq!(sent, [serde_json::json!(640), serde_json::json!(64), serde_json::Value::Null]);
 }

@@ -44,7 +44,8 @@ fn server() -> (String, Arc<AtomicUsize>) {
                     }
                 }
                 ["headers"] => {
-                    let echoed: Vec<String> = req.headers().iter().map(|h| format!("{}: {}", h.field, h.value)).collect();
+                    let echoed: Vec<String> =
+                        req.headers().iter().map(|h| format!("{}: {}", h.field, h.value)).collect();
                     (401, echoed.join("\n"))
                 }
                 ["huge"] => (200, "x".repeat(MAX_RESPONSE_BYTES as usize + 10)),

@@ -11,11 +11,14 @@ use lucy::llm::mock::{MockServer, Script};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const SENTINEL: &str = "sk-SENTINEL-mcp-0123456789";
-const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+const Q1: &str =
+    "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_lists_tools_and_answers_view_ask_explain() {
-    let mock = MockServer::start(Script::from_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mock/ddo-q1.json")).unwrap());
+    let mock = MockServer::start(
+        Script::from_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mock/ddo-q1.json")).unwrap(),
+    );
     let url = mock.url();
     let child = TokioChildProcess::new(tokio::process::Command::new(env!("CARGO_BIN_EXE_lucy")).configure(|c| {
         c.args(["mcp", "--models", MODEL, "--llm-url", &url, "--llm-model", "mock-model", "--llm-retries", "0"])

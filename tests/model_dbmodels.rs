@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use lucy::graph::TreeKind;
 use lucy::graph::load as load_graph;
+use lucy::graph::TreeKind;
 use lucy::model::load;
 
 fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -26,10 +26,8 @@ fn every_dbmodel_loads_and_validates() {
     json_files(dir, &mut files);
     files.sort();
     assert!(!files.is_empty(), "no dbModels under {}", dir.display());
-    let failures: Vec<String> = files
-        .iter()
-        .filter_map(|f| load_graph(f).err().map(|e| format!("{}: {e}", f.display())))
-        .collect();
+    let failures: Vec<String> =
+        files.iter().filter_map(|f| load_graph(f).err().map(|e| format!("{}: {e}", f.display()))).collect();
     assert!(failures.is_empty(), "{} of {} dbModels fail:\n{}", failures.len(), files.len(), failures.join("\n"));
 }
 
@@ -72,7 +70,11 @@ fn ddo_has_the_paper_tables_and_keys() {
         assert!(t.columns.iter().all(|c| c.description.is_some()), "{name} column descriptions");
     }
     // Every foreign key is a M:1 relationship from the FK side to `id`.
-    let fks: Vec<String> = m.relationships.iter().map(|r| format!("{}.{}->{}.{} {}", r.from, r.on[0][0], r.to, r.on[0][1], r.cardinality.as_str())).collect();
+    let fks: Vec<String> = m
+        .relationships
+        .iter()
+        .map(|r| format!("{}.{}->{}.{} {}", r.from, r.on[0][0], r.to, r.on[0][1], r.cardinality.as_str()))
+        .collect();
     for fk in [
         "CLIENT.loc_id->LOCATION.id M:1",
         "DATACENTER.loc_id->LOCATION.id M:1",
@@ -122,10 +124,7 @@ fn ddo_patterns_resolve_as_in_the_paper() {
     assert_eq!(names(g.pattern_children(id("RESOURCEPOOL"))), ["CONFIG", "RUNTIME"]);
     assert_eq!(names(g.pattern_children(id("CONFIG"))), ["CCPU", "CMEMORY"]);
     assert_eq!(names(g.pattern_children(id("PAYAMOUNT"))), ["TAX", "SUPERCHARGE", "INCOME"]);
-    assert_eq!(
-        names(&g.tree_tables(id("RESOURCEPOOL"))),
-        ["CONFIG", "RUNTIME", "CCPU", "CMEMORY", "RCPU", "RMEMORY"]
-    );
+    assert_eq!(names(&g.tree_tables(id("RESOURCEPOOL"))), ["CONFIG", "RUNTIME", "CCPU", "CMEMORY", "RCPU", "RMEMORY"]);
     // The branch RESOURCEPOOL -> CONFIG -> CCPU (the orange path of Figure 1).
     let branch: Vec<(String, String)> =
         g.branch_to(id("CCPU")).into_iter().map(|(p, c, _)| (g.name(p).to_string(), g.name(c).to_string())).collect();

@@ -12,9 +12,7 @@ fn rows(c: &Connection, sql: &str) -> Vec<Vec<String>> {
     let mut st = c.prepare(sql).unwrap();
     let n = st.column_count();
     st.query_map([], |r| {
-        (0..n)
-            .map(|i| r.get::<_, rusqlite::types::Value>(i).map(|v| format!("{v:?}")))
-            .collect::<Result<Vec<_>, _>>()
+        (0..n).map(|i| r.get::<_, rusqlite::types::Value>(i).map(|v| format!("{v:?}"))).collect::<Result<Vec<_>, _>>()
     })
     .unwrap()
     .map(Result::unwrap)
@@ -38,7 +36,10 @@ fn schema_matches_the_model() {
     for r in &m.relationships {
         let fk: i64 = c
             .query_row(
-                &format!("SELECT COUNT(*) FROM pragma_foreign_key_list('{}') WHERE \"table\" = '{}' AND \"from\" = '{}'", r.from, r.to, r.on[0][0]),
+                &format!(
+                    "SELECT COUNT(*) FROM pragma_foreign_key_list('{}') WHERE \"table\" = '{}' AND \"from\" = '{}'",
+                    r.from, r.to, r.on[0][0]
+                ),
                 [],
                 |x| x.get(0),
             )

@@ -88,7 +88,17 @@ fn replacement() -> impl Strategy<Value = Value> {
 
 fn mutation() -> impl Strategy<Value = Mutation> {
     let names = prop::sample::select(vec![
-        "CLIENT", "client", "LOCATION", "CONFIG", "CCPU", "RSPOOL2CLIENT", "PAYMENT", "id", "loc_id", "nope", "",
+        "CLIENT",
+        "client",
+        "LOCATION",
+        "CONFIG",
+        "CCPU",
+        "RSPOOL2CLIENT",
+        "PAYMENT",
+        "id",
+        "loc_id",
+        "nope",
+        "",
     ]);
     prop_oneof![
         Just(Mutation::Delete),
@@ -164,11 +174,16 @@ proptest! {
 /// patterns, many of them invalid, some valid.
 fn small_model() -> impl Strategy<Value = Value> {
     let t = || prop::sample::select(vec!["T0", "T1", "T2", "T3", "T4", "t1"]);
-    let table = t().prop_map(|n| json!({"name": n, "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "fk"}]}));
+    let table =
+        t().prop_map(|n| json!({"name": n, "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "fk"}]}));
     let rel = (t(), t(), prop::sample::select(vec!["M:1", "1:M", "1:1"]))
         .prop_map(|(a, b, c)| json!({"from": a, "to": b, "cardinality": c, "on": [["fk", "id"]]}));
     let node = t().prop_map(|n| json!({"table": n}));
-    let tree = (prop::sample::select(vec!["star", "snowflake"]), t(), prop::collection::vec((t(), prop::collection::vec(node, 0..3)), 0..3))
+    let tree = (
+        prop::sample::select(vec!["star", "snowflake"]),
+        t(),
+        prop::collection::vec((t(), prop::collection::vec(node, 0..3)), 0..3),
+    )
         .prop_map(|(k, root, kids)| {
             let children: Vec<Value> = kids.into_iter().map(|(n, c)| json!({"table": n, "children": c})).collect();
             json!({"kind": k, "root": root, "children": children})
@@ -178,11 +193,12 @@ fn small_model() -> impl Strategy<Value = Value> {
         (t(), t(), t()).prop_map(|(j, a, b)| json!({"kind": "many_to_many", "junction": j, "sides": [a, b]})),
         tree,
     ];
-    let constraints = (prop::collection::vec(t(), 0..2), prop::collection::vec(t(), 0..2), prop::collection::vec((t(), t()), 0..2))
-        .prop_map(|(f, r, fr)| {
-            let fr: Vec<String> = fr.into_iter().map(|(a, b)| format!("{a}-{b}")).collect();
-            json!({"forbid_tables": f, "require_tables": r, "forbid_relationships": fr})
-        });
+    let constraints =
+        (prop::collection::vec(t(), 0..2), prop::collection::vec(t(), 0..2), prop::collection::vec((t(), t()), 0..2))
+            .prop_map(|(f, r, fr)| {
+                let fr: Vec<String> = fr.into_iter().map(|(a, b)| format!("{a}-{b}")).collect();
+                json!({"forbid_tables": f, "require_tables": r, "forbid_relationships": fr})
+            });
     (
         prop::collection::vec(table, 1..6),
         prop::collection::vec(rel, 0..8),
@@ -219,7 +235,8 @@ fn keys_only_model() -> impl Strategy<Value = Value> {
                 let mut cols = vec![json!({"name": "id"})];
                 cols.extend((0..next_fk[t]).map(|k| json!({"name": format!("fk{k}")})));
                 // Junction-shaped tables get a composite key of their FKs.
-                let pk: Vec<String> = if next_fk[t] == 2 && t % 2 == 0 { vec!["fk0".into(), "fk1".into()] } else { vec!["id".into()] };
+                let pk: Vec<String> =
+                    if next_fk[t] == 2 && t % 2 == 0 { vec!["fk0".into(), "fk1".into()] } else { vec!["id".into()] };
                 json!({"name": format!("T{t}"), "primary_key": pk, "columns": cols})
             })
             .collect();

@@ -19,10 +19,16 @@ fn split_form_loads_into_a_dbmodel() {
     let client = &m.tables[0];
     assert_eq!(client.primary_key, ["client_id"]);
     assert!(client.description.as_deref().unwrap().starts_with("Focuses on client information"));
-    let cols: Vec<(&str, &str, bool)> = client.columns.iter().map(|c| (c.name.as_str(), c.sql_type.as_str(), c.nullable)).collect();
+    let cols: Vec<(&str, &str, bool)> =
+        client.columns.iter().map(|c| (c.name.as_str(), c.sql_type.as_str(), c.nullable)).collect();
     assert_eq!(
         cols,
-        [("client_id", "bigint", false), ("gender", "varchar(46)", false), ("birth_date", "date", false), ("district_id", "bigint", false)]
+        [
+            ("client_id", "bigint", false),
+            ("gender", "varchar(46)", false),
+            ("birth_date", "date", false),
+            ("district_id", "bigint", false)
+        ]
     );
     assert_eq!(client.column("gender").unwrap().description.as_deref(), Some(" Description: 'F: female; M: male '"));
     assert!(m.tables[1].column("A3").unwrap().nullable, "DEFAULT NULL means nullable");
@@ -83,7 +89,8 @@ fn missing_table_file_is_named() {
 
 #[test]
 fn syntax_error_in_a_types_file_names_that_file() {
-    let issues = broken(|d| std::fs::write(d.join("tables/Account_types.json"), "{\"account_id\": {\"type\": ").unwrap());
+    let issues =
+        broken(|d| std::fs::write(d.join("tables/Account_types.json"), "{\"account_id\": {\"type\": ").unwrap());
     let i = &issues[0];
     assert!(i.file.as_deref().unwrap().ends_with("Account_types.json"), "{i}");
     assert!(i.message.contains("end of JSON input"), "{i}");
@@ -91,7 +98,8 @@ fn syntax_error_in_a_types_file_names_that_file() {
 
 #[test]
 fn bad_column_description_is_located_in_its_file() {
-    let issues = broken(|d| std::fs::write(d.join("tables/District.json"), r#"{"NameField": "District", "A2": 7}"#).unwrap());
+    let issues =
+        broken(|d| std::fs::write(d.join("tables/District.json"), r#"{"NameField": "District", "A2": 7}"#).unwrap());
     let i = issues.iter().find(|i| i.path == "$.A2").expect("issue at $.A2");
     assert!(i.file.as_deref().unwrap().ends_with("District.json"));
 }
@@ -100,11 +108,18 @@ fn bad_column_description_is_located_in_its_file() {
 fn converted_model_is_validated() {
     let issues = broken(|d| {
         let p = d.join("financial.json");
-        let text = std::fs::read_to_string(&p).unwrap().replace("\"m2m_middle_table\": \"Disp\"", "\"m2m_middle_table\": \"Dsp\"");
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("\"m2m_middle_table\": \"Disp\"", "\"m2m_middle_table\": \"Dsp\"");
         std::fs::write(p, text).unwrap();
     });
     // Validation paths point at the main file's entries.
-    assert!(issues.iter().any(|i| i.path == "$.patterns[\"Account, Client\"].junction" && i.message.contains("unknown table `Dsp`")), "{issues:?}");
+    assert!(
+        issues
+            .iter()
+            .any(|i| i.path == "$.patterns[\"Account, Client\"].junction" && i.message.contains("unknown table `Dsp`")),
+        "{issues:?}"
+    );
 }
 
 #[test]
@@ -114,7 +129,10 @@ fn validation_issues_point_at_split_entries() {
         let text = std::fs::read_to_string(&p)
             .unwrap()
             .replace("\"primary\": [\"account_id\"]", "\"primary\": [\"acct_id\"]")
-            .replace("\"foreign_relation_ref_table_keys\": [\"client_id\"]", "\"foreign_relation_ref_table_keys\": [\"clientid\"]")
+            .replace(
+                "\"foreign_relation_ref_table_keys\": [\"client_id\"]",
+                "\"foreign_relation_ref_table_keys\": [\"clientid\"]",
+            )
             .replace("\"forbid_relationships\": [\"Client-District\"]", "\"forbid_tables\": [\"Nope\"]");
         std::fs::write(p, text).unwrap();
     });

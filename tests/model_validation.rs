@@ -262,7 +262,10 @@ fn junction_is_its_own_side() {
 #[test]
 fn ambiguous_junction_relationships() {
     let i = issues_of(&with(|v| {
-        v["relationships"].as_array_mut().unwrap().push(json!({"from": "J", "to": "A", "cardinality": "M:1", "on": [["b_id", "id"]]}));
+        v["relationships"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"from": "J", "to": "A", "cardinality": "M:1", "on": [["b_id", "id"]]}));
         v["patterns"] = json!([{"kind": "many_to_many", "junction": "J", "sides": ["A", "B"]}]);
     }));
     expect(&i, "$.patterns[0].sides[0]", "ambiguous");
@@ -282,7 +285,11 @@ fn snowflake_table_repeated() {
     let i = issues_of(&patterns(json!([{
         "kind": "snowflake", "root": "A", "children": [{"table": "C"}, {"table": "c"}]
     }])));
-    expect(&i, "$.patterns[0].children[1].table", "not a tree: `C` appears in the snowflake rooted at `A` as a second time");
+    expect(
+        &i,
+        "$.patterns[0].children[1].table",
+        "not a tree: `C` appears in the snowflake rooted at `A` as a second time",
+    );
 }
 
 #[test]
@@ -309,15 +316,22 @@ fn tree_node_relationship_that_does_not_join_it() {
 fn tree_ambiguous_parent_relationship() {
     let i = issues_of(&with(|v| {
         v["tables"][2]["columns"].as_array_mut().unwrap().push(json!({"name": "a2_id"}));
-        v["relationships"].as_array_mut().unwrap().push(json!({"from": "C", "to": "A", "cardinality": "M:1", "on": [["a2_id", "id"]]}));
+        v["relationships"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"from": "C", "to": "A", "cardinality": "M:1", "on": [["a2_id", "id"]]}));
         v["patterns"] = json!([{"kind": "star", "root": "A", "children": [{"table": "C"}]}]);
     }));
     expect(&i, "$.patterns[0].children[0].table", "ambiguous");
     // Naming the relationship resolves it.
     let ok = with(|v| {
         v["tables"][2]["columns"].as_array_mut().unwrap().push(json!({"name": "a2_id"}));
-        v["relationships"].as_array_mut().unwrap().push(json!({"from": "C", "to": "A", "cardinality": "M:1", "on": [["a2_id", "id"]]}));
-        v["patterns"] = json!([{"kind": "star", "root": "A", "children": [{"table": "C", "relationship": "C(a2_id)->A(id)"}]}]);
+        v["relationships"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"from": "C", "to": "A", "cardinality": "M:1", "on": [["a2_id", "id"]]}));
+        v["patterns"] =
+            json!([{"kind": "star", "root": "A", "children": [{"table": "C", "relationship": "C(a2_id)->A(id)"}]}]);
     });
     assert_eq!(issues_of(&ok), vec![]);
 }
@@ -354,7 +368,11 @@ fn root_that_is_inner_table_of_another_tree() {
         {"kind": "star", "root": "A", "children": [{"table": "C"}]},
         {"kind": "star", "root": "C", "children": [{"table": "D"}]}
     ])));
-    expect(&i, "$.patterns[1].root", "`C` is the root of a star ($.patterns[1]) and an inner table of the star rooted at `A` ($.patterns[0])");
+    expect(
+        &i,
+        "$.patterns[1].root",
+        "`C` is the root of a star ($.patterns[1]) and an inner table of the star rooted at `A` ($.patterns[0])",
+    );
 }
 
 #[test]
@@ -512,8 +530,14 @@ fn exclusive_children_need_two_and_show_in_model_show() {
     // A star rooted at A: C with children D and (via a new table E) E.
     let tree = |exclusive_kids: Value| {
         with(|v| {
-            v["tables"].as_array_mut().unwrap().push(json!({"name": "E", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "c_id"}]}));
-            v["relationships"].as_array_mut().unwrap().push(json!({"from": "E", "to": "C", "cardinality": "M:1", "on": [["c_id", "id"]]}));
+            v["tables"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"name": "E", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "c_id"}]}));
+            v["relationships"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"from": "E", "to": "C", "cardinality": "M:1", "on": [["c_id", "id"]]}));
             v["relationships"][1]["role"] = json!("parent_a");
             v["relationships"][1]["role_description"] = json!("the A a C belongs to");
             v["patterns"] = json!([{"kind": "star", "root": "A", "children": [{"table": "C", "exclusive": true, "children": exclusive_kids}]}]);
@@ -536,14 +560,22 @@ fn exclusive_children_need_two_and_show_in_model_show() {
 #[test]
 fn an_exclusive_star_root_needs_two_children() {
     // The root itself may say its children are exclusive (`Pattern::Star::exclusive`).
-    let star = |kids: Value| with(|v| v["patterns"] = json!([{"kind": "star", "root": "C", "exclusive": true, "children": kids}]));
+    let star = |kids: Value| {
+        with(|v| v["patterns"] = json!([{"kind": "star", "root": "C", "exclusive": true, "children": kids}]))
+    };
     let bad = star(json!([{"table": "D"}]));
     let is = issues_of(&bad);
     expect(&is, "$.patterns[0].exclusive", "`C` marks its children exclusive but has 1 child table");
     assert_eq!(is.len(), 1, "{is:?}");
     let v = with(|v| {
-        v["tables"].as_array_mut().unwrap().push(json!({"name": "E", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "c_id"}]}));
-        v["relationships"].as_array_mut().unwrap().push(json!({"from": "E", "to": "C", "cardinality": "M:1", "on": [["c_id", "id"]]}));
+        v["tables"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "E", "primary_key": ["id"], "columns": [{"name": "id"}, {"name": "c_id"}]}));
+        v["relationships"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"from": "E", "to": "C", "cardinality": "M:1", "on": [["c_id", "id"]]}));
         v["patterns"] = json!([{"kind": "snowflake", "root": "C", "exclusive": true, "children": [{"table": "D"}, {"table": "E"}]}]);
     });
     assert!(issues_of(&v).is_empty(), "{:?}", issues_of(&v));

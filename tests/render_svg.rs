@@ -23,13 +23,29 @@ fn ok(o: &std::process::Output) {
 fn view_svg_draws_the_walk_and_the_refused_lookup() {
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("q1.svg");
-    let o = lucy(&["view", "--model", MODEL, "--tables", "CLIENT,DATACENTER", "--attrs", "CLIENT.name,DATACENTER.name", "--svg", svg.to_str().unwrap()]);
+    let o = lucy(&[
+        "view",
+        "--model",
+        MODEL,
+        "--tables",
+        "CLIENT,DATACENTER",
+        "--attrs",
+        "CLIENT.name,DATACENTER.name",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
     ok(&o);
     assert!(String::from_utf8_lossy(&o.stdout).contains("CREATE VIEW"), "the usual output still prints");
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.starts_with("<svg"));
     for key in ["CLIENT", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER"] {
-        assert!(s.contains(&format!("class=\"table table-{}\" data-key=\"{key}\"", if key == "CLIENT" || key == "DATACENTER" { "relevant" } else { "bridge" })), "{key}");
+        assert!(
+            s.contains(&format!(
+                "class=\"table table-{}\" data-key=\"{key}\"",
+                if key == "CLIENT" || key == "DATACENTER" { "relevant" } else { "bridge" }
+            )),
+            "{key}"
+        );
     }
     assert!(s.contains("class=\"table table-refused\" data-key=\"LOCATION\""));
     assert_eq!(s.matches("class=\"edge edge-walk\"").count(), 4);

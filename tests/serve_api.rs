@@ -14,12 +14,14 @@ use serde_json::{json, Value};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const SENTINEL: &str = "sk-SENTINEL-serve-0123456789";
-const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+const Q1: &str =
+    "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 
 /// The Q1 script of tests/ask_ddo.rs (tests/fixtures/mock/ddo-q1.json),
 /// plus a question that answers slowly.
 fn q1_mock() -> MockServer {
-    let mut script = Script::from_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mock/ddo-q1.json")).unwrap();
+    let mut script =
+        Script::from_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mock/ddo-q1.json")).unwrap();
     // The first SLOW prompt answers late; later ones fail at once.
     script.rules.insert(
         0,
@@ -110,7 +112,10 @@ fn without_ms(mut v: Value) -> Value {
 fn models_view_and_errors_match_the_cli() {
     let s = start(&["--models", MODEL], None, &[]);
     let (st, h) = get(&s, "/healthz");
-    assert_eq!((st, h["status"].as_str(), h["models"].as_u64(), h["llm"].as_bool()), (200, Some("ok"), Some(1), Some(false)));
+    assert_eq!(
+        (st, h["status"].as_str(), h["models"].as_u64(), h["llm"].as_bool()),
+        (200, Some("ok"), Some(1), Some(false))
+    );
     let (st, m) = get(&s, "/v1/models");
     assert_eq!(st, 200);
     assert_eq!(m["models"][0]["name"], "ddo");
@@ -126,9 +131,22 @@ fn models_view_and_errors_match_the_cli() {
     assert!(e["error"].as_str().unwrap().contains("loaded models: ddo"));
 
     // POST /v1/view gives `lucy view --json`'s object.
-    let (st, v) = post(&s, "/v1/view", &json!({"model": "ddo", "tables": ["CLIENT", "DATACENTER"], "attributes": ["CLIENT.name", "DATACENTER.name"]}));
+    let (st, v) = post(
+        &s,
+        "/v1/view",
+        &json!({"model": "ddo", "tables": ["CLIENT", "DATACENTER"], "attributes": ["CLIENT.name", "DATACENTER.name"]}),
+    );
     assert_eq!(st, 200, "{v}");
-    let (code, cli, _) = cli_json(&["--json", "view", "--model", MODEL, "--tables", "CLIENT,DATACENTER", "--attrs", "CLIENT.name,DATACENTER.name"]);
+    let (code, cli, _) = cli_json(&[
+        "--json",
+        "view",
+        "--model",
+        MODEL,
+        "--tables",
+        "CLIENT,DATACENTER",
+        "--attrs",
+        "CLIENT.name,DATACENTER.name",
+    ]);
     assert_eq!(code, Some(0));
     assert_eq!(without_ms(v.clone()), without_ms(cli));
     assert!(v.get("svg").is_none(), "svg only when asked");
@@ -144,10 +162,20 @@ fn models_view_and_errors_match_the_cli() {
     let (st, e) = post(&s, "/v1/view", &json!({"model": "ddo", "tables": ["CLIENT"], "bogus": 1}));
     assert_eq!(st, 422);
     assert!(e["error"].as_str().unwrap().contains("bogus"), "{e}");
-    let r = client().post(format!("{}/v1/view", s.base)).header("content-type", "application/json").body("{not json").send().unwrap();
+    let r = client()
+        .post(format!("{}/v1/view", s.base))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .unwrap();
     assert_eq!(r.status().as_u16(), 400);
     assert!(r.json::<Value>().unwrap()["error"].is_string());
-    let r = client().post(format!("{}/v1/view", s.base)).header("content-type", "application/json").body(vec![b' '; 2 << 20]).send().unwrap();
+    let r = client()
+        .post(format!("{}/v1/view", s.base))
+        .header("content-type", "application/json")
+        .body(vec![b' '; 2 << 20])
+        .send()
+        .unwrap();
     assert_eq!(r.status().as_u16(), 413);
     assert!(r.json::<Value>().unwrap()["error"].is_string());
     let r = client().delete(format!("{}/v1/view", s.base)).send().unwrap();
@@ -166,7 +194,11 @@ fn models_view_and_errors_match_the_cli() {
     let (st, e) = post(&s, "/v1/ask", &json!({"model": "ddo", "question": Q1}));
     assert_eq!(st, 400);
     assert!(e["error"].as_str().unwrap().contains("needs an LLM"), "{e}");
-    let (st, a) = post(&s, "/v1/ask", &json!({"model": "ddo", "question": Q1, "tables": ["CLIENT", "DATACENTER"], "stop_after": "view"}));
+    let (st, a) = post(
+        &s,
+        "/v1/ask",
+        &json!({"model": "ddo", "question": Q1, "tables": ["CLIENT", "DATACENTER"], "stop_after": "view"}),
+    );
     assert_eq!(st, 200, "{a}");
     assert_eq!(a["stopped_after"], "view");
     // Host names other than loopback ones are refused (DNS rebinding).
@@ -184,7 +216,8 @@ fn models_view_and_errors_match_the_cli() {
 fn ask_q1_returns_rows_trace_and_streams_phases() {
     let mock = q1_mock();
     let s = start(&["--models", MODEL], Some(&mock.url()), &[]);
-    let (st, a) = post(&s, "/v1/ask", &json!({"model": "ddo", "question": Q1, "execute": true, "min_votes": 2, "svg": true}));
+    let (st, a) =
+        post(&s, "/v1/ask", &json!({"model": "ddo", "question": Q1, "execute": true, "min_votes": 2, "svg": true}));
     assert_eq!(st, 200, "{a}");
     assert_eq!(a["tables"], json!(["CLIENT", "DATACENTER"]));
     assert_eq!(a["rows"]["rows"].as_array().unwrap().len(), 29);
@@ -215,7 +248,8 @@ fn ask_q1_returns_rows_trace_and_streams_phases() {
     assert!(!text.contains(SENTINEL));
     let events: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
     assert_eq!(events, ["match_tables", "generate_view", "query_view", "result"], "{text}");
-    let data: Vec<Value> = text.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect();
+    let data: Vec<Value> =
+        text.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect();
     assert_eq!(data[0]["trace"]["tables"], json!(["CLIENT", "DATACENTER"]));
     assert!(data[1]["svg"].as_str().unwrap().contains("RSPOOL2CLIENT"));
     assert_eq!(data[3]["rows"]["rows"].as_array().unwrap().len(), 29);
@@ -229,11 +263,19 @@ fn the_concurrency_cap_answers_429_and_the_time_limit_504() {
     let s = start(&["--models", MODEL, "--max-concurrent", "1", "--request-timeout", "1.5"], Some(&mock.url()), &[]);
     let base = s.base.clone();
     let slow = std::thread::spawn(move || {
-        let r = client().post(format!("{base}/v1/ask")).json(&json!({"model": "ddo", "question": "SLOW question", "samples": 1})).send().unwrap();
+        let r = client()
+            .post(format!("{base}/v1/ask"))
+            .json(&json!({"model": "ddo", "question": "SLOW question", "samples": 1}))
+            .send()
+            .unwrap();
         (r.status().as_u16(), r.json::<Value>().unwrap())
     });
     std::thread::sleep(Duration::from_millis(500));
-    let r = client().post(format!("{}/v1/view", s.base)).json(&json!({"model": "ddo", "tables": ["CLIENT"]})).send().unwrap();
+    let r = client()
+        .post(format!("{}/v1/view", s.base))
+        .json(&json!({"model": "ddo", "tables": ["CLIENT"]}))
+        .send()
+        .unwrap();
     assert_eq!(r.status().as_u16(), 429);
     assert_eq!(r.headers()["retry-after"], "1");
     assert!(r.json::<Value>().unwrap()["error"].as_str().unwrap().contains("--max-concurrent"));

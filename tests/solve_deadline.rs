@@ -76,7 +76,8 @@ fn a_large_request_returns_within_its_time_limit() {
                 // proof, or HiGHS closing its gap at the smallest feasible n.
                 if v.status == SolveStatus::Optimal {
                     assert!(
-                        v.n_bound.contains("exhaustive state search") || v.n_bound.contains("optimal among walks of at most n"),
+                        v.n_bound.contains("exhaustive state search")
+                            || v.n_bound.contains("optimal among walks of at most n"),
                         "k={k}: optimal without a stated proof: {}",
                         v.n_bound
                     );

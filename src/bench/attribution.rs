@@ -160,7 +160,11 @@ pub fn attribute(gold: Option<&QueryRefs>, o: &Observed) -> Attribution {
     } else if matches!(fail_kind, Some("infeasible") | Some("solver")) {
         Label::Phase2NoView
     } else if o.join_matched == Some(false) {
-        if extra_table { Label::Phase1ExtraTable } else { Label::Phase2JoinDiffers }
+        if extra_table {
+            Label::Phase1ExtraTable
+        } else {
+            Label::Phase2JoinDiffers
+        }
     } else if o.view_only {
         Label::ViewMatchesGold
     } else if fail_kind == Some("sql_rejected") {
@@ -188,8 +192,12 @@ mod tests {
     use crate::types::{ColumnRef, Dialect};
 
     fn gold() -> QueryRefs {
-        analyze("SELECT c.name FROM client c JOIN account a ON a.client_id = c.id WHERE a.kind = 'x'", Dialect::Sqlite, None)
-            .unwrap()
+        analyze(
+            "SELECT c.name FROM client c JOIN account a ON a.client_id = c.id WHERE a.kind = 'x'",
+            Dialect::Sqlite,
+            None,
+        )
+        .unwrap()
     }
 
     fn set(v: &[&str]) -> BTreeSet<String> {
@@ -244,7 +252,8 @@ mod tests {
         assert_eq!(attribute(Some(&g), &o).label, Label::Phase1MissedAttribute);
         let o = Observed { join_matched: Some(false), ..base() };
         assert_eq!(attribute(Some(&g), &o).label, Label::Phase2JoinDiffers);
-        let o = Observed { phase1_tables: Some(set(&["account", "client", "loan"])), join_matched: Some(false), ..base() };
+        let o =
+            Observed { phase1_tables: Some(set(&["account", "client", "loan"])), join_matched: Some(false), ..base() };
         assert_eq!(attribute(Some(&g), &o).label, Label::Phase1ExtraTable);
         let o = Observed { phase1_tables: Some(set(&["account", "client", "loan"])), ..base() };
         assert_eq!(attribute(Some(&g), &o).label, Label::Phase1ExtraTable);

@@ -34,7 +34,9 @@ pub struct EngineGold {
 pub fn gold_for(q: &Question, db: &Database, graph: &SchemaGraph) -> String {
     match db {
         Database::Sqlite(_) => q.gold_sql.clone(),
-        _ => port_sql(&q.gold_sql, db.dialect(), &Names::of(graph.model())).map(|p| p.0).unwrap_or_else(|_| q.gold_sql.clone()),
+        _ => port_sql(&q.gold_sql, db.dialect(), &Names::of(graph.model()))
+            .map(|p| p.0)
+            .unwrap_or_else(|_| q.gold_sql.clone()),
     }
 }
 
@@ -67,13 +69,20 @@ pub fn compare(suite: &Suite, q: &Question, graph: &SchemaGraph, db: &Database, 
     g.as_is = run(db, None, &q.gold_sql, &exec_opts()).is_ok();
     let server = run(db, None, &gold_for(q, db, graph), &exec_opts());
     g.ported = server.is_ok();
-    let sqlite = suite.database_path(q).ok().flatten().map(|p| run(&Database::Sqlite(p), None, &q.gold_sql, &exec_opts()));
+    let sqlite =
+        suite.database_path(q).ok().flatten().map(|p| run(&Database::Sqlite(p), None, &q.gold_sql, &exec_opts()));
     match (server, sqlite) {
         (Ok(s), Some(Ok(l))) => {
             let same = ex(&to_rows(&l), &to_rows(&s), ordered);
             g.same_rows = Some(same);
             if !same {
-                g.error = Some(format!("{} rows on SQLite, {} on {}; first differing: {}", l.rows.len(), s.rows.len(), g.engine, first_diff(&l.rows, &s.rows)));
+                g.error = Some(format!(
+                    "{} rows on SQLite, {} on {}; first differing: {}",
+                    l.rows.len(),
+                    s.rows.len(),
+                    g.engine,
+                    first_diff(&l.rows, &s.rows)
+                ));
             }
         }
         (Err(e), _) => g.error = Some(e.to_string()),
@@ -85,7 +94,10 @@ pub fn compare(suite: &Suite, q: &Question, graph: &SchemaGraph, db: &Database, 
 
 fn first_diff(a: &[Vec<SqlValue>], b: &[Vec<SqlValue>]) -> String {
     let show = |r: Option<&Vec<SqlValue>>| match r {
-        Some(r) => format!("({})", r.iter().map(|v| v.to_string().chars().take(40).collect::<String>()).collect::<Vec<_>>().join(", ")),
+        Some(r) => format!(
+            "({})",
+            r.iter().map(|v| v.to_string().chars().take(40).collect::<String>()).collect::<Vec<_>>().join(", ")
+        ),
         None => "(none)".into(),
     };
     let i = a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));

@@ -316,7 +316,11 @@ pub fn view_instance_pairs(view: &ViewResult, graph: &SchemaGraph) -> Vec<Vec<Jo
 /// gold's instances and pairs ([`gold_instances`]) against the view's
 /// ([`view_instance_pairs`]). A gold query that uses a table in a way no
 /// set of instances expresses ([`GoldInstances::problems`]) never matches.
-pub fn instance_join_accuracy(graph: &SchemaGraph, gold: &GoldInstances, view: &ViewResult) -> super::metrics::JoinAccuracy {
+pub fn instance_join_accuracy(
+    graph: &SchemaGraph,
+    gold: &GoldInstances,
+    view: &ViewResult,
+) -> super::metrics::JoinAccuracy {
     let mut acc = super::metrics::join_accuracy(&gold.pairs, &view_instance_pairs(view, graph));
     acc.matched &= gold.problems.is_empty();
     acc

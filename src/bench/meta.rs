@@ -35,10 +35,8 @@ pub fn git_commit() -> String {
 
 /// Today's UTC date, `YYYY-MM-DD`.
 pub fn today_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
     // Civil-from-days (Howard Hinnant's algorithm).
     let z = secs.div_euclid(86_400) + 719_468;
     let era = z.div_euclid(146_097);

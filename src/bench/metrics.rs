@@ -248,7 +248,12 @@ pub fn join_accuracy(gold: &BTreeSet<JoinPair>, view_joins: &[Vec<JoinPair>]) ->
     let missing: Vec<JoinPair> = gold.difference(&view).cloned().collect();
     let extra: Vec<JoinPair> = view.difference(gold).cloned().collect();
     let every_join_used = view_joins.iter().all(|j| j.iter().any(|p| gold.contains(p)));
-    JoinAccuracy { matched: missing.is_empty() && every_join_used, exact: missing.is_empty() && extra.is_empty(), missing, extra }
+    JoinAccuracy {
+        matched: missing.is_empty() && every_join_used,
+        exact: missing.is_empty() && extra.is_empty(),
+        missing,
+        extra,
+    }
 }
 
 /// The join pairs of a GenerateView result, one list per join, on base

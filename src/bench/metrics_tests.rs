@@ -122,7 +122,8 @@ fn cov_resolves_aliases_on_both_sides() {
         None,
     )
     .unwrap();
-    let pred = analyze("SELECT c.name FROM CLIENT c JOIN ACCOUNT a ON a.client_id = c.id", Dialect::Sqlite, None).unwrap();
+    let pred =
+        analyze("SELECT c.name FROM CLIENT c JOIN ACCOUNT a ON a.client_id = c.id", Dialect::Sqlite, None).unwrap();
     let c = cov(&gold, &pred);
     assert_eq!(c.cov_t, 1.0);
     assert_eq!(c.cov_a, 0.75, "account.kind is missing");

@@ -12,9 +12,9 @@
 //! - [`report`]: the Markdown report.
 
 pub mod attribution;
-pub mod meta;
 pub mod engine;
 pub mod instances;
+pub mod meta;
 pub mod metrics;
 pub mod oracle;
 pub mod progress;
@@ -24,6 +24,6 @@ pub mod suite;
 pub mod summary;
 
 pub use meta::BenchRun;
-pub use summary::Summary;
 pub use run::{run_suite, Method, Oracle, QuestionResult, RunOptions};
 pub use suite::{Question, Suite};
+pub use summary::Summary;

@@ -238,7 +238,8 @@ pub fn oracle_case(
     }
     let gi = gold_instances(graph, &refs);
     case.gold_pairs = gi.pairs.iter().cloned().collect();
-    case.gold_roles = gi.instances.iter().filter(|(_, r, _)| r.is_some()).map(|&(t, r, c)| graph.copy_label(t, r, c)).collect();
+    case.gold_roles =
+        gi.instances.iter().filter(|(_, r, _)| r.is_some()).map(|&(t, r, c)| graph.copy_label(t, r, c)).collect();
     let req = request_for(graph, &refs, &gi, time_limit_s);
     let start = Instant::now();
     let result = crate::solve::generate_view(graph, &req);
@@ -300,7 +301,8 @@ fn classify(
         *detail = why;
         return MismatchClass::ModelForbids;
     }
-    let undeclared: Vec<String> = pairs.iter().filter(|p| declared(graph, p).is_none()).map(|p| p.to_string()).collect();
+    let undeclared: Vec<String> =
+        pairs.iter().filter(|p| declared(graph, p).is_none()).map(|p| p.to_string()).collect();
     if !undeclared.is_empty() {
         *detail = format!("no relationship for {}", undeclared.join(", "));
         return MismatchClass::ModelGap;
@@ -316,13 +318,22 @@ fn classify(
         if !a.missing.is_empty() && a.missing.iter().all(same_tables) {
             return MismatchClass::ParallelRelationship;
         }
-        let extra_tables: BTreeSet<&str> =
-            a.extra.iter().flat_map(|p| [p.left.table.as_str(), p.right.table.as_str()]).filter(|t| !refs.tables.contains(*t)).collect();
+        let extra_tables: BTreeSet<&str> = a
+            .extra
+            .iter()
+            .flat_map(|p| [p.left.table.as_str(), p.right.table.as_str()])
+            .filter(|t| !refs.tables.contains(*t))
+            .collect();
         let forced: Vec<&str> = graph
             .junctions()
             .iter()
             .map(|j| graph.name(j.junction))
-            .filter(|n| extra_tables.iter().any(|t| t.eq_ignore_ascii_case(n) || t.to_ascii_lowercase().starts_with(&format!("{}_", n.to_ascii_lowercase()))))
+            .filter(|n| {
+                extra_tables.iter().any(|t| {
+                    t.eq_ignore_ascii_case(n)
+                        || t.to_ascii_lowercase().starts_with(&format!("{}_", n.to_ascii_lowercase()))
+                })
+            })
             .collect();
         if !forced.is_empty() {
             *detail = format!("junctions in the view but not in the gold: {}", forced.join(", "));
@@ -403,7 +414,8 @@ fn forbidden(graph: &SchemaGraph, pairs: &BTreeSet<JoinPair>) -> Option<String> 
         let name = graph.name(j.junction).to_ascii_lowercase();
         let sides: Vec<String> = j.sides.iter().map(|&t| graph.name(t).to_ascii_lowercase()).collect();
         let neighbours = joined_to(pairs, &name);
-        let child = |n: &str| graph.table_id(n).and_then(|t| graph.junction_child_of(t)).is_some_and(|(k, _)| k == j.junction);
+        let child =
+            |n: &str| graph.table_id(n).and_then(|t| graph.junction_child_of(t)).is_some_and(|(k, _)| k == j.junction);
         let other = neighbours.iter().find(|n| !sides.iter().any(|s| s == *n) && !child(n));
         let side = neighbours.iter().find(|n| sides.iter().any(|s| s == *n));
         if let (Some(o), Some(sd)) = (other, side) {
@@ -433,7 +445,10 @@ fn forbidden(graph: &SchemaGraph, pairs: &BTreeSet<JoinPair>) -> Option<String> 
             // (A pair within one table is two instances of it here: the
             // gold's identities were left out with its instances.)
             if key_side(&p.left) && key_side(&p.right) && declared(graph, p).is_none() {
-                return Some(format!("{p} relates two tables through their keys to lookup table {} (C4)", graph.name(l)));
+                return Some(format!(
+                    "{p} relates two tables through their keys to lookup table {} (C4)",
+                    graph.name(l)
+                ));
             }
         }
     }
@@ -479,7 +494,11 @@ impl OracleSummary {
 
     /// matched / multi-table questions.
     pub fn match_rate(&self) -> f64 {
-        if self.multi_table == 0 { 0.0 } else { self.matched as f64 / self.multi_table as f64 }
+        if self.multi_table == 0 {
+            0.0
+        } else {
+            self.matched as f64 / self.multi_table as f64
+        }
     }
 }
 
@@ -511,7 +530,8 @@ mod tests {
 
     #[test]
     fn mismatch_classes() {
-        let c = case("SELECT c.name FROM CLIENT c JOIN LOCATION l ON c.loc_id = l.id JOIN DATACENTER d ON d.loc_id = l.id");
+        let c =
+            case("SELECT c.name FROM CLIENT c JOIN LOCATION l ON c.loc_id = l.id JOIN DATACENTER d ON d.loc_id = l.id");
         assert_eq!(c.mismatch, Some(MismatchClass::ModelForbids));
         assert!(c.detail.contains("LOCATION (C4)"), "{}", c.detail);
         let c = case("SELECT c.name FROM CLIENT c JOIN DATACENTER d ON c.loc_id = d.loc_id");
@@ -524,7 +544,8 @@ mod tests {
         assert!(c.detail.contains("client.id = datacenter.id"), "{}", c.detail);
         // Two clients related by their shared lookup key: the C4 case, now
         // that the two aliases are two instances.
-        let c = case("SELECT 1 FROM CLIENT a JOIN CLIENT b ON a.loc_id = b.loc_id JOIN PAYMENT p ON p.client_id = a.id");
+        let c =
+            case("SELECT 1 FROM CLIENT a JOIN CLIENT b ON a.loc_id = b.loc_id JOIN PAYMENT p ON p.client_id = a.id");
         assert_eq!(c.mismatch, Some(MismatchClass::ModelForbids), "{c:?}");
         assert!(c.detail.contains("lookup table LOCATION (C4)"), "{}", c.detail);
         // Two aliases attached the same way: one instance cannot stand for them.
@@ -533,11 +554,14 @@ mod tests {
         assert!(c.detail.contains("CLIENT used 2 times in one SELECT as CLIENT (a, b)"), "{}", c.detail);
         // Used twice, but along the same to-one join from the same row: the
         // same row, one instance.
-        let c = case("SELECT 1 FROM CLIENT a JOIN RSPOOL2CLIENT j ON j.client_id = a.id JOIN CLIENT b ON b.id = j.client_id");
+        let c = case(
+            "SELECT 1 FROM CLIENT a JOIN RSPOOL2CLIENT j ON j.client_id = a.id JOIN CLIENT b ON b.id = j.client_id",
+        );
         assert!(c.matched(), "{c:?}");
         // The same role twice from the "one" side: two rows each, which one
         // instance cannot stand for, but two copies of the role can.
-        let c = case("SELECT 1 FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id JOIN PAYMENT q ON q.client_id = c.id");
+        let c =
+            case("SELECT 1 FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id JOIN PAYMENT q ON q.client_id = c.id");
         assert!(c.matched(), "{c:?}");
         assert_eq!(c.gold_roles, ["PAYMENT@CLIENT.id", "PAYMENT@CLIENT.id#2"]);
         let c = case("SELECT name FROM CLIENT UNION SELECT name FROM DATACENTER");
@@ -562,18 +586,31 @@ mod tests {
         let c = case(TWO_LOCATIONS);
         assert!(c.matched(), "{c:?}");
         assert_eq!(c.gold_roles, ["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
-        assert!(c.gold_pairs.iter().any(|p| p.to_string() == "client.loc_id = location@client.loc_id.id"), "{:?}", c.gold_pairs);
+        assert!(
+            c.gold_pairs.iter().any(|p| p.to_string() == "client.loc_id = location@client.loc_id.id"),
+            "{:?}",
+            c.gold_pairs
+        );
         // `lc.city = ld.city` compares two instances: a condition, not a join.
         assert!(!c.gold_pairs.iter().any(|p| p.left.column == "city"), "{:?}", c.gold_pairs);
         let refs = c.gold_refs.as_ref().unwrap();
         let req = oracle_request(&g, refs, 5.0);
-        assert!(req.tables.ends_with(&["LOCATION@CLIENT.loc_id".to_string(), "LOCATION@DATACENTER.loc_id".to_string()]), "{:?}", req.tables);
+        assert!(
+            req.tables.ends_with(&["LOCATION@CLIENT.loc_id".to_string(), "LOCATION@DATACENTER.loc_id".to_string()]),
+            "{:?}",
+            req.tables
+        );
         assert!(!req.tables.iter().any(|t| t == "LOCATION"), "no plain LOCATION: {:?}", req.tables);
         let view = c.view.as_ref().unwrap();
-        assert!(view.tables.contains(&"LOCATION_CLIENT".to_string()) && view.tables.contains(&"LOCATION_DATACENTER".to_string()));
+        assert!(
+            view.tables.contains(&"LOCATION_CLIENT".to_string())
+                && view.tables.contains(&"LOCATION_DATACENTER".to_string())
+        );
         // A view with one LOCATION does not match the two-alias gold, although
         // its table-level pairs are the gold's.
-        let mut one = ViewRequest::new(["DATACENTER", "COMPUTE", "RESOURCEPOOL", "RSPOOL2CLIENT", "CLIENT", "LOCATION"].map(String::from).to_vec());
+        let mut one = ViewRequest::new(
+            ["DATACENTER", "COMPUTE", "RESOURCEPOOL", "RSPOOL2CLIENT", "CLIENT", "LOCATION"].map(String::from).to_vec(),
+        );
         one.time_limit_s = 5.0;
         let v1 = crate::solve::generate_view(&g, &one).unwrap();
         let gi = gold_instances(&g, refs);
@@ -604,13 +641,30 @@ mod tests {
     #[test]
     fn self_join_and_role_aliases() {
         let g = staff();
-        let c = oracle_case(&g, "t", None, "SELECT e.name, m.name FROM EMPLOYEE e JOIN EMPLOYEE m ON e.manager_id = m.id", Dialect::Sqlite, 5.0);
+        let c = oracle_case(
+            &g,
+            "t",
+            None,
+            "SELECT e.name, m.name FROM EMPLOYEE e JOIN EMPLOYEE m ON e.manager_id = m.id",
+            Dialect::Sqlite,
+            5.0,
+        );
         assert!(c.multi_table, "a self join is a join question");
         assert!(c.matched(), "{c:?}");
         assert_eq!(c.gold_roles, ["EMPLOYEE@manager"]);
-        assert_eq!(c.gold_pairs.iter().map(|p| p.to_string()).collect::<Vec<_>>(), ["employee.manager_id = employee@manager.id"]);
+        assert_eq!(
+            c.gold_pairs.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+            ["employee.manager_id = employee@manager.id"]
+        );
         // Written the other way round: the alias on the key side is the manager.
-        let c = oracle_case(&g, "t", None, "SELECT m.name FROM EMPLOYEE m JOIN EMPLOYEE e ON m.id = e.manager_id", Dialect::Sqlite, 5.0);
+        let c = oracle_case(
+            &g,
+            "t",
+            None,
+            "SELECT m.name FROM EMPLOYEE m JOIN EMPLOYEE e ON m.id = e.manager_id",
+            Dialect::Sqlite,
+            5.0,
+        );
         assert!(c.matched(), "{c:?}");
         let c = oracle_case(
             &g,
@@ -625,7 +679,14 @@ mod tests {
         // One address alias: the plain instance, as the table-level oracle
         // had it (and, as there, the view takes the first of the two
         // relationships).
-        let c = oracle_case(&g, "t", None, "SELECT a.city FROM EMPLOYEE e JOIN ADDRESS a ON e.work_address_id = a.id", Dialect::Sqlite, 5.0);
+        let c = oracle_case(
+            &g,
+            "t",
+            None,
+            "SELECT a.city FROM EMPLOYEE e JOIN ADDRESS a ON e.work_address_id = a.id",
+            Dialect::Sqlite,
+            5.0,
+        );
         assert_eq!(c.mismatch, Some(MismatchClass::ParallelRelationship), "{c:?}");
         assert!(c.gold_roles.is_empty());
         let refs = c.gold_refs.as_ref().unwrap();
@@ -640,7 +701,9 @@ mod tests {
     /// Claim_Amount (the table-level oracle's request) no longer matches.
     #[test]
     fn acme_claim_amount_aliases_are_subtype_instances() {
-        let g = SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap()).unwrap();
+        let g =
+            SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap())
+                .unwrap();
         let sql = "SELECT company_claim_number, (ca_lp.claim_amount + ca_lr.claim_amount) FROM Claim \
             JOIN claim_amount ca_lp ON claim.claim_identifier = ca_lp.claim_identifier \
             JOIN loss_payment ON ca_lp.claim_amount_identifier = loss_payment.claim_amount_identifier \
@@ -650,8 +713,12 @@ mod tests {
         assert!(c.matched(), "{c:?}");
         assert_eq!(c.gold_roles.len(), 2, "{:?}", c.gold_roles);
         assert!(c.gold_roles.iter().all(|r| r.starts_with("Claim_Amount@Loss_")), "{:?}", c.gold_roles);
-        assert_eq!(c.view_tables, ["Claim_Amount_Loss_Payment", "Claim", "Claim_Amount_Loss_Reserve", "Loss_Payment", "Loss_Reserve"]);
-        let mut one = ViewRequest::new(["Claim", "Claim_Amount", "Loss_Payment", "Loss_Reserve"].map(String::from).to_vec());
+        assert_eq!(
+            c.view_tables,
+            ["Claim_Amount_Loss_Payment", "Claim", "Claim_Amount_Loss_Reserve", "Loss_Payment", "Loss_Reserve"]
+        );
+        let mut one =
+            ViewRequest::new(["Claim", "Claim_Amount", "Loss_Payment", "Loss_Reserve"].map(String::from).to_vec());
         one.time_limit_s = 5.0;
         let v1 = crate::solve::generate_view(&g, &one).unwrap();
         let gi = gold_instances(&g, c.gold_refs.as_ref().unwrap());
@@ -665,15 +732,25 @@ mod tests {
     fn acme_the_same_role_twice_is_two_copies_of_one_role_instance() {
         // apr1/apr2: a policy holder and an agent of one policy, two rows
         // attached by the same relationship and told apart by a filter.
-        let g = SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap()).unwrap();
+        let g =
+            SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap())
+                .unwrap();
         let sql = "SELECT apr2.party_identifier, apr1.party_identifier, policy_number FROM policy \
             JOIN agreement_party_role apr1 ON apr1.agreement_identifier = policy.policy_identifier \
             JOIN agreement_party_role apr2 ON apr2.agreement_identifier = policy.policy_identifier \
             WHERE apr1.party_role_code = 'PH' AND apr2.party_role_code = 'AG'";
         let c = oracle_case(&g, "t", None, sql, Dialect::Sqlite, 5.0);
         assert!(c.matched(), "{c:?}");
-        assert_eq!(c.gold_roles, ["Agreement_Party_Role@Policy.Policy_Identifier", "Agreement_Party_Role@Policy.Policy_Identifier#2"]);
-        assert!(c.view_tables.contains(&"Agreement_Party_Role_Policy".to_string()) && c.view_tables.contains(&"Agreement_Party_Role_Policy_2".to_string()), "{:?}", c.view_tables);
+        assert_eq!(
+            c.gold_roles,
+            ["Agreement_Party_Role@Policy.Policy_Identifier", "Agreement_Party_Role@Policy.Policy_Identifier#2"]
+        );
+        assert!(
+            c.view_tables.contains(&"Agreement_Party_Role_Policy".to_string())
+                && c.view_tables.contains(&"Agreement_Party_Role_Policy_2".to_string()),
+            "{:?}",
+            c.view_tables
+        );
         // One copy does not stand for two rows.
         let mut one = ViewRequest::new(["Policy", "Agreement_Party_Role@Policy"].map(String::from).to_vec());
         one.time_limit_s = 5.0;
@@ -695,7 +772,9 @@ mod tests {
     #[test]
     fn acme_policy_amount_joins_its_policy_through_the_coverage_detail_when_relevant() {
         // Policy_Amount → Policy is declared `via` Policy_Coverage_Detail.
-        let g = SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap()).unwrap();
+        let g =
+            SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap())
+                .unwrap();
         let sql = "SELECT policy_number, policy_amount FROM claim_coverage \
             JOIN policy_coverage_detail ON claim_coverage.policy_coverage_detail_identifier = policy_coverage_detail.policy_coverage_detail_identifier \
             JOIN policy ON policy.policy_identifier = policy_coverage_detail.policy_identifier \
@@ -707,20 +786,28 @@ mod tests {
         let c = oracle_case(&g, "t", None, sql, Dialect::Sqlite, 5.0);
         assert!(c.matched(), "{c:?}");
         // The explanation of a request names the shortcut it left out.
-        let mut req = ViewRequest::new(["Policy", "Policy_Amount", "Policy_Coverage_Detail"].map(String::from).to_vec());
+        let mut req =
+            ViewRequest::new(["Policy", "Policy_Amount", "Policy_Coverage_Detail"].map(String::from).to_vec());
         req.time_limit_s = 5.0;
         let sc = crate::solve::relevant::scope(&g, &req).unwrap();
-        assert_eq!(sc.bypassed.iter().map(|&r| g.relationship(r).id()).collect::<Vec<_>>(), ["Policy_Amount(Policy_Identifier)->Policy(Policy_Identifier)"]);
+        assert_eq!(
+            sc.bypassed.iter().map(|&r| g.relationship(r).id()).collect::<Vec<_>>(),
+            ["Policy_Amount(Policy_Identifier)->Policy(Policy_Identifier)"]
+        );
     }
 
     #[test]
     fn a_table_read_again_in_a_subquery_is_the_same_instance() {
-        let c = case("SELECT name FROM CLIENT WHERE id NOT IN (SELECT c.id FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id)");
+        let c = case(
+            "SELECT name FROM CLIENT WHERE id NOT IN (SELECT c.id FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id)",
+        );
         assert!(c.matched(), "{c:?}");
         assert!(c.gold_roles.is_empty());
         assert_eq!(c.gold_pairs.iter().map(|p| p.to_string()).collect::<Vec<_>>(), ["client.id = payment.client_id"]);
         // A table equated with itself on other columns across scopes.
-        let c = case("SELECT name FROM CLIENT WHERE loc_id IN (SELECT c.id FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id)");
+        let c = case(
+            "SELECT name FROM CLIENT WHERE loc_id IN (SELECT c.id FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id)",
+        );
         assert_eq!(c.mismatch, Some(MismatchClass::MultipleUse), "{c:?}");
     }
 

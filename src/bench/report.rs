@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use super::attribution::Label;
 use super::meta::BenchRun;
-use super::summary::Summary;
 use super::run::QuestionResult;
+use super::summary::Summary;
 
 fn f2(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into())
@@ -96,7 +96,10 @@ pub fn render(run: &BenchRun) -> String {
     }
     let mut slow: Vec<&QuestionResult> = run.questions.iter().collect();
     slow.sort_by(|a, b| b.cost.wall_ms.total_cmp(&a.cost.wall_ms).then_with(|| a.id.cmp(&b.id)));
-    let _ = writeln!(o, "## Slowest questions\n\n| id | wall | solve | LLM calls | tokens (prompt/completion) |\n|---|---|---|---|---|");
+    let _ = writeln!(
+        o,
+        "## Slowest questions\n\n| id | wall | solve | LLM calls | tokens (prompt/completion) |\n|---|---|---|---|---|"
+    );
     for r in slow.iter().take(5) {
         let _ = writeln!(
             o,
@@ -137,12 +140,24 @@ pub fn render_comparison(runs: &[BenchRun]) -> String {
     o.push_str(&row("esx", &|s| s.esx.to_string()));
     o.push_str(&row("LLM calls", &|s| s.llm_calls.to_string()));
     o.push_str(&row("tokens (prompt/completion)", &|s| format!("{}/{}", s.prompt_tokens, s.completion_tokens)));
-    let _ = writeln!(o, "\n## Failure attribution\n\n| label | {} |\n|---|{}", header.join(" | "), "---|".repeat(runs.len()));
+    let _ = writeln!(
+        o,
+        "\n## Failure attribution\n\n| label | {} |\n|---|{}",
+        header.join(" | "),
+        "---|".repeat(runs.len())
+    );
     for k in Label::ALL {
-        let counts: Vec<usize> =
-            runs.iter().map(|r| r.summary.attribution.iter().find(|(l, _)| *l == k).map(|(_, n)| *n).unwrap_or(0)).collect();
+        let counts: Vec<usize> = runs
+            .iter()
+            .map(|r| r.summary.attribution.iter().find(|(l, _)| *l == k).map(|(_, n)| *n).unwrap_or(0))
+            .collect();
         if counts.iter().any(|&n| n > 0) {
-            let _ = writeln!(o, "| {} | {} |", k.as_str(), counts.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(" | "));
+            let _ = writeln!(
+                o,
+                "| {} | {} |",
+                k.as_str(),
+                counts.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(" | ")
+            );
         }
     }
     let _ = writeln!(o, "\nPer-method reports and results: `<method>/report.md`, `<method>/results.json`.");

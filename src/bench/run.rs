@@ -92,7 +92,10 @@ pub fn question_database(suite: &Suite, q: &Question, opts: &RunOptions) -> Resu
             let url = match &q.db_id {
                 Some(id) => template.replace("{db_id}", id),
                 None if template.contains("{db_id}") => {
-                    return Err(Error::Input(format!("question {} has no db_id but --database {template} needs one", q.id)))
+                    return Err(Error::Input(format!(
+                        "question {} has no db_id but --database {template} needs one",
+                        q.id
+                    )))
                 }
                 None => template.clone(),
             };
@@ -244,20 +247,26 @@ pub fn run_suite(suite: &Suite, opts: &RunOptions) -> Result<Vec<QuestionResult>
                 let Some(q) = questions.get(i) else { break };
                 let r = match suite.model_path(q).map(|p| graphs.get(&p).cloned()) {
                     // One question's panic must not lose the other results.
-                    Ok(Some(graph)) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_question(suite, q, &graph, opts)))
-                        .unwrap_or_else(|p| {
-                            let msg = p
-                                .downcast_ref::<String>()
-                                .cloned()
-                                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                                .unwrap_or_default();
-                            error_result(q, format!("internal error (panic) on this question: {msg}"))
-                        }),
+                    Ok(Some(graph)) => {
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_question(suite, q, &graph, opts)))
+                            .unwrap_or_else(|p| {
+                                let msg = p
+                                    .downcast_ref::<String>()
+                                    .cloned()
+                                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                                    .unwrap_or_default();
+                                error_result(q, format!("internal error (panic) on this question: {msg}"))
+                            })
+                    }
                     Ok(None) | Err(_) => error_result(q, "dbModel not loaded".into()),
                 };
                 if let Ok(mut t) = tally.lock() {
                     t.0 += 1;
-                    if r.metrics.ex == Some(true) || (opts.oracle == Some(Oracle::Tables) && r.metrics.join_mismatch.is_none() && r.metrics.join.is_some()) {
+                    if r.metrics.ex == Some(true)
+                        || (opts.oracle == Some(Oracle::Tables)
+                            && r.metrics.join_mismatch.is_none()
+                            && r.metrics.join.is_some())
+                    {
                         t.1 += 1;
                     }
                     let label = if opts.oracle == Some(Oracle::Tables) { "joins ok" } else { "ex" };
@@ -306,7 +315,8 @@ fn error_result(q: &Question, msg: String) -> QuestionResult {
 
 /// A file name for a question id.
 fn trace_name(id: &str) -> String {
-    let s: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let s: String =
+        id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
     format!("{s}.json")
 }
 
@@ -366,7 +376,8 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
     }
     let gold_ok = matches!(gold_status, GoldStatus::Ok);
     r.metrics.gold_tables = gold_refs.as_ref().map(|g| g.tables.len()).unwrap_or(0);
-    r.metrics.gold_extra_instances = gold_refs.as_ref().map(|g| super::instances::extra_instances(graph, g)).unwrap_or(0);
+    r.metrics.gold_extra_instances =
+        gold_refs.as_ref().map(|g| super::instances::extra_instances(graph, g)).unwrap_or(0);
     r.metrics.gold = gold_status;
     let g = gold_refs.as_ref().ok();
     let p = match opts.oracle {
@@ -435,7 +446,13 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
 }
 
 /// `--oracle tables`: GenerateView on the gold tables and attributes.
-fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&Database>, opts: &RunOptions) -> Produced {
+fn oracle_tables(
+    q: &Question,
+    graph: &SchemaGraph,
+    suite: &Suite,
+    db: Option<&Database>,
+    opts: &RunOptions,
+) -> Produced {
     let case = oracle_case(graph, &q.id, q.db_id.as_deref(), &q.gold_sql, suite.file.dialect, opts.time_limit_s);
     let mut p = Produced { join_mismatch: case.mismatch, join_detail: case.detail.clone(), ..Default::default() };
     p.prediction.tables = case.gold_tables.clone();
@@ -479,7 +496,9 @@ fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&D
             let probe = format!("SELECT COUNT(*) FROM {}", v.view_name);
             let res = match &v.body {
                 Some(body) => run(db, Some(ViewDef::from(body)), &probe, &exec_opts()),
-                None => Err(crate::error::Error::Sql("the view has no definition to run (a view read back from JSON)".into())),
+                None => Err(crate::error::Error::Sql(
+                    "the view has no definition to run (a view read back from JSON)".into(),
+                )),
             };
             p.view_runs = Some(res.is_ok());
             if let Err(e) = res {
@@ -494,7 +513,13 @@ fn oracle_tables(q: &Question, graph: &SchemaGraph, suite: &Suite, db: Option<&D
 
 /// Full pipeline (`--method lucy`), `--oracle view`, or `--method direct`
 /// / `direct+check`.
-fn pipeline_question(q: &Question, graph: &SchemaGraph, db: Option<&Database>, opts: &RunOptions, gold: Option<&QueryRefs>) -> Produced {
+fn pipeline_question(
+    q: &Question,
+    graph: &SchemaGraph,
+    db: Option<&Database>,
+    opts: &RunOptions,
+    gold: Option<&QueryRefs>,
+) -> Produced {
     let mut p = Produced::default();
     let llm = opts.llm.as_deref();
     let offline = opts.method == Method::Lucy && opts.oracle.is_none() && !opts.ask.linker.needs_llm();

@@ -122,7 +122,8 @@ impl Suite {
                 candidates.push(dir.join("benchmarks/suites").join(format!("{name_or_path}.json")));
             }
         }
-        candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/suites").join(format!("{name_or_path}.json")));
+        candidates
+            .push(Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/suites").join(format!("{name_or_path}.json")));
         if let Some(found) = candidates.iter().find(|c| c.is_file()) {
             return Ok(found.clone());
         }
@@ -231,12 +232,18 @@ pub fn load_questions(path: &Path, file: &SuiteFile) -> Result<Vec<Question>> {
         text.lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| serde_json::from_str(l).map(|v| (format!("{}", i + 1), v)).map_err(|e| bad(format!("{}", i + 1), e.to_string())))
+            .map(|(i, l)| {
+                serde_json::from_str(l)
+                    .map(|v| (format!("{}", i + 1), v))
+                    .map_err(|e| bad(format!("{}", i + 1), e.to_string()))
+            })
             .collect::<Result<_>>()?
     } else {
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad("1".into(), e.to_string()))?;
         match v {
-            serde_json::Value::Array(items) => items.into_iter().enumerate().map(|(i, v)| (format!("[{i}]"), v)).collect(),
+            serde_json::Value::Array(items) => {
+                items.into_iter().enumerate().map(|(i, v)| (format!("[{i}]"), v)).collect()
+            }
             _ => return Err(bad("1".into(), "expected a JSON array of question objects".into())),
         }
     };
@@ -246,7 +253,11 @@ pub fn load_questions(path: &Path, file: &SuiteFile) -> Result<Vec<Question>> {
         if !src.filter.iter().all(|(k, v)| field(&rec, k).as_deref() == Some(v.as_str())) {
             continue;
         }
-        let need = |name: &str| field(&rec, name).ok_or_else(|| bad(loc.clone(), format!("record has no `{name}` field (see `questions` in the suite file)")));
+        let need = |name: &str| {
+            field(&rec, name).ok_or_else(|| {
+                bad(loc.clone(), format!("record has no `{name}` field (see `questions` in the suite file)"))
+            })
+        };
         let id = need(&src.id)?;
         let note = file.notes.get(&id).cloned();
         out.push(Question {
@@ -266,7 +277,12 @@ pub fn load_questions(path: &Path, file: &SuiteFile) -> Result<Vec<Question>> {
     }
     let mut seen = std::collections::HashSet::new();
     if let Some(dup) = out.iter().find(|q| !seen.insert(q.id.clone())) {
-        return Err(Error::Input(format!("suite {}: duplicate question id `{}` in {}", file.name, dup.id, path.display())));
+        return Err(Error::Input(format!(
+            "suite {}: duplicate question id `{}` in {}",
+            file.name,
+            dup.id,
+            path.display()
+        )));
     }
     Ok(out)
 }

@@ -38,11 +38,19 @@ pub struct Summary {
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
-    if v.is_empty() { None } else { Some(v.iter().sum::<f64>() / v.len() as f64) }
+    if v.is_empty() {
+        None
+    } else {
+        Some(v.iter().sum::<f64>() / v.len() as f64)
+    }
 }
 
 fn pct(sorted: &[f64], p: f64) -> Option<f64> {
-    if sorted.is_empty() { None } else { Some(sorted[((sorted.len() - 1) as f64 * p).round() as usize]) }
+    if sorted.is_empty() {
+        None
+    } else {
+        Some(sorted[((sorted.len() - 1) as f64 * p).round() as usize])
+    }
 }
 
 impl Summary {
@@ -63,10 +71,7 @@ impl Summary {
             join_compared: joins.len(),
             join_matched: joins.iter().filter(|j| j.matched).count(),
             join_exact: joins.iter().filter(|j| j.exact).count(),
-            infeasible: results
-                .iter()
-                .filter(|r| r.prediction.view_status == Some(SolveStatus::Infeasible))
-                .count(),
+            infeasible: results.iter().filter(|r| r.prediction.view_status == Some(SolveStatus::Infeasible)).count(),
             view_runs_ok: results.iter().filter(|r| r.metrics.view_runs == Some(true)).count(),
             view_runs_total: results.iter().filter(|r| r.metrics.view_runs.is_some()).count(),
             solve_ms_median: pct(&solve, 0.5),

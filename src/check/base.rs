@@ -33,8 +33,8 @@ use crate::sql::analyze::{
     column_name, observe_selects, ColumnOutcome, ColumnUse, Equality, ScopeColumn, SelectObserver, SelectScope,
 };
 use crate::sql::guard::parser_dialect;
-use crate::types::grain::multipliers;
 pub use crate::types::check::{CheckReport, Finding, FindingKind};
+use crate::types::grain::multipliers;
 use crate::types::{Cardinality, Dialect};
 
 /// Check one SQL query over the model's base tables. `Err(Error::Sql)` when
@@ -87,11 +87,21 @@ fn clause_rank(clause: &str) -> Option<usize> {
 impl SelectObserver for Checker<'_> {
     /// One SELECT (after the ones inside it): its tables, the names in its
     /// clauses, then its join graph.
-    fn select(&mut self, s: &Select, order: Option<&OrderBy>, scope: &SelectScope, columns: &[ColumnUse], lookup: &Lookup<'_>) {
+    fn select(
+        &mut self,
+        s: &Select,
+        order: Option<&OrderBy>,
+        scope: &SelectScope,
+        columns: &[ColumnUse],
+        lookup: &Lookup<'_>,
+    ) {
         let rels: Vec<Rel> = scope
             .relations
             .iter()
-            .map(|r| Rel { display: r.display.clone(), table: r.table.as_deref().and_then(|t| self.table(t, &r.written)) })
+            .map(|r| Rel {
+                display: r.display.clone(),
+                table: r.table.as_deref().and_then(|t| self.table(t, &r.written)),
+            })
             .collect();
         let mut named: Vec<(usize, &ColumnUse)> =
             columns.iter().filter_map(|u| Some((clause_rank(u.clause.as_deref()?)?, u))).collect();
@@ -117,7 +127,12 @@ impl<'g> Checker<'g> {
                 Some(c) => format!("did you mean {c}?"),
                 None => "use a table of the model (`lucy model show`)".into(),
             };
-            self.add(FindingKind::UnknownTable, "FROM", format!("table `{written}` is not in model {}", self.graph.model().name), hint);
+            self.add(
+                FindingKind::UnknownTable,
+                "FROM",
+                format!("table `{written}` is not in model {}", self.graph.model().name),
+                hint,
+            );
             return None;
         };
         self.tables.insert(self.graph.name(t).to_string());
@@ -188,7 +203,12 @@ impl<'g> Checker<'g> {
                 if u.quoted {
                     hint.push_str(" (\"text\" is a name here: string literals take single quotes)");
                 }
-                self.add(FindingKind::UnknownColumn, clause, format!("column `{}` is not a column of any table in FROM", u.column), hint);
+                self.add(
+                    FindingKind::UnknownColumn,
+                    clause,
+                    format!("column `{}` is not a column of any table in FROM", u.column),
+                    hint,
+                );
             }
             _ => {}
         }
@@ -197,7 +217,15 @@ impl<'g> Checker<'g> {
     /// The join graph of one SELECT: declared relationships, filters,
     /// undeclared joins, C3, C4, forbidden relationships, cross joins and
     /// fan-out.
-    fn joins(&mut self, s: &Select, rels: &[Rel], eqs: &[Equality], links: &[(usize, usize)], order: Option<&OrderBy>, lookup: &Lookup<'_>) {
+    fn joins(
+        &mut self,
+        s: &Select,
+        rels: &[Rel],
+        eqs: &[Equality],
+        links: &[(usize, usize)],
+        order: Option<&OrderBy>,
+        lookup: &Lookup<'_>,
+    ) {
         let n = rels.len();
         let g = self.graph;
         // Equalities grouped per relation pair (current scope only).
@@ -232,7 +260,11 @@ impl<'g> Checker<'g> {
                         self.add(
                             FindingKind::ForbiddenRelationship,
                             &list[0].clause,
-                            format!("{} joins along {}, which the model's constraints forbid", list[0].text, g.relationship(rel).id()),
+                            format!(
+                                "{} joins along {}, which the model's constraints forbid",
+                                list[0].text,
+                                g.relationship(rel).id()
+                            ),
                             "answer without this join, or remove it from constraints.forbid_relationships".into(),
                         );
                     }
@@ -330,7 +362,15 @@ impl<'g> Checker<'g> {
             }
             let nb: Vec<usize> = edges
                 .iter()
-                .filter_map(|&(a, b, _)| if a == l { Some(b) } else if b == l { Some(a) } else { None })
+                .filter_map(|&(a, b, _)| {
+                    if a == l {
+                        Some(b)
+                    } else if b == l {
+                        Some(a)
+                    } else {
+                        None
+                    }
+                })
                 .collect();
             let mut uf2: Vec<usize> = (0..n).collect();
             for &(a, b, _) in &edges {
@@ -376,8 +416,17 @@ impl<'g> Checker<'g> {
                     self.add(
                         FindingKind::JunctionBypass,
                         "FROM",
-                        format!("junction {} is joined to {} twice: an m:m junction relates its two sides (C3)", rels[j].display, g.name(side)),
-                        format!("join {} to {} once and to {} once", rels[j].display, g.name(junction.sides[0]), g.name(junction.sides[1])),
+                        format!(
+                            "junction {} is joined to {} twice: an m:m junction relates its two sides (C3)",
+                            rels[j].display,
+                            g.name(side)
+                        ),
+                        format!(
+                            "join {} to {} once and to {} once",
+                            rels[j].display,
+                            g.name(junction.sides[0]),
+                            g.name(junction.sides[1])
+                        ),
                     );
                 }
             }
@@ -404,7 +453,14 @@ impl<'g> Checker<'g> {
         if comps.len() > 1 && !linked {
             let groups: Vec<String> = comps
                 .iter()
-                .map(|&c| bases.iter().filter(|&&i| comp[i] == c).map(|&i| rels[i].display.clone()).collect::<Vec<_>>().join("+"))
+                .map(|&c| {
+                    bases
+                        .iter()
+                        .filter(|&&i| comp[i] == c)
+                        .map(|&i| rels[i].display.clone())
+                        .collect::<Vec<_>>()
+                        .join("+")
+                })
                 .collect();
             let first = bases[0];
             let other = bases.iter().copied().find(|&i| comp[i] != comp[first]);
@@ -415,7 +471,10 @@ impl<'g> Checker<'g> {
             self.add(
                 FindingKind::CrossJoin,
                 "FROM",
-                format!("no join condition connects {}: every row of one is paired with every row of the other", groups.join(" and ")),
+                format!(
+                    "no join condition connects {}: every row of one is paired with every row of the other",
+                    groups.join(" and ")
+                ),
                 hint,
             );
         }
@@ -435,14 +494,27 @@ impl<'g> Checker<'g> {
                 Some((t, c)) if g.is_lookup(t) => self.add(
                     FindingKind::LookupBridge,
                     &e.clause,
-                    format!("`{}` relates {} and {} only through the lookup {}.{c} (C4)", e.text, g.name(ti), g.name(to), g.name(t)),
+                    format!(
+                        "`{}` relates {} and {} only through the lookup {}.{c} (C4)",
+                        e.text,
+                        g.name(ti),
+                        g.name(to),
+                        g.name(t)
+                    ),
                     self.path_hint(ti, to),
                 ),
                 Some(_) => {}
                 None => self.add(
                     FindingKind::UndeclaredJoin,
                     &e.clause,
-                    format!("`{}` relates a subquery's {} to the outer {}, but no relationship of the model joins {} to {}", e.text, g.name(ti), g.name(to), inner.display, outer.display),
+                    format!(
+                        "`{}` relates a subquery's {} to the outer {}, but no relationship of the model joins {} to {}",
+                        e.text,
+                        g.name(ti),
+                        g.name(to),
+                        inner.display,
+                        outer.display
+                    ),
                     self.declared_or_path(ti, to),
                 ),
             }
@@ -451,7 +523,14 @@ impl<'g> Checker<'g> {
     }
 
     /// Counting aggregates over rows the declared joins repeat.
-    fn fanout(&mut self, s: &Select, rels: &[Rel], edges: &[(usize, usize, Cardinality)], order: Option<&OrderBy>, lookup: &Lookup<'_>) {
+    fn fanout(
+        &mut self,
+        s: &Select,
+        rels: &[Rel],
+        edges: &[(usize, usize, Cardinality)],
+        order: Option<&OrderBy>,
+        lookup: &Lookup<'_>,
+    ) {
         let n = rels.len();
         if n < 2 || edges.is_empty() {
             return;
@@ -476,7 +555,8 @@ impl<'g> Checker<'g> {
             .filter(|&i| {
                 rels[i].table.is_some_and(|t| {
                     let pk = &g.table(t).primary_key;
-                    !pk.is_empty() && pk.iter().all(|k| grouped.iter().any(|(r, c)| *r == i && c.eq_ignore_ascii_case(k)))
+                    !pk.is_empty()
+                        && pk.iter().all(|k| grouped.iter().any(|(r, c)| *r == i && c.eq_ignore_ascii_case(k)))
                 })
             })
             .collect();
@@ -496,7 +576,11 @@ impl<'g> Checker<'g> {
                 self.add(
                     FindingKind::Fanout,
                     u.clause,
-                    format!("{} counts rows of the join of {}, and no table's rows appear once each in it", u.text, names(&all)),
+                    format!(
+                        "{} counts rows of the join of {}, and no table's rows appear once each in it",
+                        u.text,
+                        names(&all)
+                    ),
                     "count one table's rows with COUNT(DISTINCT <its key>)".into(),
                 );
                 continue;
@@ -508,7 +592,12 @@ impl<'g> Checker<'g> {
             self.add(
                 FindingKind::Fanout,
                 u.clause,
-                format!("{} reads {} rows, which the joins repeat once per matching row of {}", u.text, names(&set), names(&by)),
+                format!(
+                    "{} reads {} rows, which the joins repeat once per matching row of {}",
+                    u.text,
+                    names(&set),
+                    names(&by)
+                ),
                 format!(
                     "aggregate {} in a subquery before joining {}, or count distinct keys (COUNT(DISTINCT …))",
                     names(&set),
@@ -522,7 +611,11 @@ impl<'g> Checker<'g> {
     /// the declared path between them.
     fn declared_or_path(&self, a: TableId, b: TableId) -> String {
         let d = self.declared_hint(a, b);
-        if d.is_empty() { self.path_hint(a, b) } else { d }
+        if d.is_empty() {
+            self.path_hint(a, b)
+        } else {
+            d
+        }
     }
 
     fn declared_hint(&self, a: TableId, b: TableId) -> String {
@@ -532,10 +625,18 @@ impl<'g> Checker<'g> {
             .into_iter()
             .map(|r| {
                 let rel = g.relationship(r);
-                rel.on.iter().map(|p| format!("{}.{} = {}.{}", rel.from, p[0], rel.to, p[1])).collect::<Vec<_>>().join(" AND ")
+                rel.on
+                    .iter()
+                    .map(|p| format!("{}.{} = {}.{}", rel.from, p[0], rel.to, p[1]))
+                    .collect::<Vec<_>>()
+                    .join(" AND ")
             })
             .collect();
-        if rels.is_empty() { String::new() } else { format!("the declared join is {}", rels.join(" or ")) }
+        if rels.is_empty() {
+            String::new()
+        } else {
+            format!("the declared join is {}", rels.join(" or "))
+        }
     }
 
     /// The shortest declared path between two tables that does not pass
@@ -579,22 +680,27 @@ impl<'g> Checker<'g> {
 /// of its column pairs, and the equalities missing for the rest.
 fn partial_of(g: &SchemaGraph, tx: TableId, ty: TableId, e: &Equality, x: usize) -> Option<(RelId, Vec<String>)> {
     let (ta, tb) = if e.a.rel == x { (tx, ty) } else { (ty, tx) };
-    let rel = g.relationships_between(tx, ty).into_iter().find(|&r| g.relationship(r).on.len() > 1 && matches_pair(g, r, ta, &e.a.col, tb, &e.b.col))?;
+    let rel = g
+        .relationships_between(tx, ty)
+        .into_iter()
+        .find(|&r| g.relationship(r).on.len() > 1 && matches_pair(g, r, ta, &e.a.col, tb, &e.b.col))?;
     let r = g.relationship(rel);
     let (from, _) = g.endpoints(rel);
-    let (qa, qb) = (e.a.display.rsplit_once('.').map(|p| p.0).unwrap_or(""), e.b.display.rsplit_once('.').map(|p| p.0).unwrap_or(""));
-    let missing = r
-        .on
-        .iter()
-        .filter(|p| {
-            let (ca, cb) = if from == ta { (&p[0], &p[1]) } else { (&p[1], &p[0]) };
-            !(ca.eq_ignore_ascii_case(&e.a.col) && cb.eq_ignore_ascii_case(&e.b.col))
-        })
-        .map(|p| {
-            let (ca, cb) = if from == ta { (&p[0], &p[1]) } else { (&p[1], &p[0]) };
-            format!("{qa}.{ca} = {qb}.{cb}")
-        })
-        .collect();
+    let (qa, qb) = (
+        e.a.display.rsplit_once('.').map(|p| p.0).unwrap_or(""),
+        e.b.display.rsplit_once('.').map(|p| p.0).unwrap_or(""),
+    );
+    let missing =
+        r.on.iter()
+            .filter(|p| {
+                let (ca, cb) = if from == ta { (&p[0], &p[1]) } else { (&p[1], &p[0]) };
+                !(ca.eq_ignore_ascii_case(&e.a.col) && cb.eq_ignore_ascii_case(&e.b.col))
+            })
+            .map(|p| {
+                let (ca, cb) = if from == ta { (&p[0], &p[1]) } else { (&p[1], &p[0]) };
+                format!("{qa}.{ca} = {qb}.{cb}")
+            })
+            .collect();
     Some((rel, missing))
 }
 
@@ -644,13 +750,24 @@ fn matches_pair(g: &SchemaGraph, rel: RelId, ta: TableId, ca: &str, tb: TableId,
 /// Indexes of the equalities (between relations `x` of table `tx` and the
 /// other of table `ty`) that make up every column pair of `rel`, if all are
 /// there.
-fn matches_rel(g: &SchemaGraph, rel: RelId, tx: TableId, ty: TableId, x: usize, list: &[&Equality]) -> Option<Vec<usize>> {
+fn matches_rel(
+    g: &SchemaGraph,
+    rel: RelId,
+    tx: TableId,
+    ty: TableId,
+    x: usize,
+    list: &[&Equality],
+) -> Option<Vec<usize>> {
     let r = g.relationship(rel);
     let (from, to) = g.endpoints(rel);
     // (column on x's side, column on the other side)
     let orient = |i: usize| {
         let e = list[i];
-        if e.a.rel == x { (e.a.col.as_str(), e.b.col.as_str()) } else { (e.b.col.as_str(), e.a.col.as_str()) }
+        if e.a.rel == x {
+            (e.a.col.as_str(), e.b.col.as_str())
+        } else {
+            (e.b.col.as_str(), e.a.col.as_str())
+        }
     };
     let try_dir = |x_is_from: bool| -> Option<Vec<usize>> {
         if (x_is_from && (from != tx || to != ty)) || (!x_is_from && (from != ty || to != tx)) {

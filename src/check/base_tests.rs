@@ -99,7 +99,10 @@ fn cross_joins_are_reported() {
     let f = one("SELECT CLIENT.name, DATACENTER.name FROM CLIENT, DATACENTER");
     assert_eq!(f.kind, FindingKind::CrossJoin);
     // Any condition over both relations links them.
-    assert!(kinds("SELECT CLIENT.name FROM CLIENT JOIN LOCATION ON LOCATION.id = CLIENT.loc_id OR LOCATION.id = CLIENT.id").is_empty());
+    assert!(kinds(
+        "SELECT CLIENT.name FROM CLIENT JOIN LOCATION ON LOCATION.id = CLIENT.loc_id OR LOCATION.id = CLIENT.id"
+    )
+    .is_empty());
 }
 
 #[test]
@@ -113,7 +116,12 @@ fn a_join_on_part_of_a_composite_relationship_is_reported() {
     assert_eq!(r.findings.len(), 1, "{:#?}", r.findings);
     assert_eq!(r.findings[0].kind, FindingKind::PartialJoin);
     assert_eq!(r.findings[0].hint, "add c.name = p.date");
-    let ok = check_sql(&g, "SELECT p.id FROM PAYMENT p JOIN CLIENT c ON c.id = p.client_id AND p.date = c.name", Dialect::Sqlite).unwrap();
+    let ok = check_sql(
+        &g,
+        "SELECT p.id FROM PAYMENT p JOIN CLIENT c ON c.id = p.client_id AND p.date = c.name",
+        Dialect::Sqlite,
+    )
+    .unwrap();
     assert!(ok.is_clean(), "{:#?}", ok.findings);
 }
 

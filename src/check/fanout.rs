@@ -77,7 +77,8 @@ pub fn analyze(sql: &str, view: &ViewResult, dialect: Dialect, mode: FanoutMode)
         return Err(e);
     }
     let mut seen = BTreeSet::new();
-    report.findings = rw.findings.into_iter().filter(|f| seen.insert((f.aggregate.clone(), f.clause.clone()))).collect();
+    report.findings =
+        rw.findings.into_iter().filter(|f| seen.insert((f.aggregate.clone(), f.clause.clone()))).collect();
     report.skipped = rw.skipped;
     if rw.windows > 0 {
         report.rewritten = Some(q.to_string());
@@ -173,7 +174,10 @@ impl Rewriter<'_> {
         let Some(groups) = groups else {
             for (_, mut f) in flagged {
                 f.rewritable = false;
-                f.message = format!("{}; cannot be rewritten: GROUP BY ALL is not supported, list the grouping columns", f.message);
+                f.message = format!(
+                    "{}; cannot be rewritten: GROUP BY ALL is not supported, list the grouping columns",
+                    f.message
+                );
                 self.findings.push(f);
             }
             return;
@@ -205,7 +209,8 @@ impl Rewriter<'_> {
         };
         sel.from = from;
         sel.selection = None;
-        let mut m = Marker { resolve: &resolve, names: &names, binding: &binding, parser: self.parser, depth: 0, err: None };
+        let mut m =
+            Marker { resolve: &resolve, names: &names, binding: &binding, parser: self.parser, depth: 0, err: None };
         let quote = if self.dialect == Dialect::Mysql { '`' } else { '"' };
         for item in sel.projection.iter_mut() {
             match item {
@@ -215,7 +220,9 @@ impl Rewriter<'_> {
                     // changes; PostgreSQL names an aggregate after its function.
                     let before = e.to_string();
                     let pg_name = match &*e {
-                        Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_ascii_lowercase()),
+                        Expr::Function(f) => {
+                            f.name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_ascii_lowercase())
+                        }
                         _ => None,
                     };
                     let _ = e.visit(&mut m);
@@ -305,7 +312,8 @@ impl Rewriter<'_> {
                     ),
                 });
             }
-            let all: Vec<String> = g.instances.iter().filter(|i| !i.key.is_empty()).map(|i| i.instance.clone()).collect();
+            let all: Vec<String> =
+                g.instances.iter().filter(|i| !i.key.is_empty()).map(|i| i.instance.clone()).collect();
             let hint = g
                 .instances
                 .iter()
@@ -331,7 +339,8 @@ impl Rewriter<'_> {
         }
         let keyless: Vec<&str> =
             refs.iter().copied().filter(|i| g.instance(i).map_or(true, |x| x.key.is_empty())).collect();
-        let wildcard = sel.projection.iter().any(|p| matches!(p, SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)));
+        let wildcard =
+            sel.projection.iter().any(|p| matches!(p, SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)));
         let mut msg = format!(
             "{} in {} reads {} rows, which the view repeats once per matching row of {}",
             u.text,
@@ -397,7 +406,12 @@ fn group_exprs(sel: &Select) -> Option<Vec<Expr>> {
             .iter()
             .map(|e| match e {
                 Expr::Value(v) => match &v.value {
-                    Value::Number(n, _) => n.parse::<usize>().ok().and_then(|i| i.checked_sub(1)).and_then(|i| item_expr(i)).unwrap_or_else(|| e.clone()),
+                    Value::Number(n, _) => n
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|i| i.checked_sub(1))
+                        .and_then(|i| item_expr(i))
+                        .unwrap_or_else(|| e.clone()),
                     _ => e.clone(),
                 },
                 Expr::Identifier(i) => alias_expr(&i.value).unwrap_or_else(|| e.clone()),
@@ -456,7 +470,11 @@ fn parse_select(d: &dyn SqlDialect, sql: &str) -> std::result::Result<Select, St
 
 fn short(s: &str) -> String {
     let t: String = s.chars().take(120).collect();
-    if t.len() < s.len() { format!("{t}…") } else { t }
+    if t.len() < s.len() {
+        format!("{t}…")
+    } else {
+        t
+    }
 }
 
 /// Wraps the counted value of each flagged aggregate in

@@ -29,7 +29,8 @@ fn chasm() -> ViewResult {
 }
 
 fn run(v: &ViewResult, sql: &str) -> BTreeMap<String, Vec<String>> {
-    let rows = run_readonly(Path::new(DB), if sql.contains(&v.view_name) { v.body.as_ref() } else { None }, sql, None).unwrap();
+    let rows = run_readonly(Path::new(DB), if sql.contains(&v.view_name) { v.body.as_ref() } else { None }, sql, None)
+        .unwrap();
     rows.rows
         .into_iter()
         .map(|r| {
@@ -72,7 +73,13 @@ fn chasm_sums_are_rewritten_and_match_the_base_tables() {
     let rw = r.rewritten.clone().expect("rewritten");
     let cols = run_readonly(Path::new(DB), v.body.as_ref(), &rw, Some(1)).unwrap().columns;
     assert_eq!(cols, ["CLIENT_name", "total", "n"], "result columns keep their names");
-    let unnamed = analyze("SELECT CLIENT_name, SUM(PAYAMOUNT_amount) FROM lucy_view GROUP BY CLIENT_name", &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
+    let unnamed = analyze(
+        "SELECT CLIENT_name, SUM(PAYAMOUNT_amount) FROM lucy_view GROUP BY CLIENT_name",
+        &v,
+        Dialect::Sqlite,
+        FanoutMode::Rewrite,
+    )
+    .unwrap();
     let cols = run_readonly(Path::new(DB), v.body.as_ref(), &unnamed.rewritten.unwrap(), Some(1)).unwrap().columns;
     assert_eq!(cols, ["CLIENT_name", "SUM(PAYAMOUNT_amount)"]);
     check_query(&rw, "lucy_view", &v.columns.iter().map(|c| c.alias.clone()).collect::<Vec<_>>(), Dialect::Sqlite)
@@ -96,7 +103,8 @@ fn chasm_sums_are_rewritten_and_match_the_base_tables() {
 #[test]
 fn filters_having_and_order_by_are_rewritten_too() {
     let v = chasm();
-    let sql = "SELECT v.CLIENT_name, SUM(v.PAYAMOUNT_amount) FROM lucy_view AS v WHERE v.RETENTION_strategy IS NOT NULL \
+    let sql =
+        "SELECT v.CLIENT_name, SUM(v.PAYAMOUNT_amount) FROM lucy_view AS v WHERE v.RETENTION_strategy IS NOT NULL \
                GROUP BY 1 HAVING SUM(v.PAYAMOUNT_amount) > 0 ORDER BY SUM(v.PAYAMOUNT_amount) DESC";
     let r = analyze(sql, &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
     let clauses: Vec<&str> = r.findings.iter().map(|f| f.clause.as_str()).collect();
@@ -123,7 +131,13 @@ fn safe_aggregates_are_untouched() {
     }
     // No repeating join at all: nothing to report.
     let star = view(&["CLIENT", "LOCATION"], &[]);
-    let r = analyze("SELECT LOCATION_country, COUNT(*), SUM(CLIENT_id) FROM lucy_view GROUP BY 1", &star, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
+    let r = analyze(
+        "SELECT LOCATION_country, COUNT(*), SUM(CLIENT_id) FROM lucy_view GROUP BY 1",
+        &star,
+        Dialect::Sqlite,
+        FanoutMode::Rewrite,
+    )
+    .unwrap();
     assert!(r.findings.is_empty());
 }
 
@@ -132,15 +146,34 @@ fn grouping_on_a_key_fixes_its_rows() {
     // Payments and their amounts: per payment (grouped on its key) the
     // amounts do not repeat, but a payment-level column summed per client
     // repeats once per amount (a fan trap).
-    let v = view(&["CLIENT", "PAYMENT", "PAYAMOUNT"], &[("CLIENT", "name"), ("PAYMENT", "date"), ("PAYAMOUNT", "amount")]);
-    let ok = analyze("SELECT PAYMENT_id, SUM(PAYAMOUNT_amount), COUNT(PAYAMOUNT_id) FROM lucy_view GROUP BY PAYMENT_id", &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
+    let v =
+        view(&["CLIENT", "PAYMENT", "PAYAMOUNT"], &[("CLIENT", "name"), ("PAYMENT", "date"), ("PAYAMOUNT", "amount")]);
+    let ok = analyze(
+        "SELECT PAYMENT_id, SUM(PAYAMOUNT_amount), COUNT(PAYAMOUNT_id) FROM lucy_view GROUP BY PAYMENT_id",
+        &v,
+        Dialect::Sqlite,
+        FanoutMode::Rewrite,
+    )
+    .unwrap();
     assert!(ok.findings.is_empty(), "{ok:?}");
     // PAYAMOUNT is the view's grain but joins by LEFT JOIN (a pattern
     // branch): COUNT(*) would count 1 for a payment without amounts.
-    let star = analyze("SELECT PAYMENT_id, COUNT(*) FROM lucy_view GROUP BY PAYMENT_id", &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
+    let star = analyze(
+        "SELECT PAYMENT_id, COUNT(*) FROM lucy_view GROUP BY PAYMENT_id",
+        &v,
+        Dialect::Sqlite,
+        FanoutMode::Rewrite,
+    )
+    .unwrap();
     assert_eq!(star.findings.len(), 1);
     assert!(!star.findings[0].rewritable && star.findings[0].message.contains("COUNT(PAYAMOUNT_id)"), "{star:?}");
-    let fan = analyze("SELECT CLIENT_name, COUNT(PAYMENT_date) FROM lucy_view GROUP BY CLIENT_name", &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
+    let fan = analyze(
+        "SELECT CLIENT_name, COUNT(PAYMENT_date) FROM lucy_view GROUP BY CLIENT_name",
+        &v,
+        Dialect::Sqlite,
+        FanoutMode::Rewrite,
+    )
+    .unwrap();
     assert_eq!(fan.findings.len(), 1, "{fan:?}");
     assert_eq!(fan.findings[0].multiplied_by, ["PAYAMOUNT"]);
     let gold = "SELECT c.name, (SELECT COUNT(p.date) FROM PAYMENT p WHERE p.client_id = c.id) FROM CLIENT c \
@@ -151,7 +184,13 @@ fn grouping_on_a_key_fixes_its_rows() {
 #[test]
 fn count_star_over_a_chasm_cannot_be_rewritten() {
     let v = chasm();
-    let r = analyze("SELECT CLIENT_name, COUNT(*) FROM lucy_view GROUP BY CLIENT_name", &v, Dialect::Sqlite, FanoutMode::Rewrite).unwrap();
+    let r = analyze(
+        "SELECT CLIENT_name, COUNT(*) FROM lucy_view GROUP BY CLIENT_name",
+        &v,
+        Dialect::Sqlite,
+        FanoutMode::Rewrite,
+    )
+    .unwrap();
     assert_eq!(r.findings.len(), 1);
     assert!(!r.findings[0].rewritable);
     assert!(r.findings[0].message.contains("COUNT(DISTINCT"), "{}", r.findings[0].message);
@@ -187,7 +226,13 @@ fn subqueries_and_ctes_over_the_view_are_rewritten_in_place() {
 fn postgres_and_mysql_rewrites_parse() {
     let v = chasm();
     for d in [Dialect::Postgres, Dialect::Mysql] {
-        let r = analyze("SELECT CLIENT_name, AVG(PAYAMOUNT_amount) FROM lucy_view GROUP BY CLIENT_name", &v, d, FanoutMode::Rewrite).unwrap();
+        let r = analyze(
+            "SELECT CLIENT_name, AVG(PAYAMOUNT_amount) FROM lucy_view GROUP BY CLIENT_name",
+            &v,
+            d,
+            FanoutMode::Rewrite,
+        )
+        .unwrap();
         let rw = r.rewritten.unwrap();
         assert!(rw.contains("ROW_NUMBER() OVER (PARTITION BY CLIENT_name, PAYAMOUNT_id)"), "{rw}");
         Parser::parse_sql(&*parser_dialect(d), &rw).unwrap();

@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
+use super::llm::LlmFlags;
+use super::values::{Dialect, FanoutMode, Prefilter, StopAfter};
 use super::Ctx;
 use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
 use lucy::link::MatchOptions;
-use super::llm::LlmFlags;
-use super::values::{Dialect, FanoutMode, Prefilter, StopAfter};
 use lucy::llm::{build_chat_model, NOT_CONFIGURED_HINT};
 use lucy::pipeline::{self, AskOptions, AskOutcome, Linker};
 use lucy::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
@@ -212,15 +212,23 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
 
 fn write_trace(path: Option<&std::path::Path>, trace: &lucy::types::trace::Trace) -> Result<()> {
     let Some(p) = path else { return Ok(()) };
-    let text = serde_json::to_string_pretty(trace).map_err(|e| Error::Input(format!("cannot serialize the trace: {e}")))?;
+    let text =
+        serde_json::to_string_pretty(trace).map_err(|e| Error::Input(format!("cannot serialize the trace: {e}")))?;
     std::fs::write(p, text + "\n").map_err(|e| Error::io(p, e))
 }
 
 fn report_failure(f: Option<&lucy::types::trace::Failure>, ctx: Ctx, traced: bool) -> i32 {
     let Some(f) = f else { return 0 };
-    let hint = if traced { " (see the trace with `lucy explain`)" } else { " (rerun with --trace FILE and `lucy explain FILE` for details)" };
+    let hint = if traced {
+        " (see the trace with `lucy explain`)"
+    } else {
+        " (rerun with --trace FILE and `lucy explain FILE` for details)"
+    };
     if ctx.json {
-        eprintln!("{}", serde_json::json!({"error": f.message, "phase": f.phase, "kind": f.kind, "exit_code": f.exit_code()}));
+        eprintln!(
+            "{}",
+            serde_json::json!({"error": f.message, "phase": f.phase, "kind": f.kind, "exit_code": f.exit_code()})
+        );
     } else {
         eprintln!("error: {} failed ({}): {}{hint}", f.phase, f.kind, f.message);
     }
@@ -287,7 +295,11 @@ fn print_rows(rows: &QueryRows) {
         }
     }
     let line = |vals: &[String]| {
-        vals.iter().enumerate().map(|(i, v)| format!("{:<w$}", v, w = widths.get(i).copied().unwrap_or(0))).collect::<Vec<_>>().join(" | ")
+        vals.iter()
+            .enumerate()
+            .map(|(i, v)| format!("{:<w$}", v, w = widths.get(i).copied().unwrap_or(0)))
+            .collect::<Vec<_>>()
+            .join(" | ")
     };
     println!("{}", line(&rows.columns));
     println!("{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("-+-"));

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::llm::LlmFlags;
+use super::values::{Method, Oracle, Prefilter};
 use super::Ctx;
 use lucy::bench::meta::{git_commit, today_utc};
 use lucy::bench::report::{render, render_comparison};
-use super::llm::LlmFlags;
-use super::values::{Method, Oracle, Prefilter};
 use lucy::bench::{run_suite, BenchRun, RunOptions, Suite, Summary};
 use lucy::error::{Error, Result};
 use lucy::link::MatchOptions;
@@ -112,7 +112,12 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
     }
     // Before any model loads: --min-votes above --samples keeps nothing.
-    let matching = MatchOptions { samples: args.samples, temperature: args.temperature, min_votes: args.min_votes, ..MatchOptions::default() };
+    let matching = MatchOptions {
+        samples: args.samples,
+        temperature: args.temperature,
+        min_votes: args.min_votes,
+        ..MatchOptions::default()
+    };
     matching.check()?;
     let path = Suite::find(&args.suite)?;
     let suite = Suite::load(&path)?;
@@ -124,7 +129,9 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         Linker::Llm
     };
     if linker != Linker::Llm && (args.oracle.is_some() || methods != [Method::Lucy]) {
-        return Err(Error::Input("--prefilter and --offline-linker choose phase 1 of --method lucy without --oracle".into()));
+        return Err(Error::Input(
+            "--prefilter and --offline-linker choose phase 1 of --method lucy without --oracle".into(),
+        ));
     }
     let llm = if args.oracle == Some(Oracle::Tables) || args.offline_linker {
         None
@@ -183,7 +190,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         let results_path = dir.join("results.json");
         std::fs::write(&results_path, json).map_err(|e| Error::io(&results_path, e))?;
         let report_path = dir.join("report.md");
-        std::fs::write(&report_path, render(&run) + &engine_section(&run.questions)).map_err(|e| Error::io(&report_path, e))?;
+        std::fs::write(&report_path, render(&run) + &engine_section(&run.questions))
+            .map_err(|e| Error::io(&report_path, e))?;
         written.push(serde_json::json!({"method": run.method, "results": results_path, "report": report_path, "summary": run.summary}));
         runs.push(run);
     }
@@ -212,7 +220,11 @@ fn replay_misses(runs: &[BenchRun]) -> i32 {
         .iter()
         .flat_map(|r| r.questions.iter().map(move |q| (r.method.as_str(), q)))
         .filter_map(|(m, q)| {
-            q.attribution.findings.iter().find(|f| f.contains(lucy::llm::cassette::REPLAY_MISS)).map(|f| (m, q.id.as_str(), f.as_str()))
+            q.attribution
+                .findings
+                .iter()
+                .find(|f| f.contains(lucy::llm::cassette::REPLAY_MISS))
+                .map(|f| (m, q.id.as_str(), f.as_str()))
         })
         .collect();
     let total: usize = runs.iter().map(|r| r.questions.len()).sum();

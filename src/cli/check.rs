@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
+use super::values::Dialect;
 use super::{print_json, Ctx};
 use lucy::check::check_sql;
 use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
-use super::values::Dialect;
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
@@ -49,7 +49,10 @@ pub fn run(args: CheckArgs, ctx: Ctx) -> Result<i32> {
     if ctx.json {
         print_json(&report)?;
     } else if report.is_clean() {
-        println!("ok: no findings (reads {})", if report.tables.is_empty() { "no table".into() } else { report.tables.join(", ") });
+        println!(
+            "ok: no findings (reads {})",
+            if report.tables.is_empty() { "no table".into() } else { report.tables.join(", ") }
+        );
     } else {
         println!("{} finding(s):", report.findings.len());
         for f in &report.findings {

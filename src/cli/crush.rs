@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use super::values::SolverKind;
 use super::{print_json, Ctx};
 use lucy::crush::embed::{Embedder, HashEmbedder, MiniLm, OpenAiEmbedder};
-use super::values::SolverKind;
 use lucy::crush::{self, CrushConfig};
 use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
@@ -84,8 +84,13 @@ pub fn run(args: CrushArgs, ctx: Ctx) -> Result<i32> {
     let (probes, source) = match &args.probes {
         Some(p) => (crush::probes::parse_schema(p)?, "given".to_string()),
         None => match lucy::llm::build_chat_model(&args.llm.to_args())? {
-            Some(llm) => (crush::probes::hallucinate(llm.as_ref(), &question)?, format!("hallucinated by {}", llm.model_name())),
-            None => (crush::probes::question_phrases(&question), "question phrases (offline: no LLM configured)".to_string()),
+            Some(llm) => {
+                (crush::probes::hallucinate(llm.as_ref(), &question)?, format!("hallucinated by {}", llm.model_name()))
+            }
+            None => (
+                crush::probes::question_phrases(&question),
+                "question phrases (offline: no LLM configured)".to_string(),
+            ),
         },
     };
     let embedder = make_embedder(args.embedder)?;

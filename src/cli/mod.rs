@@ -5,19 +5,19 @@ use clap::{Parser, Subcommand};
 
 use lucy::error::Error;
 
+pub mod ask;
+pub mod bench;
+pub mod check;
+pub mod crush;
+pub mod explain;
 pub mod llm;
-pub mod num;
-pub mod values;
+pub mod mcp;
 pub mod model;
 pub mod model_import;
-pub mod view;
-pub mod ask;
-pub mod explain;
-pub mod bench;
-pub mod crush;
-pub mod check;
+pub mod num;
 pub mod serve;
-pub mod mcp;
+pub mod values;
+pub mod view;
 
 /// lucy: text-to-SQL where an LLM understands the question and a constraint
 /// solver owns the joins.

@@ -85,7 +85,11 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
             if ctx.json {
                 super::print_json(&serde_json::json!({"old": old, "new": new, "changes": changes}))?;
             } else if changes.is_empty() {
-                println!("{} and {}: no differences in tables, columns, keys or relationships", old.display(), new.display());
+                println!(
+                    "{} and {}: no differences in tables, columns, keys or relationships",
+                    old.display(),
+                    new.display()
+                );
             } else {
                 println!("--- {}\n+++ {}", old.display(), new.display());
                 for c in &changes {
@@ -100,7 +104,9 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
             let roles = suggest::suggest_roles(&g);
             // One RFC 6902 patch: patterns, then relationship roles.
             let mut patch = serde_json::to_value(&proposals).map_err(|e| Error::Input(e.to_string()))?;
-            if let (Some(list), Ok(serde_json::Value::Array(more))) = (patch.as_array_mut(), serde_json::to_value(&roles)) {
+            if let (Some(list), Ok(serde_json::Value::Array(more))) =
+                (patch.as_array_mut(), serde_json::to_value(&roles))
+            {
                 list.extend(more);
             }
             if apply {

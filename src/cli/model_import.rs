@@ -6,11 +6,11 @@
 
 use std::path::PathBuf;
 
+use super::values::Dialect;
 use super::Ctx;
 use lucy::error::{Error, Result};
 use lucy::model::import::{self, Imported};
 use lucy::sql::exec::Database;
-use super::values::Dialect;
 
 /// Arguments of `lucy model import`.
 #[derive(Debug, clap::Args)]
@@ -112,13 +112,17 @@ fn import(args: &ImportArgs) -> Result<Imported> {
     }
     if let Some(url) = &args.postgres {
         return match Database::parse(url)? {
-            Database::Postgres(server) => lucy::sql::catalog::postgres_with_warnings(&server, args.schema.as_deref(), args.name.as_deref()),
+            Database::Postgres(server) => {
+                lucy::sql::catalog::postgres_with_warnings(&server, args.schema.as_deref(), args.name.as_deref())
+            }
             other => Err(Error::Input(format!("--postgres takes a postgresql:// URL, not {other}"))),
         };
     }
     if let Some(url) = &args.mysql {
         return match Database::parse(url)? {
-            Database::Mysql(server) => lucy::sql::catalog::mysql_with_warnings(&server, args.database.as_deref(), args.name.as_deref()),
+            Database::Mysql(server) => {
+                lucy::sql::catalog::mysql_with_warnings(&server, args.database.as_deref(), args.name.as_deref())
+            }
             other => Err(Error::Input(format!("--mysql takes a mysql:// URL, not {other}"))),
         };
     }

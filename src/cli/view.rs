@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
+use super::values::Dialect;
 use super::{print_json, Ctx};
 use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
-use super::values::Dialect;
 use lucy::types::{ColumnRef, JoinKind, SolveStatus, ViewRequest};
 
 /// Solve the join walk for the given tables and print the view.

@@ -72,25 +72,37 @@ impl Corpus {
         for (t, table) in model.tables.iter().enumerate() {
             if opts.include_tables {
                 table_doc[t] = Some(c.docs.len());
-                c.push(t, SchemaDoc {
-                    table: table.name.clone(),
-                    column: None,
-                    text: with_description(table.name.clone(), table.description.as_deref(), opts.descriptions),
-                });
+                c.push(
+                    t,
+                    SchemaDoc {
+                        table: table.name.clone(),
+                        column: None,
+                        text: with_description(table.name.clone(), table.description.as_deref(), opts.descriptions),
+                    },
+                );
             }
             for col in &table.columns {
                 col_index.insert((t, col.name.to_ascii_lowercase()), c.docs.len());
-                c.push(t, SchemaDoc {
-                    table: table.name.clone(),
-                    column: Some(col.name.clone()),
-                    text: with_description(format!("{}.{}", table.name, col.name), col.description.as_deref(), opts.descriptions),
-                });
+                c.push(
+                    t,
+                    SchemaDoc {
+                        table: table.name.clone(),
+                        column: Some(col.name.clone()),
+                        text: with_description(
+                            format!("{}.{}", table.name, col.name),
+                            col.description.as_deref(),
+                            opts.descriptions,
+                        ),
+                    },
+                );
             }
         }
         for r in 0..model.relationships.len() {
             let (a, b) = graph.endpoints(r);
             for [fc, tc] in &model.relationships[r].on {
-                if let (Some(&i), Some(&j)) = (col_index.get(&(a, fc.to_ascii_lowercase())), col_index.get(&(b, tc.to_ascii_lowercase()))) {
+                if let (Some(&i), Some(&j)) =
+                    (col_index.get(&(a, fc.to_ascii_lowercase())), col_index.get(&(b, tc.to_ascii_lowercase())))
+                {
                     c.link(i, j);
                 }
             }
@@ -152,9 +164,14 @@ mod tests {
 
     fn model() -> SchemaGraph {
         let col = |n: &str| Column { name: n.into(), sql_type: "INT".into(), nullable: true, description: None };
-        let mut client = Table { name: "CLIENT".into(), columns: vec![col("client_id"), col("gender"), col("district_id")], ..Default::default() };
+        let mut client = Table {
+            name: "CLIENT".into(),
+            columns: vec![col("client_id"), col("gender"), col("district_id")],
+            ..Default::default()
+        };
         client.columns[1].description = Some("F or M".into());
-        let district = Table { name: "DISTRICT".into(), columns: vec![col("district_id"), col("a2")], ..Default::default() };
+        let district =
+            Table { name: "DISTRICT".into(), columns: vec![col("district_id"), col("a2")], ..Default::default() };
         let m = DbModel {
             name: "fin".into(),
             tables: vec![client, district],
@@ -178,7 +195,18 @@ mod tests {
     fn columns_tables_and_links() {
         let c = Corpus::from_graph(&model(), DocOptions::default());
         let names: Vec<String> = c.docs.iter().map(|d| d.name()).collect();
-        assert_eq!(names, ["CLIENT", "CLIENT.client_id", "CLIENT.gender", "CLIENT.district_id", "DISTRICT", "DISTRICT.district_id", "DISTRICT.a2"]);
+        assert_eq!(
+            names,
+            [
+                "CLIENT",
+                "CLIENT.client_id",
+                "CLIENT.gender",
+                "CLIENT.district_id",
+                "DISTRICT",
+                "DISTRICT.district_id",
+                "DISTRICT.a2"
+            ]
+        );
         assert_eq!(c.docs[2].text, "CLIENT.gender: F or M");
         assert!(c.connected(1, 2)); // same table
         assert!(c.connected(3, 5)); // the FK's join columns

@@ -21,8 +21,8 @@ use std::time::Instant;
 
 use highs::{Col, ColProblem, HighsModelStatus, Model, Sense};
 
-use super::{greedy, local};
 use super::score::Instance;
+use super::{greedy, local};
 use super::{Selection, SolveStatus};
 use crate::error::{Error, Result};
 
@@ -161,9 +161,7 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
             u.push(Some(add(&mut model, lambda, 0.0, (1.0 + qmax[d]).ln(), false)?));
         }
     }
-    model
-        .try_add_row(b..=b, x.iter().map(|&c| (c, 1.0)))
-        .map_err(|e| herr("add the budget row", e))?;
+    model.try_add_row(b..=b, x.iter().map(|&c| (c, 1.0))).map_err(|e| herr("add the budget row", e))?;
     let lay = Layout { x, t, y, u, a, pairs, incident, b };
 
     // Initial tangents: at the ends and middle of each range, and at the
@@ -191,8 +189,11 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
     seen.push(mask(n, &g.chosen));
     // Swaps from the greedy pick usually reach the optimum; with its
     // tangents in the model the first MILP solve can certify it.
-    let (mut best, mut best_val) =
-        if opts.local_search { local::improve(inst, &g.chosen, local::default_passes(bsz)) } else { (g.chosen.clone(), g.objective) };
+    let (mut best, mut best_val) = if opts.local_search {
+        local::improve(inst, &g.chosen, local::default_passes(bsz))
+    } else {
+        (g.chosen.clone(), g.objective)
+    };
     if best_val < g.objective {
         (best, best_val) = (g.chosen.clone(), g.objective);
     }
@@ -221,10 +222,18 @@ pub fn solve(inst: &Instance, opts: &ExactOptions) -> Result<Selection> {
         let primal = solved.objective_value();
         let round_upper = match status {
             HighsModelStatus::Optimal => {
-                if dual.is_finite() { dual.max(primal) } else { primal }
+                if dual.is_finite() {
+                    dual.max(primal)
+                } else {
+                    primal
+                }
             }
             _ => {
-                if dual.is_finite() { dual } else { f64::INFINITY }
+                if dual.is_finite() {
+                    dual
+                } else {
+                    f64::INFINITY
+                }
             }
         } + lambda * b * b.ln()
             + shift_total;
@@ -308,9 +317,7 @@ fn add_u_cut(model: &mut Model, lay: &Layout, d: usize, q0: f64) -> Result<()> {
     let Some(ud) = lay.u[d] else { return Ok(()) };
     let slope = 1.0 / (1.0 + q0);
     let row = std::iter::once((ud, 1.0)).chain(lay.incident[d].iter().map(|&(p, w)| (lay.y[p], -slope * w / lay.b)));
-    model
-        .try_add_row(..=(1.0 + q0).ln() - q0 * slope, row)
-        .map_err(|e| herr("add a cut", e))?;
+    model.try_add_row(..=(1.0 + q0).ln() - q0 * slope, row).map_err(|e| herr("add a cut", e))?;
     Ok(())
 }
 
@@ -361,12 +368,8 @@ mod tests {
     #[test]
     fn picks_the_covering_pair_over_two_near_duplicates() {
         // Candidates 0 and 1 both match probe 0 well; only 2 matches probe 1.
-        let inst = Instance {
-            s: vec![vec![0.95, 0.94, 0.1], vec![0.1, 0.1, 0.9]],
-            edges: vec![],
-            lambda: 1.0,
-            budget: 2,
-        };
+        let inst =
+            Instance { s: vec![vec![0.95, 0.94, 0.1], vec![0.1, 0.1, 0.9]], edges: vec![], lambda: 1.0, budget: 2 };
         let r = solve(&inst, &ExactOptions::default()).unwrap();
         assert_eq!(r.chosen, vec![0, 2]);
         assert!(matches!(r.status, SolveStatus::Optimal));
@@ -375,12 +378,7 @@ mod tests {
 
     #[test]
     fn connectivity_breaks_ties() {
-        let inst = Instance {
-            s: vec![vec![0.5, 0.5, 0.5, 0.5]],
-            edges: vec![(1, 3, 0.5)],
-            lambda: 1.0,
-            budget: 2,
-        };
+        let inst = Instance { s: vec![vec![0.5, 0.5, 0.5, 0.5]], edges: vec![(1, 3, 0.5)], lambda: 1.0, budget: 2 };
         let r = solve(&inst, &ExactOptions::default()).unwrap();
         assert_eq!(r.chosen, vec![1, 3]);
     }

@@ -73,12 +73,8 @@ mod tests {
 
     #[test]
     fn covers_each_probe_before_repeating() {
-        let inst = Instance {
-            s: vec![vec![0.9, 0.85, 0.1], vec![0.1, 0.1, 0.5]],
-            edges: vec![],
-            lambda: 1.0,
-            budget: 2,
-        };
+        let inst =
+            Instance { s: vec![vec![0.9, 0.85, 0.1], vec![0.1, 0.1, 0.5]], edges: vec![], lambda: 1.0, budget: 2 };
         // Probe 0 takes 0, then probe 1 must be served: 2 (not 1).
         assert_eq!(solve(&inst).chosen, vec![0, 2]);
     }

@@ -34,7 +34,8 @@ impl<'a> State<'a> {
                 w[j].push((i, v));
             }
         }
-        let mut st = State { inst, shift_total, a, w, chosen: vec![false; n], z: vec![0.0; inst.m()], partner: vec![0.0; n] };
+        let mut st =
+            State { inst, shift_total, a, w, chosen: vec![false; n], z: vec![0.0; inst.m()], partner: vec![0.0; n] };
         for &d in start {
             st.toggle(d);
         }
@@ -128,7 +129,8 @@ mod tests {
     fn a_swap_reaches_the_better_pair() {
         // Starting from {0, 1} (both serve probe 0), swapping 1 for 2 covers
         // probe 1 as well.
-        let inst = Instance { s: vec![vec![0.95, 0.94, 0.1], vec![0.1, 0.1, 0.9]], edges: vec![], lambda: 1.0, budget: 2 };
+        let inst =
+            Instance { s: vec![vec![0.95, 0.94, 0.1], vec![0.1, 0.1, 0.9]], edges: vec![], lambda: 1.0, budget: 2 };
         let (chosen, v) = improve(&inst, &[0, 1], 10);
         assert_eq!(chosen, vec![0, 2]);
         assert!(v > inst.objective(&[0, 1]));

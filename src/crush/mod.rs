@@ -57,11 +57,29 @@ impl Selection {
     pub fn heuristic(inst: &score::Instance, mut chosen: Vec<usize>, seconds: f64) -> Self {
         let objective = inst.objective(&chosen);
         chosen.sort_unstable();
-        Selection { chosen, objective, upper_bound: None, gap: None, status: SolveStatus::Heuristic, rounds: 0, cuts: 0, seconds }
+        Selection {
+            chosen,
+            objective,
+            upper_bound: None,
+            gap: None,
+            status: SolveStatus::Heuristic,
+            rounds: 0,
+            cuts: 0,
+            seconds,
+        }
     }
 
     fn proved(chosen: Vec<usize>, objective: f64, seconds: f64, rounds: usize) -> Self {
-        Selection { chosen, objective, upper_bound: Some(objective), gap: Some(0.0), status: SolveStatus::Optimal, rounds, cuts: 0, seconds }
+        Selection {
+            chosen,
+            objective,
+            upper_bound: Some(objective),
+            gap: Some(0.0),
+            status: SolveStatus::Optimal,
+            rounds,
+            cuts: 0,
+            seconds,
+        }
     }
 }
 
@@ -104,7 +122,16 @@ pub struct CrushConfig {
 
 impl Default for CrushConfig {
     fn default() -> Self {
-        CrushConfig { budget: 10, candidates: 100, gamma: 0.01, lambda: 1.0, solver: SolverKind::Exact, time_limit_s: 10.0, gap_tolerance: 1e-6, temperature: 1.0 }
+        CrushConfig {
+            budget: 10,
+            candidates: 100,
+            gamma: 0.01,
+            lambda: 1.0,
+            solver: SolverKind::Exact,
+            time_limit_s: 10.0,
+            gap_tolerance: 1e-6,
+            temperature: 1.0,
+        }
     }
 }
 
@@ -125,7 +152,12 @@ impl Index {
             None => embedder.embed(&texts)?,
         };
         if vectors.len() != texts.len() {
-            return Err(Error::Input(format!("embedder {} returned {} vectors for {} documents", embedder.id(), vectors.len(), texts.len())));
+            return Err(Error::Input(format!(
+                "embedder {} returned {} vectors for {} documents",
+                embedder.id(),
+                vectors.len(),
+                texts.len()
+            )));
         }
         Ok(Index { corpus, vectors })
     }
@@ -138,7 +170,8 @@ impl Index {
         let cand = score::candidates(&cos, cfg.candidates);
         let cos_c: Vec<Vec<f64>> = cos.iter().map(|row| cand.iter().map(|&d| row[d]).collect()).collect();
         let tau = if cfg.temperature > 0.0 { cfg.temperature } else { 1.0 };
-        let s: Vec<Vec<f64>> = score::entropy_guided(&cos_c).into_iter().map(|row| row.into_iter().map(|v| v / tau).collect()).collect();
+        let s: Vec<Vec<f64>> =
+            score::entropy_guided(&cos_c).into_iter().map(|row| row.into_iter().map(|v| v / tau).collect()).collect();
         let mut edges = Vec::new();
         if cfg.gamma > 0.0 {
             for i in 0..cand.len() {
@@ -178,7 +211,13 @@ pub struct CrushOutput {
 }
 
 /// Retrieve R(x) for `probes` (and `question`, needed by the dense solver).
-pub fn crush(index: &Index, embedder: &dyn Embedder, question: Option<&str>, probes: &[String], cfg: &CrushConfig) -> Result<CrushOutput> {
+pub fn crush(
+    index: &Index,
+    embedder: &dyn Embedder,
+    question: Option<&str>,
+    probes: &[String],
+    cfg: &CrushConfig,
+) -> Result<CrushOutput> {
     if probes.is_empty() && cfg.solver != SolverKind::Dense {
         return Err(Error::Input("CRUSH needs at least one probe".into()));
     }
@@ -190,7 +229,11 @@ pub fn crush(index: &Index, embedder: &dyn Embedder, question: Option<&str>, pro
     let (cand, inst) = index.instance(&probe_vecs, cfg);
     let (doc_ids, sel): (Vec<usize>, Option<Selection>) = match cfg.solver {
         SolverKind::Exact => {
-            let opts = exact::ExactOptions { time_limit_s: cfg.time_limit_s, gap_tolerance: cfg.gap_tolerance, ..Default::default() };
+            let opts = exact::ExactOptions {
+                time_limit_s: cfg.time_limit_s,
+                gap_tolerance: cfg.gap_tolerance,
+                ..Default::default()
+            };
             let s = exact::solve(&inst, &opts)?;
             (s.chosen.iter().map(|&i| cand[i]).collect(), Some(s))
         }
@@ -199,11 +242,11 @@ pub fn crush(index: &Index, embedder: &dyn Embedder, question: Option<&str>, pro
             (s.chosen.iter().map(|&i| cand[i]).collect(), Some(s))
         }
         SolverKind::Dense => {
-            let q = question
-                .map(str::to_string)
-                .unwrap_or_else(|| probes.join(", "));
+            let q = question.map(str::to_string).unwrap_or_else(|| probes.join(", "));
             let qv = embedder.embed(&[q])?;
-            let qv = qv.first().ok_or_else(|| Error::Input(format!("embedder {} returned no vector for the question", embedder.id())))?;
+            let qv = qv.first().ok_or_else(|| {
+                Error::Input(format!("embedder {} returned no vector for the question", embedder.id()))
+            })?;
             let rel: Vec<f64> = index.vectors.iter().map(|d| embed::cosine(qv, d)).collect();
             let ids = dense::top_b(&rel, cfg.budget);
             let pos: Option<Vec<usize>> = ids.iter().map(|d| cand.iter().position(|c| c == d)).collect();
@@ -217,7 +260,15 @@ pub fn crush(index: &Index, embedder: &dyn Embedder, question: Option<&str>, pro
     Ok(output(index, cfg.solver, probes, doc_ids, sel, cand.len(), start.elapsed().as_secs_f64()))
 }
 
-fn output(index: &Index, solver: SolverKind, probes: &[String], doc_ids: Vec<usize>, sel: Option<Selection>, candidates: usize, seconds: f64) -> CrushOutput {
+fn output(
+    index: &Index,
+    solver: SolverKind,
+    probes: &[String],
+    doc_ids: Vec<usize>,
+    sel: Option<Selection>,
+    candidates: usize,
+    seconds: f64,
+) -> CrushOutput {
     let mut tables: Vec<String> = Vec::new();
     let mut columns = Vec::new();
     for &d in &doc_ids {
@@ -285,7 +336,12 @@ pub fn prefilter_tables(
 /// only, and the paper's greedy picks `budget` columns. Returns their tables
 /// (first-appearance order) and the columns. Measured on BirdUnion with
 /// these probes: greedy r@10 0.55 (dense 0.57), exact optimum 0.32.
-pub fn embedding_link(graph: &SchemaGraph, question: &str, budget: usize, embedder: &dyn Embedder) -> Result<(Vec<String>, Vec<ColumnRef>)> {
+pub fn embedding_link(
+    graph: &SchemaGraph,
+    question: &str,
+    budget: usize,
+    embedder: &dyn Embedder,
+) -> Result<(Vec<String>, Vec<ColumnRef>)> {
     let probes = probes::question_phrases(question);
     let corpus = Corpus::from_graph(graph, DocOptions { include_tables: false, descriptions: true });
     let index = Index::build(corpus, embedder, Some(&EmbeddingCache::default_location()))?;

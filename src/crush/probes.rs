@@ -98,10 +98,7 @@ pub fn hallucinate_with(llm: &dyn ChatModel, prompts: &Prompts, question: &str) 
         max_tokens: None,
     };
     let resp = llm.chat(&req)?;
-    let answer = resp
-        .choices
-        .first()
-        .ok_or_else(|| Error::llm("crush_hallucinate", "the model returned no answer"))?;
+    let answer = resp.choices.first().ok_or_else(|| Error::llm("crush_hallucinate", "the model returned no answer"))?;
     // Models sometimes echo the "Schema:" label or wrap in a code fence.
     let body = answer.replace("```", "\n");
     let body = body.trim().trim_start_matches("Schema:").trim();
@@ -117,12 +114,13 @@ pub fn hallucinate_with(llm: &dyn ChatModel, prompts: &Prompts, question: &str) 
 }
 
 const STOPWORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "among", "an", "and", "any", "are", "as", "at", "be", "been", "before", "between",
-    "both", "but", "by", "can", "did", "do", "does", "each", "either", "for", "from", "give", "had", "has", "have", "how",
-    "i", "if", "in", "into", "is", "it", "its", "list", "many", "me", "much", "name", "names", "of", "on", "or", "other",
-    "please", "show", "than", "that", "the", "their", "them", "there", "these", "they", "this", "those", "to", "was",
-    "were", "what", "when", "where", "which", "who", "whose", "why", "with", "within", "would", "you", "your", "find",
-    "tell", "state", "indicate", "provide", "among", "more", "less", "most", "least", "number", "count", "total",
+    "a", "about", "after", "all", "also", "among", "an", "and", "any", "are", "as", "at", "be", "been", "before",
+    "between", "both", "but", "by", "can", "did", "do", "does", "each", "either", "for", "from", "give", "had", "has",
+    "have", "how", "i", "if", "in", "into", "is", "it", "its", "list", "many", "me", "much", "name", "names", "of",
+    "on", "or", "other", "please", "show", "than", "that", "the", "their", "them", "there", "these", "they", "this",
+    "those", "to", "was", "were", "what", "when", "where", "which", "who", "whose", "why", "with", "within", "would",
+    "you", "your", "find", "tell", "state", "indicate", "provide", "among", "more", "less", "most", "least", "number",
+    "count", "total",
 ];
 
 /// Offline probes (no LLM): the question itself plus its content phrases,
@@ -141,7 +139,8 @@ pub fn question_phrases(question: &str) -> Vec<String> {
             cur.clear();
         }
     };
-    for token in question.split_inclusive(|c: char| c.is_whitespace() || matches!(c, ',' | '?' | ';' | '!' | '(' | ')')) {
+    for token in question.split_inclusive(|c: char| c.is_whitespace() || matches!(c, ',' | '?' | ';' | '!' | '(' | ')'))
+    {
         let ends = token.ends_with([',', '?', ';', '!', '(', ')']);
         let word = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_' && c != '\'');
         let word = word.trim_matches('\'');
@@ -169,9 +168,18 @@ mod tests {
         assert_eq!(parse_schema("T(c1, c2); U(c3)").unwrap(), ["T.c1", "T.c2", "U.c3"]);
         assert_eq!(
             parse_schema("Schools(school_id, county, free_rate), Eligibility(school_id, grade_level)").unwrap(),
-            ["Schools.school_id", "Schools.county", "Schools.free_rate", "Eligibility.school_id", "Eligibility.grade_level"]
+            [
+                "Schools.school_id",
+                "Schools.county",
+                "Schools.free_rate",
+                "Eligibility.school_id",
+                "Eligibility.grade_level"
+            ]
         );
-        assert_eq!(parse_schema("- Station(Name, Latitude)\n- Station(name)").unwrap(), ["Station.Name", "Station.Latitude"]);
+        assert_eq!(
+            parse_schema("- Station(Name, Latitude)\n- Station(name)").unwrap(),
+            ["Station.Name", "Station.Latitude"]
+        );
         assert_eq!(parse_schema("Instructor").unwrap(), ["Instructor"]);
     }
 
@@ -191,9 +199,21 @@ mod tests {
     impl ChatModel for Fixed {
         fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
             assert_eq!(req.phase, "crush_hallucinate");
-            assert!(req.messages[0].content.contains("Question: Who is the oldest client?\nSchema:"), "{}", req.messages[0].content);
+            assert!(
+                req.messages[0].content.contains("Question: Who is the oldest client?\nSchema:"),
+                "{}",
+                req.messages[0].content
+            );
             assert!(req.messages[0].content.contains("Instructor(name, salary)"));
-            Ok(ChatResponse { choices: vec![self.0.into()], usage: Usage::default(), latency_ms: 0.0, structured: false, requests: 1, truncated: 0, local: None })
+            Ok(ChatResponse {
+                choices: vec![self.0.into()],
+                usage: Usage::default(),
+                latency_ms: 0.0,
+                structured: false,
+                requests: 1,
+                truncated: 0,
+                local: None,
+            })
         }
         fn model_name(&self) -> String {
             "fixed".into()

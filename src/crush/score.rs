@@ -107,9 +107,8 @@ pub fn cosine_matrix(probes: &[Vec<f32>], docs: &[Vec<f32>]) -> Vec<Vec<f64>> {
 /// nearest neighbours cut to `n` elements in all, as the authors' code does.
 pub fn candidates(cos: &[Vec<f64>], n: usize) -> Vec<usize> {
     let docs = cos.first().map(Vec::len).unwrap_or(0);
-    let mut best: Vec<(f64, usize)> = (0..docs)
-        .map(|d| (cos.iter().map(|row| row[d]).fold(f64::NEG_INFINITY, f64::max), d))
-        .collect();
+    let mut best: Vec<(f64, usize)> =
+        (0..docs).map(|d| (cos.iter().map(|row| row[d]).fold(f64::NEG_INFINITY, f64::max), d)).collect();
     best.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     best.into_iter().take(n).map(|(_, d)| d).collect()
 }

@@ -133,7 +133,8 @@ impl SchemaGraph {
                 if n.exclusive {
                     sg.exclusive.push(n.table);
                 }
-                sg.inner.insert(n.table, InnerPosition { root: tree.root, parent: n.parent, kind: tree.kind, rel: n.rel });
+                sg.inner
+                    .insert(n.table, InnerPosition { root: tree.root, parent: n.parent, kind: tree.kind, rel: n.rel });
                 sg.children.entry(n.parent).or_default().push(n.table);
             }
         }
@@ -238,7 +239,9 @@ impl SchemaGraph {
         let Ok(n) = n.trim().parse::<u16>() else { return Err(first) };
         match self.instance(head) {
             Ok((t, Some(r))) if (2..=256).contains(&n) => Ok((t, Some(r), (n - 1) as u8)),
-            Ok((_, Some(_))) => Err(Error::Input(format!("`{s}`: the copy number of {} must be 2 to 256", head.trim()))),
+            Ok((_, Some(_))) => {
+                Err(Error::Input(format!("`{s}`: the copy number of {} must be 2 to 256", head.trim())))
+            }
             Ok((t, None)) => Err(Error::Input(format!(
                 "`{s}`: #{n} counts instances through one relationship: write {}@ROLE#{n}",
                 self.name(t)
@@ -256,7 +259,13 @@ impl SchemaGraph {
     /// by INNER JOIN. `None` for a role through any other relationship.
     pub fn subtype_child(&self, t: TableId, rel: RelId) -> Option<TableId> {
         let (a, b) = self.endpoints(rel);
-        let c = if a == t { b } else if b == t { a } else { return None };
+        let c = if a == t {
+            b
+        } else if b == t {
+            a
+        } else {
+            return None;
+        };
         let pos = self.inner_position(c)?;
         (c != t && pos.parent == t && pos.rel == rel && self.is_core(t)).then_some(c)
     }
@@ -265,7 +274,11 @@ impl SchemaGraph {
     /// of `rel` (for a self-relationship, `t` itself).
     pub fn anchor(&self, t: TableId, rel: RelId) -> TableId {
         let (a, b) = self.endpoints(rel);
-        if a == t { b } else { a }
+        if a == t {
+            b
+        } else {
+            a
+        }
     }
 
     /// A `TABLE.column` reference (see [`Names::column_ref`]: table and
@@ -308,7 +321,11 @@ impl SchemaGraph {
     pub fn cardinality_from(&self, rel: RelId, from: TableId) -> Cardinality {
         let (a, _) = self.endpoints(rel);
         let c = self.model.relationships[rel].cardinality;
-        if a == from { c } else { c.reversed() }
+        if a == from {
+            c
+        } else {
+            c.reversed()
+        }
     }
 
     /// Neighbouring tables with the relationship that connects them (one
@@ -322,11 +339,8 @@ impl SchemaGraph {
 
     /// Every relationship between `a` and `b` (either direction), in model order.
     pub fn relationships_between(&self, a: TableId, b: TableId) -> Vec<RelId> {
-        let mut v: Vec<RelId> = self
-            .graph
-            .edges_connecting(NodeIndex::new(a), NodeIndex::new(b))
-            .map(|e| *e.weight())
-            .collect();
+        let mut v: Vec<RelId> =
+            self.graph.edges_connecting(NodeIndex::new(a), NodeIndex::new(b)).map(|e| *e.weight()).collect();
         if a != b {
             v.extend(self.graph.edges_connecting(NodeIndex::new(b), NodeIndex::new(a)).map(|e| *e.weight()));
         }
@@ -400,7 +414,11 @@ impl SchemaGraph {
     /// junction disp): C3 case b, docs/generate-view.md. Sides, junctions,
     /// lookups and pattern roots never hang off a junction.
     pub fn junction_child_of(&self, c: TableId) -> Option<(TableId, RelId)> {
-        if !self.is_core(c) || self.is_lookup(c) || !self.pattern_children(c).is_empty() || self.junction_of(c).is_some() {
+        if !self.is_core(c)
+            || self.is_lookup(c)
+            || !self.pattern_children(c).is_empty()
+            || self.junction_of(c).is_some()
+        {
             return None;
         }
         if self.junctions.iter().any(|j| j.sides.contains(&c)) {

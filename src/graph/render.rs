@@ -137,13 +137,27 @@ pub fn show_text(g: &SchemaGraph) -> String {
             Some(r) => format!("  role {}: {r}{}", rel.to, desc(&rel.role_description)),
             None => String::new(),
         };
-        let _ = writeln!(o, "  {}  {}  {}{}{role}", rel.id(), rel.cardinality.as_str(), on.join(" AND "), desc(&rel.description));
+        let _ = writeln!(
+            o,
+            "  {}  {}  {}{}{role}",
+            rel.id(),
+            rel.cardinality.as_str(),
+            on.join(" AND "),
+            desc(&rel.description)
+        );
     }
     let _ = writeln!(o, "\nPatterns ({}):", m.patterns.len());
     for p in &m.patterns {
         match p {
             Pattern::ManyToMany { junction, sides, description, .. } => {
-                let _ = writeln!(o, "  many_to_many: {} between {} and {}{}", junction, sides[0], sides[1], desc(description));
+                let _ = writeln!(
+                    o,
+                    "  many_to_many: {} between {} and {}{}",
+                    junction,
+                    sides[0],
+                    sides[1],
+                    desc(description)
+                );
             }
             Pattern::Lookup { tables, description } => {
                 let _ = writeln!(o, "  lookup: {}{}", tables.join(", "), desc(description));

@@ -108,13 +108,22 @@ pub fn suggest_roles(g: &SchemaGraph) -> Vec<RoleProposal> {
             .map(|p| {
                 let c = p[0].as_str();
                 let lower = c.to_lowercase();
-                let cut = if lower.ends_with("_id") { c.len() - 3 } else if lower.ends_with("id") && c.len() > 2 { c.len() - 2 } else { c.len() };
+                let cut = if lower.ends_with("_id") {
+                    c.len() - 3
+                } else if lower.ends_with("id") && c.len() > 2 {
+                    c.len() - 2
+                } else {
+                    c.len()
+                };
                 c[..cut].trim_end_matches('_').to_string()
             })
             .filter(|c| !c.is_empty())
             .collect::<Vec<_>>()
             .join("_");
-        if !crate::model::validate::valid_role_name(&role) || taken.contains(&(a, role.to_lowercase())) || taken.contains(&(b, role.to_lowercase())) {
+        if !crate::model::validate::valid_role_name(&role)
+            || taken.contains(&(a, role.to_lowercase()))
+            || taken.contains(&(b, role.to_lowercase()))
+        {
             continue;
         }
         taken.insert((a, role.to_lowercase()));
@@ -122,9 +131,20 @@ pub fn suggest_roles(g: &SchemaGraph) -> Vec<RoleProposal> {
         let why = if a == b {
             format!("{} references itself: a self join needs a second instance ({}@{role})", g.name(a), g.name(b))
         } else {
-            format!("{} reaches {} through {between} relationships: name each role ({}@{role})", g.name(a), g.name(b), g.name(b))
+            format!(
+                "{} reaches {} through {between} relationships: name each role ({}@{role})",
+                g.name(a),
+                g.name(b),
+                g.name(b)
+            )
         };
-        out.push(RoleProposal { op: "add".into(), path: format!("/relationships/{r}/role"), value: role, reason: why, rel: r });
+        out.push(RoleProposal {
+            op: "add".into(),
+            path: format!("/relationships/{r}/role"),
+            value: role,
+            reason: why,
+            rel: r,
+        });
     }
     out
 }
@@ -233,7 +253,12 @@ impl<'a> Keys<'a> {
 
     /// Lookup candidates. A side of an m:m is an entity in its own right,
     /// not reference data, so it is never proposed.
-    fn lookups(&self, junctions: &HashSet<TableId>, sides: &HashSet<TableId>, out: &mut Vec<Proposal>) -> HashSet<TableId> {
+    fn lookups(
+        &self,
+        junctions: &HashSet<TableId>,
+        sides: &HashSet<TableId>,
+        out: &mut Vec<Proposal>,
+    ) -> HashSet<TableId> {
         let mut found = HashSet::new();
         for t in 0..self.g.len() {
             if self.taken.contains(&t)
@@ -319,7 +344,13 @@ impl<'a> Keys<'a> {
         }
     }
 
-    fn propose_tree(&self, root: TableId, children: &[TableId], kids: &BTreeMap<TableId, Vec<TableId>>, out: &mut Vec<Proposal>) {
+    fn propose_tree(
+        &self,
+        root: TableId,
+        children: &[TableId],
+        kids: &BTreeMap<TableId, Vec<TableId>>,
+        out: &mut Vec<Proposal>,
+    ) {
         let nodes: Vec<PatternNode> = children.iter().map(|&c| self.node(c, kids, 0)).collect();
         let d = children.iter().map(|&c| depth(c, kids, 0) + 1).max().unwrap_or(0);
         let mut inner = Vec::new();
@@ -416,7 +447,10 @@ mod tests {
         apply(&mut m, &p);
         let g = SchemaGraph::new(m).expect("proposals validate");
         let core: Vec<&str> = g.core_tables().into_iter().map(|t| g.name(t)).collect();
-        assert_eq!(core, ["LOCATION", "CLIENT", "DATACENTER", "COMPUTE", "RESOURCEPOOL", "RSPOOL2CLIENT", "PAYMENT", "RETENTION"]);
+        assert_eq!(
+            core,
+            ["LOCATION", "CLIENT", "DATACENTER", "COMPUTE", "RESOURCEPOOL", "RSPOOL2CLIENT", "PAYMENT", "RETENTION"]
+        );
     }
 
     #[test]

@@ -4,8 +4,8 @@
 
 use crate::error::{Error, Result};
 use crate::graph::{SchemaGraph, TableId};
-use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::llm::traced;
+use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::prompts::Prompts;
 use crate::types::trace::LlmCall;
 
@@ -72,7 +72,10 @@ mod tests {
     fn describes_and_cleans() {
         let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
         let g = SchemaGraph::new(m).unwrap();
-        let chat = FakeChat::new().on(&["brief description of the CCPU table", "overheadlimit, INTEGER, CPU overhead limit in MHz."], &["Description: \"CPU allocation settings of resource pool configurations.\"\nHope this helps!"]);
+        let chat = FakeChat::new().on(
+            &["brief description of the CCPU table", "overheadlimit, INTEGER, CPU overhead limit in MHz."],
+            &["Description: \"CPU allocation settings of resource pool configurations.\"\nHope this helps!"],
+        );
         let (d, call) = describe_table(&g, g.table_id("CCPU").unwrap(), 15, &chat, &Prompts::embedded()).unwrap();
         assert_eq!(d, "CPU allocation settings of resource pool configurations.");
         assert_eq!(call.phase, "describe_table");

@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::graph::{RelId, SchemaGraph, TableId};
-use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::llm::traced;
+use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::prompts::Prompts;
 use crate::types::trace::{ListStep, MatchTrace, Vote};
 use crate::types::{ColumnRef, Relevance, RoleInstance};
@@ -102,7 +102,9 @@ pub fn match_tables(
     let result = run(graph, question, opts, llm, prompts, &core, trace, &mut found);
     trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
     if result.is_ok() && found.tables.is_empty() && found.roles.is_empty() {
-        trace.warnings.push("MatchTables found no relevant table: every sample was empty or named no offered table".into());
+        trace
+            .warnings
+            .push("MatchTables found no relevant table: every sample was empty or named no offered table".into());
     }
     result.map(|()| found)
 }
@@ -132,10 +134,13 @@ fn run(
     });
     let prompt = prompts.render("match_tables", &vars)?;
     let step = ask_list(graph, "match_tables", None, &cands, prompt, opts, llm, trace)?;
-    let relevant_core: Vec<TableId> = step.into_iter().filter_map(|c| match c {
-        Candidate::Table(t) => Some(t),
-        Candidate::Column(_) | Candidate::Instance(..) => None,
-    }).collect();
+    let relevant_core: Vec<TableId> = step
+        .into_iter()
+        .filter_map(|c| match c {
+            Candidate::Table(t) => Some(t),
+            Candidate::Column(_) | Candidate::Instance(..) => None,
+        })
+        .collect();
     // Lines 7–12, each preceded by the table's role question when the
     // model offers a choice. The explorations of different relevant tables
     // are independent, so they run concurrently (the LLM client bounds the
@@ -155,7 +160,11 @@ fn run(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| (Found::default(), Err(Error::llm("match_tables", "a MatchTables worker panicked")))))
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    (Found::default(), Err(Error::llm("match_tables", "a MatchTables worker panicked")))
+                })
+            })
             .collect()
     });
     let mut first_err = None;
@@ -303,12 +312,15 @@ fn ask_roles(
     }
     for &w in ways {
         cands.push(Candidate::Instance(t, Some(w.rel)));
-        lines.push(serde_json::json!({"label": graph.instance_label(t, Some(w.rel)), "text": roles::describe(graph, t, w)}));
+        lines.push(
+            serde_json::json!({"label": graph.instance_label(t, Some(w.rel)), "text": roles::describe(graph, t, w)}),
+        );
     }
     let kept = ask_instances(graph, question, t, &cands, lines, false, opts, llm, prompts, found)?;
     if !kept.iter().any(Option::is_some) {
         if let Some(step) = found.trace.steps.last_mut() {
-            step.warnings.push(format!("no role of {} kept: the plain instance joins as the solver chooses", graph.name(t)));
+            step.warnings
+                .push(format!("no role of {} kept: the plain instance joins as the solver chooses", graph.name(t)));
         }
     }
     Ok(kept)
@@ -454,15 +466,20 @@ fn ask_subtypes(
     let mut lines = Vec::new();
     for &(child, rel) in subtypes {
         cands.push(Candidate::Instance(r, Some(rel)));
-        lines.push(serde_json::json!({"label": graph.instance_label(r, Some(rel)), "text": describe_subtype(graph, r, child)}));
+        lines.push(
+            serde_json::json!({"label": graph.instance_label(r, Some(rel)), "text": describe_subtype(graph, r, child)}),
+        );
     }
     cands.push(Candidate::Instance(r, None));
-    lines.push(serde_json::json!({"label": graph.name(r), "text": format!("every {} row, all kinds together", graph.name(r))}));
+    lines.push(
+        serde_json::json!({"label": graph.name(r), "text": format!("every {} row, all kinds together", graph.name(r))}),
+    );
     let kept = ask_instances(graph, question, r, &cands, lines, true, opts, llm, prompts, found)?;
     if !kept.iter().any(Option::is_some) {
         if let Some(step) = found.trace.steps.last_mut() {
             if !kept.contains(&None) {
-                step.warnings.push(format!("no instance of {} kept: the plain instance, all kinds together", graph.name(r)));
+                step.warnings
+                    .push(format!("no instance of {} kept: the plain instance, all kinds together", graph.name(r)));
             }
         }
         return Ok(());
@@ -618,13 +635,18 @@ fn ask_list(
         let label = if ks.len() == 1 { "sample" } else { "samples" };
         step.warnings.push(format!("{label} {} {key}", which.join(", ")));
     }
-    let ranked = vote::rank(&samples, opts.min_votes, opts.max_items, |i| usize::from(matches!(cands[i], Candidate::Column(_))));
+    let ranked =
+        vote::rank(&samples, opts.min_votes, opts.max_items, |i| usize::from(matches!(cands[i], Candidate::Column(_))));
     step.samples = samples.iter().map(|s| s.iter().map(|&i| mapper.name(i)).collect()).collect();
     step.votes = ranked.iter().map(|r| Vote { item: mapper.name(r.item), votes: r.votes, kept: r.kept }).collect();
     let dropped_by_cap: Vec<String> =
         ranked.iter().filter(|r| !r.kept && r.votes >= opts.min_votes).map(|r| mapper.name(r.item)).collect();
     if !dropped_by_cap.is_empty() {
-        step.warnings.push(format!("kept at most {} per prompt; also named: {}", opts.max_items, dropped_by_cap.join(", ")));
+        step.warnings.push(format!(
+            "kept at most {} per prompt; also named: {}",
+            opts.max_items,
+            dropped_by_cap.join(", ")
+        ));
     }
     let kept: Vec<Candidate> = ranked.iter().filter(|r| r.kept).map(|r| cands[r.item].clone()).collect();
     for c in &kept {

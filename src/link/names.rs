@@ -56,7 +56,12 @@ pub fn normalize(s: &str) -> String {
 }
 
 impl<'a> Mapper<'a> {
-    pub fn new(graph: &'a SchemaGraph, subject: Option<TableId>, candidates: &'a [Candidate], inner_to_root: bool) -> Self {
+    pub fn new(
+        graph: &'a SchemaGraph,
+        subject: Option<TableId>,
+        candidates: &'a [Candidate],
+        inner_to_root: bool,
+    ) -> Self {
         Mapper { graph, subject, candidates, inner_to_root }
     }
 
@@ -113,12 +118,17 @@ impl<'a> Mapper<'a> {
             };
             let prefixed = self.subject.map(|t| format!("{}@{raw}", self.graph.name(t)));
             if let Some(i) = hit(raw).or_else(|| prefixed.as_deref().and_then(hit)) {
-                return Mapped::Hit(i, Some(Remap { from: raw.into(), to: self.name(i), how: "role".into(), score: None }));
+                return Mapped::Hit(
+                    i,
+                    Some(Remap { from: raw.into(), to: self.name(i), how: "role".into(), score: None }),
+                );
             }
         }
         // `Table.column`: a column of the subject, or a table offered here.
         if let Some((q, c)) = raw.rsplit_once('.') {
-            let remap = |i: usize| Some(Remap { from: raw.to_string(), to: self.name(i), how: "qualifier".into(), score: None });
+            let remap = |i: usize| {
+                Some(Remap { from: raw.to_string(), to: self.name(i), how: "qualifier".into(), score: None })
+            };
             if self.subject.is_some_and(|s| self.graph.name(s).eq_ignore_ascii_case(q.trim())) {
                 if let Some(i) = self.find_exact(c.trim(), Some(false)) {
                     return Mapped::Hit(i, remap(i));
@@ -137,14 +147,26 @@ impl<'a> Mapper<'a> {
             }
         }
         if let Some(i) = self.find_normalized(raw) {
-            return Mapped::Hit(i, Some(Remap { from: raw.into(), to: self.name(i), how: "normalized".into(), score: None }));
+            return Mapped::Hit(
+                i,
+                Some(Remap { from: raw.into(), to: self.name(i), how: "normalized".into(), score: None }),
+            );
         }
         if self.inner_to_root {
             if let Some(t) = self.graph.table_id(raw) {
                 if let Some(pos) = self.graph.inner_position(t) {
                     let root = pos.root;
-                    if let Some(i) = (0..self.candidates.len()).find(|&i| self.candidates[i] == Candidate::Table(root)) {
-                        return Mapped::Hit(i, Some(Remap { from: raw.into(), to: self.name(i), how: "inner_to_root".into(), score: None }));
+                    if let Some(i) = (0..self.candidates.len()).find(|&i| self.candidates[i] == Candidate::Table(root))
+                    {
+                        return Mapped::Hit(
+                            i,
+                            Some(Remap {
+                                from: raw.into(),
+                                to: self.name(i),
+                                how: "inner_to_root".into(),
+                                score: None,
+                            }),
+                        );
                     }
                 }
             }
@@ -154,7 +176,10 @@ impl<'a> Mapper<'a> {
             if let Some((i, best, second)) = closest {
                 if best >= FUZZY_MIN && best - second >= FUZZY_MARGIN {
                     let score = (best * 1000.0).round() / 1000.0;
-                    return Mapped::Hit(i, Some(Remap { from: raw.into(), to: self.name(i), how: "fuzzy".into(), score: Some(score) }));
+                    return Mapped::Hit(
+                        i,
+                        Some(Remap { from: raw.into(), to: self.name(i), how: "fuzzy".into(), score: Some(score) }),
+                    );
                 }
             }
         }

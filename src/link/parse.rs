@@ -165,7 +165,9 @@ fn leading_name(s: &str) -> Option<String> {
 }
 
 fn is_name(s: &str) -> bool {
-    !s.is_empty() && !s.contains(char::is_whitespace) && s.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '$'))
+    !s.is_empty()
+        && !s.contains(char::is_whitespace)
+        && s.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '$'))
 }
 
 /// Strip quotes, markdown emphasis, brackets and trailing punctuation.

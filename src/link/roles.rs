@@ -65,7 +65,8 @@ pub fn ways_in(graph: &SchemaGraph, t: TableId, relevant: &[TableId]) -> Vec<Way
         .filter_map(|rel| {
             let anchor = graph.anchor(t, rel);
             let reachable = anchor == t || (relevant.contains(&anchor) && graph.is_core(anchor));
-            let one_side = matches!(graph.cardinality_from(rel, anchor), Cardinality::ManyToOne | Cardinality::OneToOne);
+            let one_side =
+                matches!(graph.cardinality_from(rel, anchor), Cardinality::ManyToOne | Cardinality::OneToOne);
             (reachable && one_side && !forbidden_tables.contains(&anchor)).then_some(Way { rel, anchor })
         })
         .collect()
@@ -93,7 +94,13 @@ pub fn describe(graph: &SchemaGraph, t: TableId, way: Way) -> String {
     let rel = graph.relationship(way.rel);
     let (from, _) = graph.endpoints(way.rel);
     // Column pairs as anchor column = instance column.
-    let anchor_side = if way.anchor == t { 0 } else if from == way.anchor { 0 } else { 1 };
+    let anchor_side = if way.anchor == t {
+        0
+    } else if from == way.anchor {
+        0
+    } else {
+        1
+    };
     let on: Vec<String> = rel
         .on
         .iter()
@@ -104,12 +111,7 @@ pub fn describe(graph: &SchemaGraph, t: TableId, way: Way) -> String {
     } else {
         format!("{} joined to {} on {}", graph.name(t), graph.name(way.anchor), on.join(" AND "))
     };
-    let words = rel
-        .role_description
-        .as_deref()
-        .or(rel.description.as_deref())
-        .map(str::trim)
-        .filter(|d| !d.is_empty());
+    let words = rel.role_description.as_deref().or(rel.description.as_deref()).map(str::trim).filter(|d| !d.is_empty());
     match words {
         Some(d) => format!("{head}: {d}"),
         None => head,
@@ -141,7 +143,10 @@ mod tests {
         let ways = ways_in(&g, loc, &rel);
         assert_eq!(labels(&g, loc, &ways), ["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
         assert!(is_choice(&g, loc, &ways));
-        assert_eq!(describe(&g, loc, ways[0]), "LOCATION joined to CLIENT on CLIENT.loc_id = LOCATION.id: Where a client is based.");
+        assert_eq!(
+            describe(&g, loc, ways[0]),
+            "LOCATION joined to CLIENT on CLIENT.loc_id = LOCATION.id: Where a client is based."
+        );
         // One referencing table: no choice, no prompt.
         let two = ids(&g, &["CLIENT", "LOCATION"]);
         let ways = ways_in(&g, loc, &two);

@@ -8,7 +8,8 @@ fn ddo() -> SchemaGraph {
     SchemaGraph::new(m).unwrap()
 }
 
-const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+const Q1: &str =
+    "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 const Q2: &str = "List resource pool names with CPU overhead limit greater than runtime overall usage by 100";
 
 fn run_with(chat: &FakeChat, q: &str, opts: &MatchOptions) -> (Result<()>, MatchTrace) {
@@ -26,7 +27,8 @@ fn run_with(chat: &FakeChat, q: &str, opts: &MatchOptions) -> (Result<()>, Match
         tables.sort();
         traced.sort();
         assert_eq!(tables, traced);
-        let cols: Vec<ColumnRef> = found.columns.iter().map(|&c| g.column_names(c)).map(|(a, b)| ColumnRef::new(a, b)).collect();
+        let cols: Vec<ColumnRef> =
+            found.columns.iter().map(|&c| g.column_names(c)).map(|(a, b)| ColumnRef::new(a, b)).collect();
         assert_eq!(cols, t.attributes);
     }
     (r.map(|_| ()), t)
@@ -35,7 +37,10 @@ fn run_with(chat: &FakeChat, q: &str, opts: &MatchOptions) -> (Result<()>, Match
 #[test]
 fn q1_core_tables_then_attributes() {
     let chat = FakeChat::new()
-        .on(&["JSON schema of the database"], &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER', 'LOCATION']", "CLIENT, DATACENTER"])
+        .on(
+            &["JSON schema of the database"],
+            &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER', 'LOCATION']", "CLIENT, DATACENTER"],
+        )
         .on(&["JSON schema of the table CLIENT"], &["[name, gender]", "[\"name\"]"])
         .on(&["JSON schema of the table DATACENTER"], &["```json\n[\"name\"]\n```"])
         // LOCATION, a lookup referenced by both other tables, gets its role
@@ -51,7 +56,10 @@ fn q1_core_tables_then_attributes() {
     assert_eq!(s0.votes[0], Vote { item: "CLIENT".into(), votes: 5, kept: true });
     assert_eq!(s0.votes[2], Vote { item: "LOCATION".into(), votes: 2, kept: true });
     assert!(s0.call.messages[0].content.contains("Properties of RESOURCEPOOL"));
-    assert!(s0.call.messages[0].content.contains("Inner tables of its snowflake: CONFIG("), "pattern roots show their inner tables");
+    assert!(
+        s0.call.messages[0].content.contains("Inner tables of its snowflake: CONFIG("),
+        "pattern roots show their inner tables"
+    );
     assert!(t.attributes.contains(&ColumnRef::new("CLIENT", "name")));
     assert!(t.attributes.contains(&ColumnRef::new("CLIENT", "gender")));
     assert!(t.attributes.contains(&ColumnRef::new("DATACENTER", "name")));
@@ -69,7 +77,10 @@ fn q1_core_tables_then_attributes() {
 #[test]
 fn min_votes_option_drops_minority_items() {
     let chat = FakeChat::new()
-        .on(&["JSON schema of the database"], &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER', 'LOCATION']", "CLIENT, DATACENTER"])
+        .on(
+            &["JSON schema of the database"],
+            &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER', 'LOCATION']", "CLIENT, DATACENTER"],
+        )
         .on(&["JSON schema of the table"], &["[name]"]);
     let opts = MatchOptions { min_votes: 3, ..MatchOptions::default() };
     let (r, t) = run_with(&chat, Q1, &opts);
@@ -98,20 +109,31 @@ fn q2_walks_the_snowflake_breadth_first() {
             ColumnRef::new("RCPU", "overallusage")
         ]
     );
-    assert_eq!(chat.phases(), ["match_tables", "pattern_children", "pattern_children", "pattern_children", "attributes", "attributes"]);
+    assert_eq!(
+        chat.phases(),
+        ["match_tables", "pattern_children", "pattern_children", "pattern_children", "attributes", "attributes"]
+    );
 }
 
 #[test]
 fn unknown_and_near_miss_names_are_remapped_or_dropped_with_warnings() {
     let chat = FakeChat::new()
-        .on(&["JSON schema of the database"], &["[\"CUSTOMER\", \"DATACENTRE\", \"clients\", \"CCPU\", \"resource_pool\"]"])
+        .on(
+            &["JSON schema of the database"],
+            &["[\"CUSTOMER\", \"DATACENTRE\", \"clients\", \"CCPU\", \"resource_pool\"]"],
+        )
         .on(&["The table RESOURCEPOOL"], &["[]"])
         .on(&["JSON schema of the table"], &["[CLIENT.name, nme, salary]"]);
     let (r, t) = run_with(&chat, Q1, &MatchOptions { samples: 1, ..MatchOptions::default() });
     r.unwrap();
     let s0 = &t.steps[0];
-    assert!(s0.warnings.iter().any(|w| w.starts_with("dropped unknown table `CUSTOMER`") && w.contains("did you mean")), "{:?}", s0.warnings);
-    let hows: Vec<(&str, &str, &str)> = s0.remaps.iter().map(|r| (r.from.as_str(), r.to.as_str(), r.how.as_str())).collect();
+    assert!(
+        s0.warnings.iter().any(|w| w.starts_with("dropped unknown table `CUSTOMER`") && w.contains("did you mean")),
+        "{:?}",
+        s0.warnings
+    );
+    let hows: Vec<(&str, &str, &str)> =
+        s0.remaps.iter().map(|r| (r.from.as_str(), r.to.as_str(), r.how.as_str())).collect();
     assert!(hows.contains(&("DATACENTRE", "DATACENTER", "fuzzy")), "{hows:?}");
     assert!(hows.contains(&("clients", "CLIENT", "fuzzy")), "{hows:?}");
     assert!(hows.contains(&("CCPU", "RESOURCEPOOL", "inner_to_root")), "{hows:?}");
@@ -119,13 +141,20 @@ fn unknown_and_near_miss_names_are_remapped_or_dropped_with_warnings() {
     assert_eq!(s0.tables, ["DATACENTER", "CLIENT", "RESOURCEPOOL"]);
     let client = t.steps.iter().find(|s| s.subject.as_deref() == Some("CLIENT")).unwrap();
     assert_eq!(client.attributes, vec![ColumnRef::new("CLIENT", "name")]);
-    assert!(client.warnings.iter().any(|w| w.contains("unknown attribute of CLIENT `salary`")), "{:?}", client.warnings);
+    assert!(
+        client.warnings.iter().any(|w| w.contains("unknown attribute of CLIENT `salary`")),
+        "{:?}",
+        client.warnings
+    );
     assert!(client.remaps.iter().any(|r| r.from == "nme" && r.to == "name"), "{:?}", client.remaps);
 }
 
 #[test]
 fn garbage_answers_give_an_empty_result_with_warnings() {
-    let chat = FakeChat::new().on(&["JSON schema of the database"], &["", "I am sorry, I cannot help with that.", "[]", "{\"oops\": 1", "42"]);
+    let chat = FakeChat::new().on(
+        &["JSON schema of the database"],
+        &["", "I am sorry, I cannot help with that.", "[]", "{\"oops\": 1", "42"],
+    );
     let (r, t) = run_with(&chat, Q1, &MatchOptions::default());
     r.unwrap();
     assert!(t.tables.is_empty());
@@ -149,14 +178,24 @@ fn llm_errors_end_the_phase_and_keep_the_trace() {
 
 #[test]
 fn prefilter_restricts_core_tables() {
-    let chat = FakeChat::new().on(&["JSON schema of the database"], &["[CLIENT, DATACENTER]"]).on(&["JSON schema of the table"], &["[name]"]);
-    let opts = MatchOptions { samples: 1, restrict_core_tables: Some(vec!["client".into(), "CCPU".into(), "NOPE".into()]), ..MatchOptions::default() };
+    let chat = FakeChat::new()
+        .on(&["JSON schema of the database"], &["[CLIENT, DATACENTER]"])
+        .on(&["JSON schema of the table"], &["[name]"]);
+    let opts = MatchOptions {
+        samples: 1,
+        restrict_core_tables: Some(vec!["client".into(), "CCPU".into(), "NOPE".into()]),
+        ..MatchOptions::default()
+    };
     let (r, t) = run_with(&chat, Q1, &opts);
     r.unwrap();
     assert_eq!(t.core_tables, ["CLIENT", "RESOURCEPOOL"]);
     assert_eq!(t.tables, ["CLIENT"]);
     assert!(t.warnings.iter().any(|w| w.contains("unknown table `NOPE`")));
-    assert!(t.steps[0].warnings.iter().any(|w| w.contains("DATACENTER") && w.contains("not offered")), "{:?}", t.steps[0].warnings);
+    assert!(
+        t.steps[0].warnings.iter().any(|w| w.contains("DATACENTER") && w.contains("not offered")),
+        "{:?}",
+        t.steps[0].warnings
+    );
 }
 
 #[test]
@@ -198,7 +237,10 @@ fn a_table_referenced_twice_gets_one_role_question_and_attributes_per_instance()
         .on(&["JSON schema of the database"], &["[CLIENT, DATACENTER, LOCATION]"])
         .on(&["The table LOCATION can be joined"], &["[\"LOCATION@CLIENT.loc_id\", \"LOCATION@DATACENTER.loc_id\"]"])
         .on(&["JSON schema of the table LOCATION", "LOCATION@CLIENT.loc_id, LOCATION joined to CLIENT"], &["[city]"])
-        .on(&["JSON schema of the table LOCATION", "LOCATION@DATACENTER.loc_id, LOCATION joined to DATACENTER"], &["[city, country]"])
+        .on(
+            &["JSON schema of the table LOCATION", "LOCATION@DATACENTER.loc_id, LOCATION joined to DATACENTER"],
+            &["[city, country]"],
+        )
         .on(&["JSON schema of the table"], &["[name]"]);
     let (r, t) = run_with(&chat, Q20, &MatchOptions { samples: 1, ..MatchOptions::default() });
     r.unwrap();
@@ -217,22 +259,41 @@ fn a_table_referenced_twice_gets_one_role_question_and_attributes_per_instance()
     // The answer is grammar-constrained to the offered labels.
     let reqs = chat.requests.lock().unwrap();
     let req = reqs.iter().find(|r| r.phase == "match_roles").unwrap();
-    assert_eq!(req.response_schema.as_ref().unwrap()["items"]["enum"], serde_json::json!(["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]));
+    assert_eq!(
+        req.response_schema.as_ref().unwrap()["items"]["enum"],
+        serde_json::json!(["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"])
+    );
     drop(reqs);
     // One attribute step per instance, named by the instance.
-    let subjects: Vec<&str> = t.steps.iter().filter(|s| s.prompt == "attributes").filter_map(|s| s.subject.as_deref()).collect();
+    let subjects: Vec<&str> =
+        t.steps.iter().filter(|s| s.prompt == "attributes").filter_map(|s| s.subject.as_deref()).collect();
     assert_eq!(subjects, ["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]);
-    assert!(t.attributes.contains(&ColumnRef::new("LOCATION", "city")) && t.attributes.contains(&ColumnRef::new("LOCATION", "country")));
+    assert!(
+        t.attributes.contains(&ColumnRef::new("LOCATION", "city"))
+            && t.attributes.contains(&ColumnRef::new("LOCATION", "country"))
+    );
     // The relevance hands GenerateView two instances and no plain LOCATION.
     let g = ddo();
     let mut t2 = MatchTrace::default();
-    let found = match_tables(&g, Q20, &MatchOptions { samples: 1, ..MatchOptions::default() }, &chat, &Prompts::embedded(), &mut t2).unwrap();
+    let found = match_tables(
+        &g,
+        Q20,
+        &MatchOptions { samples: 1, ..MatchOptions::default() },
+        &chat,
+        &Prompts::embedded(),
+        &mut t2,
+    )
+    .unwrap();
     let loc = g.table_id("LOCATION").unwrap();
     assert!(!found.all_tables().contains(&loc));
     assert_eq!(found.roles.len(), 2);
     let view = crate::solve::generate(&g, &found, &crate::types::ViewOptions::default()).unwrap();
     let sql = view.view_sql.as_str();
-    assert!(sql.contains("LOCATION AS LOCATION_CLIENT\n") && sql.contains("JOIN LOCATION AS LOCATION_DATACENTER ON DATACENTER.loc_id = LOCATION_DATACENTER.id"), "{sql}");
+    assert!(
+        sql.contains("LOCATION AS LOCATION_CLIENT\n")
+            && sql.contains("JOIN LOCATION AS LOCATION_DATACENTER ON DATACENTER.loc_id = LOCATION_DATACENTER.id"),
+        "{sql}"
+    );
     assert!(sql.contains("JOIN RSPOOL2CLIENT"), "clients reach datacenters through their pools: {sql}");
     assert!(!view.tables.iter().any(|x| x == "LOCATION"), "{:?}", view.tables);
 }
@@ -240,7 +301,9 @@ fn a_table_referenced_twice_gets_one_role_question_and_attributes_per_instance()
 #[test]
 fn no_choice_costs_no_extra_call() {
     // LOCATION is referenced by one relevant table only.
-    let chat = FakeChat::new().on(&["JSON schema of the database"], &["[CLIENT, LOCATION]"]).on(&["JSON schema of the table"], &["[name, city]"]);
+    let chat = FakeChat::new()
+        .on(&["JSON schema of the database"], &["[CLIENT, LOCATION]"])
+        .on(&["JSON schema of the table"], &["[name, city]"]);
     let (r, t) = run_with(&chat, "In which city is each client?", &MatchOptions::default());
     r.unwrap();
     assert_eq!(chat.phases(), ["match_tables", "attributes", "attributes"]);
@@ -263,7 +326,13 @@ fn role_answers_are_voted_like_tables() {
         .on(&["JSON schema of the database"], &["[CLIENT, DATACENTER, LOCATION]"])
         .on(
             &["The table LOCATION can be joined"],
-            &["[\"LOCATION@CLIENT.loc_id\"]", "[\"LOCATION@CLIENT.loc_id\", \"LOCATION@DATACENTER.loc_id\"]", "[\"CLIENT.loc_id\"]", "[LOCATION@client]", "[]"],
+            &[
+                "[\"LOCATION@CLIENT.loc_id\"]",
+                "[\"LOCATION@CLIENT.loc_id\", \"LOCATION@DATACENTER.loc_id\"]",
+                "[\"CLIENT.loc_id\"]",
+                "[LOCATION@client]",
+                "[]",
+            ],
         )
         .on(&["JSON schema of the table"], &["[name]"]);
     let (r, t) = run_with(&chat, Q20, &MatchOptions { min_votes: 2, ..MatchOptions::default() });

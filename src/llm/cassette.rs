@@ -140,7 +140,12 @@ impl Recorder {
         Self::open(path, inner, Some(prior), true)
     }
 
-    fn open(path: PathBuf, inner: Option<Box<dyn ChatModel>>, prior: Option<Replayer>, copy_prior: bool) -> Result<Self> {
+    fn open(
+        path: PathBuf,
+        inner: Option<Box<dyn ChatModel>>,
+        prior: Option<Replayer>,
+        copy_prior: bool,
+    ) -> Result<Self> {
         let file = OpenOptions::new().create(true).append(true).open(&path).map_err(|e| Error::io(&path, e))?;
         Ok(Recorder { inner, path, file: Mutex::new(file), prior, copy_prior, counts: Mutex::new((0, 0)) })
     }
@@ -153,7 +158,8 @@ impl Recorder {
 
     /// Append `entry`; returns the line written.
     fn append(&self, phase: &str, entry: &CassetteEntry) -> Result<String> {
-        let line = serde_json::to_string(entry).map_err(|e| Error::llm(phase, format!("cannot encode cassette entry: {e}")))?;
+        let line = serde_json::to_string(entry)
+            .map_err(|e| Error::llm(phase, format!("cannot encode cassette entry: {e}")))?;
         self.write_line(&line)?;
         Ok(line)
     }
@@ -301,7 +307,12 @@ impl Replayer {
                 models.dedup();
                 match models.as_slice() {
                     [one] => one.to_string(),
-                    [] => return Err(Error::Input(format!("cassette {} is empty: record one first with --record", path.display()))),
+                    [] => {
+                        return Err(Error::Input(format!(
+                            "cassette {} is empty: record one first with --record",
+                            path.display()
+                        )))
+                    }
                     many => {
                         return Err(Error::Input(format!(
                             "cassette {} holds answers of several models ({}); pass --llm-model to pick one",
@@ -363,11 +374,20 @@ impl Replayer {
             msg.push_str(&format!(" The cassette has no {phase} prompt at all; it has: {}.", list.join(", ")));
         } else {
             let now = transcript(&req.messages);
-            let best = same.iter().copied().max_by_key(|(_, e)| common_prefix(&transcript(&e.messages), &now)).unwrap_or(same[0]);
+            let best = same
+                .iter()
+                .copied()
+                .max_by_key(|(_, e)| common_prefix(&transcript(&e.messages), &now))
+                .unwrap_or(same[0]);
             let (line, closest) = (best.0, &best.1);
-            msg.push_str(&format!(" Closest recorded {phase} prompt (line {line}) {}.", first_difference(closest, &self.model, req)));
+            msg.push_str(&format!(
+                " Closest recorded {phase} prompt (line {line}) {}.",
+                first_difference(closest, &self.model, req)
+            ));
         }
-        msg.push_str(" Re-record with --record, or run with the same prompts, model, temperature and n as the recording.");
+        msg.push_str(
+            " Re-record with --record, or run with the same prompts, model, temperature and n as the recording.",
+        );
         Error::llm(phase, msg)
     }
 }
@@ -476,7 +496,10 @@ fn first_difference(rec: &CassetteEntry, model: &str, req: &ChatRequest) -> Stri
     if rec.grammar != req.grammar {
         diffs.push("grammar (the view's columns or the grammar builder changed?)".into());
     }
-    format!("has the same messages but differs in {}", if diffs.is_empty() { "nothing visible".into() } else { diffs.join(", ") })
+    format!(
+        "has the same messages but differs in {}",
+        if diffs.is_empty() { "nothing visible".into() } else { diffs.join(", ") }
+    )
 }
 
 #[cfg(test)]
@@ -523,7 +546,10 @@ mod tests {
         assert_ne!(k, cassette_key("m2", &base));
         assert_ne!(k, cassette_key("m", &ChatRequest { temperature: 0.5, ..base.clone() }));
         assert_ne!(k, cassette_key("m", &ChatRequest { n: 2, ..base.clone() }));
-        assert_ne!(k, cassette_key("m", &ChatRequest { response_schema: Some(json!({"type": "array"})), ..base.clone() }));
+        assert_ne!(
+            k,
+            cassette_key("m", &ChatRequest { response_schema: Some(json!({"type": "array"})), ..base.clone() })
+        );
         assert_ne!(k, cassette_key("m", &ChatRequest { grammar: Some("start: \"x\"".into()), ..base.clone() }));
         assert_ne!(k, cassette_key("m", &req("p", "q2")));
     }
@@ -640,7 +666,11 @@ mod tests {
         // The prompt of `b` changed to `b2`: only that call reaches the model.
         let second = Counting::default();
         let rec = Recorder::create(&path, Box::new(second.clone())).unwrap();
-        assert_eq!(rec.chat(&req("match_tables", "a")).unwrap().choices, ["A #1"], "the recorded answer, not a new call");
+        assert_eq!(
+            rec.chat(&req("match_tables", "a")).unwrap().choices,
+            ["A #1"],
+            "the recorded answer, not a new call"
+        );
         assert_eq!(rec.chat(&req("query_view", "b2")).unwrap().choices, ["B2 #1"]);
         assert_eq!(second.calls(), 1);
         assert_eq!(rec.counts(), (1, 1));
@@ -664,7 +694,8 @@ mod tests {
         }
         let model = Counting::default();
         let rec = Recorder::create(&path, Box::new(model.clone())).unwrap();
-        let answers: Vec<String> = (0..3).map(|_| rec.chat(&req("query_view", "q")).unwrap().choices[0].clone()).collect();
+        let answers: Vec<String> =
+            (0..3).map(|_| rec.chat(&req("query_view", "q")).unwrap().choices[0].clone()).collect();
         assert_eq!(answers, ["Q #1", "Q #2", "Q #1"], "two recorded answers, then the model's first call");
         assert_eq!(model.calls(), 1);
         drop(rec);
@@ -675,7 +706,8 @@ mod tests {
     fn a_recorded_failure_is_replayed_while_recording_too() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
-        let recorded = Recorder::create(&path, Box::new(Failing)).unwrap().chat(&req("query_view", "q")).unwrap_err().to_string();
+        let recorded =
+            Recorder::create(&path, Box::new(Failing)).unwrap().chat(&req("query_view", "q")).unwrap_err().to_string();
         // The key holds the model name: record the failure under the same one.
         let line = std::fs::read_to_string(&path).unwrap().replace("\"failing\"", "\"counting\"");
         let mut e: CassetteEntry = serde_json::from_str(line.trim()).unwrap();

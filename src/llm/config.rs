@@ -289,7 +289,9 @@ impl LlmArgs {
             None => match nonempty(env(ENV_THREADS)) {
                 Some(v) if v.trim().eq_ignore_ascii_case("auto") => (embedded::default_threads(), true),
                 Some(v) => (
-                    v.trim().parse().map_err(|_| Error::Input(format!("{ENV_THREADS}={v:?} is not a number of threads (or `auto`)")))?,
+                    v.trim().parse().map_err(|_| {
+                        Error::Input(format!("{ENV_THREADS}={v:?} is not a number of threads (or `auto`)"))
+                    })?,
                     false,
                 ),
                 None => (embedded::default_threads(), true),
@@ -332,19 +334,25 @@ impl LlmArgs {
             .or_else(|| nonempty(env(ENV_URL)))
             .or_else(|| nonempty(env(ENV_OPENAI_URL)))
             .unwrap_or_else(|| DEFAULT_URL.into());
-        let parsed = reqwest::Url::parse(&url)
-            .map_err(|e| Error::Input(format!("--llm-url {url:?} is not a URL ({e}); e.g. http://127.0.0.1:8000/v1")))?;
+        let parsed = reqwest::Url::parse(&url).map_err(|e| {
+            Error::Input(format!("--llm-url {url:?} is not a URL ({e}); e.g. http://127.0.0.1:8000/v1"))
+        })?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(Error::Input(format!("--llm-url {url:?} must start with http:// or https://")));
         }
         if !(self.llm_timeout.is_finite() && self.llm_timeout > 0.0) {
-            return Err(Error::Input(format!("--llm-timeout must be a positive number of seconds, got {}", self.llm_timeout)));
+            return Err(Error::Input(format!(
+                "--llm-timeout must be a positive number of seconds, got {}",
+                self.llm_timeout
+            )));
         }
         if self.llm_concurrency == 0 {
             return Err(Error::Input("--llm-concurrency must be at least 1".into()));
         }
         if self.llm_max_tokens == Some(0) {
-            return Err(Error::Input("--llm-max-tokens must be at least 1 (leave it out to let the server decide)".into()));
+            return Err(Error::Input(
+                "--llm-max-tokens must be at least 1 (leave it out to let the server decide)".into(),
+            ));
         }
         if let Some(t) = self.llm_temperature {
             if !(t.is_finite() && (0.0..=2.0).contains(&t)) {
@@ -392,7 +400,13 @@ mod tests {
         let d = dir.path().to_str().unwrap().to_string();
         let env_dir = |extra: &'static [(&'static str, &'static str)]| {
             let d = d.clone();
-            move |k: &str| if k == "LUCY_MODEL_DIR" { Some(d.clone()) } else { extra.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()) }
+            move |k: &str| {
+                if k == "LUCY_MODEL_DIR" {
+                    Some(d.clone())
+                } else {
+                    extra.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+                }
+            }
         };
         let args = LlmArgs::default();
         // Absent file: not configured.
@@ -417,7 +431,9 @@ mod tests {
         let bad = LlmArgs { llm_threads: Some(0), ..named.clone() };
         assert!(bad.gguf_from(&env_dir(&[])).unwrap_err().to_string().contains("--llm-threads"));
         // Threads: adaptive by default (and with `auto`), fixed by a number.
-        let o = |a: &LlmArgs, env: &'static [(&'static str, &'static str)]| a.gguf_from(&env_dir(env)).unwrap().unwrap().options;
+        let o = |a: &LlmArgs, env: &'static [(&'static str, &'static str)]| {
+            a.gguf_from(&env_dir(env)).unwrap().unwrap().options
+        };
         let d = o(&named, &[]);
         assert!(d.auto_threads);
         assert_eq!(d.threads, embedded::default_threads());
@@ -444,7 +460,8 @@ mod tests {
         let no_url = LlmArgs { llm_url: None, ..args };
         let cfg = no_url.to_config(&env_of(&[("OPENAI_BASE_URL", "http://127.0.0.1:2/v1")])).unwrap().unwrap();
         assert_eq!(cfg.url, "http://127.0.0.1:2/v1");
-        static BOTH: [(&str, &str); 2] = [("OPENAI_BASE_URL", "http://127.0.0.1:2/v1"), ("LUCY_LLM_URL", "http://127.0.0.1:3/v1")];
+        static BOTH: [(&str, &str); 2] =
+            [("OPENAI_BASE_URL", "http://127.0.0.1:2/v1"), ("LUCY_LLM_URL", "http://127.0.0.1:3/v1")];
         assert_eq!(no_url.to_config(&env_of(&BOTH)).unwrap().unwrap().url, "http://127.0.0.1:3/v1");
     }
 
@@ -466,7 +483,11 @@ mod tests {
 
     #[test]
     fn bad_flags_are_input_errors() {
-        let base = LlmArgs { llm_model: Some("m".into()), llm_url: Some("http://127.0.0.1:1/v1".into()), ..Default::default() };
+        let base = LlmArgs {
+            llm_model: Some("m".into()),
+            llm_url: Some("http://127.0.0.1:1/v1".into()),
+            ..Default::default()
+        };
         for (args, needle) in [
             (LlmArgs { llm_url: Some("not a url".into()), ..base.clone() }, "--llm-url"),
             (LlmArgs { llm_url: Some("ftp://x/v1".into()), ..base.clone() }, "http://"),

@@ -3,8 +3,8 @@
 
 use std::sync::Mutex;
 
-use crate::error::{Error, Result};
 use super::{ChatModel, ChatRequest, ChatResponse, Usage};
+use crate::error::{Error, Result};
 
 /// Needles that must all occur, and the answers (or an error message).
 type FakeRule = (Vec<String>, Result<Vec<String>, String>);
@@ -24,7 +24,10 @@ impl FakeChat {
     /// Answer requests whose last message contains every `needle` with `choices`
     /// (repeated to fill `n` when shorter).
     pub fn on(mut self, needles: &[&str], choices: &[&str]) -> Self {
-        self.rules.push((needles.iter().map(|s| s.to_string()).collect(), Ok(choices.iter().map(|s| s.to_string()).collect())));
+        self.rules.push((
+            needles.iter().map(|s| s.to_string()).collect(),
+            Ok(choices.iter().map(|s| s.to_string()).collect()),
+        ));
         self
     }
 

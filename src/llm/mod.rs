@@ -12,23 +12,23 @@ use crate::error::Result;
 
 pub mod cassette;
 pub mod config;
-pub mod factory;
 pub mod embedded;
+pub mod factory;
+#[cfg(test)]
+pub(crate) mod fake;
 pub mod mock;
 pub mod openai;
 pub mod retry;
 pub mod traced;
-#[cfg(test)]
-pub(crate) mod fake;
 mod wire;
 pub use wire::{parse_completion, read_capped, redact, Completion, MAX_RESPONSE_BYTES};
 
+use crate::types::chat::is_zero;
+pub use crate::types::chat::{LocalCost, Message, Usage};
 pub use cassette::{cassette_key, CassetteEntry, Recorder, Replayer};
 pub use config::{ApiKey, LlmArgs, LlmConfig, ServerGrammar, StructuredMode, NOT_CONFIGURED_HINT};
 pub use factory::{build_chat_model, build_chat_model_with_env};
 pub use openai::OpenAiClient;
-pub use crate::types::chat::{LocalCost, Message, Usage};
-use crate::types::chat::is_zero;
 
 /// A chat-completion request as the phases see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,7 +77,6 @@ impl ChatRequest {
         }
     }
 }
-
 
 /// The answers to one `ChatRequest`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -53,15 +53,15 @@ impl OpenAiClient {
             (Some(h), None) => h.to_string(),
             _ => return Err(Error::Input(format!("--llm-url {:?} has no host", cfg.url))),
         };
-        let mut builder = reqwest::blocking::Client::builder().timeout(cfg.timeout).user_agent(concat!("lucy/", env!("CARGO_PKG_VERSION")));
+        let mut builder = reqwest::blocking::Client::builder()
+            .timeout(cfg.timeout)
+            .user_agent(concat!("lucy/", env!("CARGO_PKG_VERSION")));
         // A local server (vLLM, Ollama, llama.cpp, the mock) is never behind
         // the HTTP(S)_PROXY a CI machine may set.
         if is_loopback(&url) {
             builder = builder.no_proxy();
         }
-        let http = builder
-            .build()
-            .map_err(|e| Error::llm("setup", format!("cannot build the HTTP client: {e}")))?;
+        let http = builder.build().map_err(|e| Error::llm("setup", format!("cannot build the HTTP client: {e}")))?;
         Ok(OpenAiClient {
             endpoint: format!("{}/chat/completions", cfg.url.trim_end_matches('/')),
             host,
@@ -134,7 +134,8 @@ impl OpenAiClient {
                     // llama.cpp reports unsupported parameters as 500s: those
                     // will not go away by asking again.
                     let sent_n = body_sent.get("n").is_some();
-                    let sent_schema = ["response_format", "grammar", "structured_outputs"].iter().any(|k| body_sent.get(k).is_some());
+                    let sent_schema =
+                        ["response_format", "grammar", "structured_outputs"].iter().any(|k| body_sent.get(k).is_some());
                     retryable_status(*status)
                         && !(sent_n && wire::is_n_rejection(body))
                         && !(sent_schema && wire::is_schema_rejection(*status, body))
@@ -174,7 +175,13 @@ impl OpenAiClient {
     }
 
     /// One chat-completions call asking for `n` choices.
-    fn complete(&self, req: &ChatRequest, n: usize, sent: Sent, attempts: &AtomicU32) -> Result<Completion, (CallError, u32)> {
+    fn complete(
+        &self,
+        req: &ChatRequest,
+        n: usize,
+        sent: Sent,
+        attempts: &AtomicU32,
+    ) -> Result<Completion, (CallError, u32)> {
         let (body, wrapped) = wire::request_body(&self.cfg.model, req, n, sent, self.cfg.max_tokens.or(req.max_tokens));
         let v = self.post(&body, attempts)?;
         let mut c = wire::parse_completion(&v).map_err(|m| (CallError::Garbage(m), 1))?;
@@ -187,7 +194,8 @@ impl OpenAiClient {
     /// `count` separate one-choice calls, at most `concurrency` at a time.
     fn extra_samples(&self, req: &ChatRequest, count: usize, sent: Sent, attempts: &AtomicU32) -> Result<Completion> {
         let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<Result<Completion, (CallError, u32)>>>> = Mutex::new((0..count).map(|_| None).collect());
+        let results: Mutex<Vec<Option<Result<Completion, (CallError, u32)>>>> =
+            Mutex::new((0..count).map(|_| None).collect());
         let workers = count.min(self.cfg.concurrency.max(1));
         std::thread::scope(|s| {
             for _ in 0..workers {
@@ -242,7 +250,9 @@ impl OpenAiClient {
                 "no answer from {host} (model {model}) within {:.1}s, {att}; raise --llm-timeout or check the server",
                 self.cfg.timeout.as_secs_f64()
             ),
-            CallError::Transport(m) => format!("cannot talk to {host} (model {model}), {att}: {m}; check --llm-url and that the server is running"),
+            CallError::Transport(m) => format!(
+                "cannot talk to {host} (model {model}), {att}: {m}; check --llm-url and that the server is running"
+            ),
             CallError::Garbage(m) => format!("unusable answer from {host} (model {model}): {m}"),
         };
         Error::llm(phase, self.redact(msg))
@@ -261,7 +271,10 @@ fn is_loopback(url: &reqwest::Url) -> bool {
     match url.host_str() {
         Some(h) => {
             h.eq_ignore_ascii_case("localhost")
-                || h.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+                || h.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
         }
         None => false,
     }
@@ -302,7 +315,11 @@ impl ChatModel for OpenAiClient {
             };
         // A grammar, where the server takes one, replaces the schema (it is
         // the stricter constraint, and servers take one constraint at a time).
-        let mut grammar = if req.grammar.is_some() && self.grammar_supported.load(Ordering::Relaxed) { self.grammar_form() } else { None };
+        let mut grammar = if req.grammar.is_some() && self.grammar_supported.load(Ordering::Relaxed) {
+            self.grammar_form()
+        } else {
+            None
+        };
         let sent = |schema: bool, grammar: Option<GrammarForm>| match (grammar, schema) {
             (Some(f), _) => Sent::Grammar(f),
             (None, true) => Sent::Schema,
@@ -315,13 +332,18 @@ impl ChatModel for OpenAiClient {
             match self.complete(req, send_n, sent(schema, grammar), &attempts) {
                 Ok(c) => break c,
                 Err((CallError::Status { status, body }, _))
-                    if grammar.is_some() && mode == StructuredMode::Auto && wire::is_schema_rejection(status, &body) =>
+                    if grammar.is_some()
+                        && mode == StructuredMode::Auto
+                        && wire::is_schema_rejection(status, &body) =>
                 {
                     grammar = None;
                     grammar_dropped = true;
                 }
                 Err((CallError::Status { status, body }, _))
-                    if schema && grammar.is_none() && mode == StructuredMode::Auto && wire::is_schema_rejection(status, &body) =>
+                    if schema
+                        && grammar.is_none()
+                        && mode == StructuredMode::Auto
+                        && wire::is_schema_rejection(status, &body) =>
                 {
                     schema = false;
                     schema_dropped = true;
@@ -330,7 +352,9 @@ impl ChatModel for OpenAiClient {
                     self.n_supported.store(false, Ordering::Relaxed);
                     send_n = 1;
                 }
-                Err((e, tries)) => return Err(self.error(&req.phase, e, tries, sent(schema, grammar) != Sent::Nothing)),
+                Err((e, tries)) => {
+                    return Err(self.error(&req.phase, e, tries, sent(schema, grammar) != Sent::Nothing))
+                }
             }
         };
         // Only now is it clear the schema (grammar) was the problem (a 400

@@ -1,8 +1,8 @@
 //! One LLM call, recorded for the trace (`types::trace::LlmCall`) whatever
 //! happens. Every phase that prompts goes through [`call`].
 
-use crate::error::Result;
 use super::{ChatModel, ChatRequest, ChatResponse};
+use crate::error::Result;
 use crate::types::trace::LlmCall;
 
 /// Send `req` and return the trace record together with the outcome. On an

@@ -95,8 +95,13 @@ fn wrap_schema(schema: &Value) -> (Value, bool) {
 
 /// `json_schema.name` must match `^[a-zA-Z0-9_-]{1,64}$`.
 fn schema_name(phase: &str) -> String {
-    let s: String = phase.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(64).collect();
-    if s.is_empty() { "answer".into() } else { s }
+    let s: String =
+        phase.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(64).collect();
+    if s.is_empty() {
+        "answer".into()
+    } else {
+        s
+    }
 }
 
 /// Turn `{"answer": X}` back into the JSON text of X, so phases see the
@@ -133,7 +138,8 @@ pub fn parse_completion(v: &Value) -> Result<Completion, String> {
         return Err("the answer has an empty `choices` array".into());
     }
     let mut indexed: Vec<(u64, String)> = Vec::with_capacity(arr.len());
-    let truncated = arr.iter().filter(|c| c.get("finish_reason").and_then(Value::as_str) == Some("length")).count() as u32;
+    let truncated =
+        arr.iter().filter(|c| c.get("finish_reason").and_then(Value::as_str) == Some("length")).count() as u32;
     for (pos, c) in arr.iter().enumerate() {
         let index = c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64);
         let Some(msg) = c.get("message") else {
@@ -162,7 +168,10 @@ fn message_text(msg: &Value) -> Result<String, String> {
         Some(Value::Array(parts)) => {
             let texts: Vec<&str> = parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect();
             if texts.is_empty() && !parts.is_empty() {
-                return Err(format!("the model answered with an array ({}), expected text", excerpt(&Value::Array(parts.clone()).to_string(), 80)));
+                return Err(format!(
+                    "the model answered with an array ({}), expected text",
+                    excerpt(&Value::Array(parts.clone()).to_string(), 80)
+                ));
             }
             Ok(texts.join(""))
         }
@@ -189,9 +198,15 @@ pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 pub fn read_capped(mut r: impl std::io::Read) -> Result<String, String> {
     use std::io::Read as _;
     let mut buf = Vec::new();
-    (&mut r).take(MAX_RESPONSE_BYTES + 1).read_to_end(&mut buf).map_err(|e| format!("cannot read the response: {e}"))?;
+    (&mut r)
+        .take(MAX_RESPONSE_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read the response: {e}"))?;
     if buf.len() as u64 > MAX_RESPONSE_BYTES {
-        return Err(format!("the response is larger than {} MiB; lucy stopped reading it", MAX_RESPONSE_BYTES / (1024 * 1024)));
+        return Err(format!(
+            "the response is larger than {} MiB; lucy stopped reading it",
+            MAX_RESPONSE_BYTES / (1024 * 1024)
+        ));
     }
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
@@ -215,7 +230,8 @@ pub fn is_schema_rejection(status: u16, body: &str) -> bool {
         return false;
     }
     let b = body.to_ascii_lowercase();
-    let names_it = ["response_format", "json_schema", "schema", "grammar", "structured", "guided"].iter().any(|k| b.contains(k));
+    let names_it =
+        ["response_format", "json_schema", "schema", "grammar", "structured", "guided"].iter().any(|k| b.contains(k));
     (400..500).contains(&status) || names_it
 }
 
@@ -336,7 +352,10 @@ mod tests {
     fn rejections() {
         assert!(is_schema_rejection(400, "response_format not supported"));
         assert!(is_schema_rejection(422, "bad field"));
-        assert!(is_schema_rejection(500, "Illegal param: \"response_format\" must be one of \"text\" or \"json_object\""));
+        assert!(is_schema_rejection(
+            500,
+            "Illegal param: \"response_format\" must be one of \"text\" or \"json_object\""
+        ));
         assert!(!is_schema_rejection(500, "internal error"));
         assert!(!is_schema_rejection(401, "bad key, json_schema"));
         assert!(!is_schema_rejection(429, "slow down"));

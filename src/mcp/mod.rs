@@ -83,32 +83,47 @@ impl LucyMcp {
         LucyMcp { st }
     }
 
-    #[tool(description = "List the dbModels (database schema models) this server plans queries for: name, description, table and pattern counts, whether a database is attached for execution.")]
+    #[tool(
+        description = "List the dbModels (database schema models) this server plans queries for: name, description, table and pattern counts, whether a database is attached for execution."
+    )]
     async fn list_models(&self) -> std::result::Result<CallToolResult, McpError> {
         done(Ok(api::model_list(&self.st)))
     }
 
-    #[tool(description = "Describe one dbModel: its tables with columns and descriptions, relationships, design patterns (m:m junctions, lookups, stars, snowflakes), constraints and core tables.")]
-    async fn describe_model(&self, Parameters(m): Parameters<ModelName>) -> std::result::Result<CallToolResult, McpError> {
+    #[tool(
+        description = "Describe one dbModel: its tables with columns and descriptions, relationships, design patterns (m:m junctions, lookups, stars, snowflakes), constraints and core tables."
+    )]
+    async fn describe_model(
+        &self,
+        Parameters(m): Parameters<ModelName>,
+    ) -> std::result::Result<CallToolResult, McpError> {
         done(api::model_detail(&self.st, &m.model))
     }
 
-    #[tool(description = "GenerateView without an LLM: for given relevant tables (and optional TABLE.column attributes) the constraint solver finds the join path that respects the model's keys and patterns and returns a CREATE VIEW statement, the joins, the walk and, when infeasible, why.")]
+    #[tool(
+        description = "GenerateView without an LLM: for given relevant tables (and optional TABLE.column attributes) the constraint solver finds the join path that respects the model's keys and patterns and returns a CREATE VIEW statement, the joins, the walk and, when infeasible, why."
+    )]
     async fn view(&self, Parameters(b): Parameters<ViewBody>) -> std::result::Result<CallToolResult, McpError> {
         done(api::view_core(&self.st, b).await)
     }
 
-    #[tool(description = "Answer a natural-language question over a dbModel end to end: MatchTables (LLM picks relevant tables), GenerateView (solver picks the joins), QueryView (LLM writes SQL over that one view, checked read-only), optionally executed on the model's database. Returns tables, view, SQL, rows, failure and a trace_id for `explain`.")]
+    #[tool(
+        description = "Answer a natural-language question over a dbModel end to end: MatchTables (LLM picks relevant tables), GenerateView (solver picks the joins), QueryView (LLM writes SQL over that one view, checked read-only), optionally executed on the model's database. Returns tables, view, SQL, rows, failure and a trace_id for `explain`."
+    )]
     async fn ask(&self, Parameters(b): Parameters<AskBody>) -> std::result::Result<CallToolResult, McpError> {
         done(api::ask_core(&self.st, b).await)
     }
 
-    #[tool(description = "Check a SQL query over the model's base tables against the model: joins that are not declared relationships, m:m tables joined without their junction (C3), lookups passed through (C4), forbidden tables or relationships, unknown names, aggregates inflated by fan-out. Returns findings with hints (empty: clean).")]
+    #[tool(
+        description = "Check a SQL query over the model's base tables against the model: joins that are not declared relationships, m:m tables joined without their junction (C3), lookups passed through (C4), forbidden tables or relationships, unknown names, aggregates inflated by fan-out. Returns findings with hints (empty: clean)."
+    )]
     async fn check(&self, Parameters(b): Parameters<CheckBody>) -> std::result::Result<CallToolResult, McpError> {
         done(api::check_core(&self.st, b).await)
     }
 
-    #[tool(description = "Explain an ask phase by phase (what MatchTables voted, which join path the solver took and why, what SQL was accepted or rejected): give the trace_id from `ask`, or a trace object written by `lucy ask --trace`.")]
+    #[tool(
+        description = "Explain an ask phase by phase (what MatchTables voted, which join path the solver took and why, what SQL was accepted or rejected): give the trace_id from `ask`, or a trace object written by `lucy ask --trace`."
+    )]
     async fn explain(&self, Parameters(e): Parameters<ExplainInput>) -> std::result::Result<CallToolResult, McpError> {
         done(explain(&self.st, e))
     }
@@ -120,8 +135,9 @@ fn explain(st: &AppState, e: ExplainInput) -> std::result::Result<Explained, Api
             .trace(&id)
             .map(|t| (*t).clone())
             .ok_or_else(|| ApiError::not_found(format!("no trace `{id}` in this session (ids come from `ask`)")))?,
-        (None, Some(v)) => serde_json::from_value(v)
-            .map_err(|err| ApiError::bad_request(format!("trace: not a lucy trace ({err}); pass what `lucy ask --trace FILE` wrote")))?,
+        (None, Some(v)) => serde_json::from_value(v).map_err(|err| {
+            ApiError::bad_request(format!("trace: not a lucy trace ({err}); pass what `lucy ask --trace FILE` wrote"))
+        })?,
         _ => return Err(ApiError::bad_request("give exactly one of trace_id and trace")),
     };
     let graph = st.model(&trace.model).ok().map(|m| m.graph.clone());

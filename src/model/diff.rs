@@ -54,7 +54,12 @@ fn by_name<T>(items: &[T], name: impl Fn(&T) -> &str) -> BTreeMap<String, &T> {
 fn rel_key(r: &Relationship) -> (String, String, Vec<(String, String)>, Cardinality) {
     let lower = |s: &str| s.to_ascii_lowercase();
     let (from, to, on, card) = if r.cardinality == Cardinality::OneToMany {
-        (lower(&r.to), lower(&r.from), r.on.iter().map(|[a, b]| (lower(b), lower(a))).collect::<Vec<_>>(), Cardinality::ManyToOne)
+        (
+            lower(&r.to),
+            lower(&r.from),
+            r.on.iter().map(|[a, b]| (lower(b), lower(a))).collect::<Vec<_>>(),
+            Cardinality::ManyToOne,
+        )
     } else {
         (lower(&r.from), lower(&r.to), r.on.iter().map(|[a, b]| (lower(a), lower(b))).collect(), r.cardinality)
     };
@@ -78,7 +83,10 @@ fn card(c: Cardinality) -> &'static str {
 }
 
 fn same_type(a: &str, b: &str) -> bool {
-    a.split_whitespace().collect::<Vec<_>>().join(" ").eq_ignore_ascii_case(&b.split_whitespace().collect::<Vec<_>>().join(" "))
+    a.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .eq_ignore_ascii_case(&b.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 fn table_changes(old: &Table, new: &Table, out: &mut Vec<Change>) {
@@ -209,7 +217,10 @@ mod tests {
         let a = model();
         let mut b = model();
         b.tables[0].name = "a".into();
-        b.relationships[0] = serde_json::from_value(serde_json::json!({"from": "b", "to": "a", "cardinality": "1:M", "on": [["ID", "B_ID"]]})).unwrap();
+        b.relationships[0] = serde_json::from_value(
+            serde_json::json!({"from": "b", "to": "a", "cardinality": "1:M", "on": [["ID", "B_ID"]]}),
+        )
+        .unwrap();
         b.tables[1].columns[0].sql_type = "integer".into();
         assert_eq!(diff(&a, &b), vec![]);
     }
@@ -223,7 +234,12 @@ mod tests {
         b.tables[0].columns[0].sql_type = "BIGINT".into();
         b.tables[0].columns[0].nullable = false;
         b.tables[1].primary_key = vec![];
-        b.tables.push(Table { name: "C".into(), description: None, primary_key: vec![], columns: vec![col("x", "TEXT")] });
+        b.tables.push(Table {
+            name: "C".into(),
+            description: None,
+            primary_key: vec![],
+            columns: vec![col("x", "TEXT")],
+        });
         b.relationships[0].cardinality = Cardinality::OneToOne;
         let lines: Vec<String> = diff(&a, &b).iter().map(|c| c.to_string()).collect();
         assert_eq!(

@@ -37,7 +37,9 @@ pub fn warnings(model: &DbModel) -> Vec<ModelIssue> {
     for (r, rel) in model.relationships.iter().enumerate() {
         // The "one" side of a M:1 / 1:M should be joined on its key.
         let (one, cols, side) = match rel.cardinality {
-            Cardinality::ManyToOne | Cardinality::OneToOne => (&rel.to, rel.on.iter().map(|p| &p[1]).collect::<Vec<_>>(), 1),
+            Cardinality::ManyToOne | Cardinality::OneToOne => {
+                (&rel.to, rel.on.iter().map(|p| &p[1]).collect::<Vec<_>>(), 1)
+            }
             Cardinality::OneToMany => (&rel.from, rel.on.iter().map(|p| &p[0]).collect::<Vec<_>>(), 0),
         };
         let Some(t) = lookup(one).map(|i| &model.tables[i]) else { continue };

@@ -13,8 +13,7 @@ use crate::error::ModelIssue;
 use crate::types::DbModel;
 
 /// Top-level fields of the native format, in the order they are checked.
-const TOP_FIELDS: [&str; 7] =
-    ["name", "description", "dialect", "tables", "relationships", "patterns", "constraints"];
+const TOP_FIELDS: [&str; 7] = ["name", "description", "dialect", "tables", "relationships", "patterns", "constraints"];
 
 /// Parse JSON text into a `Value`, or one issue with line and column. A
 /// leading UTF-8 byte-order mark is skipped (editors on Windows write one);
@@ -174,7 +173,12 @@ fn piecewise(v: &Value, file: Option<&str>) -> Vec<ModelIssue> {
     }
     for required in ["name", "tables"] {
         if !obj.contains_key(required) {
-            issues.push(issue(file, "$".into(), format!("missing field `{required}`"), "every dbModel needs `name` and `tables`"));
+            issues.push(issue(
+                file,
+                "$".into(),
+                format!("missing field `{required}`"),
+                "every dbModel needs `name` and `tables`",
+            ));
         }
     }
     let mut field = |key: &str, f: &mut dyn FnMut(&Value, &str) -> Vec<ModelIssue>| {
@@ -203,7 +207,12 @@ fn each<T: DeserializeOwned>(v: &Value, path: &str, file: Option<&str>) -> Vec<M
             .enumerate()
             .filter_map(|(i, x)| deserialize_at::<T>(x, &format!("{path}[{i}]"), file).err())
             .collect(),
-        None => vec![issue(file, path.into(), format!("expected an array, found {}", kind(v)), "write a JSON array `[...]`")],
+        None => vec![issue(
+            file,
+            path.into(),
+            format!("expected an array, found {}", kind(v)),
+            "write a JSON array `[...]`",
+        )],
     }
 }
 
@@ -301,7 +310,8 @@ mod tests {
 
     #[test]
     fn duplicate_keys_are_errors_at_their_path() {
-        let e = value(r#"{"name":"x","tables":[{"name":"A","columns":[],"name":"B"}],"name":"y"}"#, Some("m.json")).unwrap_err();
+        let e = value(r#"{"name":"x","tables":[{"name":"A","columns":[],"name":"B"}],"name":"y"}"#, Some("m.json"))
+            .unwrap_err();
         let got: Vec<(String, String)> = e.iter().map(|i| (i.path.clone(), i.message.clone())).collect();
         assert_eq!(
             got,

@@ -23,10 +23,8 @@ pub const CLOSE_MIN: f64 = 0.8;
 /// Jaro–Winkler), most similar first (ties in candidate order).
 pub fn ranked<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let n = name.to_lowercase();
-    let mut scored: Vec<(f64, &'a str)> = candidates
-        .map(|c| (strsim::jaro_winkler(&n, &c.to_lowercase()), c))
-        .filter(|(s, _)| *s > CLOSE_MIN)
-        .collect();
+    let mut scored: Vec<(f64, &'a str)> =
+        candidates.map(|c| (strsim::jaro_winkler(&n, &c.to_lowercase()), c)).filter(|(s, _)| *s > CLOSE_MIN).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     scored.into_iter().map(|(_, c)| c).collect()
 }
@@ -81,7 +79,11 @@ pub struct NotFound {
 
 impl fmt::Display for NotFound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let hint = if self.closest.is_empty() { String::new() } else { format!(" (did you mean {}?)", self.closest.join(", ")) };
+        let hint = if self.closest.is_empty() {
+            String::new()
+        } else {
+            format!(" (did you mean {}?)", self.closest.join(", "))
+        };
         match self.kind {
             NameKind::Table => write!(f, "unknown table `{}` in model `{}`{hint}", self.name, self.scope),
             NameKind::Column => {
@@ -185,7 +187,9 @@ impl Names {
 
     /// A table id by name, or [`NotFound`] with the closest table names.
     pub fn require_table(&self, name: &str) -> Result<TableId, NotFound> {
-        self.table(name).ok_or_else(|| NotFound::new(NameKind::Table, name, &self.model, self.table_names.iter().map(String::as_str)))
+        self.table(name).ok_or_else(|| {
+            NotFound::new(NameKind::Table, name, &self.model, self.table_names.iter().map(String::as_str))
+        })
     }
 
     /// A column of table `t` by name.
@@ -198,7 +202,10 @@ impl Names {
     pub fn require_column(&self, t: TableId, name: &str) -> Result<ColumnId, NotFound> {
         self.column(t, name).ok_or_else(|| {
             let cols = &self.column_names[t];
-            NotFound { known: cols.clone(), ..NotFound::new(NameKind::Column, name, &self.table_names[t], cols.iter().map(String::as_str)) }
+            NotFound {
+                known: cols.clone(),
+                ..NotFound::new(NameKind::Column, name, &self.table_names[t], cols.iter().map(String::as_str))
+            }
         })
     }
 
@@ -228,7 +235,11 @@ impl Names {
         }
         Err(match first_miss {
             Some(e) => e.into(),
-            None => self.require_table(s[..dots[0]].trim()).err().map(Error::from).unwrap_or_else(|| Error::Input(format!("`{s}` is not TABLE.column"))),
+            None => self
+                .require_table(s[..dots[0]].trim())
+                .err()
+                .map(Error::from)
+                .unwrap_or_else(|| Error::Input(format!("`{s}` is not TABLE.column"))),
         })
     }
 
@@ -256,7 +267,9 @@ impl Names {
     /// [`Names::relationship_ref`], or [`NotFound`] with the closest
     /// relationship names.
     pub fn require_relationship_ref(&self, s: &str) -> Result<RelRef, NotFound> {
-        self.relationship_ref(s).ok_or_else(|| NotFound::new(NameKind::Relationship, s, &self.model, self.rel_names.iter().map(String::as_str)))
+        self.relationship_ref(s).ok_or_else(|| {
+            NotFound::new(NameKind::Relationship, s, &self.model, self.rel_names.iter().map(String::as_str))
+        })
     }
 
     /// Relationships between `a` and `b`, either direction, in model order.
@@ -285,7 +298,11 @@ impl Names {
         }
         let Some(at) = s.match_indices('@').map(|(i, _)| i).find(|&i| self.table(s[..i].trim()).is_some()) else {
             let head = s.split('@').next().unwrap_or(s).trim();
-            return Err(self.require_table(head).err().map(Error::from).unwrap_or_else(|| Error::Input(format!("`{s}` is not TABLE or TABLE@role"))));
+            return Err(self
+                .require_table(head)
+                .err()
+                .map(Error::from)
+                .unwrap_or_else(|| Error::Input(format!("`{s}` is not TABLE or TABLE@role"))));
         };
         let t = self.table(s[..at].trim()).expect("checked above");
         let role = s[at + 1..].trim();
@@ -314,9 +331,13 @@ impl Names {
             }
         };
         if role.is_empty() {
-            return Err(Error::Input(format!("`{tname}@` names no role: write {tname}@ROLE ({})", self.role_choices(t))));
+            return Err(Error::Input(format!(
+                "`{tname}@` names no role: write {tname}@ROLE ({})",
+                self.role_choices(t)
+            )));
         }
-        let by_role: Vec<RelId> = mine.iter().copied().filter(|&r| self.roles[r].as_deref() == Some(lower.as_str())).collect();
+        let by_role: Vec<RelId> =
+            mine.iter().copied().filter(|&r| self.roles[r].as_deref() == Some(lower.as_str())).collect();
         if let Some(x) = found(by_role) {
             return x;
         }
@@ -329,9 +350,16 @@ impl Names {
             .copied()
             .filter(|&r| {
                 let (a, b) = self.endpoints[r].expect("resolved");
-                let (other, side) = if a == b { (a, 0) } else if a == t { (b, 1) } else { (a, 0) };
+                let (other, side) = if a == b {
+                    (a, 0)
+                } else if a == t {
+                    (b, 1)
+                } else {
+                    (a, 0)
+                };
                 role.match_indices('.').any(|(i, _)| {
-                    self.table(&role[..i]) == Some(other) && self.on[r].iter().any(|p| p[side] == role[i + 1..].trim().to_lowercase())
+                    self.table(&role[..i]) == Some(other)
+                        && self.on[r].iter().any(|p| p[side] == role[i + 1..].trim().to_lowercase())
                 })
             })
             .collect();
@@ -351,7 +379,10 @@ impl Names {
                 return x;
             }
         }
-        Err(Error::Input(format!("`{tname}@{role}`: no relationship of {tname} is named by `{role}`; {}", self.role_choices(t))))
+        Err(Error::Input(format!(
+            "`{tname}@{role}`: no relationship of {tname} is named by `{role}`; {}",
+            self.role_choices(t)
+        )))
     }
 
     /// "TABLE joins through: role (id), …" for error messages.
@@ -466,9 +497,16 @@ mod tests {
         assert_eq!(n.instance("ORDERS@ship_address").unwrap(), (0, Some(0)));
         assert_eq!(n.instance("my@table").unwrap(), (3, None));
         let e = n.instance("ADDRESS@ORDERS").unwrap_err().to_string();
-        assert!(e.contains("ambiguous") && e.contains("billing") && e.contains("ORDERS(ship_address_id)->ADDRESS(id)"), "{e}");
+        assert!(
+            e.contains("ambiguous") && e.contains("billing") && e.contains("ORDERS(ship_address_id)->ADDRESS(id)"),
+            "{e}"
+        );
         let e = n.instance("ADDRESS@shipping").unwrap_err().to_string();
-        assert!(e.contains("no relationship of ADDRESS is named by `shipping`") && e.contains("ship_address (ORDERS(ship_address_id)->ADDRESS(id))"), "{e}");
+        assert!(
+            e.contains("no relationship of ADDRESS is named by `shipping`")
+                && e.contains("ship_address (ORDERS(ship_address_id)->ADDRESS(id))"),
+            "{e}"
+        );
         let e = n.instance("ADDRES@ship_address").unwrap_err().to_string();
         assert!(e.contains("unknown table `ADDRES`") && e.contains("did you mean ADDRESS"), "{e}");
         assert!(n.instance("ADDRESS@").unwrap_err().to_string().contains("names no role"));

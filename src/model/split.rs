@@ -39,7 +39,9 @@ impl Origins {
     /// Rewrite a normalized-model path (`$.tables[2].columns[0]`) to the
     /// entry of the main file it came from (`$.tables.Account.columns[0]`).
     pub fn locate(&self, path: &str) -> String {
-        for (prefix, list) in [("$.tables[", &self.tables), ("$.relationships[", &self.relationships), ("$.patterns[", &self.patterns)] {
+        for (prefix, list) in
+            [("$.tables[", &self.tables), ("$.relationships[", &self.relationships), ("$.patterns[", &self.patterns)]
+        {
             let Some(rest) = path.strip_prefix(prefix) else { continue };
             let Some((idx, tail)) = rest.split_once(']') else { continue };
             if let Some(origin) = idx.parse::<usize>().ok().and_then(|i| list.get(i)) {
@@ -64,9 +66,14 @@ pub fn convert_with_origins(v: &Value, file: Option<&str>, base: &Path) -> Resul
     let mut origins = Origins::default();
     let mut cx = Cx { file, base, out: Vec::new() };
     let obj = v.as_object().cloned().unwrap_or_default();
-    const FIELDS: [&str; 7] = ["name", "description", "dialect", "tables", "constraints", "patterns", "user_constraints"];
+    const FIELDS: [&str; 7] =
+        ["name", "description", "dialect", "tables", "constraints", "patterns", "user_constraints"];
     for key in obj.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
-        cx.err(path("$", key), format!("unknown top-level field `{key}` in a split-form dbModel"), &format!("allowed: {}", FIELDS.join(", ")));
+        cx.err(
+            path("$", key),
+            format!("unknown top-level field `{key}` in a split-form dbModel"),
+            &format!("allowed: {}", FIELDS.join(", ")),
+        );
     }
     let name = match obj.get("name") {
         Some(n) => cx.de::<String>(n, "$.name").unwrap_or_default(),
@@ -77,7 +84,8 @@ pub fn convert_with_origins(v: &Value, file: Option<&str>, base: &Path) -> Resul
     };
     let description = obj.get("description").and_then(|d| cx.de::<Option<String>>(d, "$.description")).flatten();
     let dialect = obj.get("dialect").and_then(|d| cx.de::<Option<Dialect>>(d, "$.dialect")).flatten();
-    let constraints = obj.get("user_constraints").and_then(|c| cx.de::<Constraints>(c, "$.user_constraints")).unwrap_or_default();
+    let constraints =
+        obj.get("user_constraints").and_then(|c| cx.de::<Constraints>(c, "$.user_constraints")).unwrap_or_default();
 
     let mut tables = Vec::new();
     if let Some(Value::Object(entries)) = obj.get("tables") {
@@ -131,7 +139,11 @@ impl Cx<'_> {
         match v {
             Value::Object(m) => m.clone(),
             other => {
-                self.err(at.into(), format!("expected an object, found {}", kind(other)), "in the split form this block is an object keyed by name");
+                self.err(
+                    at.into(),
+                    format!("expected an object, found {}", kind(other)),
+                    "in the split form this block is an object keyed by name",
+                );
                 Map::new()
             }
         }
@@ -141,7 +153,11 @@ impl Cx<'_> {
     fn table(&mut self, key: &str, entry: &Value) -> Option<Table> {
         let at = path("$.tables", key);
         let Value::Object(e) = entry else {
-            self.err(at, format!("expected an object, found {}", kind(entry)), "a table entry has `primary`, `path` and `path_to_types`");
+            self.err(
+                at,
+                format!("expected an object, found {}", kind(entry)),
+                "a table entry has `primary`, `path` and `path_to_types`",
+            );
             return None;
         };
         let primary_key = match e.get("primary").or_else(|| e.get("primary_key")) {
@@ -149,7 +165,11 @@ impl Cx<'_> {
             None => Vec::new(),
         };
         let Some(desc_path) = e.get("path").and_then(Value::as_str) else {
-            self.err(format!("{at}.path"), format!("table `{key}` has no `path` to its <Table>.json file"), "add \"path\": \"<Table>.json\"");
+            self.err(
+                format!("{at}.path"),
+                format!("table `{key}` has no `path` to its <Table>.json file"),
+                "add \"path\": \"<Table>.json\"",
+            );
             return None;
         };
         let (desc_file, descs) = self.read_object(desc_path, &format!("{at}.path"))?;
@@ -185,7 +205,12 @@ impl Cx<'_> {
                     continue;
                 }
                 let Value::Object(spec) = spec else {
-                    self.out.push(issue(Some(&types_file), path("$", col), format!("expected {{\"type\", \"default\"}}, found {}", kind(spec)), "write \"column\": {\"type\": \"bigint\", \"default\": \"NOT NULL\"}"));
+                    self.out.push(issue(
+                        Some(&types_file),
+                        path("$", col),
+                        format!("expected {{\"type\", \"default\"}}, found {}", kind(spec)),
+                        "write \"column\": {\"type\": \"bigint\", \"default\": \"NOT NULL\"}",
+                    ));
                     continue;
                 };
                 let sql_type = spec.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -197,7 +222,9 @@ impl Cx<'_> {
         for (col, d) in col_desc {
             match columns.iter_mut().find(|c| c.name.eq_ignore_ascii_case(&col)) {
                 Some(c) => c.description = Some(d),
-                None => columns.push(Column { name: col, sql_type: String::new(), nullable: true, description: Some(d) }),
+                None => {
+                    columns.push(Column { name: col, sql_type: String::new(), nullable: true, description: Some(d) })
+                }
             }
         }
         Some(Table { name: key.to_string(), description, primary_key, columns })
@@ -210,14 +237,23 @@ impl Cx<'_> {
         let text = match std::fs::read_to_string(&full) {
             Ok(t) => t,
             Err(e) => {
-                self.err(at.into(), format!("cannot read `{shown}`: {e}"), "paths are relative to the main dbModel file");
+                self.err(
+                    at.into(),
+                    format!("cannot read `{shown}`: {e}"),
+                    "paths are relative to the main dbModel file",
+                );
                 return None;
             }
         };
         match super::parse::value(&text, Some(&shown)) {
             Ok(Value::Object(m)) => Some((shown, m)),
             Ok(other) => {
-                self.out.push(issue(Some(&shown), "$".into(), format!("expected a JSON object, found {}", kind(&other)), "see Appendix D.1.1 of the Lucy paper"));
+                self.out.push(issue(
+                    Some(&shown),
+                    "$".into(),
+                    format!("expected a JSON object, found {}", kind(&other)),
+                    "see Appendix D.1.1 of the Lucy paper",
+                ));
                 None
             }
             Err(e) => {
@@ -240,7 +276,9 @@ impl Cx<'_> {
         };
         let fks: Vec<(String, &Value)> = match entry.get("foreign_relation") {
             Some(Value::Array(items)) if items.len() == 1 => vec![(format!("{at}.foreign_relation[0]"), &items[0])],
-            Some(Value::Array(items)) => items.iter().enumerate().map(|(i, x)| (format!("{at}.foreign_relation[{i}]"), x)).collect(),
+            Some(Value::Array(items)) => {
+                items.iter().enumerate().map(|(i, x)| (format!("{at}.foreign_relation[{i}]"), x)).collect()
+            }
             Some(x) => vec![(format!("{at}.foreign_relation"), x)],
             None => {
                 self.err(at, "relationship has no `foreign_relation`".into(), "add {\"FOREIGN\": [...], \"foreign_relation_ref_table\": ..., \"foreign_relation_ref_table_keys\": [...]}");
@@ -255,11 +293,19 @@ impl Cx<'_> {
                 .and_then(|c| self.de::<Vec<String>>(c, &format!("{fat}.foreign_relation_ref_table_keys")));
             let to = fk.get("foreign_relation_ref_table").and_then(Value::as_str).or(names.get(1).copied());
             let (Some(cols), Some(keys), Some(to)) = (cols, keys, to) else {
-                self.err(fat, "incomplete foreign_relation".into(), "give FOREIGN, foreign_relation_ref_table and foreign_relation_ref_table_keys");
+                self.err(
+                    fat,
+                    "incomplete foreign_relation".into(),
+                    "give FOREIGN, foreign_relation_ref_table and foreign_relation_ref_table_keys",
+                );
                 continue;
             };
             if cols.len() != keys.len() {
-                self.err(fat, format!("{} FOREIGN columns but {} referenced keys", cols.len(), keys.len()), "list one referenced key per foreign column");
+                self.err(
+                    fat,
+                    format!("{} FOREIGN columns but {} referenced keys", cols.len(), keys.len()),
+                    "list one referenced key per foreign column",
+                );
                 continue;
             }
             out.push(Relationship {
@@ -268,7 +314,11 @@ impl Cx<'_> {
                 to: to.to_string(),
                 cardinality,
                 on: cols.into_iter().zip(keys).map(|(a, b)| [a, b]).collect(),
-                description: entry.get("description").and_then(Value::as_str).filter(|d| !d.is_empty()).map(str::to_string),
+                description: entry
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .filter(|d| !d.is_empty())
+                    .map(str::to_string),
                 role: None,
                 role_description: None,
                 via: None,
@@ -287,10 +337,16 @@ impl Cx<'_> {
         let ty = e.get("type").and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
         if let Some(m) = e.get("m2m_relation") {
             let m2m = format!("{at}.m2m_relation");
-            let junction = m.get("m2m_middle_table").and_then(|v| self.de::<String>(v, &format!("{m2m}.m2m_middle_table")));
-            let sides = m.get("m2m_side_tables").and_then(|v| self.de::<[String; 2]>(v, &format!("{m2m}.m2m_side_tables")));
+            let junction =
+                m.get("m2m_middle_table").and_then(|v| self.de::<String>(v, &format!("{m2m}.m2m_middle_table")));
+            let sides =
+                m.get("m2m_side_tables").and_then(|v| self.de::<[String; 2]>(v, &format!("{m2m}.m2m_side_tables")));
             let (Some(junction), Some(sides)) = (junction, sides) else {
-                self.err(m2m, "m2m_relation needs m2m_middle_table and two m2m_side_tables".into(), "see Appendix D.1.3");
+                self.err(
+                    m2m,
+                    "m2m_relation needs m2m_middle_table and two m2m_side_tables".into(),
+                    "see Appendix D.1.3",
+                );
                 return None;
             };
             // m2m_relation_one/two name table pairs; use the relationship
@@ -316,7 +372,11 @@ impl Cx<'_> {
             // convention; order the names by the side they touch.
             let relationships = match (one, two) {
                 (Some(a), Some(b)) => {
-                    let touches = |id: &str, side: &str| rels.iter().any(|r| r.id() == id && (r.from.eq_ignore_ascii_case(side) || r.to.eq_ignore_ascii_case(side)));
+                    let touches = |id: &str, side: &str| {
+                        rels.iter().any(|r| {
+                            r.id() == id && (r.from.eq_ignore_ascii_case(side) || r.to.eq_ignore_ascii_case(side))
+                        })
+                    };
                     if touches(&a, &sides[0]) && touches(&b, &sides[1]) {
                         Some([a, b])
                     } else if touches(&b, &sides[0]) && touches(&a, &sides[1]) {
@@ -379,14 +439,22 @@ impl Cx<'_> {
                 .filter_map(|(i, x)| match x {
                     Value::String(s) => Some(PatternNode::leaf(s.clone())),
                     other => {
-                        self.err(format!("{at}[{i}]"), format!("expected a table name, found {}", kind(other)), "list child tables by name");
+                        self.err(
+                            format!("{at}[{i}]"),
+                            format!("expected a table name, found {}", kind(other)),
+                            "list child tables by name",
+                        );
                         None
                     }
                 })
                 .collect(),
             Value::Object(m) => m.iter().map(|(k, x)| self.node(k, x, &path(at, k))).collect(),
             other => {
-                self.err(at.into(), format!("expected children (array or object), found {}", kind(other)), "write \"Table\": [\"Child\", ...]");
+                self.err(
+                    at.into(),
+                    format!("expected children (array or object), found {}", kind(other)),
+                    "write \"Table\": [\"Child\", ...]",
+                );
                 Vec::new()
             }
         };

@@ -49,7 +49,12 @@ pub fn ddl(graph: &SchemaGraph, tables: Option<&[TableId]>, comments: bool) -> S
             if graph.table_id(&r.from) == Some(t) && r.cardinality != crate::types::Cardinality::OneToMany {
                 let local: Vec<&str> = r.on.iter().map(|p| p[0].as_str()).collect();
                 let remote: Vec<&str> = r.on.iter().map(|p| p[1].as_str()).collect();
-                lines.push(format!("  FOREIGN KEY ({}) REFERENCES {}({})", local.join(", "), graph.name(other), remote.join(", ")));
+                lines.push(format!(
+                    "  FOREIGN KEY ({}) REFERENCES {}({})",
+                    local.join(", "),
+                    graph.name(other),
+                    remote.join(", ")
+                ));
             }
         }
         let n = lines.len();

@@ -154,18 +154,32 @@ fn view_section(s: &mut String, v: &ViewTrace) {
     }
     // The view starts from its first instance; named apart from its table
     // (a role instance), it is said.
-    if let Some(i) = r.tables.first().and_then(|t| r.grain.instance(t)).filter(|i| !i.table.eq_ignore_ascii_case(&i.instance)) {
+    if let Some(i) =
+        r.tables.first().and_then(|t| r.grain.instance(t)).filter(|i| !i.table.eq_ignore_ascii_case(&i.instance))
+    {
         let _ = writeln!(s, "  from {} (an instance of {})", i.instance, i.table);
     }
     for j in &r.joins {
         let on: Vec<String> = j.on.iter().map(|p| format!("{} = {}", p[0], p[1])).collect();
         // A second instance of a table (a role, a subtype, a revisit) is
         // named by its alias: say which table it is.
-        let of = r.grain.instance(&j.right).filter(|i| !i.table.eq_ignore_ascii_case(&j.right)).map(|i| format!(" (an instance of {})", i.table));
+        let of = r
+            .grain
+            .instance(&j.right)
+            .filter(|i| !i.table.eq_ignore_ascii_case(&j.right))
+            .map(|i| format!(" (an instance of {})", i.table));
         let _ = writeln!(s, "  {:?} join {}{} on {}", j.kind, j.right, of.unwrap_or_default(), on.join(" AND "));
     }
     for a in &r.ambiguities {
-        let _ = writeln!(s, "ambiguity: {} – {}: chose {} among {} ({})", a.left, a.right, a.chosen, a.candidates.join(", "), a.reason);
+        let _ = writeln!(
+            s,
+            "ambiguity: {} – {}: chose {} among {} ({})",
+            a.left,
+            a.right,
+            a.chosen,
+            a.candidates.join(", "),
+            a.reason
+        );
     }
     for line in crate::view::grain::describe(&r.grain) {
         let _ = writeln!(s, "{line}");
@@ -198,12 +212,21 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
                 let _ = writeln!(s, "- {label} ({}):\n{}", a.extraction, indent(sql));
             }
             None => {
-                let _ = writeln!(s, "- {label}: no SQL found in {:?}", a.call.choices.first().map(|c| short(c)).unwrap_or_default());
+                let _ = writeln!(
+                    s,
+                    "- {label}: no SQL found in {:?}",
+                    a.call.choices.first().map(|c| short(c)).unwrap_or_default()
+                );
             }
         }
         match (&a.validation.ok, &a.validation.error) {
             (true, _) => {
-                let _ = writeln!(s, "    guard: ok (reads {}; columns {})", list_or_none(&a.validation.relations), list_or_none(&a.validation.columns));
+                let _ = writeln!(
+                    s,
+                    "    guard: ok (reads {}; columns {})",
+                    list_or_none(&a.validation.relations),
+                    list_or_none(&a.validation.columns)
+                );
             }
             (false, Some(e)) => {
                 let _ = writeln!(s, "    guard: rejected: {e}");
@@ -231,7 +254,13 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
         }
         if let Some(x) = &a.execution {
             if x.ok {
-                let _ = writeln!(s, "    executed: {} row(s), columns {} ({:.0} ms)", x.row_count, x.columns.join(", "), x.ms);
+                let _ = writeln!(
+                    s,
+                    "    executed: {} row(s), columns {} ({:.0} ms)",
+                    x.row_count,
+                    x.columns.join(", "),
+                    x.ms
+                );
                 for r in x.sample_rows.iter().take(5) {
                     let cells: Vec<String> = r.iter().map(|v| v.to_string()).collect();
                     let _ = writeln!(s, "      {}", cells.join(" | "));
@@ -259,8 +288,11 @@ pub fn summary(t: &Trace) -> serde_json::Value {
         .flat_map(|m| m.steps.iter())
         .map(|st| json!({"prompt": st.prompt, "subject": st.subject, "votes": st.votes, "remaps": st.remaps, "warnings": st.warnings, "structured": st.call.structured}))
         .collect();
-    let costs: serde_json::Map<String, serde_json::Value> =
-        t.phase_costs().into_iter().map(|(k, v)| (k.to_string(), serde_json::to_value(v).unwrap_or_default())).collect();
+    let costs: serde_json::Map<String, serde_json::Value> = t
+        .phase_costs()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), serde_json::to_value(v).unwrap_or_default()))
+        .collect();
     json!({
         "question": t.question,
         "method": t.method,
@@ -281,7 +313,11 @@ pub fn summary(t: &Trace) -> serde_json::Value {
 }
 
 fn list_or_none(v: &[String]) -> String {
-    if v.is_empty() { "none".into() } else { v.join(", ") }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
 }
 
 fn indent(text: &str) -> String {

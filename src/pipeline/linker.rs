@@ -43,7 +43,12 @@ impl Linker {
 
     /// The core tables MatchTables may offer (`None`: all), for the
     /// strategies that prefilter.
-    pub(super) fn restriction(&self, graph: &SchemaGraph, question: &str, llm: Option<&dyn ChatModel>) -> Result<Option<Vec<String>>> {
+    pub(super) fn restriction(
+        &self,
+        graph: &SchemaGraph,
+        question: &str,
+        llm: Option<&dyn ChatModel>,
+    ) -> Result<Option<Vec<String>>> {
         match self {
             Linker::CrushPrefilter { budget, probes } => {
                 let embedder = MiniLm::load_default()?;
@@ -60,7 +65,9 @@ impl Linker {
     pub(super) fn offline(&self, graph: &SchemaGraph, question: &str) -> Result<Option<(Relevance, String)>> {
         let Linker::Offline { budget } = self else { return Ok(None) };
         let embedder = MiniLm::load_default().map_err(|e| {
-            Error::Input(format!("{NOT_CONFIGURED_HINT}. The offline linker used without an LLM is unavailable too: {e}"))
+            Error::Input(format!(
+                "{NOT_CONFIGURED_HINT}. The offline linker used without an LLM is unavailable too: {e}"
+            ))
         })?;
         let (tables, columns) = crush::embedding_link(graph, question, *budget, &embedder)?;
         let mut tids = Vec::new();

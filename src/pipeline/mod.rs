@@ -15,9 +15,9 @@ pub mod linker;
 pub use linker::Linker;
 pub mod summary;
 
-pub use summary::AskSummary;
 /// Moved to [`crate::llm::traced`]; this alias keeps old paths working.
 pub use crate::llm::traced as llm_call;
+pub use summary::AskSummary;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -181,7 +181,13 @@ fn no_llm(phase: &str) -> Error {
     ))
 }
 
-fn new_trace(graph: &SchemaGraph, method: &str, question: &str, opts: &AskOptions, llm: Option<&dyn ChatModel>) -> Trace {
+fn new_trace(
+    graph: &SchemaGraph,
+    method: &str,
+    question: &str,
+    opts: &AskOptions,
+    llm: Option<&dyn ChatModel>,
+) -> Trace {
     Trace {
         version: TRACE_VERSION,
         lucy_version: env!("CARGO_PKG_VERSION").into(),
@@ -253,7 +259,8 @@ pub fn given_relevance(graph: &SchemaGraph, tables: &[String], attrs: &[String])
     // an `--attrs` entry names one of the table's.
     for r in roles {
         if !rel.columns.iter().any(|c| c.table == r.table) {
-            rel.columns.extend((0..graph.table(r.table).columns.len()).map(|column| ColumnId { table: r.table, column }));
+            rel.columns
+                .extend((0..graph.table(r.table).columns.len()).map(|column| ColumnId { table: r.table, column }));
         }
         rel.add_role(r);
     }
@@ -323,7 +330,8 @@ pub fn ask_observed(
         _ if offline => Some(StopAfter::View),
         s => s,
     };
-    let needs_llm = opts.sql.is_none() && (!(given || offline) || !matches!(stop, Some(StopAfter::Match | StopAfter::View)));
+    let needs_llm =
+        opts.sql.is_none() && (!(given || offline) || !matches!(stop, Some(StopAfter::Match | StopAfter::View)));
     if needs_llm && llm.is_none() {
         return Err(no_llm(if given { "QueryView" } else { "MatchTables" }));
     }
@@ -407,7 +415,10 @@ pub fn ask_observed(
             vt.result = Some(v);
             out.trace.generate_view = Some(vt);
             observe("generate_view", &out.trace);
-            return finish(out, Some(failure("generate_view", "infeasible", format!("GenerateView infeasible: {why}"))));
+            return finish(
+                out,
+                Some(failure("generate_view", "infeasible", format!("GenerateView infeasible: {why}"))),
+            );
         }
         Ok(v) => v,
         Err(e) => {
@@ -454,14 +465,15 @@ pub fn ask_observed(
     } else {
         let Some(llm) = llm else { return Err(no_llm("QueryView")) };
         let ddl_text;
-    let schema = if opts.schema_context {
-        let ids: Vec<TableId> = view.tables.iter().filter_map(|t| graph.table_id(t)).collect();
-        ddl_text = ddl::ddl(graph, Some(&ids), true);
-        Some(ddl_text.as_str())
-    } else {
-        None
-    };
-        let (prompt_name, prompt) = query::view_prompt(&prompts, &view, question, dialect, schema, opts.evidence.as_deref())?;
+        let schema = if opts.schema_context {
+            let ids: Vec<TableId> = view.tables.iter().filter_map(|t| graph.table_id(t)).collect();
+            ddl_text = ddl::ddl(graph, Some(&ids), true);
+            Some(ddl_text.as_str())
+        } else {
+            None
+        };
+        let (prompt_name, prompt) =
+            query::view_prompt(&prompts, &view, question, dialect, schema, opts.evidence.as_deref())?;
         let task = SqlTask {
             prompt_name,
             prompt,
@@ -500,7 +512,12 @@ pub fn ask_observed(
 /// Every table and column name of the model: names a query over the view
 /// may not define (see `query::grammar`).
 fn model_names(graph: &SchemaGraph) -> Vec<String> {
-    graph.model().tables.iter().flat_map(|t| std::iter::once(t.name.clone()).chain(t.columns.iter().map(|c| c.name.clone()))).collect()
+    graph
+        .model()
+        .tables
+        .iter()
+        .flat_map(|t| std::iter::once(t.name.clone()).chain(t.columns.iter().map(|c| c.name.clone())))
+        .collect()
 }
 
 /// The PROMPTB baseline (Appendix C.1.1): the whole schema's DDL and the
@@ -522,8 +539,12 @@ pub fn direct_sql(
     let method = if opts.direct_check { "direct+check" } else { "direct" };
     let mut trace = new_trace(graph, method, question, opts, llm.filter(|_| opts.sql.is_none()));
     trace.evidence = evidence.map(str::to_string).or(trace.evidence.take());
-    let tables: Vec<(String, Vec<String>)> =
-        graph.model().tables.iter().map(|t| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect())).collect();
+    let tables: Vec<(String, Vec<String>)> = graph
+        .model()
+        .tables
+        .iter()
+        .map(|t| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect()))
+        .collect();
     let run_it = opts.stop_after != Some(StopAfter::Sql);
     let exec = opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
         db,

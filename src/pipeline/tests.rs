@@ -9,7 +9,8 @@ fn ddo() -> SchemaGraph {
 }
 
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
-const Q1: &str = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
+const Q1: &str =
+    "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 
 fn q1_chat() -> FakeChat {
     FakeChat::new()
@@ -27,7 +28,11 @@ fn q1_end_to_end_through_the_m_to_m() {
     assert!(o.failure.is_none(), "{:?}", o.failure);
     assert_eq!(o.tables, ["CLIENT", "DATACENTER"]);
     let view = o.view.as_ref().unwrap();
-    assert!(view.tables.iter().any(|t| t == "RSPOOL2CLIENT"), "the view joins through the m:m junction: {:?}", view.tables);
+    assert!(
+        view.tables.iter().any(|t| t == "RSPOOL2CLIENT"),
+        "the view joins through the m:m junction: {:?}",
+        view.tables
+    );
     assert!(!view.tables.iter().any(|t| t == "LOCATION"), "never through the lookup");
     assert_eq!(o.rows.as_ref().unwrap().rows.len(), 29);
     let t = &o.trace;
@@ -41,7 +46,11 @@ fn q1_end_to_end_through_the_m_to_m() {
 
 #[test]
 fn offline_view_from_given_tables() {
-    let opts = AskOptions { tables: vec!["client".into(), "DATACENTER".into()], stop_after: Some(StopAfter::View), ..AskOptions::default() };
+    let opts = AskOptions {
+        tables: vec!["client".into(), "DATACENTER".into()],
+        stop_after: Some(StopAfter::View),
+        ..AskOptions::default()
+    };
     let o = ask(&ddo(), Q1, &opts, None).unwrap();
     assert_eq!(o.stopped_after, Some(StopAfter::View));
     let v = o.view.unwrap();
@@ -61,7 +70,10 @@ fn given_attrs_are_validated() {
     assert_eq!(t, ["CLIENT", "DATACENTER"]);
     assert_eq!(a[0], ColumnRef::new("CLIENT", "name"));
     assert_eq!(a.len(), 1 + g.table(g.table_id("DATACENTER").unwrap()).columns.len());
-    assert!(given_relevance(&g, &[], &["CLIENT.salary".into()]).unwrap_err().to_string().contains("CLIENT has columns id, name"));
+    assert!(given_relevance(&g, &[], &["CLIENT.salary".into()])
+        .unwrap_err()
+        .to_string()
+        .contains("CLIENT has columns id, name"));
     assert!(given_relevance(&g, &["CUSTOMERS".into()], &[]).unwrap_err().to_string().contains("unknown table"));
     assert!(given_relevance(&g, &[], &["name".into()]).is_err());
 }
@@ -69,7 +81,8 @@ fn given_attrs_are_validated() {
 #[test]
 fn given_role_instances_reach_the_view() {
     let g = ddo();
-    let tables: Vec<String> = ["CLIENT", "DATACENTER", "LOCATION@CLIENT", "LOCATION@DATACENTER.loc_id"].map(String::from).to_vec();
+    let tables: Vec<String> =
+        ["CLIENT", "DATACENTER", "LOCATION@CLIENT", "LOCATION@DATACENTER.loc_id"].map(String::from).to_vec();
     let attrs: Vec<String> = ["CLIENT.name", "DATACENTER.name", "LOCATION.city"].map(String::from).to_vec();
     let rel = given_relevance(&g, &tables, &attrs).unwrap();
     let (t, a) = relevance_names(&g, &rel);
@@ -102,7 +115,13 @@ fn failures_come_back_with_the_trace() {
         .on(&["JSON schema of the table CLIENT"], &["[name]"])
         .on(&["cannot be used"], &["SELECT secret FROM lucy_view"])
         .on(&["I created a view table"], &["DROP TABLE CLIENT"]);
-    let o = ask(&ddo(), "names?", &AskOptions { execute: Some(crate::sql::exec::Database::Sqlite(DB.into())), ..AskOptions::default() }, Some(&chat)).unwrap();
+    let o = ask(
+        &ddo(),
+        "names?",
+        &AskOptions { execute: Some(crate::sql::exec::Database::Sqlite(DB.into())), ..AskOptions::default() },
+        Some(&chat),
+    )
+    .unwrap();
     let f = o.failure.unwrap();
     assert_eq!((f.phase.as_str(), f.kind.as_str()), ("query_view", "sql_rejected"), "{}", f.message);
     assert!(f.message.contains("column `secret`"), "{}", f.message);
@@ -120,10 +139,13 @@ fn direct_baseline_uses_prompt_b_and_the_table_guard() {
     assert!(o.failure.is_none(), "{:?}", o.failure);
     assert_eq!(o.rows.unwrap().rows.len(), 29);
     let msg = &o.trace.query_view.as_ref().unwrap().attempts[0].call.messages[0].content;
-    assert!(msg.contains("CREATE TABLE RSPOOL2CLIENT") && msg.contains("Additional knowledge to answer: dev = development"));
+    assert!(
+        msg.contains("CREATE TABLE RSPOOL2CLIENT") && msg.contains("Additional knowledge to answer: dev = development")
+    );
     assert_eq!(o.trace.method, "direct");
     // A hallucinated column is caught by the same guard.
-    let chat = FakeChat::new().on(&["DDL"], &["SELECT amount FROM TAX"]).on(&["cannot be used"], &["SELECT amount FROM TAX"]);
+    let chat =
+        FakeChat::new().on(&["DDL"], &["SELECT amount FROM TAX"]).on(&["cannot be used"], &["SELECT amount FROM TAX"]);
     let o = direct_sql(&ddo(), "total tax?", None, &opts, Some(&chat)).unwrap();
     assert!(o.failure.unwrap().message.contains("column `amount`"));
 }

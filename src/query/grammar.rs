@@ -24,19 +24,111 @@ use crate::types::Dialect;
 
 /// SQL keywords that can never be a name the query defines.
 const KEYWORDS: &[&str] = &[
-    "select", "from", "where", "group", "by", "having", "order", "limit", "offset", "union", "all", "intersect", "except",
-    "distinct", "as", "on", "using", "join", "left", "right", "inner", "outer", "cross", "full", "natural", "and", "or",
-    "not", "in", "is", "null", "like", "glob", "ilike", "between", "exists", "case", "when", "then", "else", "end", "cast",
-    "with", "recursive", "asc", "desc", "nulls", "first", "last", "true", "false", "escape", "insert", "update", "delete",
-    "drop", "create", "alter", "attach", "detach", "pragma", "replace", "into", "values", "set", "table", "view",
-    "index", "trigger", "begin", "commit", "rollback", "vacuum", "over", "partition", "window", "filter", "collate",
-    "interval", "extract", "current_date", "current_time", "current_timestamp", "returning", "lateral", "fetch", "top",
+    "select",
+    "from",
+    "where",
+    "group",
+    "by",
+    "having",
+    "order",
+    "limit",
+    "offset",
+    "union",
+    "all",
+    "intersect",
+    "except",
+    "distinct",
+    "as",
+    "on",
+    "using",
+    "join",
+    "left",
+    "right",
+    "inner",
+    "outer",
+    "cross",
+    "full",
+    "natural",
+    "and",
+    "or",
+    "not",
+    "in",
+    "is",
+    "null",
+    "like",
+    "glob",
+    "ilike",
+    "between",
+    "exists",
+    "case",
+    "when",
+    "then",
+    "else",
+    "end",
+    "cast",
+    "with",
+    "recursive",
+    "asc",
+    "desc",
+    "nulls",
+    "first",
+    "last",
+    "true",
+    "false",
+    "escape",
+    "insert",
+    "update",
+    "delete",
+    "drop",
+    "create",
+    "alter",
+    "attach",
+    "detach",
+    "pragma",
+    "replace",
+    "into",
+    "values",
+    "set",
+    "table",
+    "view",
+    "index",
+    "trigger",
+    "begin",
+    "commit",
+    "rollback",
+    "vacuum",
+    "over",
+    "partition",
+    "window",
+    "filter",
+    "collate",
+    "interval",
+    "extract",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "returning",
+    "lateral",
+    "fetch",
+    "top",
 ];
 
 /// Catalog relations no query may read, nor define as a name.
 const SYSTEM_RELATIONS: &[&str] = &[
-    "sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema", "sqlite_sequence", "sqlite_stat1",
-    "information_schema", "pg_catalog", "pg_class", "pg_tables", "pg_user", "pg_shadow", "mysql", "performance_schema",
+    "sqlite_master",
+    "sqlite_schema",
+    "sqlite_temp_master",
+    "sqlite_temp_schema",
+    "sqlite_sequence",
+    "sqlite_stat1",
+    "information_schema",
+    "pg_catalog",
+    "pg_class",
+    "pg_tables",
+    "pg_user",
+    "pg_shadow",
+    "mysql",
+    "performance_schema",
 ];
 
 /// Aggregate functions (all dialects).
@@ -44,29 +136,96 @@ const AGGREGATES: &[&str] = &["count", "sum", "avg", "min", "max"];
 
 /// Scalar functions every dialect here has.
 const COMMON_FUNCS: &[&str] = &[
-    "abs", "round", "length", "lower", "upper", "trim", "ltrim", "rtrim", "replace", "coalesce", "nullif", "substr",
-    "substring", "min", "max",
+    "abs",
+    "round",
+    "length",
+    "lower",
+    "upper",
+    "trim",
+    "ltrim",
+    "rtrim",
+    "replace",
+    "coalesce",
+    "nullif",
+    "substr",
+    "substring",
+    "min",
+    "max",
 ];
 
 fn dialect_funcs(d: Dialect) -> (&'static [&'static str], &'static [&'static str]) {
     // (scalar functions, extra aggregates)
     match d {
         Dialect::Sqlite => (
-            &["ifnull", "iif", "instr", "strftime", "date", "time", "datetime", "julianday", "printf", "typeof", "unixepoch", "cast"],
+            &[
+                "ifnull",
+                "iif",
+                "instr",
+                "strftime",
+                "date",
+                "time",
+                "datetime",
+                "julianday",
+                "printf",
+                "typeof",
+                "unixepoch",
+                "cast",
+            ],
             &["group_concat", "total"],
         ),
         Dialect::Mysql => (
             &[
-                "ifnull", "if", "concat", "concat_ws", "year", "month", "day", "dayofweek", "hour", "minute", "date", "now",
-                "curdate", "date_format", "datediff", "timestampdiff", "date_add", "date_sub", "locate", "left", "right",
-                "char_length", "floor", "ceil", "ceiling", "truncate", "str_to_date", "unix_timestamp",
+                "ifnull",
+                "if",
+                "concat",
+                "concat_ws",
+                "year",
+                "month",
+                "day",
+                "dayofweek",
+                "hour",
+                "minute",
+                "date",
+                "now",
+                "curdate",
+                "date_format",
+                "datediff",
+                "timestampdiff",
+                "date_add",
+                "date_sub",
+                "locate",
+                "left",
+                "right",
+                "char_length",
+                "floor",
+                "ceil",
+                "ceiling",
+                "truncate",
+                "str_to_date",
+                "unix_timestamp",
             ],
             &["group_concat"],
         ),
         Dialect::Postgres => (
             &[
-                "concat", "date_part", "date_trunc", "to_char", "to_date", "now", "age", "position", "strpos", "left",
-                "right", "char_length", "floor", "ceil", "greatest", "least", "split_part", "make_date",
+                "concat",
+                "date_part",
+                "date_trunc",
+                "to_char",
+                "to_date",
+                "now",
+                "age",
+                "position",
+                "strpos",
+                "left",
+                "right",
+                "char_length",
+                "floor",
+                "ceil",
+                "greatest",
+                "least",
+                "split_part",
+                "make_date",
             ],
             &["string_agg", "array_agg", "bool_and", "bool_or"],
         ),
@@ -96,7 +255,13 @@ fn names_regex(names: &[String]) -> String {
 /// (U+017F folds to `s`), which no SQL parser reads as SELECT.
 fn ci_regex(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphabetic() { format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase()) } else { escape_regex(&c.to_string()) })
+        .map(|c| {
+            if c.is_ascii_alphabetic() {
+                format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
+            } else {
+                escape_regex(&c.to_string())
+            }
+        })
         .collect()
 }
 
@@ -231,10 +396,28 @@ fn words(w: &[&str]) -> Vec<String> {
     w.iter().map(|s| s.to_string()).collect()
 }
 
-const DATE_UNITS: &[&str] = &["year", "month", "day", "hour", "minute", "second", "week", "quarter", "dow", "doy", "epoch"];
+const DATE_UNITS: &[&str] =
+    &["year", "month", "day", "hour", "minute", "second", "week", "quarter", "dow", "doy", "epoch"];
 const TYPE_WORDS: &[&str] = &[
-    "integer", "int", "bigint", "smallint", "real", "float", "double", "double precision", "numeric", "decimal", "text",
-    "varchar", "char", "date", "datetime", "timestamp", "boolean", "signed", "unsigned",
+    "integer",
+    "int",
+    "bigint",
+    "smallint",
+    "real",
+    "float",
+    "double",
+    "double precision",
+    "numeric",
+    "decimal",
+    "text",
+    "varchar",
+    "char",
+    "date",
+    "datetime",
+    "timestamp",
+    "boolean",
+    "signed",
+    "unsigned",
 ];
 
 /// Keywords that may be followed directly by punctuation (`COUNT(`,
@@ -242,8 +425,25 @@ const TYPE_WORDS: &[&str] = &[
 /// character, so it cannot be glued to the name after it (`SELECTx`,
 /// `WITHt AS`), which SQL would read as one identifier.
 const MAY_PRECEDE_PUNCTUATION: &[&str] = &[
-    "COUNT", "CAST", "EXTRACT", "EXISTS", "IN", "USING", "ANY", "ALL", "END", "NULL", "TRUE", "FALSE", "CURRENT_DATE",
-    "CURRENT_TIME", "CURRENT_TIMESTAMP", "ASC", "DESC", "FIRST", "LAST",
+    "COUNT",
+    "CAST",
+    "EXTRACT",
+    "EXISTS",
+    "IN",
+    "USING",
+    "ANY",
+    "ALL",
+    "END",
+    "NULL",
+    "TRUE",
+    "FALSE",
+    "CURRENT_DATE",
+    "CURRENT_TIME",
+    "CURRENT_TIMESTAMP",
+    "ASC",
+    "DESC",
+    "FIRST",
+    "LAST",
 ];
 
 /// Replace every keyword literal `"KW"i` by a terminal `KW_KW` matching it
@@ -257,7 +457,10 @@ fn keyword_terminals(g: &str) -> String {
         let after = &rest[start + 1..];
         let end = after.find('"').map(|e| e + start + 1);
         match end {
-            Some(end) if rest[end + 1..].starts_with('i') && rest[start + 1..end].chars().all(|c| c.is_ascii_alphabetic() || c == '_') => {
+            Some(end)
+                if rest[end + 1..].starts_with('i')
+                    && rest[start + 1..end].chars().all(|c| c.is_ascii_alphabetic() || c == '_') =>
+            {
                 let word = rest[start + 1..end].to_ascii_uppercase();
                 out.push_str(&rest[..start]);
                 out.push_str(&format!("KW_{word}"));
@@ -293,7 +496,9 @@ pub fn check_text(grammar: &str, text: &str) -> Result<(), String> {
             f
         };
     }
-    let parser = FACTORY.with(|f| f.create_parser(TopLevelGrammar::from_lark(grammar.to_string()))).map_err(|e| format!("invalid grammar: {e}"))?;
+    let parser = FACTORY
+        .with(|f| f.create_parser(TopLevelGrammar::from_lark(grammar.to_string())))
+        .map_err(|e| format!("invalid grammar: {e}"))?;
     let mut m = Matcher::new(Ok(parser));
     for (i, b) in text.bytes().enumerate() {
         if m.consume_token(b as u32).is_err() || m.is_error() {

@@ -10,14 +10,14 @@ pub mod grammar;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::llm::{ChatModel, ChatRequest, Message};
+use crate::graph::SchemaGraph;
 use crate::llm::traced;
+use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::prompts::{dialect_label, Prompts};
 use crate::sql::exec::bound::{sample_rows, TRACE_SAMPLE_BYTES};
 use crate::sql::exec::{run, Database, ExecOptions, QueryRows, ViewDef};
 use crate::sql::guard::{check_over_tables, check_query, CheckedSql};
 use crate::types::trace::{ExecSummary, QueryTrace, SqlAttempt, Validation};
-use crate::graph::SchemaGraph;
 use crate::types::{Dialect, FanoutMode, ViewBody, ViewResult};
 
 /// What the SQL may read.
@@ -145,7 +145,12 @@ pub fn view_prompt(
 
 /// Ask for SQL, check it, run it if asked; one repair round on failure.
 /// `trace` receives every attempt, also when the task fails.
-pub fn generate_sql(task: &SqlTask, llm: &dyn ChatModel, prompts: &Prompts, trace: &mut QueryTrace) -> Result<SqlOutcome> {
+pub fn generate_sql(
+    task: &SqlTask,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    trace: &mut QueryTrace,
+) -> Result<SqlOutcome> {
     let started = Instant::now();
     trace.prompt = task.prompt_name.clone();
     let mut messages = vec![Message::user(task.prompt.clone())];
@@ -253,7 +258,8 @@ fn attempt_once(task: &SqlTask, answer: &str, attempt: &mut SqlAttempt) -> (Resu
 pub fn run_given(task: &SqlTask, sql: &str, trace: &mut QueryTrace) -> Result<SqlOutcome> {
     let started = Instant::now();
     trace.prompt = "given".into();
-    let mut attempt = SqlAttempt { round: 0, extracted: Some(sql.to_string()), extraction: "given".into(), ..SqlAttempt::default() };
+    let mut attempt =
+        SqlAttempt { round: 0, extracted: Some(sql.to_string()), extraction: "given".into(), ..SqlAttempt::default() };
     attempt.call.phase = "given".into();
     let (outcome, _) = check_and_run(task, sql.to_string(), &mut attempt);
     trace.attempts.push(attempt);
@@ -328,7 +334,9 @@ fn apply_fanout(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -
             }
             let Some(rw) = &report.rewritten else { return Ok(checked) };
             task.allowed.check(rw, task.dialect).map_err(|e| {
-                Error::Sql(format!("the fan-out rewrite was rejected by the guard ({e}); rerun with --fanout warn or --fanout error"))
+                Error::Sql(format!(
+                    "the fan-out rewrite was rejected by the guard ({e}); rerun with --fanout warn or --fanout error"
+                ))
             })
         }
     }
@@ -350,7 +358,11 @@ fn apply_model_check(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttem
         report.message()
     );
     attempt.check = Some(report);
-    if attempt.round == 0 { Err(Error::Sql(message)) } else { Ok(checked) }
+    if attempt.round == 0 {
+        Err(Error::Sql(message))
+    } else {
+        Ok(checked)
+    }
 }
 
 /// What a trace keeps of a result: the first rows within a byte budget.
@@ -368,7 +380,6 @@ fn summary(rows: &QueryRows, started: Instant) -> ExecSummary {
         ms: started.elapsed().as_secs_f64() * 1000.0,
     }
 }
-
 
 #[cfg(test)]
 #[path = "tests.rs"]

@@ -9,7 +9,12 @@ const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 fn q1_view() -> ViewResult {
     let select = "SELECT CLIENT.id AS CLIENT_id, CLIENT.name AS CLIENT_name, DATACENTER.id AS DATACENTER_id, DATACENTER.name AS DATACENTER_name FROM DATACENTER JOIN COMPUTE ON DATACENTER.id = COMPUTE.dc_id JOIN RESOURCEPOOL ON COMPUTE.id = RESOURCEPOOL.compute_id JOIN RSPOOL2CLIENT ON RESOURCEPOOL.id = RSPOOL2CLIENT.rspool_id JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id";
     let body = crate::types::ViewBody { name: "lucy_view".into(), select: select.into() };
-    let cols = [("CLIENT_id", "CLIENT", "id"), ("CLIENT_name", "CLIENT", "name"), ("DATACENTER_id", "DATACENTER", "id"), ("DATACENTER_name", "DATACENTER", "name")];
+    let cols = [
+        ("CLIENT_id", "CLIENT", "id"),
+        ("CLIENT_name", "CLIENT", "name"),
+        ("DATACENTER_id", "DATACENTER", "id"),
+        ("DATACENTER_name", "DATACENTER", "name"),
+    ];
     let columns: Vec<serde_json::Value> =
         cols.iter().map(|(a, t, c)| serde_json::json!({"alias": a, "table": t, "column": c})).collect();
     let mut view: ViewResult = serde_json::from_value(serde_json::json!({
@@ -28,7 +33,10 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
         model_check: None,
         prompt_name: name,
         prompt,
-        allowed: Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() },
+        allowed: Allowed::View {
+            name: view.view_name.clone(),
+            columns: view.columns.iter().map(|c| c.alias.clone()).collect(),
+        },
         dialect: Dialect::Sqlite,
         temperature: 0.2,
         execute: execute.then(|| ExecTarget {
@@ -42,7 +50,8 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
     }
 }
 
-const GOOD: &str = "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```";
+const GOOD: &str =
+    "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```";
 
 #[test]
 fn accepted_first_time_and_executed() {
@@ -72,7 +81,10 @@ fn drop_table_gets_one_repair_round_and_is_never_run() {
     let o = generate_sql(&task(&v, true), &chat, &Prompts::embedded(), &mut t).unwrap();
     assert_eq!(o.rows.unwrap().rows.len(), 29);
     assert!(t.repaired);
-    assert_eq!(t.attempts[0].validation.error.as_deref().unwrap(), "only a read-only SELECT is allowed, got DROP TABLE");
+    assert_eq!(
+        t.attempts[0].validation.error.as_deref().unwrap(),
+        "only a read-only SELECT is allowed, got DROP TABLE"
+    );
     assert!(t.attempts[0].execution.is_none(), "a rejected statement is never executed");
     let repair = &t.attempts[1].call.messages;
     assert_eq!(repair.len(), 3);
@@ -80,19 +92,27 @@ fn drop_table_gets_one_repair_round_and_is_never_run() {
     assert!(repair[2].content.contains("DROP TABLE CLIENT;") && repair[2].content.contains("read-only SELECT"));
     assert_eq!(t.attempts[1].call.phase, "query_view_repair");
     // The database is intact.
-    let n = crate::sql::exec::run_readonly(std::path::Path::new(DB), None, "SELECT count(*) FROM CLIENT", None).unwrap();
+    let n =
+        crate::sql::exec::run_readonly(std::path::Path::new(DB), None, "SELECT count(*) FROM CLIENT", None).unwrap();
     assert!(matches!(n.rows[0][0], SqlValue::Integer(k) if k > 0));
 }
 
 #[test]
 fn still_invalid_after_repair_is_a_clear_error() {
     let v = q1_view();
-    let chat = FakeChat::new().on(&["cannot be used"], &["SELECT CLIENT_name FROM lucy_view; DELETE FROM CLIENT"]).on(&["I created a view table"], &["```sql\nSELECT name FROM lucy_view\n```"]);
+    let chat = FakeChat::new()
+        .on(&["cannot be used"], &["SELECT CLIENT_name FROM lucy_view; DELETE FROM CLIENT"])
+        .on(&["I created a view table"], &["```sql\nSELECT name FROM lucy_view\n```"]);
     let mut t = QueryTrace::default();
     let e = generate_sql(&task(&v, true), &chat, &Prompts::embedded(), &mut t).unwrap_err();
     assert!(e.to_string().contains("exactly one statement, found 2"), "{e}");
     assert_eq!(t.attempts.len(), 2, "exactly one repair round");
-    assert!(t.attempts[0].validation.error.as_deref().unwrap().contains("column `name` is not a column of the view lucy_view"));
+    assert!(t.attempts[0]
+        .validation
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("column `name` is not a column of the view lucy_view"));
     assert!(t.attempts.iter().all(|a| a.execution.is_none()));
     assert!(t.sql.is_none());
 }
@@ -115,7 +135,10 @@ fn execution_errors_are_repaired_too() {
 fn no_sql_in_answer_and_pragma_attach() {
     let v = q1_view();
     for bad in ["I cannot answer this question.", "PRAGMA writable_schema = 1", "ATTACH DATABASE '/tmp/x.db' AS x"] {
-        let chat = FakeChat::new().on(&["I created a view table"], &[bad]).on(&["cannot be used"], &[bad]).on(&["could not find a SQL query"], &[bad]);
+        let chat = FakeChat::new()
+            .on(&["I created a view table"], &[bad])
+            .on(&["cannot be used"], &[bad])
+            .on(&["could not find a SQL query"], &[bad]);
         let mut t = QueryTrace::default();
         let e = generate_sql(&task(&v, true), &chat, &Prompts::embedded(), &mut t).unwrap_err();
         assert!(matches!(e, Error::Sql(_)), "{bad}: {e}");
@@ -127,13 +150,25 @@ fn no_sql_in_answer_and_pragma_attach() {
 #[test]
 fn schema_context_uses_prompt_c_prime() {
     let v = q1_view();
-    let (name, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Mysql, Some("CREATE TABLE CLIENT(id INT);"), Some("dev = development")).unwrap();
+    let (name, p) = view_prompt(
+        &Prompts::embedded(),
+        &v,
+        "Q?",
+        Dialect::Mysql,
+        Some("CREATE TABLE CLIENT(id INT);"),
+        Some("dev = development"),
+    )
+    .unwrap();
     assert_eq!(name, "query_view_schema");
     assert!(p.contains("MySQL query") && p.contains("CREATE TABLE CLIENT") && p.contains("dev = development"));
     assert!(p.contains("GROUP_CONCAT(x SEPARATOR") && p.contains("backticks"), "{p}");
     let (_, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Postgres, None, None).unwrap();
-    assert!(p.contains("PostgreSQL notes:") && p.contains("string_agg") && p.contains("about.\nPostgreSQL notes"), "{p}");
-    let (name, p) = view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Sqlite, None, Some("dev = development")).unwrap();
+    assert!(
+        p.contains("PostgreSQL notes:") && p.contains("string_agg") && p.contains("about.\nPostgreSQL notes"),
+        "{p}"
+    );
+    let (name, p) =
+        view_prompt(&Prompts::embedded(), &v, "Q?", Dialect::Sqlite, None, Some("dev = development")).unwrap();
     assert_eq!(name, "query_view");
     assert!(p.contains("Additional knowledge to answer: dev = development"));
     assert!(!p.contains("notes:") && p.contains("asks about.\nOutput one query"), "SQLite keeps PROMPTC: {p}");

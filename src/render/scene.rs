@@ -181,11 +181,15 @@ fn table_of_alias(alias: &str, graph: Option<&SchemaGraph>, known: &BTreeSet<Str
         None => known.contains(&t.to_ascii_lowercase()),
     };
     if exists(alias) {
-        return graph.and_then(|g| g.table_id(alias).map(|id| g.name(id).to_string())).unwrap_or_else(|| alias.to_string());
+        return graph
+            .and_then(|g| g.table_id(alias).map(|id| g.name(id).to_string()))
+            .unwrap_or_else(|| alias.to_string());
     }
     if let Some((head, tail)) = alias.rsplit_once('_') {
         if !tail.is_empty() && tail.chars().all(|c| c.is_ascii_digit()) && exists(head) {
-            return graph.and_then(|g| g.table_id(head).map(|id| g.name(id).to_string())).unwrap_or_else(|| head.to_string());
+            return graph
+                .and_then(|g| g.table_id(head).map(|id| g.name(id).to_string()))
+                .unwrap_or_else(|| head.to_string());
         }
     }
     alias.to_string()
@@ -282,7 +286,13 @@ impl Builder<'_> {
                 to: j.right.clone(),
                 kind,
                 label,
-                note: Some(format!("{} {} ON {} ({})", if j.kind == JoinKind::Inner { "INNER JOIN" } else { "LEFT JOIN" }, j.right, on.join(" AND "), j.relationship)),
+                note: Some(format!(
+                    "{} {} ON {} ({})",
+                    if j.kind == JoinKind::Inner { "INNER JOIN" } else { "LEFT JOIN" },
+                    j.right,
+                    on.join(" AND "),
+                    j.relationship
+                )),
             });
         }
     }
@@ -308,7 +318,12 @@ impl Builder<'_> {
         for (name, touches) in cands {
             let Some(id) = g.table_id(&name) else { continue };
             let (prio, kind, label, why) = if forbidden_tables.contains(&id) {
-                (0, NodeKind::Refused, "forbidden".to_string(), "forbidden by the model's constraints.forbid_tables".to_string())
+                (
+                    0,
+                    NodeKind::Refused,
+                    "forbidden".to_string(),
+                    "forbidden by the model's constraints.forbid_tables".to_string(),
+                )
             } else if g.is_lookup(id) && touches.len() >= 2 {
                 let ts: Vec<&str> = touches.iter().map(String::as_str).collect();
                 (
@@ -348,15 +363,26 @@ impl Builder<'_> {
             };
             picked.push((prio, name, touches, kind, label, why));
         }
-        picked.sort_by(|a, b| (a.0, std::cmp::Reverse(a.2.len()), &a.1).cmp(&(b.0, std::cmp::Reverse(b.2.len()), &b.1)));
+        picked
+            .sort_by(|a, b| (a.0, std::cmp::Reverse(a.2.len()), &a.1).cmp(&(b.0, std::cmp::Reverse(b.2.len()), &b.1)));
         picked.truncate(MAX_CONTEXT);
         for (_, name, touches, kind, label, why) in picked {
             let i = self.push_node(&name, &name, kind);
             self.nodes[i].note = Some(why.clone());
             for t in touches {
-                let key = self.nodes.iter().find(|n| n.table == t && n.kind != NodeKind::Refused && n.kind != NodeKind::Unused).map(|n| n.key.clone());
+                let key = self
+                    .nodes
+                    .iter()
+                    .find(|n| n.table == t && n.kind != NodeKind::Refused && n.kind != NodeKind::Unused)
+                    .map(|n| n.key.clone());
                 if let Some(k) = key {
-                    self.edges.push(SceneEdge { from: k, to: name.clone(), kind: if kind == NodeKind::Refused { EdgeKind::Refused } else { EdgeKind::Unused }, label: label.clone(), note: Some(why.clone()) });
+                    self.edges.push(SceneEdge {
+                        from: k,
+                        to: name.clone(),
+                        kind: if kind == NodeKind::Refused { EdgeKind::Refused } else { EdgeKind::Unused },
+                        label: label.clone(),
+                        note: Some(why.clone()),
+                    });
                 }
             }
         }
@@ -370,7 +396,8 @@ impl Builder<'_> {
                 let joined = self.edges.iter().any(|e| {
                     let ends = (table_of(&e.from), table_of(&e.to));
                     matches!(e.kind, EdgeKind::Walk { .. } | EdgeKind::Branch)
-                        && (ends == (Some(na.as_str()), Some(nb.as_str())) || ends == (Some(nb.as_str()), Some(na.as_str())))
+                        && (ends == (Some(na.as_str()), Some(nb.as_str()))
+                            || ends == (Some(nb.as_str()), Some(na.as_str())))
                 });
                 let key = |t: &str| self.nodes.iter().find(|n| n.table == t).map(|n| n.key.clone());
                 if let (false, Some(ka), Some(kb)) = (joined, key(&na), key(&nb)) {
@@ -379,7 +406,10 @@ impl Builder<'_> {
                         to: kb,
                         kind: EdgeKind::Refused,
                         label: "forbidden".into(),
-                        note: Some(format!("{} is forbidden by the model's constraints.forbid_relationships", g.relationship(r).id())),
+                        note: Some(format!(
+                            "{} is forbidden by the model's constraints.forbid_relationships",
+                            g.relationship(r).id()
+                        )),
                     });
                 }
             }

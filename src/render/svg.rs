@@ -130,7 +130,14 @@ struct Collected {
 }
 
 impl RenderBackend for Collected {
-    fn draw_rect(&mut self, xy: Point, size: Point, _look: &StyleAttr, properties: Option<String>, _clip: Option<ClipHandle>) {
+    fn draw_rect(
+        &mut self,
+        xy: Point,
+        size: Point,
+        _look: &StyleAttr,
+        properties: Option<String>,
+        _clip: Option<ClipHandle>,
+    ) {
         if let Some(key) = properties.and_then(|p| p.strip_prefix("n:").map(str::to_string)) {
             self.rects.insert(key, (xy, size));
         }
@@ -144,7 +151,15 @@ impl RenderBackend for Collected {
             self.labels.push((xy, text.to_string(), c));
         }
     }
-    fn draw_arrow(&mut self, path: &[(Point, Point)], _dashed: bool, head: (bool, bool), _look: &StyleAttr, properties: Option<String>, _text: &str) {
+    fn draw_arrow(
+        &mut self,
+        path: &[(Point, Point)],
+        _dashed: bool,
+        head: (bool, bool),
+        _look: &StyleAttr,
+        properties: Option<String>,
+        _text: &str,
+    ) {
         if let Some(i) = properties.and_then(|p| p.strip_prefix("e:").and_then(|s| s.parse().ok())) {
             self.paths.insert(i, (path.to_vec(), head));
         }
@@ -153,7 +168,6 @@ impl RenderBackend for Collected {
         0
     }
 }
-
 
 /// XML-escape text and attribute values.
 fn esc(s: &str) -> String {
@@ -216,7 +230,11 @@ pub fn render(scene: &Scene) -> String {
             }
             let (stroke, _, _) = edge_style(e.kind);
             let look = StyleAttr::new(Color::fast(stroke), 1, None, 0, LABEL_LAYOUT_SIZE);
-            let head = if matches!(e.kind, EdgeKind::Walk { .. } | EdgeKind::Branch) { LineEndKind::Arrow } else { LineEndKind::None };
+            let head = if matches!(e.kind, EdgeKind::Walk { .. } | EdgeKind::Branch) {
+                LineEndKind::Arrow
+            } else {
+                LineEndKind::None
+            };
             let arrow = Arrow::with_properties(
                 LineEndKind::None,
                 head,
@@ -374,7 +392,8 @@ fn draw(scene: &Scene, cards: &[Card], col: &Collected) -> String {
         let Some((p, size)) = col.rects.get(&n.key) else { continue };
         let (x, y) = (p.x + dx, p.y + dy);
         let (stroke, fill, text) = node_colors(n.kind);
-        let dash = if matches!(n.kind, NodeKind::Refused | NodeKind::Unused) { r#" stroke-dasharray="5,3""# } else { "" };
+        let dash =
+            if matches!(n.kind, NodeKind::Refused | NodeKind::Unused) { r#" stroke-dasharray="5,3""# } else { "" };
         let tip = n.note.clone().unwrap_or_else(|| kind_text(n.kind).to_string());
         let _ = writeln!(
             s,
@@ -391,10 +410,15 @@ fn draw(scene: &Scene, cards: &[Card], col: &Collected) -> String {
             if n.kind == NodeKind::Relevant { 2.0 } else { 1.4 }
         );
         let hy = y + PAD + HEADER_PX * 0.85;
-        let _ = writeln!(s, r#"<text x="{:.1}" y="{hy:.1}" class="hdr" fill="{text}">{}</text>"#, x + PAD, esc(&c.header));
+        let _ =
+            writeln!(s, r#"<text x="{:.1}" y="{hy:.1}" class="hdr" fill="{text}">{}</text>"#, x + PAD, esc(&c.header));
         if !c.lines.is_empty() {
             let ly = y + PAD * 2.0 + HEADER_PX;
-            let _ = writeln!(s, r#"<line x1="{x:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{stroke}" stroke-width="0.8"/>"#, x + size.x);
+            let _ = writeln!(
+                s,
+                r#"<line x1="{x:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{stroke}" stroke-width="0.8"/>"#,
+                x + size.x
+            );
             for (k, (l, class)) in c.lines.iter().enumerate() {
                 let _ = writeln!(
                     s,
@@ -409,7 +433,12 @@ fn draw(scene: &Scene, cards: &[Card], col: &Collected) -> String {
     }
     // Caption and legend.
     for (k, line) in caption.iter().enumerate() {
-        let _ = writeln!(s, r#"<text x="{margin}" y="{:.1}" class="cap">{}</text>"#, caption_top + (k as f64 + 0.8) * LINE_H, esc(line));
+        let _ = writeln!(
+            s,
+            r#"<text x="{margin}" y="{:.1}" class="cap">{}</text>"#,
+            caption_top + (k as f64 + 0.8) * LINE_H,
+            esc(line)
+        );
     }
     let mut lx = margin;
     let ly = caption_top + caption.len() as f64 * LINE_H + 14.0;
@@ -417,12 +446,22 @@ fn draw(scene: &Scene, cards: &[Card], col: &Collected) -> String {
         match kind {
             Legend::Node(k) => {
                 let (stroke, fill, _) = node_colors(k);
-                let _ = writeln!(s, r#"<rect x="{lx:.1}" y="{:.1}" width="14" height="10" rx="2" fill="{fill}" stroke="{stroke}"/>"#, ly - 9.0);
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{lx:.1}" y="{:.1}" width="14" height="10" rx="2" fill="{fill}" stroke="{stroke}"/>"#,
+                    ly - 9.0
+                );
             }
             Legend::Edge(k) => {
                 let (stroke, w, dash) = edge_style(k);
                 let da = if dash.is_empty() { String::new() } else { format!(r#" stroke-dasharray="{dash}""#) };
-                let _ = writeln!(s, r#"<line x1="{lx:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{stroke}" stroke-width="{w}"{da}/>"#, ly - 4.0, lx + 14.0, ly - 4.0);
+                let _ = writeln!(
+                    s,
+                    r#"<line x1="{lx:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{stroke}" stroke-width="{w}"{da}/>"#,
+                    ly - 4.0,
+                    lx + 14.0,
+                    ly - 4.0
+                );
             }
         }
         let _ = writeln!(s, r#"<text x="{:.1}" y="{ly:.1}" class="cap">{}</text>"#, lx + 18.0, esc(text));

@@ -14,7 +14,9 @@ fn solve(g: &SchemaGraph, tables: &[&str], attrs: &[(&str, &str)]) -> ViewResult
 }
 
 fn kind_of<'a>(s: &'a Scene, key: &str) -> NodeKind {
-    s.node(key).unwrap_or_else(|| panic!("no node {key} in {:?}", s.nodes.iter().map(|n| &n.key).collect::<Vec<_>>())).kind
+    s.node(key)
+        .unwrap_or_else(|| panic!("no node {key} in {:?}", s.nodes.iter().map(|n| &n.key).collect::<Vec<_>>()))
+        .kind
 }
 
 /// Two LOCATION instances: each node is a relevant LOCATION with its role.
@@ -25,7 +27,11 @@ fn role_instances_are_relevant_nodes_with_their_role() {
     let s = Scene::of_view(&v, Some(&g));
     for (key, role) in [("LOCATION_CLIENT", "CLIENT.loc_id"), ("LOCATION_DATACENTER", "DATACENTER.loc_id")] {
         let n = s.node(key).unwrap_or_else(|| panic!("no {key}"));
-        assert_eq!((n.table.as_str(), n.kind, n.role.as_deref()), ("LOCATION", NodeKind::Relevant, Some(role)), "{key}");
+        assert_eq!(
+            (n.table.as_str(), n.kind, n.role.as_deref()),
+            ("LOCATION", NodeKind::Relevant, Some(role)),
+            "{key}"
+        );
     }
     assert!(svg::render(&s).contains("role: CLIENT.loc_id"));
 }
@@ -47,7 +53,8 @@ fn q1_scene_shows_walk_junction_and_refused_lookup() {
     assert!(loc.note.as_deref().unwrap().contains("C4"), "{:?}", loc.note);
     let refused: Vec<_> = s.edges.iter().filter(|e| e.kind == EdgeKind::Refused).map(|e| e.from.as_str()).collect();
     assert_eq!(refused, ["CLIENT", "DATACENTER"]);
-    let steps: Vec<usize> = s.edges.iter().filter_map(|e| if let EdgeKind::Walk { step } = e.kind { Some(step) } else { None }).collect();
+    let steps: Vec<usize> =
+        s.edges.iter().filter_map(|e| if let EdgeKind::Walk { step } = e.kind { Some(step) } else { None }).collect();
     assert_eq!(steps, [1, 2, 3, 4]);
     let junction = s.node("RSPOOL2CLIENT").unwrap();
     assert!(junction.badges.iter().any(|b| b.contains("m:m junction CLIENT ↔ RESOURCEPOOL")), "{:?}", junction.badges);
@@ -137,7 +144,10 @@ fn trace_votes_become_badges() {
         steps: vec![ListStep {
             prompt: "match_tables".into(),
             samples: vec![vec![]; 5],
-            votes: vec![Vote { item: "CLIENT".into(), votes: 5, kept: true }, Vote { item: "LOCATION".into(), votes: 1, kept: false }],
+            votes: vec![
+                Vote { item: "CLIENT".into(), votes: 5, kept: true },
+                Vote { item: "LOCATION".into(), votes: 1, kept: false },
+            ],
             ..Default::default()
         }],
         ..Default::default()

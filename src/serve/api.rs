@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{ApiError, ErrorBody};
 use super::state::{AppState, LoadedModel};
-use crate::link::MatchOptions;
 use crate::check::CheckReport;
+use crate::link::MatchOptions;
 use crate::pipeline::{self, AskOptions, AskSummary, StopAfter};
 use crate::types::trace::Trace;
 use crate::types::{ColumnRef, DbModel, Dialect, ViewRequest, ViewResult};
@@ -41,7 +41,9 @@ async fn run_blocking<T: Send + 'static>(
     let secs = st.opts.request_timeout;
     match tokio::time::timeout(Duration::from_secs_f64(secs), tokio::task::spawn_blocking(f)).await {
         Err(_) => Err(ApiError::timeout(secs)),
-        Ok(Err(join)) => Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("internal error: {join}; please report this"))),
+        Ok(Err(join)) => {
+            Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("internal error: {join}; please report this")))
+        }
         Ok(Ok(r)) => r.map_err(ApiError::from),
     }
 }
@@ -223,7 +225,9 @@ fn check_view_name(name: &str) -> Result<(), ApiError> {
     if ok {
         Ok(())
     } else {
-        Err(ApiError::bad_request(format!("view_name `{name}`: use letters, digits and _ (at most 63, not starting with a digit)")))
+        Err(ApiError::bad_request(format!(
+            "view_name `{name}`: use letters, digits and _ (at most 63, not starting with a digit)"
+        )))
     }
 }
 
@@ -388,14 +392,17 @@ pub struct PhaseEvent {
 
 impl AskBody {
     fn options(&self, m: &LoadedModel, st: &AppState) -> Result<AskOptions, ApiError> {
-        let trim = |v: &[String]| -> Vec<String> { v.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect() };
+        let trim = |v: &[String]| -> Vec<String> {
+            v.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+        };
         if self.question.trim().is_empty() {
             return Err(ApiError::bad_request("question is empty"));
         }
         if !(0.0..=2.0).contains(&self.temperature) {
             return Err(ApiError::bad_request(format!("temperature must be in [0, 2], got {}", self.temperature)));
         }
-        if !(1..=20).contains(&self.samples) || !(1..=50).contains(&self.max_items) || !(1..=1000).contains(&self.limit) {
+        if !(1..=20).contains(&self.samples) || !(1..=50).contains(&self.max_items) || !(1..=1000).contains(&self.limit)
+        {
             return Err(ApiError::bad_request("samples must be 1–20, max_items 1–50, limit 1–1000"));
         }
         let execute = if self.execute {
@@ -448,7 +455,11 @@ fn phase_event(phase: &str, trace: &Trace, graph: &crate::graph::SchemaGraph, sv
     }
 }
 
-pub async fn ask(State(st): St, headers: HeaderMap, b: Result<Json<AskBody>, JsonRejection>) -> Result<Response, ApiError> {
+pub async fn ask(
+    State(st): St,
+    headers: HeaderMap,
+    b: Result<Json<AskBody>, JsonRejection>,
+) -> Result<Response, ApiError> {
     let b = body(b)?;
     if !wants_stream(&headers) {
         return Ok(Json(ask_core(&st, b).await?).into_response());

@@ -30,7 +30,11 @@ pub struct ApiError {
 impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
         let exit_code = if status.is_client_error() { 2 } else { 1 };
-        ApiError { status, body: ErrorBody { error: message.into(), exit_code, issues: serde_json::Value::Null }, retry_after: None }
+        ApiError {
+            status,
+            body: ErrorBody { error: message.into(), exit_code, issues: serde_json::Value::Null },
+            retry_after: None,
+        }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {

@@ -74,7 +74,10 @@ impl ServeOptions {
             return Err(Error::Input("--max-concurrent, --max-body and --trace-cap must be at least 1".into()));
         }
         if !(self.request_timeout > 0.0 && self.request_timeout <= 3600.0) {
-            return Err(Error::Input(format!("--request-timeout must be in (0, 3600] seconds, got {}", self.request_timeout)));
+            return Err(Error::Input(format!(
+                "--request-timeout must be in (0, 3600] seconds, got {}",
+                self.request_timeout
+            )));
         }
         Ok(())
     }
@@ -132,7 +135,10 @@ async fn not_found(req: Request) -> ApiError {
 }
 
 async fn method_not_allowed(req: Request) -> ApiError {
-    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, format!("{} is not allowed on {}: see /openapi.json", req.method(), req.uri().path()))
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{} is not allowed on {}: see /openapi.json", req.method(), req.uri().path()),
+    )
 }
 
 /// Compare without an early exit, so the time taken does not reveal how
@@ -152,7 +158,9 @@ async fn require_token(State(st): State<Arc<AppState>>, req: Request, next: Next
         if !given.is_some_and(|g| same(g.as_bytes(), token.as_bytes())) {
             return ApiError::new(
                 StatusCode::UNAUTHORIZED,
-                format!("missing or wrong bearer token: send `Authorization: Bearer <token>` with the server's {TOKEN_ENV}"),
+                format!(
+                    "missing or wrong bearer token: send `Authorization: Bearer <token>` with the server's {TOKEN_ENV}"
+                ),
             )
             .into_response();
         }
@@ -166,7 +174,9 @@ async fn check_host(State(st): State<Arc<AppState>>, req: Request, next: Next) -
     if st.opts.addr.ip().is_loopback() {
         let host = req.headers().get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
         let name = host_name(host);
-        if !(name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())) {
+        if !(name.eq_ignore_ascii_case("localhost")
+            || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()))
+        {
             return ApiError::new(
                 StatusCode::FORBIDDEN,
                 format!("host `{host}` is not a loopback name; this server listens on {} only", st.opts.addr),

@@ -7,7 +7,9 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
-use super::api::{AskBody, AskResponse, CheckBody, Health, ModelDetail, ModelList, PhaseEvent, Reloaded, ViewBody, ViewResponse};
+use super::api::{
+    AskBody, AskResponse, CheckBody, Health, ModelDetail, ModelList, PhaseEvent, Reloaded, ViewBody, ViewResponse,
+};
 use super::error::ErrorBody;
 
 /// Schemas of request bodies (deserialization contract) and of responses
@@ -20,7 +22,10 @@ struct Schemas {
 impl Schemas {
     fn new() -> Self {
         let settings = || SchemaSettings::draft2020_12().with(|s| s.definitions_path = "/components/schemas".into());
-        Schemas { req: settings().for_deserialize().into_generator(), resp: settings().for_serialize().into_generator() }
+        Schemas {
+            req: settings().for_deserialize().into_generator(),
+            resp: settings().for_serialize().into_generator(),
+        }
     }
     fn req<T: JsonSchema>(&mut self) -> Value {
         self.req.subschema_for::<T>().to_value()
@@ -61,7 +66,14 @@ fn errors(err: &Value, codes: &[(&str, &str)]) -> Map<String, Value> {
     m
 }
 
-fn op(summary: &str, description: &str, ok: Value, errs: Map<String, Value>, body: Option<Value>, params: Option<Value>) -> Value {
+fn op(
+    summary: &str,
+    description: &str,
+    ok: Value,
+    errs: Map<String, Value>,
+    body: Option<Value>,
+    params: Option<Value>,
+) -> Value {
     let mut responses = Map::new();
     responses.insert("200".into(), ok);
     responses.extend(errs);

@@ -73,7 +73,10 @@ impl Registry {
         for (name, path) in dbs {
             let Some(m) = reg.models.get_mut(name) else {
                 let names: Vec<&str> = reg.models.keys().map(String::as_str).collect();
-                return Err(Error::Input(format!("--db {name}=…: no model named `{name}` (loaded: {})", names.join(", "))));
+                return Err(Error::Input(format!(
+                    "--db {name}=…: no model named `{name}` (loaded: {})",
+                    names.join(", ")
+                )));
             };
             if !path.is_file() {
                 return Err(Error::Input(format!("--db {name}={}: no such file", path.display())));

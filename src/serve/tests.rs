@@ -78,7 +78,17 @@ fn openapi_document_references_only_defined_schemas() {
     let doc = openapi::document();
     assert_eq!(doc["openapi"], "3.1.0");
     let schemas = doc["components"]["schemas"].as_object().unwrap();
-    for name in ["ViewBody", "ViewResponse", "AskBody", "AskResponse", "ErrorBody", "ModelList", "ModelDetail", "PhaseEvent", "ViewResult"] {
+    for name in [
+        "ViewBody",
+        "ViewResponse",
+        "AskBody",
+        "AskResponse",
+        "ErrorBody",
+        "ModelList",
+        "ModelDetail",
+        "PhaseEvent",
+        "ViewResult",
+    ] {
         assert!(schemas.contains_key(name), "{name} missing from components: {:?}", schemas.keys().collect::<Vec<_>>());
     }
     let text = doc.to_string();

@@ -195,7 +195,8 @@ mod tests {
     fn rule_aware_cost_distances_respect_lookups_and_junctions() {
         // 0* - 1 - 2* directly; 0* - 3* (lookup) - 2*: no shortcut through 3.
         // 4 - 5 (junction of 6 and 7) - 6*, 5 - 7: 4 reaches 6 only around.
-        let mut p = CoreProblem::new(9, &[(0, 1), (1, 2), (0, 3), (3, 2), (4, 5), (5, 6), (5, 7), (7, 8), (8, 4), (4, 0)]);
+        let mut p =
+            CoreProblem::new(9, &[(0, 1), (1, 2), (0, 3), (3, 2), (4, 5), (5, 6), (5, 7), (7, 8), (8, 4), (4, 0)]);
         for t in [0, 2, 3, 6] {
             p.relevant[t] = true;
         }

@@ -105,7 +105,13 @@ const WEIGHTED_AFTER: usize = 20_000;
 
 /// `given`: the bounds when the caller already built them (the weighted
 /// pass reuses its exact search's).
-fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mode, given: Option<&Heuristic>) -> ExactOutcome {
+fn search(
+    p: &CoreProblem,
+    max_len: Option<usize>,
+    limits: ExactLimits,
+    mode: Mode,
+    given: Option<&Heuristic>,
+) -> ExactOutcome {
     let bounds = mode != Mode::Blind;
     let weight = if mode == Mode::Weighted { 2 } else { 1 };
     let rel = p.relevant_nodes();
@@ -191,7 +197,10 @@ fn search(p: &CoreProblem, max_len: Option<usize>, limits: ExactLimits, mode: Mo
     // The bound reached so far (every walk cheaper than it is ruled out).
     let mut reached = (0u32, 0u32);
     let why = |incumbent: Option<(Vec<usize>, usize, usize)>, what: String, popped: usize, reached: (u32, u32)| {
-        let reason = format!("{what} after {popped} states (every walk costs at least {} with length {}, lexicographically)", reached.0, reached.1);
+        let reason = format!(
+            "{what} after {popped} states (every walk costs at least {} with length {}, lexicographically)",
+            reached.0, reached.1
+        );
         match incumbent {
             Some((walk, cost, len)) => ExactOutcome::Incumbent { walk, cost, len, reason },
             None => ExactOutcome::GaveUp(reason),
@@ -518,7 +527,10 @@ impl<'a> C3Book<'a> {
                 continue;
             }
             let group = &self.group[q];
-            if group.iter().any(|&o| o != q && self.has(ctx, self.p.junctions[o].k, ONCE) && last != self.p.junctions[o].k) {
+            if group
+                .iter()
+                .any(|&o| o != q && self.has(ctx, self.p.junctions[o].k, ONCE) && last != self.p.junctions[o].k)
+            {
                 continue;
             }
             if self.settled(ctx, q) || counted.contains(&group[0]) {

@@ -198,7 +198,10 @@ fn c3_breaks(p: &CoreProblem, walk: &[usize]) -> Vec<String> {
             let bridges: Vec<&str> =
                 p.bridges.iter().filter(|b| b.between(j.sides[0], j.sides[1])).map(|b| p.names[b.t].as_str()).collect();
             if !bridges.is_empty() {
-                theirs.push_str(&format!(" or from one to the other through {}, which references both", bridges.join(" or ")));
+                theirs.push_str(&format!(
+                    " or from one to the other through {}, which references both",
+                    bridges.join(" or ")
+                ));
             }
             out.push(format!(
                 "{s0} and {s1} must both be in the view, but they can only be connected without passing once through {theirs} (C3)"
@@ -213,7 +216,10 @@ fn forbid_breaks(graph: &SchemaGraph, scope: &Scope, cm: &CoreMap, walk: &[usize
     for &l in walk {
         let t = cm.tables[l];
         if scope.forbidden_tables.contains(&t) {
-            out.push(format!("the only valid connection needs {}, forbidden by constraints.forbid_tables", graph.name(t)));
+            out.push(format!(
+                "the only valid connection needs {}, forbidden by constraints.forbid_tables",
+                graph.name(t)
+            ));
         }
     }
     for w in walk.windows(2) {
@@ -228,7 +234,10 @@ fn forbid_breaks(graph: &SchemaGraph, scope: &Scope, cm: &CoreMap, walk: &[usize
         };
         if !rels.is_empty() && rels.iter().all(|r| scope.forbidden_rels.contains(r)) {
             let what = match role {
-                Some(_) => format!("{} cannot attach: it joins", cm.problem.names[if anchored(w[0]).is_some() { w[0] } else { w[1] }]),
+                Some(_) => format!(
+                    "{} cannot attach: it joins",
+                    cm.problem.names[if anchored(w[0]).is_some() { w[0] } else { w[1] }]
+                ),
                 None => "the only valid connection joins".to_string(),
             };
             let why = if rels.iter().any(|r| scope.bypassed.contains(r)) {

@@ -24,8 +24,8 @@
 //!   jumps between any two of them for 2 steps: the spur bound is what rules
 //!   that out where lookups are hubs.
 
-use std::cell::RefCell;
 use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
 
 use super::distance::{cost_distances, cost_distances_rules, distances, held_karp, plain_distances, INF};
 use super::problem::{CoreProblem, StepRules};
@@ -73,7 +73,10 @@ impl Heuristic {
     /// (over distances that keep `rules`).
     pub(super) fn new(p: &CoreProblem, rules: &StepRules, rel: &[usize], large: bool) -> Self {
         let (len_d, cost_d): (Vec<Vec<u32>>, Vec<Vec<u32>>) = if large {
-            (rel.iter().map(|&t| distances(p, t)).collect(), rel.iter().map(|&t| cost_distances_rules(p, rules, t)).collect())
+            (
+                rel.iter().map(|&t| distances(p, t)).collect(),
+                rel.iter().map(|&t| cost_distances_rules(p, rules, t)).collect(),
+            )
         } else {
             (rel.iter().map(|&t| plain_distances(p, t)).collect(), rel.iter().map(|&t| cost_distances(p, t)).collect())
         };
@@ -87,7 +90,8 @@ impl Heuristic {
             }
             col
         };
-        let between = |d: &[Vec<u32>]| -> Vec<Vec<u32>> { (0..k).map(|a| (0..k).map(|b| d[a][rel[b]]).collect()).collect() };
+        let between =
+            |d: &[Vec<u32>]| -> Vec<Vec<u32>> { (0..k).map(|a| (0..k).map(|b| d[a][rel[b]]).collect()).collect() };
         let (len_col, cost_col, len_rr, cost_rr) = (column(&len_d), column(&cost_d), between(&len_d), between(&cost_d));
         drop((len_d, cost_d));
         let everyone: Vec<usize> = (0..k).collect();
@@ -171,7 +175,8 @@ impl Chain {
         // Extending a chain whose last table is a by b costs the distance
         // between them (read backwards: a tour starting at b).
         let tour = |d: &[Vec<u32>]| held_karp(part.len(), |a, b| d[part[b]][part[a]]);
-        let (len_h, cost_h) = if part.is_empty() { (vec![vec![]], vec![vec![]]) } else { (tour(len_rr), tour(cost_rr)) };
+        let (len_h, cost_h) =
+            if part.is_empty() { (vec![vec![]], vec![vec![]]) } else { (tour(len_rr), tour(cost_rr)) };
         let members = members.iter().fold(0u64, |m, &k| m | 1u64 << k);
         Chain { members, part, len_h, cost_h, mst: RefCell::new(HashMap::default()) }
     }

@@ -15,8 +15,8 @@
 
 pub mod distance;
 pub mod exact;
-mod heuristic;
 pub mod explain;
+mod heuristic;
 pub mod incumbent;
 pub mod milp;
 pub mod preprocess;
@@ -129,7 +129,9 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
     sol.exact_ms = t.elapsed().as_secs_f64() * 1e3;
     let (n_try, proven): (Vec<usize>, Option<(usize, usize, Vec<usize>)>) = match &exact {
         ExactOutcome::Infeasible => {
-            sol.n_bound = format!("no n: the exhaustive state search finds no valid walk of any length (lower bound was {lower})");
+            sol.n_bound = format!(
+                "no n: the exhaustive state search finds no valid walk of any length (lower bound was {lower})"
+            );
             return Ok(sol);
         }
         ExactOutcome::Optimal { walk, cost, len } => (vec![*len], Some((*cost, *len, walk.clone()))),
@@ -201,7 +203,11 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
             continue;
         }
         sol.kept = pruned.as_ref().map_or(p.len(), |x| x.kept);
-        let start = if opts.warm_start { proven.as_ref().map(|x| x.2.as_slice()).or(incumbent.as_ref().map(|x| x.2.as_slice())) } else { None };
+        let start = if opts.warm_start {
+            proven.as_ref().map(|x| x.2.as_slice()).or(incumbent.as_ref().map(|x| x.2.as_slice()))
+        } else {
+            None
+        };
         let bound = if opts.warm_start { proven.as_ref().map(|x| (x.0, x.1)) } else { None };
         let out = solve_milp_full(p, n, pruned.as_ref().map(|x| x.allowed.as_slice()), start, bound, remaining())
             .map_err(Error::Solver)?;
@@ -219,7 +225,8 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
                     return Err(Error::Solver(format!("MILP walk is invalid ({v}); please report this")));
                 }
                 sol.walk = out.walk;
-                sol.status = if out.status == MilpStatus::Optimal { SolveStatus::Optimal } else { SolveStatus::Feasible };
+                sol.status =
+                    if out.status == MilpStatus::Optimal { SolveStatus::Optimal } else { SolveStatus::Feasible };
                 break;
             }
         }
@@ -232,7 +239,8 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
             sol.walk = walk.clone();
             sol.status = SolveStatus::Feasible;
             sol.n = *len;
-            sol.n_bound = format!("n={len}: a valid walk not proven optimal: the exhaustive state search stopped ({reason})");
+            sol.n_bound =
+                format!("n={len}: a valid walk not proven optimal: the exhaustive state search stopped ({reason})");
             sol.note = Some(format!(
                 "not proven optimal: the exact search stopped ({reason}); this is the quick nearest-first walk (cost {cost}, length {len}){}",
                 out_of_time.as_ref().map(|w| format!(", and the MILP could not improve on it ({w})")).unwrap_or_default()
@@ -247,7 +255,8 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
             sol.walk = walk.clone();
             sol.status = SolveStatus::Optimal;
             sol.n = *len;
-            sol.note = Some(format!("the MILP gave no walk within the time limit; walk (cost {cost}) from the exact search"));
+            sol.note =
+                Some(format!("the MILP gave no walk within the time limit; walk (cost {cost}) from the exact search"));
             sol.n_bound = format!("n={len}: proven by the exhaustive state search (no walk of any length is cheaper)");
         }
         (Some((cost, len, _)), false) => {
@@ -256,7 +265,9 @@ pub fn solve_core_until(p: &CoreProblem, deadline: Instant, opts: CoreOptions) -
                 // HiGHS stopped at the time limit before closing its gap, but
                 // its walk has the value the exact search proved optimal.
                 sol.status = SolveStatus::Optimal;
-                sol.note = Some("the MILP hit the time limit; its walk has the optimal value proved by the exact search".into());
+                sol.note = Some(
+                    "the MILP hit the time limit; its walk has the optimal value proved by the exact search".into(),
+                );
             }
             if sol.status == SolveStatus::Optimal && got != (*cost, *len) {
                 sol.note = Some(format!(
@@ -368,10 +379,13 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
     // A walk read backwards is as valid and costs the same: start the view
     // from a plain instance when only the other end is a role instance.
     let mut local_walk = core.walk.clone();
-    if local_walk.first().is_some_and(|&l| cm.roles[l].is_some()) && local_walk.last().is_some_and(|&l| cm.roles[l].is_none()) {
+    if local_walk.first().is_some_and(|&l| cm.roles[l].is_some())
+        && local_walk.last().is_some_and(|&l| cm.roles[l].is_none())
+    {
         local_walk.reverse();
     }
-    let walk: Vec<crate::view::WalkNode> = local_walk.iter().map(|&l| (cm.tables[l], cm.roles[l], cm.copies[l])).collect();
+    let walk: Vec<crate::view::WalkNode> =
+        local_walk.iter().map(|&l| (cm.tables[l], cm.roles[l], cm.copies[l])).collect();
     let (cost, len) = cm.problem.objective(&core.walk);
     let spec = crate::view::ViewSpec {
         relevant: &sc.relevant,

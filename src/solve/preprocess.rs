@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use super::problem::CoreProblem;
 
-pub use super::distance::{distances, plain_distances, INF};
 use super::distance::{cost_distances, held_karp, SUBSET_DP_MAX};
+pub use super::distance::{distances, plain_distances, INF};
 
 /// Distances from every relevant table, and the derived length bound.
 #[derive(Debug, Clone)]
@@ -224,7 +224,12 @@ pub fn prune_by_cost(p: &CoreProblem, c_star: usize, allowed: &mut [Vec<bool>]) 
 
 /// [`prune_by_cost`] under a deadline: stops where it is when the deadline
 /// passes (what was dropped stays dropped; every drop is sound).
-pub fn prune_by_cost_until(p: &CoreProblem, c_star: usize, allowed: &mut [Vec<bool>], deadline: Option<Instant>) -> usize {
+pub fn prune_by_cost_until(
+    p: &CoreProblem,
+    c_star: usize,
+    allowed: &mut [Vec<bool>],
+    deadline: Option<Instant>,
+) -> usize {
     let rel = p.relevant_nodes();
     let k = rel.len();
     if k == 0 || k > SUBSET_DP_MAX {

@@ -138,7 +138,9 @@ impl CoreProblem {
         let [a, b] = self.junctions[q].sides;
         a != b
             && (1..walk.len().saturating_sub(1)).any(|p| {
-                self.bridges.iter().any(|br| br.t == walk[p] && br.between(a, b) && br.between(walk[p - 1], walk[p + 1]))
+                self.bridges
+                    .iter()
+                    .any(|br| br.t == walk[p] && br.between(a, b) && br.between(walk[p - 1], walk[p + 1]))
             })
     }
 
@@ -211,7 +213,8 @@ impl CoreProblem {
                 if !self.step_allowed(prev, walk[w], walk[w + 1]) {
                     return Some(format!(
                         "step {} -> {} breaks C1/C3/C4",
-                        self.names[walk[w]], self.names[walk[w + 1]]
+                        self.names[walk[w]],
+                        self.names[walk[w + 1]]
                     ));
                 }
             }
@@ -288,4 +291,3 @@ impl StepRules {
         self.sides[cur].iter().all(|s| (p == s[0] && next == s[1]) || (p == s[1] && next == s[0]))
     }
 }
-

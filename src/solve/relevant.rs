@@ -137,7 +137,10 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
             }
         }
         if forbidden_tables.contains(&r.table) {
-            blocked.push(format!("{label} cannot attach: {} is forbidden by constraints.forbid_tables", graph.name(r.table)));
+            blocked.push(format!(
+                "{label} cannot attach: {} is forbidden by constraints.forbid_tables",
+                graph.name(r.table)
+            ));
         } else if forbidden_tables.contains(&anchor) {
             blocked.push(format!(
                 "{label} cannot attach: it joins only through {}, which is forbidden by constraints.forbid_tables",
@@ -201,7 +204,8 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
     for &(r, v) in graph.shortcuts() {
         let in_role = roles.iter().any(|x| x.rel == r);
         let in_branch = relevant_inner.iter().any(|&t| graph.branch_to(t).iter().any(|step| step.2 == r));
-        if relevant.contains(&v) && !forbidden_tables.contains(&v) && !in_role && !in_branch && forbidden_rels.insert(r) {
+        if relevant.contains(&v) && !forbidden_tables.contains(&v) && !in_role && !in_branch && forbidden_rels.insert(r)
+        {
             bypassed.push(r);
         }
     }
@@ -215,7 +219,8 @@ pub fn scope_of(graph: &SchemaGraph, rel: &Relevance) -> Result<Scope> {
         let Some((k, rel)) = graph.junction_child_of(c) else { continue };
         let anchors = roles.iter().any(|r| r.table == c || graph.anchor(r.table, r.rel) == c);
         let others = requested_core.iter().any(|&t| t != c && t != k) || !roles.is_empty();
-        let allowed = !forbidden_tables.contains(&k) && !forbidden_tables.contains(&c) && !forbidden_rels.contains(&rel);
+        let allowed =
+            !forbidden_tables.contains(&k) && !forbidden_tables.contains(&c) && !forbidden_rels.contains(&rel);
         if others && allowed && !anchors {
             relevant_core.remove(&c);
             relevant_core.insert(k);
@@ -366,7 +371,13 @@ pub fn core_problem(graph: &SchemaGraph, scope: &Scope, keep: Relax) -> CoreMap 
 /// relationships the request allows (it holds their foreign keys: BIRD formula1's
 /// `results.raceId → races`, `results.driverId → drivers`). Read off the
 /// model's directed relationships here, since [`CoreProblem`] is undirected.
-fn bridges(graph: &SchemaGraph, scope: &Scope, keep: Relax, junctions: &[MmJunction], local: impl Fn(TableId) -> Option<usize>) -> Vec<Bridge> {
+fn bridges(
+    graph: &SchemaGraph,
+    scope: &Scope,
+    keep: Relax,
+    junctions: &[MmJunction],
+    local: impl Fn(TableId) -> Option<usize>,
+) -> Vec<Bridge> {
     // The side pairs in pattern order, each once (in its first pattern's order).
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for j in junctions.iter().filter(|j| j.sides[0] != j.sides[1]) {

@@ -30,7 +30,8 @@ use crate::types::{ColumnRef, DbModel, Dialect, ViewResult};
 
 use resolve::{lower_ref, split_ref, Analyzer, Catalog, OutputCol, ViewBase};
 pub use scope::{
-    ColumnOutcome, ColumnUse, Equality, RelationTarget, RelationUse, Resolution, ScopeColumn, ScopeRelation, SelectScope,
+    ColumnOutcome, ColumnUse, Equality, RelationTarget, RelationUse, Resolution, ScopeColumn, ScopeRelation,
+    SelectScope,
 };
 pub use walk::{top_level_exprs, walk_top_level, TopLevel};
 
@@ -47,7 +48,11 @@ impl JoinPair {
     pub fn new(a: &ColumnRef, b: &ColumnRef) -> Self {
         let a = lower_ref(a);
         let b = lower_ref(b);
-        if a <= b { JoinPair { left: a, right: b } } else { JoinPair { left: b, right: a } }
+        if a <= b {
+            JoinPair { left: a, right: b }
+        } else {
+            JoinPair { left: b, right: a }
+        }
     }
 
     /// Both tables of the pair.
@@ -197,7 +202,12 @@ pub trait SelectObserver {
 
 /// [`resolve_scopes`] over a dbModel's tables, telling `observer` about
 /// every SELECT.
-pub fn observe_selects(query: &Query, dialect: Dialect, model: &DbModel, observer: &mut dyn SelectObserver) -> Resolution {
+pub fn observe_selects(
+    query: &Query,
+    dialect: Dialect,
+    model: &DbModel,
+    observer: &mut dyn SelectObserver,
+) -> Resolution {
     let mut a = Analyzer::new(Catalog::Model(model), dialect);
     a.observer = Some(observer);
     a.top_level(query, None);
@@ -221,7 +231,10 @@ pub fn analyze_view_query(sql: &str, view: &ViewResult, graph: Option<&SchemaGra
     let cols: Vec<OutputCol> = view
         .columns
         .iter()
-        .map(|c| OutputCol { name: c.alias.to_ascii_lowercase(), source: Some(lower_ref(&ColumnRef::new(&c.table, &c.column))) })
+        .map(|c| OutputCol {
+            name: c.alias.to_ascii_lowercase(),
+            source: Some(lower_ref(&ColumnRef::new(&c.table, &c.column))),
+        })
         .collect();
     let mut base = ViewBase { name: view.view_name.to_ascii_lowercase(), cols, tables: Vec::new(), pairs: Vec::new() };
     let tables: Vec<String> = match ids_of(view, graph) {
@@ -257,7 +270,13 @@ pub fn view_base_table<'v>(view: &'v ViewResult, name: &'v str) -> &'v str {
     if let Some(i) = view.grain.instance(name) {
         return &i.table;
     }
-    let known = |n: &str| view.walk.iter().chain(&view.relevant).chain(view.columns.iter().map(|c| &c.table)).any(|w| w.eq_ignore_ascii_case(n));
+    let known = |n: &str| {
+        view.walk
+            .iter()
+            .chain(&view.relevant)
+            .chain(view.columns.iter().map(|c| &c.table))
+            .any(|w| w.eq_ignore_ascii_case(n))
+    };
     if known(name) {
         return name;
     }
@@ -276,7 +295,11 @@ pub fn view_pairs(view: &ViewResult, graph: Option<&SchemaGraph>) -> Vec<Vec<Joi
             let (_, col) = g.column_names(c.column);
             ColumnRef::new(g.name(view.instances[c.instance].table).to_ascii_lowercase(), col.to_ascii_lowercase())
         };
-        return view.joins.iter().map(|j| j.pairs.iter().map(|[l, r]| JoinPair::new(&base(l), &base(r))).collect()).collect();
+        return view
+            .joins
+            .iter()
+            .map(|j| j.pairs.iter().map(|[l, r]| JoinPair::new(&base(l), &base(r))).collect())
+            .collect();
     }
     let base = |s: &str| {
         let c = split_ref(s)?;

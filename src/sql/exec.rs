@@ -123,7 +123,6 @@ fn sqlite_file(path: &Path) -> Result<()> {
     crate::error::regular_file(path)
 }
 
-
 /// Run `sql` read-only on the SQLite file `db`. With a `view`, the view is
 /// first created as a TEMP view on the connection (or, if that fails,
 /// inlined as a CTE). Times out after [`DEFAULT_TIMEOUT`].
@@ -263,7 +262,6 @@ pub(crate) fn inline_as_cte(name: &str, select: &str, sql: &str) -> String {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,7 +281,10 @@ mod tests {
     fn runs_with_temp_view_and_limit() {
         let d = db();
         let p = d.path().join("t.sqlite");
-        let body = ViewBody { name: "v".into(), select: "SELECT A.id AS A_id, A.name AS A_name, A.x AS A_x, A.b AS A_b FROM A".into() };
+        let body = ViewBody {
+            name: "v".into(),
+            select: "SELECT A.id AS A_id, A.name AS A_name, A.x AS A_x, A.b AS A_b FROM A".into(),
+        };
         let view = &body;
         let r = run_readonly(&p, Some(view), "SELECT A_name, A_x, A_b FROM v ORDER BY A_id", None).unwrap();
         assert_eq!(r.view_mode, "temp_view");
@@ -325,7 +326,8 @@ mod tests {
         );
         let d = db();
         let p = d.path().join("t.sqlite");
-        let sql = inline_as_cte("v", "SELECT id AS A_id FROM A", "WITH w AS (SELECT A_id FROM v) SELECT count(*) FROM w");
+        let sql =
+            inline_as_cte("v", "SELECT id AS A_id FROM A", "WITH w AS (SELECT A_id FROM v) SELECT count(*) FROM w");
         let r = run_readonly(&p, None, &sql, None).unwrap();
         assert_eq!(r.rows[0][0], SqlValue::Integer(3));
     }

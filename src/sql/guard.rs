@@ -16,7 +16,9 @@ use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
-use sqlparser::ast::{Expr, ObjectName, ObjectNamePart, Query, Select, SetExpr, Statement, TableFactor, Visit, Visitor};
+use sqlparser::ast::{
+    Expr, ObjectName, ObjectNamePart, Query, Select, SetExpr, Statement, TableFactor, Visit, Visitor,
+};
 use sqlparser::dialect::Dialect as SqlDialect;
 use sqlparser::parser::Parser;
 
@@ -57,16 +59,58 @@ pub fn parser_dialect(d: Dialect) -> Box<dyn SqlDialect> {
 
 /// Leading keywords of statements that are never a read-only query.
 const NOT_QUERIES: &[&str] = &[
-    "INSERT", "UPDATE", "DELETE", "DROP", "CREATE", "ALTER", "PRAGMA", "ATTACH", "DETACH", "REPLACE", "VACUUM", "GRANT",
-    "REVOKE", "TRUNCATE", "MERGE", "BEGIN", "COMMIT", "ROLLBACK", "REINDEX", "ANALYZE", "SET", "CALL", "COPY", "LOAD",
-    "INSTALL", "USE", "LOCK", "UPSERT", "SAVEPOINT", "RELEASE",
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "DROP",
+    "CREATE",
+    "ALTER",
+    "PRAGMA",
+    "ATTACH",
+    "DETACH",
+    "REPLACE",
+    "VACUUM",
+    "GRANT",
+    "REVOKE",
+    "TRUNCATE",
+    "MERGE",
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
+    "REINDEX",
+    "ANALYZE",
+    "SET",
+    "CALL",
+    "COPY",
+    "LOAD",
+    "INSTALL",
+    "USE",
+    "LOCK",
+    "UPSERT",
+    "SAVEPOINT",
+    "RELEASE",
 ];
 
 /// Functions that reach outside the database or stall it.
 const DENIED_FUNCTIONS: &[&str] = &[
-    "load_extension", "writefile", "readfile", "edit", "fts3_tokenizer", "sleep", "benchmark", "load_file",
-    "pg_sleep", "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "lo_import", "lo_export", "dblink",
-    "pg_terminate_backend", "pg_cancel_backend", "set_config",
+    "load_extension",
+    "writefile",
+    "readfile",
+    "edit",
+    "fts3_tokenizer",
+    "sleep",
+    "benchmark",
+    "load_file",
+    "pg_sleep",
+    "pg_read_file",
+    "pg_read_binary_file",
+    "pg_ls_dir",
+    "lo_import",
+    "lo_export",
+    "dblink",
+    "pg_terminate_backend",
+    "pg_cancel_backend",
+    "set_config",
 ];
 
 fn check_against(sql: &str, allowed: &[(String, Vec<String>)], dialect: Dialect, what: &str) -> Result<CheckedSql> {
@@ -75,7 +119,8 @@ fn check_against(sql: &str, allowed: &[(String, Vec<String>)], dialect: Dialect,
         return Err(Error::Sql("no SQL statement found".into()));
     }
     let stmts = Parser::parse_sql(&*parser_dialect(dialect), text).map_err(|e| {
-        let first: String = text.chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_uppercase();
+        let first: String =
+            text.chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_uppercase();
         if NOT_QUERIES.contains(&first.as_str()) {
             Error::Sql(format!("only a read-only SELECT is allowed, got {first}"))
         } else {
@@ -276,7 +321,11 @@ fn statement_kind(s: &Statement) -> String {
     let text = s.to_string();
     let words: Vec<&str> = text.split_whitespace().take(2).collect();
     match words.as_slice() {
-        [w, _] if w.eq_ignore_ascii_case("CREATE") || w.eq_ignore_ascii_case("DROP") || w.eq_ignore_ascii_case("ALTER") => {
+        [w, _]
+            if w.eq_ignore_ascii_case("CREATE")
+                || w.eq_ignore_ascii_case("DROP")
+                || w.eq_ignore_ascii_case("ALTER") =>
+        {
             format!("{} {}", w.to_ascii_uppercase(), words[1].to_ascii_uppercase())
         }
         [w, ..] => w.to_ascii_uppercase(),

@@ -3,7 +3,10 @@
 use super::*;
 
 fn cols() -> Vec<String> {
-    ["CLIENT_id", "CLIENT_name", "CLIENT_gender", "DATACENTER_id", "DATACENTER_name"].iter().map(|s| s.to_string()).collect()
+    ["CLIENT_id", "CLIENT_name", "CLIENT_gender", "DATACENTER_id", "DATACENTER_name"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
 }
 
 fn ok(sql: &str) -> CheckedSql {
@@ -41,7 +44,9 @@ fn accepts_plain_and_aliased_queries() {
 
 #[test]
 fn accepts_ctes_and_derived_tables() {
-    let c = ok("WITH dev AS (SELECT CLIENT_name AS c, DATACENTER_name FROM lucy_view) SELECT c, dev.DATACENTER_name FROM dev");
+    let c = ok(
+        "WITH dev AS (SELECT CLIENT_name AS c, DATACENTER_name FROM lucy_view) SELECT c, dev.DATACENTER_name FROM dev",
+    );
     assert_eq!(c.ctes, vec!["dev"]);
     assert_eq!(c.relations, vec!["lucy_view"]);
     ok("SELECT t.total FROM (SELECT COUNT(*) AS total FROM lucy_view) AS t");
@@ -94,7 +99,10 @@ fn rejects_other_relations() {
 #[test]
 fn rejects_unknown_columns_with_the_available_list() {
     let e = err("SELECT name FROM lucy_view");
-    assert!(e.contains("column `name` is not a column of the view lucy_view; available: CLIENT_id, CLIENT_name"), "{e}");
+    assert!(
+        e.contains("column `name` is not a column of the view lucy_view; available: CLIENT_id, CLIENT_name"),
+        "{e}"
+    );
     let e = err("SELECT v.nope FROM lucy_view v");
     assert!(e.contains("column `v.nope` is not a column of lucy_view"), "{e}");
     let e = err("SELECT CLIENT.name FROM lucy_view");
@@ -118,7 +126,12 @@ fn direct_mode_checks_model_tables() {
         ("CLIENT".to_string(), vec!["id".to_string(), "name".to_string()]),
         ("DATACENTER".to_string(), vec!["id".to_string(), "name".to_string(), "loc_id".to_string()]),
     ];
-    let c = check_over_tables("SELECT c.name, d.name FROM CLIENT c JOIN DATACENTER d ON d.id = c.id", &tables, Dialect::Sqlite).unwrap();
+    let c = check_over_tables(
+        "SELECT c.name, d.name FROM CLIENT c JOIN DATACENTER d ON d.id = c.id",
+        &tables,
+        Dialect::Sqlite,
+    )
+    .unwrap();
     assert_eq!(c.relations, vec!["CLIENT", "DATACENTER"]);
     let e = check_over_tables("SELECT c.gender FROM CLIENT c", &tables, Dialect::Sqlite).unwrap_err().to_string();
     assert!(e.contains("column `c.gender` is not a column of CLIENT"), "{e}");
@@ -130,7 +143,13 @@ fn direct_mode_checks_model_tables() {
 #[test]
 fn other_dialects_parse() {
     check_query("SELECT `CLIENT_name` FROM `lucy_view` LIMIT 5", "lucy_view", &cols(), Dialect::Mysql).unwrap();
-    check_query("SELECT \"CLIENT_name\" FROM lucy_view WHERE CLIENT_id::text = '1'", "lucy_view", &cols(), Dialect::Postgres).unwrap();
+    check_query(
+        "SELECT \"CLIENT_name\" FROM lucy_view WHERE CLIENT_id::text = '1'",
+        "lucy_view",
+        &cols(),
+        Dialect::Postgres,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -231,9 +250,10 @@ fn every_clause_is_checked() {
 
 #[test]
 fn postgres_table_statement_is_refused() {
-    let e = check_query("SELECT CLIENT_name FROM lucy_view UNION TABLE secrets", "lucy_view", &cols(), Dialect::Postgres)
-        .unwrap_err()
-        .to_string();
+    let e =
+        check_query("SELECT CLIENT_name FROM lucy_view UNION TABLE secrets", "lucy_view", &cols(), Dialect::Postgres)
+            .unwrap_err()
+            .to_string();
     assert!(e.contains("not allowed"), "{e}");
 }
 

@@ -2,7 +2,7 @@
 //! pairs) and the guard that admits only one read-only SELECT over a view.
 
 pub mod analyze;
-pub mod guard;
 pub mod catalog;
 pub mod exec;
+pub mod guard;
 pub mod port;

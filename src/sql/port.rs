@@ -62,7 +62,8 @@ pub fn port_sql(sql: &str, to: Dialect, names: &Names) -> Result<(String, usize)
     if to == Dialect::Sqlite {
         return Ok((sql.to_string(), 0));
     }
-    let mut stmts = Parser::parse_sql(&SQLiteDialect {}, sql).map_err(|e| Error::Sql(format!("cannot parse as SQLite SQL: {e}")))?;
+    let mut stmts = Parser::parse_sql(&SQLiteDialect {}, sql)
+        .map_err(|e| Error::Sql(format!("cannot parse as SQLite SQL: {e}")))?;
     if stmts.len() != 1 || !matches!(stmts[0], Statement::Query(_)) {
         return Err(Error::Sql("expected exactly one SELECT statement".into()));
     }
@@ -134,7 +135,9 @@ mod tests {
 
     #[test]
     fn double_quoted_words_that_name_nothing_are_strings() {
-        let (pg, _) = port_sql(r#"SELECT name FROM CLIENT WHERE name = "Ann" AND T1.id = 2"#, Dialect::Postgres, &names()).unwrap();
+        let (pg, _) =
+            port_sql(r#"SELECT name FROM CLIENT WHERE name = "Ann" AND T1.id = 2"#, Dialect::Postgres, &names())
+                .unwrap();
         assert_eq!(pg, r#"SELECT "name" FROM "CLIENT" WHERE "name" = 'Ann' AND T1."id" = 2"#);
         let (same, k) = port_sql("SELECT 1", Dialect::Sqlite, &names()).unwrap();
         assert_eq!((same.as_str(), k), ("SELECT 1", 0));

@@ -57,4 +57,3 @@ pub struct LocalCost {
 pub(crate) fn is_zero(n: &u32) -> bool {
     *n == 0
 }
-

@@ -133,7 +133,19 @@ pub fn multipliers(n: usize, edges: &[(usize, usize, Cardinality)], junction: &[
             if fixed[j] || !junction.get(j).copied().unwrap_or(false) {
                 continue;
             }
-            let nb: Vec<usize> = edges.iter().filter(valid).filter_map(|&(a, b, _)| if a == j { Some(b) } else if b == j { Some(a) } else { None }).collect();
+            let nb: Vec<usize> = edges
+                .iter()
+                .filter(valid)
+                .filter_map(|&(a, b, _)| {
+                    if a == j {
+                        Some(b)
+                    } else if b == j {
+                        Some(a)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
             if nb.len() >= 2 && nb.iter().all(|&x| fixed[x]) {
                 fixed[j] = true;
                 changed = true;

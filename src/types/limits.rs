@@ -27,7 +27,10 @@ pub fn check_seconds(what: &str, value: f64) -> Result<f64, String> {
     if value.is_finite() && (MIN_SECONDS..=MAX_SECONDS).contains(&value) {
         Ok(value)
     } else {
-        Err(format!("{what} must be a number of seconds from {MIN_SECONDS} to {MAX_SECONDS} (one day), got {}", show(value)))
+        Err(format!(
+            "{what} must be a number of seconds from {MIN_SECONDS} to {MAX_SECONDS} (one day), got {}",
+            show(value)
+        ))
     }
 }
 

@@ -12,7 +12,7 @@ pub mod trace;
 pub mod value;
 
 pub use grain::{FanoutFinding, FanoutMode, FanoutReport, Grain};
+pub use ids::{ColumnId, RelId, TableId};
 pub use model::*;
 pub use plan::*;
-pub use ids::{ColumnId, RelId, TableId};
 pub use value::SqlValue;

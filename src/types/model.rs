@@ -274,16 +274,12 @@ pub struct Constraints {
 
 impl Constraints {
     pub fn is_empty(&self) -> bool {
-        self.forbid_tables.is_empty()
-            && self.forbid_relationships.is_empty()
-            && self.require_tables.is_empty()
+        self.forbid_tables.is_empty() && self.forbid_relationships.is_empty() && self.require_tables.is_empty()
     }
 }
 
 /// SQL dialects lucy reads and writes.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {
     #[default]
@@ -315,9 +311,7 @@ impl Dialect {
 impl DbModel {
     /// Index of a table by name, case-insensitively.
     pub fn table_index(&self, name: &str) -> Option<usize> {
-        self.tables
-            .iter()
-            .position(|t| t.name.eq_ignore_ascii_case(name))
+        self.tables.iter().position(|t| t.name.eq_ignore_ascii_case(name))
     }
 
     /// A table by name, case-insensitively.

@@ -148,7 +148,12 @@ pub struct ViewOptions {
 
 impl Default for ViewOptions {
     fn default() -> Self {
-        ViewOptions { dialect: Dialect::Sqlite, view_name: default_view_name(), time_limit_s: default_time_limit(), keep: None }
+        ViewOptions {
+            dialect: Dialect::Sqlite,
+            view_name: default_view_name(),
+            time_limit_s: default_time_limit(),
+            keep: None,
+        }
     }
 }
 

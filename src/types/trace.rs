@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::{ColumnRef, ViewRequest, ViewResult};
 use super::chat::{Message, Usage};
+use super::plan::{ColumnRef, ViewRequest, ViewResult};
 use super::value::SqlValue;
 use crate::error::{read_to_string, Error, Result};
 

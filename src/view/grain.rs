@@ -52,7 +52,10 @@ pub fn of_view(graph: &SchemaGraph, jt: &JoinTree, columns: &[BuiltColumn<'_>]) 
                 .primary_key
                 .iter()
                 .filter_map(|k| {
-                    columns.iter().find(|c| c.instance == i && c.column.eq_ignore_ascii_case(k)).map(|c| c.alias.to_string())
+                    columns
+                        .iter()
+                        .find(|c| c.instance == i && c.column.eq_ignore_ascii_case(k))
+                        .map(|c| c.alias.to_string())
                 })
                 .collect::<Vec<_>>();
             // A key is usable only when every key column is in the view.

@@ -48,7 +48,8 @@ pub fn choose_relationship(
         for k in 0..2 {
             let pair = (j.junction, j.sides[k]);
             if (pair == (a, b) || pair == (b, a)) && cands.contains(&j.rels[k]) {
-                declared = Some((j.rels[k], format!("declared by the m:m pattern of junction {}", graph.name(j.junction))));
+                declared =
+                    Some((j.rels[k], format!("declared by the m:m pattern of junction {}", graph.name(j.junction))));
             }
         }
     }
@@ -114,7 +115,11 @@ pub fn build(
             None => {
                 let c = count.entry(t).or_insert(0);
                 *c += 1;
-                if *c == 1 { graph.name(t).to_string() } else { format!("{}_{}", graph.name(t), c) }
+                if *c == 1 {
+                    graph.name(t).to_string()
+                } else {
+                    format!("{}_{}", graph.name(t), c)
+                }
             }
             Some(r) => {
                 let base = super::alias::role_alias(graph, t, r);
@@ -227,7 +232,11 @@ pub fn build(
 
 /// Join each table that hangs off an m:m junction of the walk (C3 case b:
 /// `(table, relationship)`) to the junction's first plain instance, INNER.
-pub fn attach_junction_children(graph: &SchemaGraph, jt: &mut JoinTree, children: &[(TableId, RelId)]) -> Result<(), String> {
+pub fn attach_junction_children(
+    graph: &SchemaGraph,
+    jt: &mut JoinTree,
+    children: &[(TableId, RelId)],
+) -> Result<(), String> {
     for &(c, rel) in children {
         let k = graph.anchor(c, rel);
         let left = jt
@@ -338,7 +347,11 @@ mod tests {
             assert!(v.sql.contains(cond), "{}", v.sql);
             // The manager side is the "one" side: the employee's rows stay once.
             let link = &v.grain.links[0];
-            let expect = if walk[0].1.is_none() { crate::types::Cardinality::ManyToOne } else { crate::types::Cardinality::OneToMany };
+            let expect = if walk[0].1.is_none() {
+                crate::types::Cardinality::ManyToOne
+            } else {
+                crate::types::Cardinality::OneToMany
+            };
             assert_eq!(link.cardinality, expect, "{link:?}");
         }
     }

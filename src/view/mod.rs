@@ -11,7 +11,9 @@ pub mod sql;
 use std::collections::BTreeSet;
 
 use crate::graph::{ColumnId, RelId, SchemaGraph, TableId};
-use crate::types::{Ambiguity, Dialect, Grain, Instance, InstanceColumn, Join, JoinKind, RoleInstance, ViewBody, ViewColumn};
+use crate::types::{
+    Ambiguity, Dialect, Grain, Instance, InstanceColumn, Join, JoinKind, RoleInstance, ViewBody, ViewColumn,
+};
 
 use alias::Aliaser;
 use sql::{quote_alias, quote_name};
@@ -98,8 +100,12 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'
         }
         let table = graph.table(inst.table);
         let role_note = inst.role.map(|r| role_note(graph, inst.table, r));
-        let requested: Vec<&str> =
-            spec.attributes.iter().filter(|a| a.table == inst.table).map(|a| table.columns[a.column].name.as_str()).collect();
+        let requested: Vec<&str> = spec
+            .attributes
+            .iter()
+            .filter(|a| a.table == inst.table)
+            .map(|a| table.columns[a.column].name.as_str())
+            .collect();
         let mut cols: Vec<&str> = Vec::new();
         if spec.attributes.is_empty() || (table.primary_key.is_empty() && requested.is_empty()) {
             cols.extend(table.columns.iter().map(|c| c.name.as_str()));
@@ -184,7 +190,10 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'
             rel: Some(j.rel),
         });
     }
-    let body = ViewBody { name: quote_alias(spec.name, d), select: format!("SELECT\n{}\n{}", select.join(",\n"), from.join("\n")) };
+    let body = ViewBody {
+        name: quote_alias(spec.name, d),
+        select: format!("SELECT\n{}\n{}", select.join(",\n"), from.join("\n")),
+    };
     let built_cols: Vec<grain::BuiltColumn<'_>> = columns
         .iter()
         .zip(&col_inst)

@@ -138,10 +138,8 @@ pub fn write(path: &Path, seed: u64, flaws: Flaws) {
     }
     let _ = V::I32(0);
 
-    let mut tensors: Vec<(String, Vec<usize>)> = vec![
-        ("token_embd.weight".into(), vec![N_EMBD, n_vocab]),
-        ("output_norm.weight".into(), vec![N_EMBD]),
-    ];
+    let mut tensors: Vec<(String, Vec<usize>)> =
+        vec![("token_embd.weight".into(), vec![N_EMBD, n_vocab]), ("output_norm.weight".into(), vec![N_EMBD])];
     for l in 0..N_LAYER {
         for (name, dims) in [
             ("attn_norm", vec![N_EMBD]),

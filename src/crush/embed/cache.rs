@@ -138,7 +138,10 @@ mod tests {
 
     #[test]
     fn key_separates_concatenations() {
-        assert_ne!(EmbeddingCache::key("m", &["ab".into(), "c".into()]), EmbeddingCache::key("m", &["a".into(), "bc".into()]));
+        assert_ne!(
+            EmbeddingCache::key("m", &["ab".into(), "c".into()]),
+            EmbeddingCache::key("m", &["a".into(), "bc".into()])
+        );
         assert_ne!(EmbeddingCache::key("m1", &["a".into()]), EmbeddingCache::key("m2", &["a".into()]));
     }
 

@@ -58,11 +58,14 @@ impl MiniLm {
                 dir.display()
             )));
         }
-        let bad = |what: &str, e: String| Error::Input(format!("{}: cannot load {what}: {e} (re-run scripts/fetch-minilm.sh)", dir.display()));
+        let bad = |what: &str, e: String| {
+            Error::Input(format!("{}: cannot load {what}: {e} (re-run scripts/fetch-minilm.sh)", dir.display()))
+        };
         let config_path = dir.join("config.json");
         let config: Config = serde_json::from_str(&crate::error::read_to_string(&config_path)?)
             .map_err(|e| bad("config.json", e.to_string()))?;
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| bad("tokenizer.json", e.to_string()))?;
+        let mut tokenizer =
+            Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| bad("tokenizer.json", e.to_string()))?;
         // The shipped tokenizer pads every text to 128 tokens; pad to the
         // longest text of a batch instead (same result under the mask,
         // several times less work for short schema names).
@@ -78,10 +81,7 @@ impl MiniLm {
 
     fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let fail = |e: String| Error::Input(format!("MiniLM embedding failed: {e}"));
-        let enc = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| fail(e.to_string()))?;
+        let enc = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| fail(e.to_string()))?;
         let len = enc.iter().map(|e| e.get_ids().len()).max().unwrap_or(0);
         let mut ids = Vec::with_capacity(texts.len() * len);
         let mut mask = Vec::with_capacity(texts.len() * len);
@@ -138,9 +138,7 @@ mod tests {
     #[test]
     fn reproduces_measured_similarity() {
         let Some(m) = model() else { return };
-        let v = m
-            .embed(&["client gender".into(), "CLIENT.gender".into(), "loan amount".into()])
-            .unwrap();
+        let v = m.embed(&["client gender".into(), "CLIENT.gender".into(), "loan amount".into()]).unwrap();
         assert_eq!(v[0].len(), 384);
         let n: f32 = v[0].iter().map(|x| x * x).sum();
         assert!((n - 1.0).abs() < 1e-4, "not normalised: {n}");

@@ -99,11 +99,8 @@ impl Embedder for HashEmbedder {
             .iter()
             .map(|t| {
                 let mut v = vec![0f32; self.dim];
-                let norm: Vec<char> = t
-                    .to_lowercase()
-                    .chars()
-                    .map(|c| if c.is_alphanumeric() { c } else { ' ' })
-                    .collect();
+                let norm: Vec<char> =
+                    t.to_lowercase().chars().map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect();
                 for word in norm.iter().collect::<String>().split_whitespace() {
                     let w: Vec<char> = format!(" {word} ").chars().collect();
                     for g in w.windows(3) {

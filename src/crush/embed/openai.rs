@@ -95,8 +95,9 @@ impl OpenAiEmbedder {
         if !status.is_success() {
             return Err(fail(format!("HTTP {status}: {}", crate::error::cut(&body, 300))));
         }
-        let parsed: Response = serde_json::from_str(&body)
-            .map_err(|e| fail(format!("response is not an embeddings answer ({e}); expected {{\"data\":[{{\"embedding\":[...]}}]}}")))?;
+        let parsed: Response = serde_json::from_str(&body).map_err(|e| {
+            fail(format!("response is not an embeddings answer ({e}); expected {{\"data\":[{{\"embedding\":[...]}}]}}"))
+        })?;
         if parsed.data.len() != texts.len() {
             return Err(fail(format!("asked for {} embeddings, got {}", texts.len(), parsed.data.len())));
         }
@@ -145,7 +146,10 @@ mod tests {
                 let Ok(mut req) = server.recv() else { return };
                 let mut body = String::new();
                 req.as_reader().read_to_string(&mut body).unwrap();
-                let auth = req.headers().iter().any(|h| h.field.equiv("Authorization") && h.value.as_str() == "Bearer sk-test");
+                let auth = req
+                    .headers()
+                    .iter()
+                    .any(|h| h.field.equiv("Authorization") && h.value.as_str() == "Bearer sk-test");
                 let (code, text) = if auth { answer(&body) } else { (401, "no key".into()) };
                 let _ = req.respond(tiny_http::Response::from_string(text).with_status_code(code));
             }
@@ -161,7 +165,8 @@ mod tests {
                 assert_eq!(v["model"], "m");
                 let n = v["input"].as_array().unwrap().len();
                 // Answer out of order to check the index sort.
-                let data: Vec<_> = (0..n).rev().map(|i| serde_json::json!({"index": i, "embedding": [i as f32 + 1.0, 0.0]})).collect();
+                let data: Vec<_> =
+                    (0..n).rev().map(|i| serde_json::json!({"index": i, "embedding": [i as f32 + 1.0, 0.0]})).collect();
                 (200, serde_json::json!({"data": data}).to_string())
             },
             1,

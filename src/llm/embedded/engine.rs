@@ -69,9 +69,9 @@ pub(super) fn load(path: &Path) -> std::result::Result<Loaded, String> {
         .map_err(|_| "it has no chat template in its metadata (tokenizer.chat_template); lucy needs an instruction-tuned chat model".to_string())?;
     // Fail now, not at the first question, when llama.cpp cannot apply it.
     let probe = [LlamaChatMessage::new("user".into(), "ping".into()).map_err(|e| e.to_string())?];
-    model
-        .apply_chat_template(&template, &probe, true)
-        .map_err(|e| format!("llama.cpp cannot apply its chat template ({e}); use a model whose template llama.cpp supports"))?;
+    model.apply_chat_template(&template, &probe, true).map_err(|e| {
+        format!("llama.cpp cannot apply its chat template ({e}); use a model whose template llama.cpp supports")
+    })?;
     Ok(Loaded { model, template })
 }
 
@@ -140,7 +140,11 @@ fn context_params(opts: &EmbeddedOptions, (single, batch): (usize, usize)) -> Ll
 impl<'m> Engine<'m> {
     pub fn new(loaded: &'m Loaded, opts: &EmbeddedOptions) -> std::result::Result<Self, String> {
         let backend = backend()?;
-        let mut threads = if opts.auto_threads { BatchThreads::auto(opts.threads, opts.thread_collapse_ratio) } else { BatchThreads::fixed(opts.threads) };
+        let mut threads = if opts.auto_threads {
+            BatchThreads::auto(opts.threads, opts.thread_collapse_ratio)
+        } else {
+            BatchThreads::fixed(opts.threads)
+        };
         let ctx_threads = threads.before_call(Instant::now());
         let ctx = loaded
             .model
@@ -177,7 +181,8 @@ impl<'m> Engine<'m> {
     fn factory(&mut self) -> std::result::Result<&ParserFactory, String> {
         if self.factory.is_none() {
             let env = LlamaSampler::llguidance_tok_env(&self.loaded.model);
-            let mut f = ParserFactory::new_simple(&env).map_err(|e| format!("cannot set up constrained decoding: {e}"))?;
+            let mut f =
+                ParserFactory::new_simple(&env).map_err(|e| format!("cannot set up constrained decoding: {e}"))?;
             f.set_stderr_log_level(0);
             // See GRAMMAR_MAX_ITEMS for why not llguidance's default.
             f.limits_mut().step_max_items = self.opts.grammar_max_items;
@@ -196,7 +201,9 @@ impl<'m> Engine<'m> {
                     // model pad an answer with blanks until the token limit.
                     let mut s = s.clone();
                     if let Some(o) = s.as_object_mut() {
-                        o.entry("x-guidance").or_insert_with(|| serde_json::json!({"whitespace_flexible": false, "item_separator": ", "}));
+                        o.entry("x-guidance").or_insert_with(
+                            || serde_json::json!({"whitespace_flexible": false, "item_separator": ", "}),
+                        );
                     }
                     TopLevelGrammar::from_json_schema(s)
                 }
@@ -402,7 +409,11 @@ impl<'m> Engine<'m> {
         if temperature <= 0.0 {
             chain.push(LlamaSampler::greedy());
         } else {
-            let seed = self.opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(index.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+            let seed = self
+                .opts
+                .seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(index.wrapping_mul(0xBF58_476D_1CE4_E5B9));
             chain.extend([
                 LlamaSampler::top_k(40),
                 LlamaSampler::top_p(0.95, 1),
@@ -469,7 +480,9 @@ impl<'m> Engine<'m> {
                 break Ok(());
             }
             if let Err(e) = self.ctx.decode(&mut batch) {
-                break Err(format!("llama.cpp failed while generating ({e}); lower --llm-max-tokens or raise --llm-ctx"));
+                break Err(format!(
+                    "llama.cpp failed while generating ({e}); lower --llm-max-tokens or raise --llm-ctx"
+                ));
             }
             logit_idx = next_idx;
             step += 1;
@@ -539,11 +552,21 @@ impl Engine<'_> {
     /// prefix reuse, the cache is emptied) and the decoding of `n` samples
     /// of at most `gen` tokens each (greedy for one sample, temperature 0.2
     /// for more, as MatchTables samples), under `constraint` if given.
-    pub fn measure(&mut self, text: &str, gen: usize, n: usize, constraint: Option<&Constraint>) -> std::result::Result<SpeedSample, String> {
+    pub fn measure(
+        &mut self,
+        text: &str,
+        gen: usize,
+        n: usize,
+        constraint: Option<&Constraint>,
+    ) -> std::result::Result<SpeedSample, String> {
         let prompt = self.loaded.model.vocab().tokenize(text.as_bytes(), true, true);
         let n = n.clamp(1, MAX_PARALLEL);
         if prompt.is_empty() || prompt.len() + n * (gen + 1) >= self.n_ctx {
-            return Err(format!("the measurement prompt has {} tokens; the context holds {}", prompt.len(), self.n_ctx));
+            return Err(format!(
+                "the measurement prompt has {} tokens; the context holds {}",
+                prompt.len(),
+                self.n_ctx
+            ));
         }
         for s in 0..=(WORK_SEQ + MAX_PARALLEL) {
             let _ = self.ctx.clear_kv_cache_seq(Some(s as u32), None, None);
@@ -564,7 +587,8 @@ impl Engine<'_> {
             None => None,
         };
         let temperature = if n == 1 { 0.0 } else { 0.2 };
-        let samplers: Vec<LlamaSampler> = (0..n).map(|i| self.sampler(temperature, i as u64, matcher.as_ref().map(Matcher::deep_clone))).collect();
+        let samplers: Vec<LlamaSampler> =
+            (0..n).map(|i| self.sampler(temperature, i as u64, matcher.as_ref().map(Matcher::deep_clone))).collect();
         self.ctx.reset_timings();
         let t1 = Instant::now();
         let out = self.decode_samples(WORK_SEQ, prompt.len(), last_idx, samplers, gen);

@@ -48,9 +48,8 @@ const GGUF_MAGIC: &[u8; 4] = b"GGUF";
 /// llama.cpp (which reports most problems only on its log) opens it.
 /// `fix` is appended to every error: what the user should do.
 pub fn check_gguf(path: &Path, fix: &str) -> Result<u64> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        Error::Input(format!("GGUF model {}: {e}; {fix}", path.display()))
-    })?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| Error::Input(format!("GGUF model {}: {e}; {fix}", path.display())))?;
     if !meta.is_file() {
         return Err(Error::Input(format!("GGUF model {}: not a file; {fix}", path.display())));
     }
@@ -106,7 +105,8 @@ fn sidecar(path: &Path) -> PathBuf {
 fn fallback_sidecar(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let dir = default_model_dir(env)?.join(".hashes");
     let abs = std::fs::canonicalize(path).ok()?;
-    let key: String = Sha256::digest(abs.to_string_lossy().as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let key: String =
+        Sha256::digest(abs.to_string_lossy().as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect();
     Some(dir.join(format!("{key}.sha256")))
 }
 
@@ -114,7 +114,10 @@ fn read_cached(sidecar: &Path, stamp: (u64, u64)) -> Option<String> {
     let text = std::fs::read_to_string(sidecar).ok()?;
     let mut parts = text.split_whitespace();
     let (hash, size, mtime) = (parts.next()?, parts.next()?, parts.next()?);
-    let ok = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) && size == stamp.0.to_string() && mtime == stamp.1.to_string();
+    let ok = hash.len() == 64
+        && hash.bytes().all(|b| b.is_ascii_hexdigit())
+        && size == stamp.0.to_string()
+        && mtime == stamp.1.to_string();
     ok.then(|| hash.to_ascii_lowercase())
 }
 

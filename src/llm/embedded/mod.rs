@@ -122,9 +122,21 @@ pub fn default_threads() -> usize {
 }
 
 enum Job {
-    Chat { req: ChatRequest, max_tokens: Option<u32>, reply: mpsc::Sender<std::result::Result<engine::Answer, String>> },
-    Measure { text: String, gen: usize, n: usize, constraint: Option<super::Constraint>, reply: mpsc::Sender<std::result::Result<SpeedSample, String>> },
-    Stats { reply: mpsc::Sender<prefix::CacheStats> },
+    Chat {
+        req: ChatRequest,
+        max_tokens: Option<u32>,
+        reply: mpsc::Sender<std::result::Result<engine::Answer, String>>,
+    },
+    Measure {
+        text: String,
+        gen: usize,
+        n: usize,
+        constraint: Option<super::Constraint>,
+        reply: mpsc::Sender<std::result::Result<SpeedSample, String>>,
+    },
+    Stats {
+        reply: mpsc::Sender<prefix::CacheStats>,
+    },
 }
 
 /// The embedded backend. Loading happens in [`EmbeddedModel::load`]; each
@@ -159,7 +171,8 @@ impl EmbeddedModel {
             Some(want) => file::verify_sha256(&path, want, env, fix)?,
             None => file::sha256_cached(&path, env)?,
         };
-        let file_name = path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
+        let file_name =
+            path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
         let name = format!("gguf:{file_name}#sha256:{hash}");
         let (job_tx, job_rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<std::result::Result<(), String>>();
@@ -176,7 +189,10 @@ impl EmbeddedModel {
             }
             Err(_) => {
                 let _ = worker.join();
-                return Err(Error::Input(format!("GGUF model {}: the model thread stopped while loading; {fix}", path.display())));
+                return Err(Error::Input(format!(
+                    "GGUF model {}: the model thread stopped while loading; {fix}",
+                    path.display()
+                )));
             }
         }
         Ok(EmbeddedModel {
@@ -210,14 +226,25 @@ impl EmbeddedModel {
     /// most `gen` tokens the way answers are decoded, under `constraint` if
     /// given; timed by lucy and by llama.cpp's own counters (for
     /// `benchmarks/llm_speed.rs`).
-    pub fn measure(&self, text: &str, gen: usize, n: usize, constraint: Option<super::Constraint>) -> Result<SpeedSample> {
+    pub fn measure(
+        &self,
+        text: &str,
+        gen: usize,
+        n: usize,
+        constraint: Option<super::Constraint>,
+    ) -> Result<SpeedSample> {
         let (tx, rx) = mpsc::channel();
         {
             let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-            let Some(jobs) = jobs.as_ref() else { return Err(Error::llm("measure", "the embedded model was shut down")) };
-            jobs.send(Job::Measure { text: text.to_string(), gen, n, constraint, reply: tx }).map_err(|_| Error::llm("measure", "the model thread has stopped"))?;
+            let Some(jobs) = jobs.as_ref() else {
+                return Err(Error::llm("measure", "the embedded model was shut down"));
+            };
+            jobs.send(Job::Measure { text: text.to_string(), gen, n, constraint, reply: tx })
+                .map_err(|_| Error::llm("measure", "the model thread has stopped"))?;
         }
-        rx.recv().map_err(|_| Error::llm("measure", "the model thread has stopped"))?.map_err(|e| Error::llm("measure", e))
+        rx.recv()
+            .map_err(|_| Error::llm("measure", "the model thread has stopped"))?
+            .map_err(|e| Error::llm("measure", e))
     }
 
     /// The prompt-prefix cache's counters: snapshots kept, their bytes,
@@ -226,8 +253,11 @@ impl EmbeddedModel {
         let (tx, rx) = mpsc::channel();
         {
             let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-            let Some(jobs) = jobs.as_ref() else { return Err(Error::llm("cache_stats", "the embedded model was shut down")) };
-            jobs.send(Job::Stats { reply: tx }).map_err(|_| Error::llm("cache_stats", "the model thread has stopped"))?;
+            let Some(jobs) = jobs.as_ref() else {
+                return Err(Error::llm("cache_stats", "the embedded model was shut down"));
+            };
+            jobs.send(Job::Stats { reply: tx })
+                .map_err(|_| Error::llm("cache_stats", "the model thread has stopped"))?;
         }
         rx.recv().map_err(|_| Error::llm("cache_stats", "the model thread has stopped"))
     }
@@ -271,12 +301,15 @@ fn worker(opts: EmbeddedOptions, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<
     while let Ok(job) = jobs.recv() {
         match job {
             Job::Chat { req, max_tokens, reply } => {
-                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.chat(&req, max_tokens))).unwrap_or_else(|_| Err(panicked()));
+                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.chat(&req, max_tokens)))
+                    .unwrap_or_else(|_| Err(panicked()));
                 let _ = reply.send(out);
             }
             Job::Measure { text, gen, n, constraint, reply } => {
-                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.measure(&text, gen, n, constraint.as_ref())))
-                    .unwrap_or_else(|_| Err(panicked()));
+                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    eng.measure(&text, gen, n, constraint.as_ref())
+                }))
+                .unwrap_or_else(|_| Err(panicked()));
                 let _ = reply.send(out);
             }
             Job::Stats { reply } => {
@@ -298,7 +331,9 @@ impl ChatModel for EmbeddedModel {
         let (tx, rx) = mpsc::channel();
         {
             let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-            let Some(jobs) = jobs.as_ref() else { return Err(Error::llm(&req.phase, "the embedded model was shut down")) };
+            let Some(jobs) = jobs.as_ref() else {
+                return Err(Error::llm(&req.phase, "the embedded model was shut down"));
+            };
             jobs.send(Job::Chat { req: req.clone(), max_tokens: self.max_tokens.or(req.max_tokens), reply: tx })
                 .map_err(|_| Error::llm(&req.phase, "the embedded model's thread has stopped"))?;
         }
@@ -306,7 +341,8 @@ impl ChatModel for EmbeddedModel {
             .recv()
             .map_err(|_| Error::llm(&req.phase, "the embedded model's thread has stopped"))?
             .map_err(|e| Error::llm(&req.phase, format!("embedded model {}: {e}", self.path.display())))?;
-        if answer.local.unconstrained > 0 && !self.warned_unconstrained.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        if answer.local.unconstrained > 0 && !self.warned_unconstrained.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
             eprintln!(
                 "lucy: warning: the grammar did not hold for {} of {} answer(s) to {} (the grammar engine gave up while decoding; \
                  the guard still checks the answer); counted as `unconstrained` in the trace's costs",

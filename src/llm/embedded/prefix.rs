@@ -76,7 +76,16 @@ impl<S> PrefixCache<S> {
     /// A cache keeping at most `budget` bytes of snapshots; `enabled =
     /// false` never reuses anything (for measuring the cache's effect).
     pub fn new(budget: usize, enabled: bool) -> Self {
-        PrefixCache { entries: Vec::new(), resident: Vec::new(), budget, bytes: 0, clock: 0, enabled, restores: 0, evictions: 0 }
+        PrefixCache {
+            entries: Vec::new(),
+            resident: Vec::new(),
+            budget,
+            bytes: 0,
+            clock: 0,
+            enabled,
+            restores: 0,
+            evictions: 0,
+        }
     }
 
     /// Choose where `prompt` starts from. At least one token is always left
@@ -164,7 +173,12 @@ impl<S> PrefixCache<S> {
 
     /// The counters.
     pub fn stats(&self) -> CacheStats {
-        CacheStats { snapshots: self.entries.len(), bytes: self.bytes, restores: self.restores, evictions: self.evictions }
+        CacheStats {
+            snapshots: self.entries.len(),
+            bytes: self.bytes,
+            restores: self.restores,
+            evictions: self.evictions,
+        }
     }
 }
 

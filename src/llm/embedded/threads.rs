@@ -79,7 +79,17 @@ impl BatchThreads {
     /// `--llm-threads N`: N threads for everything, never changed.
     pub fn fixed(n: usize) -> Self {
         let n = n.max(1);
-        BatchThreads { max: n, single: n, adaptive: false, collapse_ratio: COLLAPSE_RATIO, current: n, retry_at: None, backoff: FIRST_BACKOFF, prefill_one: None, backoffs: 0 }
+        BatchThreads {
+            max: n,
+            single: n,
+            adaptive: false,
+            collapse_ratio: COLLAPSE_RATIO,
+            current: n,
+            retry_at: None,
+            backoff: FIRST_BACKOFF,
+            prefill_one: None,
+            backoffs: 0,
+        }
     }
 
     /// The default: one thread for single-token steps, up to `max` for
@@ -87,7 +97,17 @@ impl BatchThreads {
     /// `collapse_ratio` times the call's prompt evaluation time per token.
     pub fn auto(max: usize, collapse_ratio: f64) -> Self {
         let max = max.max(1);
-        BatchThreads { max, single: 1, adaptive: max > 1, collapse_ratio, current: max, retry_at: None, backoff: FIRST_BACKOFF, prefill_one: None, backoffs: 0 }
+        BatchThreads {
+            max,
+            single: 1,
+            adaptive: max > 1,
+            collapse_ratio,
+            current: max,
+            retry_at: None,
+            backoff: FIRST_BACKOFF,
+            prefill_one: None,
+            backoffs: 0,
+        }
     }
 
     /// (`n_threads`, `n_threads_batch`) for the next call, at `now`: after a
@@ -105,7 +125,8 @@ impl BatchThreads {
     /// Learn from a finished call at `now`; true when batches dropped to
     /// one thread.
     pub fn after_call(&mut self, now: Instant, s: CallSpeed) -> bool {
-        let prefill = (s.evaluated >= MIN_PREFILL_TOKENS && s.prefill_ms > 0.0).then(|| s.prefill_ms / s.evaluated as f64);
+        let prefill =
+            (s.evaluated >= MIN_PREFILL_TOKENS && s.prefill_ms > 0.0).then(|| s.prefill_ms / s.evaluated as f64);
         if self.current == 1 {
             if prefill.is_some() {
                 self.prefill_one = prefill;
@@ -146,14 +167,29 @@ mod tests {
     /// Rates measured on this machine (benchmarks/results/embedded.md).
     fn idle_two() -> CallSpeed {
         // 900 tokens at 95 tok/s; 35 tokens in 7 five-sample steps at 47 tok/s.
-        CallSpeed { evaluated: 900, prefill_ms: 900.0 / 95.0 * 1000.0, batched_tokens: 35, batched_ms: 35.0 / 47.0 * 1000.0 }
+        CallSpeed {
+            evaluated: 900,
+            prefill_ms: 900.0 / 95.0 * 1000.0,
+            batched_tokens: 35,
+            batched_ms: 35.0 / 47.0 * 1000.0,
+        }
     }
     fn busy_two() -> CallSpeed {
         // Prompt at 38 tok/s, five-sample steps at 1.6 tok/s.
-        CallSpeed { evaluated: 900, prefill_ms: 900.0 / 38.0 * 1000.0, batched_tokens: 35, batched_ms: 35.0 / 1.6 * 1000.0 }
+        CallSpeed {
+            evaluated: 900,
+            prefill_ms: 900.0 / 38.0 * 1000.0,
+            batched_tokens: 35,
+            batched_ms: 35.0 / 1.6 * 1000.0,
+        }
     }
     fn one() -> CallSpeed {
-        CallSpeed { evaluated: 900, prefill_ms: 900.0 / 47.0 * 1000.0, batched_tokens: 35, batched_ms: 35.0 / 24.0 * 1000.0 }
+        CallSpeed {
+            evaluated: 900,
+            prefill_ms: 900.0 / 47.0 * 1000.0,
+            batched_tokens: 35,
+            batched_ms: 35.0 / 24.0 * 1000.0,
+        }
     }
 
     #[test]

@@ -96,7 +96,11 @@ fn reason(code: u16) -> &'static str {
 
 /// Write a complete response and close the write side.
 pub fn write_response(stream: &mut TcpStream, code: u16, extra: &[(&str, String)], body: &[u8]) -> io::Result<()> {
-    let ctype = if serde_json::from_slice::<serde_json::Value>(body).is_ok() { "application/json" } else { "text/plain; charset=utf-8" };
+    let ctype = if serde_json::from_slice::<serde_json::Value>(body).is_ok() {
+        "application/json"
+    } else {
+        "text/plain; charset=utf-8"
+    };
     let mut head = format!(
         "HTTP/1.1 {code} {}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n",
         reason(code),

@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-pub use script::{EmbeddingRule, Embeddings, Matcher, Reply, Rule, Script};
 use script::RequestFacts;
+pub use script::{EmbeddingRule, Embeddings, Matcher, Reply, Rule, Script};
 
 use crate::error::{Error, Result};
 
@@ -84,9 +84,12 @@ impl MockServer {
 
     /// Start serving `script`, reporting a bind failure as an error.
     pub fn try_start(script: Script) -> Result<MockServer> {
-        let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| Error::Input(format!("cannot bind 127.0.0.1: {e}")))?;
+        let listener =
+            TcpListener::bind("127.0.0.1:0").map_err(|e| Error::Input(format!("cannot bind 127.0.0.1: {e}")))?;
         let addr = listener.local_addr().map_err(|e| Error::Input(format!("cannot read the bound address: {e}")))?;
-        listener.set_nonblocking(true).map_err(|e| Error::Input(format!("cannot make the listener non-blocking: {e}")))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::Input(format!("cannot make the listener non-blocking: {e}")))?;
         let shared = Arc::new(Shared {
             cursors: Mutex::new(vec![0; script.rules.len()]),
             script,
@@ -198,7 +201,8 @@ fn handle(mut stream: TcpStream, shared: Arc<Shared>) {
         Ok(Some(r)) => r,
         Ok(None) => return,
         Err(e) => {
-            let _ = http::write_response(&mut stream, 400, &[], error_body(&format!("mock: bad request: {e}")).as_bytes());
+            let _ =
+                http::write_response(&mut stream, 400, &[], error_body(&format!("mock: bad request: {e}")).as_bytes());
             return;
         }
     };
@@ -250,7 +254,10 @@ fn respond(shared: &Shared, req: &http::HttpRequest) -> Answer {
         ("POST", p) if p.ends_with("/embeddings") => embeddings(shared, &body),
         ("GET", p) if p.ends_with("/models") => {
             let owner = shared.script.owned_by.as_deref().unwrap_or("lucy");
-            answer(200, json!({"object": "list", "data": [{"id": "mock", "object": "model", "owned_by": owner}]}).to_string())
+            answer(
+                200,
+                json!({"object": "list", "data": [{"id": "mock", "object": "model", "owned_by": owner}]}).to_string(),
+            )
         }
         _ => answer(404, error_body(&format!("mock: no route for {} {}", req.method, req.path))),
     }
@@ -280,7 +287,8 @@ fn pick_reply(shared: &Shared, facts: &RequestFacts) -> Reply {
         return rule.replies[k].clone();
     }
     shared.script.default.clone().unwrap_or_else(|| {
-        let msg = format!("mock: no rule matches the last user message: {}", crate::llm::wire::excerpt(facts.last_user, 200));
+        let msg =
+            format!("mock: no rule matches the last user message: {}", crate::llm::wire::excerpt(facts.last_user, 200));
         Reply::status(500, error_body(&msg))
     })
 }
@@ -344,7 +352,8 @@ fn render(shared: &Shared, req: &Value, facts: &RequestFacts, reply: &Reply) -> 
 /// real schema-following server would fill in.
 fn wants_wrapped_answer(req: &Value) -> bool {
     let schema = &req["response_format"]["json_schema"]["schema"];
-    schema["required"] == json!([crate::llm::wire::WRAP_KEY]) && schema["properties"].get(crate::llm::wire::WRAP_KEY).is_some()
+    schema["required"] == json!([crate::llm::wire::WRAP_KEY])
+        && schema["properties"].get(crate::llm::wire::WRAP_KEY).is_some()
 }
 
 fn wrap_answer(text: String) -> String {
@@ -371,7 +380,9 @@ fn embeddings(shared: &Shared, body: &str) -> Answer {
     };
     let inputs: Vec<String> = match v.get("input") {
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())).collect(),
+        Some(Value::Array(a)) => {
+            a.iter().map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())).collect()
+        }
         _ => return answer(400, error_body("mock: `input` must be a string or a list of strings")),
     };
     let cfg = &shared.script.embeddings;

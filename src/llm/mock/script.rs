@@ -143,7 +143,11 @@ impl Reply {
     }
     /// 429 with a `Retry-After` header (seconds).
     pub fn rate_limited(retry_after_secs: f64) -> Reply {
-        Reply::Status { code: 429, body: r#"{"error":{"message":"rate limited"}}"#.into(), retry_after: Some(retry_after_secs.to_string()) }
+        Reply::Status {
+            code: 429,
+            body: r#"{"error":{"message":"rate limited"}}"#.into(),
+            retry_after: Some(retry_after_secs.to_string()),
+        }
     }
     /// Sleep `ms`, then answer `then`.
     pub fn delay(ms: u64, then: Reply) -> Reply {
@@ -158,7 +162,10 @@ impl Reply {
 impl Rule {
     /// A rule for requests whose last user message contains all of `subs`.
     pub fn when_contains<S: Into<String>>(subs: impl IntoIterator<Item = S>) -> Rule {
-        Rule { when: Matcher { contains: subs.into_iter().map(Into::into).collect(), ..Matcher::default() }, replies: Vec::new() }
+        Rule {
+            when: Matcher { contains: subs.into_iter().map(Into::into).collect(), ..Matcher::default() },
+            replies: Vec::new(),
+        }
     }
     /// A rule matching every chat request.
     pub fn any() -> Rule {
@@ -209,8 +216,9 @@ impl Script {
     }
     /// Parse a JSON script; `origin` names it in errors.
     pub fn from_json(text: &str, origin: &str) -> Result<Script> {
-        let s: Script = serde_json::from_str(text)
-            .map_err(|e| Error::Input(format!("{origin}: not a mock script ({e}); see docs/llm.md, \"Mock server\"")))?;
+        let s: Script = serde_json::from_str(text).map_err(|e| {
+            Error::Input(format!("{origin}: not a mock script ({e}); see docs/llm.md, \"Mock server\""))
+        })?;
         for (i, r) in s.rules.iter().enumerate() {
             if r.replies.is_empty() {
                 return Err(Error::Input(format!("{origin}: $.rules[{i}].replies is empty; give at least one reply")));
@@ -275,7 +283,9 @@ impl<'a> RequestFacts<'a> {
         RequestFacts {
             last_user,
             structured: body.get("response_format").is_some_and(|v| !v.is_null()),
-            grammar: ["grammar", "structured_outputs", "guided_grammar"].iter().any(|k| body.get(k).is_some_and(|v| !v.is_null())),
+            grammar: ["grammar", "structured_outputs", "guided_grammar"]
+                .iter()
+                .any(|k| body.get(k).is_some_and(|v| !v.is_null())),
             n: body.get("n").and_then(Value::as_u64).unwrap_or(1).max(1) as usize,
         }
     }

@@ -27,14 +27,22 @@ pub fn bird_tables_with_warnings(tables_json: &Path, db_id: &str, descriptions: 
     let Some(list) = all.as_array() else {
         return Err(Error::Input(format!("{file}: expected a JSON list of databases (the tables.json format)")));
     };
-    let Some((k, db)) = list.iter().enumerate().find(|(_, d)| d.get("db_id").and_then(Value::as_str) == Some(db_id)) else {
+    let Some((k, db)) = list.iter().enumerate().find(|(_, d)| d.get("db_id").and_then(Value::as_str) == Some(db_id))
+    else {
         let ids: Vec<&str> = list.iter().filter_map(|d| d.get("db_id").and_then(Value::as_str)).collect();
-        let shown = if ids.len() > 30 { format!("{} … ({} databases)", ids[..30].join(", "), ids.len()) } else { ids.join(", ") };
+        let shown = if ids.len() > 30 {
+            format!("{} … ({} databases)", ids[..30].join(", "), ids.len())
+        } else {
+            ids.join(", ")
+        };
         return Err(Error::Input(format!("{file}: no database with db_id `{db_id}`; available: {shown}")));
     };
     let at = |field: &str| format!("{file}: $[{k}].{field}");
     let strings = |field: &str| -> Result<Vec<String>> {
-        let v = db.get(field).and_then(Value::as_array).ok_or_else(|| Error::Input(format!("{}: missing or not a list", at(field))))?;
+        let v = db
+            .get(field)
+            .and_then(Value::as_array)
+            .ok_or_else(|| Error::Input(format!("{}: missing or not a list", at(field))))?;
         Ok(v.iter().map(|x| x.as_str().unwrap_or_default().to_string()).collect())
     };
     let table_names = strings("table_names_original")?;
@@ -66,7 +74,10 @@ pub fn bird_tables_with_warnings(tables_json: &Path, db_id: &str, descriptions: 
             }
             (Some(-1), _) => columns.push(None), // the `*` pseudo-column
             _ => {
-                warnings.push(ImportWarning::new(at(&format!("column_names_original[{ci}]")), "not a [table_index, name] pair; skipped"));
+                warnings.push(ImportWarning::new(
+                    at(&format!("column_names_original[{ci}]")),
+                    "not a [table_index, name] pair; skipped",
+                ));
                 columns.push(None);
             }
         }
@@ -83,12 +94,18 @@ pub fn bird_tables_with_warnings(tables_json: &Path, db_id: &str, descriptions: 
                 Some(cs) if !cs.is_empty() && cs.iter().all(|(t, _)| *t == cs[0].0) => {
                     let t = cs[0].0;
                     if !tables[t].primary_key.is_empty() {
-                        warnings.push(ImportWarning::new(at(&format!("primary_keys[{pi}]")), format!("second primary key for {}; kept the first", tables[t].name)));
+                        warnings.push(ImportWarning::new(
+                            at(&format!("primary_keys[{pi}]")),
+                            format!("second primary key for {}; kept the first", tables[t].name),
+                        ));
                         continue;
                     }
                     tables[t].primary_key = cs.into_iter().map(|(_, c)| c).collect();
                 }
-                _ => warnings.push(ImportWarning::new(at(&format!("primary_keys[{pi}]")), "column indexes do not name columns of one table; skipped")),
+                _ => warnings.push(ImportWarning::new(
+                    at(&format!("primary_keys[{pi}]")),
+                    "column indexes do not name columns of one table; skipped",
+                )),
             }
         }
     }
@@ -97,7 +114,10 @@ pub fn bird_tables_with_warnings(tables_json: &Path, db_id: &str, descriptions: 
         for (fi, fk) in fks.iter().enumerate() {
             match (fk.get(0).and_then(col), fk.get(1).and_then(col)) {
                 (Some(a), Some(b)) => pairs.push((a, b)),
-                _ => warnings.push(ImportWarning::new(at(&format!("foreign_keys[{fi}]")), "column indexes out of range; skipped")),
+                _ => warnings.push(ImportWarning::new(
+                    at(&format!("foreign_keys[{fi}]")),
+                    "column indexes out of range; skipped",
+                )),
             }
         }
     }
@@ -121,7 +141,11 @@ pub fn bird_tables_with_warnings(tables_json: &Path, db_id: &str, descriptions: 
 /// how tables.json writes composite keys). Two separate single-column
 /// references to the same table (e.g. source and destination airport)
 /// stay separate.
-fn group_foreign_keys(tables: &[RawTable], pairs: Vec<((usize, String), (usize, String))>, db_id: &str) -> Vec<RawForeignKey> {
+fn group_foreign_keys(
+    tables: &[RawTable],
+    pairs: Vec<((usize, String), (usize, String))>,
+    db_id: &str,
+) -> Vec<RawForeignKey> {
     let mut out: Vec<RawForeignKey> = Vec::new();
     let mut used = vec![false; pairs.len()];
     for i in 0..pairs.len() {
@@ -140,8 +164,8 @@ fn group_foreign_keys(tables: &[RawTable], pairs: Vec<((usize, String), (usize, 
                     group.push(j);
                 }
             }
-            let covers_pk = group.len() == pk.len()
-                && pk.iter().all(|k| group.iter().any(|&g| same_name(&pairs[g].1 .1, k)));
+            let covers_pk =
+                group.len() == pk.len() && pk.iter().all(|k| group.iter().any(|&g| same_name(&pairs[g].1 .1, k)));
             if !covers_pk {
                 group.truncate(1);
             }
@@ -193,7 +217,10 @@ fn read_descriptions(dir: &Path, tables: &mut [RawTable], warnings: &mut Vec<Imp
     }
     for t in tables.iter_mut() {
         let Some(path) = files.get(&t.name.to_ascii_lowercase()) else {
-            warnings.push(ImportWarning::new(dir.display().to_string(), format!("no description file for table {}", t.name)));
+            warnings.push(ImportWarning::new(
+                dir.display().to_string(),
+                format!("no description file for table {}", t.name),
+            ));
             continue;
         };
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
@@ -202,7 +229,10 @@ fn read_descriptions(dir: &Path, tables: &mut [RawTable], warnings: &mut Vec<Imp
         let headers: Vec<String> = match rdr.headers() {
             Ok(h) => h.iter().map(|x| x.trim().to_ascii_lowercase()).collect(),
             Err(e) => {
-                warnings.push(ImportWarning::new(path.display().to_string(), format!("unreadable CSV header ({e}); skipped")));
+                warnings.push(ImportWarning::new(
+                    path.display().to_string(),
+                    format!("unreadable CSV header ({e}); skipped"),
+                ));
                 continue;
             }
         };
@@ -215,7 +245,10 @@ fn read_descriptions(dir: &Path, tables: &mut [RawTable], warnings: &mut Vec<Imp
         };
         for (ri, rec) in rdr.records().enumerate() {
             let Ok(rec) = rec else {
-                warnings.push(ImportWarning::new(format!("{}: row {}", path.display(), ri + 2), "unreadable CSV row; skipped"));
+                warnings.push(ImportWarning::new(
+                    format!("{}: row {}", path.display(), ri + 2),
+                    "unreadable CSV row; skipped",
+                ));
                 continue;
             };
             let get = |i: Option<usize>| i.and_then(|i| rec.get(i)).map(tidy).unwrap_or_default();
@@ -267,7 +300,10 @@ mod tests {
     #[test]
     fn describe_combines_fields() {
         assert_eq!(describe("A2", "district_name", "district_name", "").as_deref(), Some("district_name"));
-        assert_eq!(describe("district_id", "location of branch", "location of branch", "").as_deref(), Some("location of branch"));
+        assert_eq!(
+            describe("district_id", "location of branch", "location of branch", "").as_deref(),
+            Some("location of branch")
+        );
         assert_eq!(describe("A4", "number of inhabitants", "", "").as_deref(), Some("number of inhabitants"));
         assert_eq!(describe("gender", "", "", "F: female; M: male").as_deref(), Some("Values: F: female; M: male"));
         assert_eq!(describe("x", "", "", ""), None);

@@ -62,13 +62,22 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
     // tables of tens of thousands of columns.
     let mut table_names: HashSet<String> = HashSet::new();
     for rt in raw_tables {
-        let at = |t: &RawTable| if t.origin.is_empty() { format!("table {}", t.name) } else { format!("{}: table {}", t.origin, t.name) };
+        let at = |t: &RawTable| {
+            if t.origin.is_empty() {
+                format!("table {}", t.name)
+            } else {
+                format!("{}: table {}", t.origin, t.name)
+            }
+        };
         if rt.name.trim().is_empty() {
             warnings.push(ImportWarning::new(rt.origin.clone(), "table without a name skipped"));
             continue;
         }
         if table_names.contains(&rt.name.to_ascii_lowercase()) {
-            warnings.push(ImportWarning::new(at(&rt), "table defined twice (names are case-insensitive); the first definition is kept"));
+            warnings.push(ImportWarning::new(
+                at(&rt),
+                "table defined twice (names are case-insensitive); the first definition is kept",
+            ));
             continue;
         }
         let mut columns: Vec<Column> = Vec::new();
@@ -77,7 +86,10 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
             if c.name.trim().is_empty() {
                 warnings.push(ImportWarning::new(at(&rt), "column without a name skipped"));
             } else if !column_names.insert(c.name.to_ascii_lowercase()) {
-                warnings.push(ImportWarning::new(at(&rt), format!("column {} defined twice; the first definition is kept", c.name)));
+                warnings.push(ImportWarning::new(
+                    at(&rt),
+                    format!("column {} defined twice; the first definition is kept", c.name),
+                ));
             } else {
                 columns.push(c.clone());
             }
@@ -125,7 +137,8 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
 
     let mut relationships: Vec<Relationship> = Vec::new();
     let mut seen_rels: HashSet<(String, String, Vec<[String; 2]>)> = HashSet::new();
-    let index: HashMap<String, usize> = tables.iter().enumerate().map(|(i, t)| (t.name.to_ascii_lowercase(), i)).collect();
+    let index: HashMap<String, usize> =
+        tables.iter().enumerate().map(|(i, t)| (t.name.to_ascii_lowercase(), i)).collect();
     for fk in foreign_keys {
         match resolve_fk(&tables, &index, &uniques, &fk, &mut warnings) {
             Ok(rel) => {
@@ -136,7 +149,9 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
                     relationships.push(rel);
                 }
             }
-            Err(why) => warnings.push(ImportWarning::new(fk_location(&fk), format!("{why}; the relationship is left out"))),
+            Err(why) => {
+                warnings.push(ImportWarning::new(fk_location(&fk), format!("{why}; the relationship is left out")))
+            }
         }
     }
 
@@ -149,7 +164,15 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
     } else {
         name
     };
-    let model = DbModel { name, description, dialect, tables, relationships, patterns: Vec::new(), constraints: Default::default() };
+    let model = DbModel {
+        name,
+        description,
+        dialect,
+        tables,
+        relationships,
+        patterns: Vec::new(),
+        constraints: Default::default(),
+    };
     crate::model::validate::check(&model, None)?;
     Ok(Imported { model, warnings })
 }
@@ -188,7 +211,8 @@ fn resolve_fk(
         }
         to.primary_key.clone()
     } else {
-        resolve_columns(&to.columns, &fk.to_columns).map_err(|c| format!("column {c} is not a column of {}", to.name))?
+        resolve_columns(&to.columns, &fk.to_columns)
+            .map_err(|c| format!("column {c} is not a column of {}", to.name))?
     };
     if cols.len() != to_cols.len() {
         return Err(format!("{} foreign key columns but {} referenced columns", cols.len(), to_cols.len()));
@@ -210,8 +234,7 @@ fn resolve_fk(
             ),
         ));
     }
-    let cardinality =
-        if is_key(from, &uniques[fi], &cols) { Cardinality::OneToOne } else { Cardinality::ManyToOne };
+    let cardinality = if is_key(from, &uniques[fi], &cols) { Cardinality::OneToOne } else { Cardinality::ManyToOne };
     Ok(Relationship {
         name: None,
         from: from.name.clone(),
@@ -278,7 +301,11 @@ mod tests {
     fn cardinalities_follow_keys() {
         let raw = RawSchema {
             name: "t".into(),
-            tables: vec![table("A", &["id"], &["id"]), table("B", &["id", "a_id"], &["id"]), table("C", &["a_id"], &["a_id"])],
+            tables: vec![
+                table("A", &["id"], &["id"]),
+                table("B", &["id", "a_id"], &["id"]),
+                table("C", &["a_id"], &["a_id"]),
+            ],
             foreign_keys: vec![fk("B", &["a_id"], "a", &[]), fk("C", &["A_ID"], "A", &["ID"])],
             ..Default::default()
         };
@@ -308,7 +335,14 @@ mod tests {
         assert_eq!(imp.model.tables.len(), 2);
         assert!(imp.model.relationships.is_empty());
         let text: Vec<String> = imp.warnings.iter().map(|w| w.to_string()).collect();
-        for needle in ["defined twice", "primary key column nope", "Missing", "zz is not a column", "itself", "has no primary key"] {
+        for needle in [
+            "defined twice",
+            "primary key column nope",
+            "Missing",
+            "zz is not a column",
+            "itself",
+            "has no primary key",
+        ] {
             assert!(text.iter().any(|t| t.contains(needle)), "no warning containing {needle:?} in {text:#?}");
         }
     }

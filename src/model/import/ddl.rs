@@ -149,7 +149,9 @@ impl Reader {
                     None => self.warn(format!("CREATE UNIQUE INDEX on {table}"), "table is not defined (yet); ignored"),
                 }
             }
-            Statement::Comment { object_type, object_name, comment: Some(c), .. } => self.comment_on(object_type, object_name, c),
+            Statement::Comment { object_type, object_name, comment: Some(c), .. } => {
+                self.comment_on(object_type, object_name, c)
+            }
             Statement::CreateView(v) => {
                 self.warn(format!("CREATE VIEW {}", last_ident(&v.name)), "views are not imported; only tables")
             }
@@ -296,7 +298,8 @@ fn type_as_written(text: &str, lines: &LineIndex, cd: &sqlparser::ast::ColumnDef
     let cand = &rest[skip..];
     let bytes = cand.as_bytes();
     let want = rendered.as_bytes();
-    if bytes.len() >= want.len() && bytes[..want.len()].eq_ignore_ascii_case(want) && cand.is_char_boundary(want.len()) {
+    if bytes.len() >= want.len() && bytes[..want.len()].eq_ignore_ascii_case(want) && cand.is_char_boundary(want.len())
+    {
         cand[..want.len()].to_string()
     } else {
         rendered
@@ -355,8 +358,7 @@ fn byte_offset(text: &str, line: usize, column: usize) -> Option<usize> {
 }
 
 fn is_create_table(text: &str) -> bool {
-    let words: Vec<String> =
-        text.split_whitespace().take(6).map(|w| w.to_ascii_uppercase()).collect();
+    let words: Vec<String> = text.split_whitespace().take(6).map(|w| w.to_ascii_uppercase()).collect();
     words.first().map(String::as_str) == Some("CREATE") && words.iter().any(|w| w == "TABLE" || w.starts_with("TABLE"))
 }
 
@@ -384,7 +386,10 @@ mod tests {
 
     #[test]
     fn a_byte_order_mark_does_not_drop_the_first_table() {
-        for sql in ["\u{feff}CREATE TABLE a (x int);\nCREATE TABLE b (y int);", "\u{feff}CREATE TABLE a (x int)\nCREATE TABLE b (y int broken"] {
+        for sql in [
+            "\u{feff}CREATE TABLE a (x int);\nCREATE TABLE b (y int);",
+            "\u{feff}CREATE TABLE a (x int)\nCREATE TABLE b (y int broken",
+        ] {
             let m = ddl_with_warnings(sql, None, "x").unwrap().model;
             let names: Vec<&str> = m.tables.iter().map(|t| t.name.as_str()).collect();
             assert_eq!(names, ["a", "b"], "{sql:?}");

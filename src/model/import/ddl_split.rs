@@ -177,10 +177,13 @@ mod tests {
     #[test]
     fn quotes_and_comments_do_not_split() {
         let sql = "create table a (x int comment 'see; CREATE TABLE z') -- create table q;\n/* ; create */ create table b (y int);";
-        assert_eq!(texts(sql), vec![
-            "create table a (x int comment 'see; CREATE TABLE z') -- create table q;\n/* ; create */".to_string(),
-            "create table b (y int)".to_string(),
-        ]);
+        assert_eq!(
+            texts(sql),
+            vec![
+                "create table a (x int comment 'see; CREATE TABLE z') -- create table q;\n/* ; create */".to_string(),
+                "create table b (y int)".to_string(),
+            ]
+        );
     }
 
     #[test]

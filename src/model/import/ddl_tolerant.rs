@@ -101,8 +101,25 @@ fn word(t: Option<&Spanned>) -> Option<&str> {
 
 /// Words that end a column's type and start its options.
 const OPTION_WORDS: &[&str] = &[
-    "NOT", "NULL", "DEFAULT", "PRIMARY", "REFERENCES", "COMMENT", "UNIQUE", "CHECK", "CONSTRAINT", "COLLATE",
-    "AUTO_INCREMENT", "AUTOINCREMENT", "IDENTITY", "GENERATED", "ON", "KEY", "CHARACTER", "CHARSET", "AS",
+    "NOT",
+    "NULL",
+    "DEFAULT",
+    "PRIMARY",
+    "REFERENCES",
+    "COMMENT",
+    "UNIQUE",
+    "CHECK",
+    "CONSTRAINT",
+    "COLLATE",
+    "AUTO_INCREMENT",
+    "AUTOINCREMENT",
+    "IDENTITY",
+    "GENERATED",
+    "ON",
+    "KEY",
+    "CHARACTER",
+    "CHARSET",
+    "AS",
 ];
 
 /// Words that continue a type (`double precision`, `int unsigned`, …).

@@ -25,7 +25,11 @@ pub fn sqlite_with_warnings(path: &Path, name: Option<&str>) -> Result<Imported>
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(|e| Error::Input(format!("{}: cannot open as SQLite ({e})", path.display())))?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sqlite".into());
-    let mut raw = RawSchema { name: name.map(str::to_string).unwrap_or(stem), dialect: Some(Dialect::Sqlite), ..Default::default() };
+    let mut raw = RawSchema {
+        name: name.map(str::to_string).unwrap_or(stem),
+        dialect: Some(Dialect::Sqlite),
+        ..Default::default()
+    };
     let names: Vec<String> = {
         let mut st = conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid")
@@ -34,7 +38,8 @@ pub fn sqlite_with_warnings(path: &Path, name: Option<&str>) -> Result<Imported>
         rows.collect::<rusqlite::Result<_>>().map_err(db_err)?
     };
     for t in &names {
-        let (table, fks) = read_table(&conn, t).map_err(|e| Error::Db(format!("{}: table {t}: {e}", path.display())))?;
+        let (table, fks) =
+            read_table(&conn, t).map_err(|e| Error::Db(format!("{}: table {t}: {e}", path.display())))?;
         raw.tables.push(table);
         raw.foreign_keys.extend(fks);
     }
@@ -54,7 +59,12 @@ fn read_table(conn: &Connection, name: &str) -> rusqlite::Result<(RawTable, Vec<
         if pk_pos > 0 {
             pk.push((pk_pos, col.clone()));
         }
-        table.columns.push(Column { name: col, sql_type: ty.unwrap_or_default(), nullable: notnull == 0, description: None });
+        table.columns.push(Column {
+            name: col,
+            sql_type: ty.unwrap_or_default(),
+            nullable: notnull == 0,
+            description: None,
+        });
     }
     pk.sort();
     table.primary_key = pk.into_iter().map(|(_, c)| c).collect();
@@ -74,7 +84,8 @@ fn read_table(conn: &Connection, name: &str) -> rusqlite::Result<(RawTable, Vec<
         }
     }
 
-    let mut st = conn.prepare("SELECT id, seq, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1) ORDER BY id, seq")?;
+    let mut st =
+        conn.prepare("SELECT id, seq, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1) ORDER BY id, seq")?;
     let rows = st.query_map([name], |r| {
         Ok((r.get::<_, i64>(0)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get::<_, Option<String>>(4)?))
     })?;
@@ -83,7 +94,8 @@ fn read_table(conn: &Connection, name: &str) -> rusqlite::Result<(RawTable, Vec<
     for row in rows {
         let (id, to, from_col, to_col) = row?;
         if fks.last().map(|(i, _)| *i) != Some(id) {
-            let fk = RawForeignKey { from: name.to_string(), to, origin: format!("table {name}"), ..Default::default() };
+            let fk =
+                RawForeignKey { from: name.to_string(), to, origin: format!("table {name}"), ..Default::default() };
             fks.push((id, fk));
         }
         if let Some((_, fk)) = fks.last_mut() {

@@ -9,7 +9,11 @@ use crate::error::ModelIssue;
 pub(super) fn check(ix: &Index, out: &mut Vec<ModelIssue>) {
     let m = ix.model;
     if m.name.trim().is_empty() {
-        out.push(issue("$.name".into(), "the model name is empty".into(), "give the database a short name, e.g. \"ddo\""));
+        out.push(issue(
+            "$.name".into(),
+            "the model name is empty".into(),
+            "give the database a short name, e.g. \"ddo\"",
+        ));
     }
     if m.tables.is_empty() {
         out.push(issue("$.tables".into(), "the model has no tables".into(), "list the database's tables in $.tables"));
@@ -34,16 +38,27 @@ pub(super) fn check(ix: &Index, out: &mut Vec<ModelIssue>) {
 
 fn columns(t: &crate::types::Table, base: &str, out: &mut Vec<ModelIssue>) {
     if t.columns.is_empty() {
-        out.push(issue(format!("{base}.columns"), format!("table `{}` has no columns", t.name), "list the table's columns"));
+        out.push(issue(
+            format!("{base}.columns"),
+            format!("table `{}` has no columns", t.name),
+            "list the table's columns",
+        ));
     }
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (j, c) in t.columns.iter().enumerate() {
         if c.name.trim().is_empty() {
-            out.push(issue(format!("{base}.columns[{j}].name"), format!("empty column name in table `{}`", t.name), "give every column its SQL name"));
+            out.push(issue(
+                format!("{base}.columns[{j}].name"),
+                format!("empty column name in table `{}`", t.name),
+                "give every column its SQL name",
+            ));
         } else if let Some(first) = seen.get(&c.name.to_lowercase()) {
             out.push(issue(
                 format!("{base}.columns[{j}].name"),
-                format!("duplicate column `{}` in table `{}` (also {base}.columns[{first}]; names are case-insensitive)", c.name, t.name),
+                format!(
+                    "duplicate column `{}` in table `{}` (also {base}.columns[{first}]; names are case-insensitive)",
+                    c.name, t.name
+                ),
                 "remove or rename one of the two columns",
             ));
         } else {
@@ -88,10 +103,13 @@ fn relationship_names(ix: &Index, out: &mut Vec<ModelIssue>) {
                 shape_check(r, rel, &mut shapes, out);
                 continue;
             }
-            let path = if rel.name.is_some() { format!("$.relationships[{r}].name") } else { format!("$.relationships[{r}]") };
+            let path =
+                if rel.name.is_some() { format!("$.relationships[{r}].name") } else { format!("$.relationships[{r}]") };
             out.push(issue(
                 path,
-                format!("duplicate relationship name `{label}` (also $.relationships[{first}]; names are case-insensitive)"),
+                format!(
+                    "duplicate relationship name `{label}` (also $.relationships[{first}]; names are case-insensitive)"
+                ),
                 "give each relationship a unique `name`",
             ));
         } else {
@@ -111,7 +129,10 @@ fn shape_check(
     if let Some(&first) = shapes.get(&shape) {
         out.push(issue(
             format!("$.relationships[{r}]"),
-            format!("relationship `{}` joins the same tables on the same columns as $.relationships[{first}]", rel.id()),
+            format!(
+                "relationship `{}` joins the same tables on the same columns as $.relationships[{first}]",
+                rel.id()
+            ),
             "remove the duplicate relationship",
         ));
     } else {

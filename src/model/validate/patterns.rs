@@ -67,16 +67,22 @@ pub(super) fn resolve(ix: &Index, out: &mut Vec<ModelIssue>) -> Resolved {
 
 fn lookup(ix: &Index, base: &str, tables: &[String], res: &mut Resolved, out: &mut Vec<ModelIssue>) {
     if tables.is_empty() {
-        out.push(issue(format!("{base}.tables"), "lookup pattern lists no tables".into(), "list the look-up tables, or remove the pattern"));
+        out.push(issue(
+            format!("{base}.tables"),
+            "lookup pattern lists no tables".into(),
+            "list the look-up tables, or remove the pattern",
+        ));
     }
     let mut mine: Vec<TableId> = Vec::new();
     for (k, t) in tables.iter().enumerate() {
         let path = format!("{base}.tables[{k}]");
         match ix.table(t) {
             None => out.push(ix.unknown_table(path, t)),
-            Some(id) if mine.contains(&id) => {
-                out.push(issue(path, format!("table `{}` is listed twice in this lookup pattern", ix.name(id)), "list each table once"))
-            }
+            Some(id) if mine.contains(&id) => out.push(issue(
+                path,
+                format!("table `{}` is listed twice in this lookup pattern", ix.name(id)),
+                "list each table once",
+            )),
             Some(id) => {
                 mine.push(id);
                 res.lookups.push((id, path));
@@ -125,7 +131,11 @@ fn many_to_many(
                 let path = format!("{base}.relationships[{k}]");
                 match ix.relationship(&names[k]) {
                     None => {
-                        out.push(issue(path, format!("unknown relationship `{}`", names[k]), "use a relationship `name` or its `FROM(cols)->TO(cols)` id"));
+                        out.push(issue(
+                            path,
+                            format!("unknown relationship `{}`", names[k]),
+                            "use a relationship `name` or its `FROM(cols)->TO(cols)` id",
+                        ));
                         ok = false;
                     }
                     Some(r) if !connects(ix, r, j, side) => {
@@ -145,7 +155,11 @@ fn many_to_many(
                 }
             }
             if ok && rels[0] == rels[1] {
-                out.push(issue(format!("{base}.relationships[1]"), "both junction relationships are the same".into(), "name two different relationships"));
+                out.push(issue(
+                    format!("{base}.relationships[1]"),
+                    "both junction relationships are the same".into(),
+                    "name two different relationships",
+                ));
                 ok = false;
             }
         }
@@ -287,18 +301,34 @@ fn nodes(
 }
 
 /// The relationship joining an inner table to its parent.
-fn parent_rel(ix: &Index, parent: TableId, child: TableId, node: &PatternNode, here: &str, out: &mut Vec<ModelIssue>) -> Option<RelId> {
+fn parent_rel(
+    ix: &Index,
+    parent: TableId,
+    child: TableId,
+    node: &PatternNode,
+    here: &str,
+    out: &mut Vec<ModelIssue>,
+) -> Option<RelId> {
     if let Some(name) = &node.relationship {
         let path = format!("{here}.relationship");
         return match ix.relationship(name) {
             None => {
-                out.push(issue(path, format!("unknown relationship `{name}`"), "use a relationship `name` or its `FROM(cols)->TO(cols)` id"));
+                out.push(issue(
+                    path,
+                    format!("unknown relationship `{name}`"),
+                    "use a relationship `name` or its `FROM(cols)->TO(cols)` id",
+                ));
                 None
             }
             Some(r) if !connects(ix, r, parent, child) => {
                 out.push(issue(
                     path,
-                    format!("relationship `{}` does not join `{}` to its parent `{}`", ix.rel_label(r), ix.name(child), ix.name(parent)),
+                    format!(
+                        "relationship `{}` does not join `{}` to its parent `{}`",
+                        ix.rel_label(r),
+                        ix.name(child),
+                        ix.name(parent)
+                    ),
                     "name a relationship between this table and its parent in the tree",
                 ));
                 None

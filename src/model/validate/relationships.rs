@@ -77,13 +77,18 @@ fn check_via(ix: &Index, out: &mut Vec<ModelIssue>) {
             continue;
         }
         let joined = |t: TableId| {
-            (0..ix.model.relationships.len()).any(|o| o != r && ix.endpoints(o).is_some_and(|(x, y)| (x == t && y == v) || (x == v && y == t)))
+            (0..ix.model.relationships.len())
+                .any(|o| o != r && ix.endpoints(o).is_some_and(|(x, y)| (x == t && y == v) || (x == v && y == t)))
         };
         for end in [a, b] {
             if !joined(end) {
                 out.push(issue(
                     path.clone(),
-                    format!("relationship `{}` short-cuts `{via}`, but no relationship joins `{via}` and `{}`", rel.id(), ix.name(end)),
+                    format!(
+                        "relationship `{}` short-cuts `{via}`, but no relationship joins `{via}` and `{}`",
+                        rel.id(),
+                        ix.name(end)
+                    ),
                     "via must be joined to both ends of the relationship: add that relationship, or remove via",
                 ));
             }
@@ -119,10 +124,14 @@ pub(super) fn check(ix: &Index, out: &mut Vec<ModelIssue>) {
                     let end = if side == 0 { "from" } else { "to" };
                     out.push(issue(
                         format!("{base}.on[{k}][{side}]"),
-                        format!("unknown column `{col}` in table `{}` (the `{end}` table of this relationship)", t.name),
+                        format!(
+                            "unknown column `{col}` in table `{}` (the `{end}` table of this relationship)",
+                            t.name
+                        ),
                         &match close {
                             Some(c) => format!("did you mean `{c}`? Each pair is [column of `from`, column of `to`]"),
-                            None => "each pair is [column of `from`, column of `to`]; use columns defined in $.tables".into(),
+                            None => "each pair is [column of `from`, column of `to`]; use columns defined in $.tables"
+                                .into(),
                         },
                     ));
                 }

@@ -48,7 +48,12 @@ pub(super) fn check(ix: &Index, res: &Resolved, out: &mut Vec<ModelIssue>) {
             match inner.get(&n.table) {
                 Some((_, first)) if *first != i => out.push(issue(
                     n.path.clone(),
-                    format!("`{}` is an inner table of two trees: {} and {}", ix.name(n.table), tree_desc(*first), tree_desc(i)),
+                    format!(
+                        "`{}` is an inner table of two trees: {} and {}",
+                        ix.name(n.table),
+                        tree_desc(*first),
+                        tree_desc(i)
+                    ),
                     "an inner table belongs to exactly one star/snowflake; remove it from one of them",
                 )),
                 Some(_) => {}
@@ -80,18 +85,34 @@ pub(super) fn check(ix: &Index, res: &Resolved, out: &mut Vec<ModelIssue>) {
     for (t, path) in &res.lookups {
         let name = ix.name(*t);
         if let Some(first) = lookups.get(t) {
-            out.push(issue(path.clone(), format!("`{name}` is declared a lookup twice (also {first})"), "list each lookup table once"));
+            out.push(issue(
+                path.clone(),
+                format!("`{name}` is declared a lookup twice (also {first})"),
+                "list each lookup table once",
+            ));
             continue;
         }
         lookups.insert(*t, path);
         if let Some((_, i)) = roots.get(t) {
-            out.push(issue(path.clone(), format!("lookup table `{name}` is also the root of {}", tree_desc(*i)), LOOKUP_HINT));
+            out.push(issue(
+                path.clone(),
+                format!("lookup table `{name}` is also the root of {}", tree_desc(*i)),
+                LOOKUP_HINT,
+            ));
         }
         if let Some((_, i)) = inner.get(t) {
-            out.push(issue(path.clone(), format!("lookup table `{name}` is also an inner table of {}", tree_desc(*i)), LOOKUP_HINT));
+            out.push(issue(
+                path.clone(),
+                format!("lookup table `{name}` is also an inner table of {}", tree_desc(*i)),
+                LOOKUP_HINT,
+            ));
         }
         if let Some((_, p)) = res.junctions.iter().find(|(j, _)| j.junction == *t) {
-            out.push(issue(path.clone(), format!("lookup table `{name}` is also the junction of the m:m pattern $.patterns[{p}]"), LOOKUP_HINT));
+            out.push(issue(
+                path.clone(),
+                format!("lookup table `{name}` is also the junction of the m:m pattern $.patterns[{p}]"),
+                LOOKUP_HINT,
+            ));
         }
     }
 
@@ -109,10 +130,18 @@ pub(super) fn check(ix: &Index, res: &Resolved, out: &mut Vec<ModelIssue>) {
             junctions.insert(j.junction, *p);
         }
         if let Some((_, i)) = roots.get(&j.junction) {
-            out.push(issue(path.clone(), format!("junction `{name}` is also the root of {}", tree_desc(*i)), JUNCTION_HINT));
+            out.push(issue(
+                path.clone(),
+                format!("junction `{name}` is also the root of {}", tree_desc(*i)),
+                JUNCTION_HINT,
+            ));
         }
         if let Some((_, i)) = inner.get(&j.junction) {
-            out.push(issue(path.clone(), format!("junction `{name}` is also an inner table of {}", tree_desc(*i)), JUNCTION_HINT));
+            out.push(issue(
+                path.clone(),
+                format!("junction `{name}` is also an inner table of {}", tree_desc(*i)),
+                JUNCTION_HINT,
+            ));
         }
         for (k, s) in j.sides.iter().enumerate() {
             if let Some((_, i)) = inner.get(s) {
@@ -137,7 +166,8 @@ pub(super) fn check(ix: &Index, res: &Resolved, out: &mut Vec<ModelIssue>) {
     }
 }
 
-const LOOKUP_HINT: &str = "a lookup is a dead end in a join path; it cannot also hold another pattern role — drop one of the two";
+const LOOKUP_HINT: &str =
+    "a lookup is a dead end in a join path; it cannot also hold another pattern role — drop one of the two";
 const JUNCTION_HINT: &str = "a junction must sit between its two sides in a join path; it cannot also hold another pattern role — drop one of the two";
 
 /// Deterministic iteration order (by table id) for stable messages.

@@ -14,7 +14,8 @@ fn model_tables(file: &str) -> Vec<(String, Vec<String>)> {
         .unwrap()
         .iter()
         .map(|t| {
-            let cols = t["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
+            let cols =
+                t["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
             (t["name"].as_str().unwrap().to_string(), cols)
         })
         .collect()
@@ -31,7 +32,12 @@ fn wide_view(file: &str) -> (Vec<String>, Vec<String>) {
 
 fn corpus(file: &str) -> Vec<String> {
     let path = format!("{}/tests/fixtures/grammar/{file}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(path).unwrap().lines().filter(|l| !l.trim().is_empty() && !l.starts_with("--")).map(str::to_string).collect()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("--"))
+        .map(str::to_string)
+        .collect()
 }
 
 fn fenced(sql: &str) -> String {
@@ -51,7 +57,13 @@ fn coverage(model: &str, corpus_file: &str) -> usize {
             failures.push(format!("GRAMMAR rejects {q}\n    {e}"));
         }
     }
-    assert!(failures.is_empty(), "{} of {} corpus queries fail:\n{}", failures.len(), queries.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} corpus queries fail:\n{}",
+        failures.len(),
+        queries.len(),
+        failures.join("\n")
+    );
     queries.len()
 }
 
@@ -73,7 +85,11 @@ fn answer_forms_the_prompt_allows() {
         check_text(&g, text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
     }
     // No prose around the query, no second statement.
-    for text in ["Here is the query: ```sql\nSELECT 1\n```", "```sql\nSELECT CLIENT_name FROM lucy_view\n``` Done.", "```sql\nSELECT 1; SELECT 2\n```"] {
+    for text in [
+        "Here is the query: ```sql\nSELECT 1\n```",
+        "```sql\nSELECT CLIENT_name FROM lucy_view\n``` Done.",
+        "```sql\nSELECT 1; SELECT 2\n```",
+    ] {
         assert!(check_text(&g, text).is_err(), "accepted {text:?}");
     }
 }
@@ -82,7 +98,10 @@ fn answer_forms_the_prompt_allows() {
 /// failure (a join back to a base table), is refused by the grammar too.
 #[test]
 fn refuses_what_the_guard_rejects() {
-    let cols: Vec<String> = ["CLIENT_id", "CLIENT_name", "CLIENT_gender", "DATACENTER_id", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
+    let cols: Vec<String> = ["CLIENT_id", "CLIENT_name", "CLIENT_gender", "DATACENTER_id", "DATACENTER_name"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let (_, reserved) = wide_view("ddo.json");
     let g = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
     let rejected = [
@@ -115,7 +134,12 @@ fn refuses_what_the_guard_rejects() {
         "SELECT loc_id FROM lucy_view",
     ];
     for sql in rejected {
-        assert!(check_query(sql, "lucy_view", &cols, Dialect::Sqlite).is_err() || sql.contains("AS DATACENTER") || sql.contains("WITH CLIENT"), "the guard accepts {sql}");
+        assert!(
+            check_query(sql, "lucy_view", &cols, Dialect::Sqlite).is_err()
+                || sql.contains("AS DATACENTER")
+                || sql.contains("WITH CLIENT"),
+            "the guard accepts {sql}"
+        );
         assert!(check_text(&g, &fenced(sql)).is_err(), "the grammar accepts {sql}");
     }
     // Left to the guard: a context-free grammar cannot tell an invented
@@ -176,7 +200,11 @@ fn direct_grammar_allows_model_tables_only() {
         check_over_tables(q, &tables, Dialect::Sqlite).unwrap();
         check_text(&g, &fenced(q)).unwrap_or_else(|e| panic!("{q}: {e}"));
     }
-    for bad in ["SELECT * FROM CUSTOMER", "SELECT c.name FROM CLIENT c JOIN sqlite_master m ON 1 = 1", "WITH t AS (SELECT 1) SELECT * FROM sqlite_master"] {
+    for bad in [
+        "SELECT * FROM CUSTOMER",
+        "SELECT c.name FROM CLIENT c JOIN sqlite_master m ON 1 = 1",
+        "WITH t AS (SELECT 1) SELECT * FROM sqlite_master",
+    ] {
         assert!(check_text(&g, &fenced(bad)).is_err(), "the grammar accepts {bad}");
     }
 }
@@ -185,7 +213,11 @@ fn direct_grammar_allows_model_tables_only() {
 fn other_dialects_build_valid_grammars() {
     let cols = vec!["CLIENT_name".to_string(), "PAYMENT_date".to_string()];
     let g = view_grammar("lucy_view", &cols, &[], Dialect::Mysql);
-    check_text(&g, &fenced("SELECT `CLIENT_name`, YEAR(PAYMENT_date) FROM lucy_view WHERE CLIENT_name LIKE 'O\\'Brien%'")).unwrap();
+    check_text(
+        &g,
+        &fenced("SELECT `CLIENT_name`, YEAR(PAYMENT_date) FROM lucy_view WHERE CLIENT_name LIKE 'O\\'Brien%'"),
+    )
+    .unwrap();
     let g = view_grammar("lucy_view", &cols, &[], Dialect::Postgres);
     check_text(&g, &fenced("SELECT \"CLIENT_name\", EXTRACT(YEAR FROM PAYMENT_date) FROM lucy_view WHERE PAYMENT_date > CURRENT_DATE - INTERVAL '30 days'")).unwrap();
 }
@@ -210,7 +242,9 @@ fn prompt_columns(prompt: &str) -> Vec<String> {
 fn recorded_answers_the_guard_accepted_are_in_the_grammar() {
     let mut checked = 0;
     let mut failures = Vec::new();
-    for (cassette, model) in [("ddo-qwen2.5-coder-1.5b.jsonl", "ddo.json"), ("acme-qwen2.5-coder-1.5b.jsonl", "acme.json")] {
+    for (cassette, model) in
+        [("ddo-qwen2.5-coder-1.5b.jsonl", "ddo.json"), ("acme-qwen2.5-coder-1.5b.jsonl", "acme.json")]
+    {
         let path = format!("{}/benchmarks/cassettes/{cassette}", env!("CARGO_MANIFEST_DIR"));
         let reserved = wide_view(model).1;
         for line in std::fs::read_to_string(&path).unwrap().lines() {
@@ -234,6 +268,11 @@ fn recorded_answers_the_guard_accepted_are_in_the_grammar() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} recorded answers the guard accepts are outside the grammar:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} recorded answers the guard accepts are outside the grammar:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(checked >= 15, "only {checked} recorded answers checked");
 }

@@ -97,7 +97,8 @@ pub fn solve_milp_full(
 
     let res = model.solve();
     let ms = start.elapsed().as_secs_f64() * 1e3;
-    let mut out = MilpOutcome { status: MilpStatus::Infeasible, walk: Vec::new(), variables: v.count, constraints: rows, ms };
+    let mut out =
+        MilpOutcome { status: MilpStatus::Infeasible, walk: Vec::new(), variables: v.count, constraints: rows, ms };
     match res {
         Ok(sol) => {
             out.status = match sol.status() {

@@ -13,12 +13,13 @@ use std::ops::{ControlFlow, Range};
 
 use sqlparser::ast::{
     BinaryOperator, Distinct, Expr, GroupByExpr, Ident, JoinConstraint, JoinOperator, ObjectName, OrderBy, OrderByKind,
-    Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableWithJoins, Visit,
-    Visitor,
+    Query, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, TableAlias, TableFactor, TableWithJoins,
+    Visit, Visitor,
 };
 
 use super::scope::{
-    ColumnOutcome, ColumnUse, Equality, RelationTarget, RelationUse, Resolution, ScopeColumn, ScopeRelation, SelectScope,
+    ColumnOutcome, ColumnUse, Equality, RelationTarget, RelationUse, Resolution, ScopeColumn, ScopeRelation,
+    SelectScope,
 };
 use super::walk::{top_level_exprs, walk_top_level, TopLevel};
 use super::{JoinPair, Occurrence, OccurrencePair, QueryRefs, SelectObserver};
@@ -329,7 +330,9 @@ impl<'m> Analyzer<'m> {
             }
             SetExpr::Select(s) => select_output_names(s),
             SetExpr::Query(q) => match &*q.body {
-                b @ (SetExpr::Select(_) | SetExpr::SetOperation { .. } | SetExpr::Query(_)) => self.branch_outputs(b, scope),
+                b @ (SetExpr::Select(_) | SetExpr::SetOperation { .. } | SetExpr::Query(_)) => {
+                    self.branch_outputs(b, scope)
+                }
                 _ => Outputs::open(),
             },
             _ => Outputs::open(),
@@ -638,7 +641,14 @@ impl<'m> Analyzer<'m> {
     /// `USING (c)` / NATURAL: pair the first right relation that has `c`
     /// with the last left one that has it. Without a model a base table is
     /// assumed to have it (`assume`), which is what USING promises.
-    fn using_pair(&mut self, c: &str, scope: &Scope, (left, right): (Range<usize>, Range<usize>), assume: bool, clause: &str) {
+    fn using_pair(
+        &mut self,
+        c: &str,
+        scope: &Scope,
+        (left, right): (Range<usize>, Range<usize>),
+        assume: bool,
+        clause: &str,
+    ) {
         let has = |i: &usize| self.has_column(&scope.relations[*i], c).unwrap_or(assume);
         let (Some(l), Some(r)) = (left.rev().find(has), right.clone().find(has)) else { return };
         let a = self.column_of(&scope.relations[l], c, 0, l);
@@ -711,7 +721,11 @@ impl<'m> Analyzer<'m> {
                         select: self.context.select.unwrap_or(usize::MAX),
                     });
                     let qualified = (!single).then(|| {
-                        name.0.iter().map(|p| p.as_ident().map(ident).unwrap_or_else(|| p.to_string())).collect::<Vec<_>>().join(".")
+                        name.0
+                            .iter()
+                            .map(|p| p.as_ident().map(ident).unwrap_or_else(|| p.to_string()))
+                            .collect::<Vec<_>>()
+                            .join(".")
                     });
                     (RelKind::Base(tname.clone()), RelationTarget::Table { name: tname.clone(), qualified })
                 };
@@ -780,7 +794,9 @@ impl<'m> Analyzer<'m> {
         split_and(e, &mut conjuncts);
         for c in conjuncts {
             if let Expr::BinaryOp { left, op: BinaryOperator::Eq, right } = c {
-                if let (Some(l), Some(r)) = (self.column_expr(strip(left), scope), self.column_expr(strip(right), scope)) {
+                if let (Some(l), Some(r)) =
+                    (self.column_expr(strip(left), scope), self.column_expr(strip(right), scope))
+                {
                     if l.instance != r.instance {
                         if let (Some(a), Some(b)) = (&l.col, &r.col) {
                             self.refs.join_pairs.insert(JoinPair::new(a, b));
@@ -788,7 +804,12 @@ impl<'m> Analyzer<'m> {
                         }
                     }
                     if let Some(g) = self.selects.last_mut().filter(|_| (l.at.up, l.at.rel) != (r.at.up, r.at.rel)) {
-                        g.scope.equalities.push(Equality { a: l.at, b: r.at, clause: clause.to_string(), text: c.to_string() });
+                        g.scope.equalities.push(Equality {
+                            a: l.at,
+                            b: r.at,
+                            clause: clause.to_string(),
+                            text: c.to_string(),
+                        });
                     }
                     continue;
                 }
@@ -854,7 +875,13 @@ impl<'m> Analyzer<'m> {
     /// the innermost scope that has the column wins; a scope with a relation
     /// whose columns nobody knows stops the search (that relation may well
     /// own it).
-    fn lookup(&self, qualifier: Option<&str>, col: &str, scope: &Scope, maybe_string: bool) -> (Option<Resolved>, ColumnOutcome) {
+    fn lookup(
+        &self,
+        qualifier: Option<&str>,
+        col: &str,
+        scope: &Scope,
+        maybe_string: bool,
+    ) -> (Option<Resolved>, ColumnOutcome) {
         let mut unknown = false;
         let (mut s, mut up) = (Some(scope), 0);
         while let Some(sc) = s {
@@ -1064,10 +1091,17 @@ impl ExprVisitor<'_, '_, '_, '_> {
                 // where the column comes from (the first branch of a set
                 // operation, as for `inner` itself).
                 let y = lower_ref(&y);
-                let inner_occ = (first_occurrence..self.a.refs.occurrences.len()).find(|&i| self.a.refs.occurrences[i].table == y.table);
+                let inner_occ = (first_occurrence..self.a.refs.occurrences.len())
+                    .find(|&i| self.a.refs.occurrences[i].table == y.table);
                 if let (Some(&a), Some(b)) = (self.a.occurrence_of.get(&o.instance), inner_occ) {
                     if a != b {
-                        self.a.refs.occurrence_pairs.push(OccurrencePair { a, b, left: lower_ref(&x), right: y, semi: true });
+                        self.a.refs.occurrence_pairs.push(OccurrencePair {
+                            a,
+                            b,
+                            left: lower_ref(&x),
+                            right: y,
+                            semi: true,
+                        });
                     }
                 }
             }

@@ -1,8 +1,8 @@
 //! Unit tests of `sql::analyze` on hand-made queries.
 
 use super::*;
-use sqlparser::ast::{OrderBy, Select};
 use crate::types::{Column, Table};
+use sqlparser::ast::{OrderBy, Select};
 
 fn table(name: &str, cols: &[&str]) -> Table {
     Table {
@@ -84,10 +84,8 @@ fn derived_table_columns_map_through() {
 
 #[test]
 fn cte_columns_map_through() {
-    let r = run(
-        "WITH big AS (SELECT account_id, SUM(amount) AS total FROM loan GROUP BY account_id) \
-         SELECT a.kind, big.total FROM account a JOIN big ON big.account_id = a.id ORDER BY big.total DESC",
-    );
+    let r = run("WITH big AS (SELECT account_id, SUM(amount) AS total FROM loan GROUP BY account_id) \
+         SELECT a.kind, big.total FROM account a JOIN big ON big.account_id = a.id ORDER BY big.total DESC");
     assert_eq!(tables(&r), ["account", "loan"]);
     assert_eq!(pairs(&r), ["account.id = loan.account_id"]);
     assert_eq!(cols(&r), ["account.id", "account.kind", "loan.account_id", "loan.amount"]);
@@ -123,8 +121,12 @@ fn unqualified_columns_resolve_through_the_model() {
     assert!(r.columns.contains(&ColumnRef::new("client", "name")));
     assert!(r.unresolved.is_empty());
     // Without a model the same query cannot place `kind`.
-    let r = analyze("SELECT name FROM client JOIN account ON client.id = account.client_id WHERE kind = 'x'", Dialect::Sqlite, None)
-        .unwrap();
+    let r = analyze(
+        "SELECT name FROM client JOIN account ON client.id = account.client_id WHERE kind = 'x'",
+        Dialect::Sqlite,
+        None,
+    )
+    .unwrap();
     assert!(r.unresolved.contains("kind"));
     // ...but a single-table query can.
     let r = analyze("SELECT name FROM client WHERE kind = 'x'", Dialect::Sqlite, None).unwrap();
@@ -198,8 +200,12 @@ fn wildcard_expands_with_model() {
 #[test]
 fn bad_sql_is_a_clear_error() {
     assert!(matches!(analyze("DELETE FROM client", Dialect::Sqlite, None), Err(Error::Sql(m)) if m.contains("SELECT")));
-    assert!(matches!(analyze("SELECT 1; SELECT 2", Dialect::Sqlite, None), Err(Error::Sql(m)) if m.contains("one statement")));
-    assert!(matches!(analyze("SELEC name FROM", Dialect::Sqlite, None), Err(Error::Sql(m)) if m.contains("cannot parse")));
+    assert!(
+        matches!(analyze("SELECT 1; SELECT 2", Dialect::Sqlite, None), Err(Error::Sql(m)) if m.contains("one statement"))
+    );
+    assert!(
+        matches!(analyze("SELEC name FROM", Dialect::Sqlite, None), Err(Error::Sql(m)) if m.contains("cannot parse"))
+    );
 }
 
 #[test]
@@ -300,9 +306,13 @@ impl SelectObserver for Seen {
         columns: &[ColumnUse],
         lookup: &dyn Fn(Option<&str>, &str) -> Option<ScopeColumn>,
     ) {
-        let rels: Vec<String> = scope.relations.iter().map(|r| format!("{}:{}", r.display, r.table.as_deref().unwrap_or("-"))).collect();
-        let eqs: Vec<String> =
-            scope.equalities.iter().map(|e| format!("[{}] {} ({}/{} {}/{})", e.clause, e.text, e.a.up, e.a.rel, e.b.up, e.b.rel)).collect();
+        let rels: Vec<String> =
+            scope.relations.iter().map(|r| format!("{}:{}", r.display, r.table.as_deref().unwrap_or("-"))).collect();
+        let eqs: Vec<String> = scope
+            .equalities
+            .iter()
+            .map(|e| format!("[{}] {} ({}/{} {}/{})", e.clause, e.text, e.a.up, e.a.rel, e.b.up, e.b.rel))
+            .collect();
         let uses: Vec<String> =
             columns.iter().map(|u| format!("{}@{}", u.written, u.clause.as_deref().unwrap_or("-"))).collect();
         let name = lookup(None, "name").map(|c| format!("{}/{}", c.up, c.rel)).unwrap_or_default();

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use mysql::prelude::Queryable;
 
+use crate::error::{Error, Result};
 use crate::model::import::build::{build, RawForeignKey, RawSchema, RawTable};
 use crate::model::import::{ImportWarning, Imported};
-use crate::error::{Error, Result};
 use crate::sql::exec::target::{Database, Server};
 use crate::types::{Column, Dialect};
 
@@ -19,10 +19,14 @@ pub fn mysql_with_warnings(server: &Server, database: Option<&str>, name: Option
     let shown = Database::Mysql(server.clone());
     let db = database.map(str::to_string).unwrap_or_else(|| server.database.clone());
     if db.is_empty() {
-        return Err(Error::Input(format!("{shown}: name the database to import: in the URL (mysql://…/DB) or with --database DB")));
+        return Err(Error::Input(format!(
+            "{shown}: name the database to import: in the URL (mysql://…/DB) or with --database DB"
+        )));
     }
     let mut conn = crate::sql::exec::mysql_connect(server, std::time::Duration::from_secs(30))?;
-    let err = |what: &str, e: mysql::Error| Error::Db(format!("{shown}: cannot read {what}: {}", crate::sql::exec::my_error_text(&e)));
+    let err = |what: &str, e: mysql::Error| {
+        Error::Db(format!("{shown}: cannot read {what}: {}", crate::sql::exec::my_error_text(&e)))
+    };
     conn.query_drop("SET SESSION TRANSACTION READ ONLY")
         .and_then(|_| conn.query_drop("START TRANSACTION READ ONLY"))
         .map_err(|e| err("the catalog", e))?;
@@ -67,16 +71,28 @@ pub fn mysql_with_warnings(server: &Server, database: Option<&str>, name: Option
         .map_err(|e| err("the foreign keys", e))?;
     let _ = conn.query_drop("ROLLBACK");
 
-    let mut raw = RawSchema { name: name.map(str::to_string).unwrap_or_else(|| db.clone()), dialect: Some(Dialect::Mysql), ..Default::default() };
+    let mut raw = RawSchema {
+        name: name.map(str::to_string).unwrap_or_else(|| db.clone()),
+        dialect: Some(Dialect::Mysql),
+        ..Default::default()
+    };
     let mut by_name: BTreeMap<String, RawTable> = BTreeMap::new();
     let order: Vec<String> = tables.iter().map(|t| t.0.clone()).collect();
     for (t, comment) in tables {
         let description = comment.filter(|c| !c.is_empty());
-        by_name.insert(t.clone(), RawTable { name: t.clone(), description, origin: format!("table {db}.{t}"), ..Default::default() });
+        by_name.insert(
+            t.clone(),
+            RawTable { name: t.clone(), description, origin: format!("table {db}.{t}"), ..Default::default() },
+        );
     }
     for (t, c, ty, nullable, comment) in columns {
         if let Some(table) = by_name.get_mut(&t) {
-            table.columns.push(Column { name: c, sql_type: ty, nullable: nullable == "YES", description: comment.filter(|c| !c.is_empty()) });
+            table.columns.push(Column {
+                name: c,
+                sql_type: ty,
+                nullable: nullable == "YES",
+                description: comment.filter(|c| !c.is_empty()),
+            });
         }
     }
     // Index columns in order, per (table, index).
@@ -110,7 +126,16 @@ pub fn mysql_with_warnings(server: &Server, database: Option<&str>, name: Option
                 fk.columns.push(col);
                 fk.to_columns.push(to_col);
             }
-            None => grouped.push((key, RawForeignKey { from: t.clone(), columns: vec![col], to, to_columns: vec![to_col], origin: format!("table {t}: constraint {cname}") })),
+            None => grouped.push((
+                key,
+                RawForeignKey {
+                    from: t.clone(),
+                    columns: vec![col],
+                    to,
+                    to_columns: vec![to_col],
+                    origin: format!("table {t}: constraint {cname}"),
+                },
+            )),
         }
     }
     raw.tables = order.into_iter().filter_map(|t| by_name.remove(&t)).collect();

@@ -4,9 +4,9 @@
 //! unique keys (unique constraints and plain unique indexes on columns),
 //! foreign keys (composite too) and `COMMENT ON` texts as descriptions.
 
+use crate::error::{Error, Result};
 use crate::model::import::build::{build, RawForeignKey, RawSchema, RawTable};
 use crate::model::import::{ImportWarning, Imported};
-use crate::error::{Error, Result};
 use crate::sql::exec::target::{Database, Server};
 use crate::types::{Column, Dialect};
 
@@ -16,7 +16,9 @@ pub fn postgres_with_warnings(server: &Server, schema: Option<&str>, name: Optio
     let shown = Database::Postgres(server.clone());
     let schema = schema.or(server.schema.as_deref()).unwrap_or("public").to_string();
     let mut client = crate::sql::exec::postgres_connect(server, std::time::Duration::from_secs(30))?;
-    let err = |what: &str, e: postgres::Error| Error::Db(format!("{shown}: cannot read {what}: {}", crate::sql::exec::pg_error_text(&e)));
+    let err = |what: &str, e: postgres::Error| {
+        Error::Db(format!("{shown}: cannot read {what}: {}", crate::sql::exec::pg_error_text(&e)))
+    };
     let mut tx = client.build_transaction().read_only(true).start().map_err(|e| err("the catalog", e))?;
     let tables = tx
         .query(
@@ -37,11 +39,20 @@ pub fn postgres_with_warnings(server: &Server, schema: Option<&str>, name: Optio
         )));
     }
     let default_name = if server.database.is_empty() { "postgres".to_string() } else { server.database.clone() };
-    let mut raw = RawSchema { name: name.map(str::to_string).unwrap_or(default_name), dialect: Some(Dialect::Postgres), ..Default::default() };
+    let mut raw = RawSchema {
+        name: name.map(str::to_string).unwrap_or(default_name),
+        dialect: Some(Dialect::Postgres),
+        ..Default::default()
+    };
     for t in &tables {
         let oid: u32 = t.get(0);
         let tname: String = t.get(1);
-        let mut table = RawTable { name: tname.clone(), description: t.get(2), origin: format!("table {schema}.{tname}"), ..Default::default() };
+        let mut table = RawTable {
+            name: tname.clone(),
+            description: t.get(2),
+            origin: format!("table {schema}.{tname}"),
+            ..Default::default()
+        };
         let cols = tx
             .query(
                 "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), a.attnotnull, col_description(a.attrelid, a.attnum) \
@@ -51,7 +62,12 @@ pub fn postgres_with_warnings(server: &Server, schema: Option<&str>, name: Optio
             .map_err(|e| err(&format!("the columns of {tname}"), e))?;
         for c in cols {
             let notnull: bool = c.get(2);
-            table.columns.push(Column { name: c.get(0), sql_type: c.get(1), nullable: !notnull, description: c.get(3) });
+            table.columns.push(Column {
+                name: c.get(0),
+                sql_type: c.get(1),
+                nullable: !notnull,
+                description: c.get(3),
+            });
         }
         let cons = tx
             .query(
@@ -75,7 +91,8 @@ pub fn postgres_with_warnings(server: &Server, schema: Option<&str>, name: Optio
                 table.primary_key = cols;
                 continue;
             }
-            let (to, to_schema, to_cols, cname): (Option<String>, Option<String>, Vec<String>, String) = (c.get(2), c.get(3), c.get(4), c.get(5));
+            let (to, to_schema, to_cols, cname): (Option<String>, Option<String>, Vec<String>, String) =
+                (c.get(2), c.get(3), c.get(4), c.get(5));
             let Some(to) = to else { continue };
             if to_schema.as_deref() != Some(schema.as_str()) {
                 raw.warnings.push(ImportWarning::new(
@@ -84,7 +101,13 @@ pub fn postgres_with_warnings(server: &Server, schema: Option<&str>, name: Optio
                 ));
                 continue;
             }
-            raw.foreign_keys.push(RawForeignKey { from: tname.clone(), columns: cols, to, to_columns: to_cols, origin: format!("table {tname}: constraint {cname}") });
+            raw.foreign_keys.push(RawForeignKey {
+                from: tname.clone(),
+                columns: cols,
+                to,
+                to_columns: to_cols,
+                origin: format!("table {tname}: constraint {cname}"),
+            });
         }
         let uniques = tx
             .query(
@@ -104,7 +127,10 @@ pub fn postgres_with_warnings(server: &Server, schema: Option<&str>, name: Optio
         raw.tables.push(table);
     }
     raw.description = tx
-        .query_opt("SELECT shobj_description(d.oid, 'pg_database') FROM pg_database d WHERE d.datname = current_database()", &[])
+        .query_opt(
+            "SELECT shobj_description(d.oid, 'pg_database') FROM pg_database d WHERE d.datname = current_database()",
+            &[],
+        )
         .ok()
         .flatten()
         .and_then(|r| r.get(0));

@@ -38,7 +38,8 @@ pub fn connect(server: &Server, timeout: std::time::Duration) -> Result<Conn> {
     if !server.database.is_empty() {
         opts = opts.db_name(Some(server.database.clone()));
     }
-    Conn::new(opts).map_err(|e| Error::Input(format!("cannot connect to {}: {}", Database::Mysql(server.clone()), my_message(&e))))
+    Conn::new(opts)
+        .map_err(|e| Error::Input(format!("cannot connect to {}: {}", Database::Mysql(server.clone()), my_message(&e))))
 }
 
 /// The server's words for an error (`ERROR code: message`), else the driver's.
@@ -60,7 +61,8 @@ pub fn run(server: &Server, view: Option<ViewDef>, sql: &str, opts: &ExecOptions
     } else {
         format!("SET SESSION max_execution_time = {}", opts.timeout.as_millis().clamp(1, u32::MAX as u128))
     };
-    conn.query_drop(limit_stmt).map_err(|e| Error::Db(format!("cannot set the statement time limit: {}", my_message(&e))))?;
+    conn.query_drop(limit_stmt)
+        .map_err(|e| Error::Db(format!("cannot set the statement time limit: {}", my_message(&e))))?;
     // The session's default first: a DDL statement (DROP, CREATE, ALTER,
     // TRUNCATE, RENAME, GRANT) commits the open transaction implicitly and
     // then runs in a new one, which this keeps read-only too (measured on
@@ -150,8 +152,14 @@ fn decimal(b: &[u8]) -> SqlValue {
     let s = String::from_utf8_lossy(b);
     let whole = s.split_once('.').map(|(i, f)| (i, f.bytes().all(|c| c == b'0')));
     match whole {
-        None => s.parse::<i64>().map(SqlValue::Integer).unwrap_or_else(|_| s.parse().map(SqlValue::Real).unwrap_or(SqlValue::Text(s.to_string()))),
-        Some((i, true)) => i.parse::<i64>().map(SqlValue::Integer).unwrap_or_else(|_| s.parse().map(SqlValue::Real).unwrap_or(SqlValue::Text(s.to_string()))),
+        None => s
+            .parse::<i64>()
+            .map(SqlValue::Integer)
+            .unwrap_or_else(|_| s.parse().map(SqlValue::Real).unwrap_or(SqlValue::Text(s.to_string()))),
+        Some((i, true)) => i
+            .parse::<i64>()
+            .map(SqlValue::Integer)
+            .unwrap_or_else(|_| s.parse().map(SqlValue::Real).unwrap_or(SqlValue::Text(s.to_string()))),
         Some(_) => s.parse().map(SqlValue::Real).unwrap_or(SqlValue::Text(s.to_string())),
     }
 }

@@ -80,13 +80,17 @@ pub fn run(server: &Server, view: Option<ViewDef>, sql: &str, opts: &ExecOptions
     let stmt = tx.prepare(&final_sql).map_err(|e| query_error(&e, opts))?;
     let columns: Vec<String> = stmt.columns().iter().map(|c| c.name().to_string()).collect();
     // Columns lucy cannot decode are cast to text by the server.
-    let odd: Vec<usize> = stmt.columns().iter().enumerate().filter(|(_, c)| !decodable(c.type_())).map(|(i, _)| i).collect();
+    let odd: Vec<usize> =
+        stmt.columns().iter().enumerate().filter(|(_, c)| !decodable(c.type_())).map(|(i, _)| i).collect();
     let stmt = if odd.is_empty() {
         stmt
     } else {
         let names: Vec<String> = (0..columns.len()).map(|i| format!("c{i}")).collect();
-        let select: Vec<String> =
-            names.iter().enumerate().map(|(i, n)| if odd.contains(&i) { format!("{n}::text") } else { n.clone() }).collect();
+        let select: Vec<String> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| if odd.contains(&i) { format!("{n}::text") } else { n.clone() })
+            .collect();
         let wrapped = format!("SELECT {} FROM ({final_sql}) AS lucy_q({})", select.join(", "), names.join(", "));
         tx.prepare(&wrapped).map_err(|e| query_error(&e, opts))?
     };
@@ -156,9 +160,14 @@ impl<'a> FromSql<'a> for Raw<'a> {
 }
 
 fn decodable(ty: &Type) -> bool {
-    matches!(*ty, Type::BOOL | Type::INT2 | Type::INT4 | Type::INT8 | Type::OID | Type::FLOAT4 | Type::FLOAT8 | Type::NUMERIC)
-        || matches!(*ty, Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON | Type::XML)
-        || matches!(*ty, Type::JSONB | Type::BYTEA | Type::DATE | Type::TIMESTAMP | Type::TIMESTAMPTZ | Type::TIME | Type::UUID)
+    matches!(
+        *ty,
+        Type::BOOL | Type::INT2 | Type::INT4 | Type::INT8 | Type::OID | Type::FLOAT4 | Type::FLOAT8 | Type::NUMERIC
+    ) || matches!(*ty, Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON | Type::XML)
+        || matches!(
+            *ty,
+            Type::JSONB | Type::BYTEA | Type::DATE | Type::TIMESTAMP | Type::TIMESTAMPTZ | Type::TIME | Type::UUID
+        )
         || matches!(ty.kind(), Kind::Enum(_))
 }
 

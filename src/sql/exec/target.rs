@@ -237,7 +237,9 @@ mod tests {
 
     #[test]
     fn errors_never_show_the_password() {
-        for bad in ["oracle://u:hunter2@h/x", "postgresql://u:hunter2@h/x?sslmode=require", "postgresql://u:hunter2@h/x?foo=1"] {
+        for bad in
+            ["oracle://u:hunter2@h/x", "postgresql://u:hunter2@h/x?sslmode=require", "postgresql://u:hunter2@h/x?foo=1"]
+        {
             let e = Database::parse(bad).unwrap_err().to_string();
             assert!(!e.contains("hunter2"), "{e}");
             assert!(e.contains("u:***@h"), "{e}");
