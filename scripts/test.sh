@@ -4,6 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=()
+# Formatting first: an unformatted tree fails in seconds, before any build.
+if ! cargo fmt --check >/dev/null 2>&1; then
+  echo "test.sh: cargo fmt --check found unformatted code; run 'cargo fmt' and commit the result:" >&2
+  cargo fmt --check -- --color never | head -40 >&2
+  exit 1
+fi
 # Disk: a clean build of every test target takes ~10 GiB under target/
 # (session 3's CI run died with "No space left on device" while compiling lucy).
 # Say so up front rather than 15 minutes into the build.
