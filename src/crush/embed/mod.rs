@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::error::Result;
 
+pub mod bert;
 pub mod cache;
 pub mod minilm;
 pub mod openai;
