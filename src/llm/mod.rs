@@ -19,6 +19,7 @@ pub(crate) mod fake;
 pub mod mock;
 pub mod openai;
 pub mod retry;
+pub mod tls;
 pub mod traced;
 mod wire;
 pub use wire::{parse_completion, read_capped, redact, Completion, MAX_RESPONSE_BYTES};

@@ -53,6 +53,7 @@ impl OpenAiClient {
             (Some(h), None) => h.to_string(),
             _ => return Err(Error::Input(format!("--llm-url {:?} has no host", cfg.url))),
         };
+        super::tls::install_provider();
         let mut builder = reqwest::blocking::Client::builder()
             .timeout(cfg.timeout)
             .user_agent(concat!("lucy/", env!("CARGO_PKG_VERSION")));

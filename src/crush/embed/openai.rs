@@ -56,6 +56,7 @@ fn env(name: &str) -> Option<String> {
 impl OpenAiEmbedder {
     /// A client for `base_url` (ending in `/v1` or equivalent) and `model`.
     pub fn new(base_url: &str, model: &str, api_key: Option<String>, timeout: Duration) -> Result<Self> {
+        crate::llm::tls::install_provider();
         let client = reqwest::blocking::Client::builder()
             .timeout(timeout)
             .build()
