@@ -241,7 +241,7 @@ impl Rewriter<'_> {
         if let Some(h) = sel.having.as_mut() {
             let _ = h.visit(&mut m);
         }
-        if let Some(OrderBy { kind: OrderByKind::Expressions(v), .. }) = order.as_deref_mut() {
+        if let Some(OrderBy { kind: OrderByKind::Expressions(v), .. }) = order {
             for o in v.iter_mut() {
                 let _ = o.expr.visit(&mut m);
             }
@@ -410,7 +410,7 @@ fn group_exprs(sel: &Select) -> Option<Vec<Expr>> {
                         .parse::<usize>()
                         .ok()
                         .and_then(|i| i.checked_sub(1))
-                        .and_then(|i| item_expr(i))
+                        .and_then(&item_expr)
                         .unwrap_or_else(|| e.clone()),
                     _ => e.clone(),
                 },

@@ -72,7 +72,7 @@ pub fn run(args: CrushArgs, ctx: Ctx) -> Result<i32> {
     if args.candidates == 0 {
         return Err(Error::Input("--candidates must be at least 1".into()));
     }
-    if !(args.time_limit > 0.0) {
+    if args.time_limit.is_nan() || args.time_limit <= 0.0 {
         return Err(Error::Input("--time-limit must be a positive number of seconds".into()));
     }
     if !(args.temperature.is_finite() && args.temperature > 0.0) {

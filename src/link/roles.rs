@@ -94,13 +94,7 @@ pub fn describe(graph: &SchemaGraph, t: TableId, way: Way) -> String {
     let rel = graph.relationship(way.rel);
     let (from, _) = graph.endpoints(way.rel);
     // Column pairs as anchor column = instance column.
-    let anchor_side = if way.anchor == t {
-        0
-    } else if from == way.anchor {
-        0
-    } else {
-        1
-    };
+    let anchor_side = if way.anchor == t || from == way.anchor { 0 } else { 1 };
     let on: Vec<String> = rel
         .on
         .iter()

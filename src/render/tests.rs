@@ -13,7 +13,7 @@ fn solve(g: &SchemaGraph, tables: &[&str], attrs: &[(&str, &str)]) -> ViewResult
     crate::solve::generate_view(g, &r).unwrap()
 }
 
-fn kind_of<'a>(s: &'a Scene, key: &str) -> NodeKind {
+fn kind_of(s: &Scene, key: &str) -> NodeKind {
     s.node(key)
         .unwrap_or_else(|| panic!("no node {key} in {:?}", s.nodes.iter().map(|n| &n.key).collect::<Vec<_>>()))
         .kind

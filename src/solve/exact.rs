@@ -510,7 +510,7 @@ impl<'a> C3Book<'a> {
             for &q in &self.junction_of[k] {
                 let [a, b] = self.p.junctions[q].sides;
                 let (va, vb) = (self.has(ctx, a, SIDE), self.has(ctx, b, SIDE));
-                if (va && vb) || (va && self.p.relevant[b]) || (vb && self.p.relevant[a]) {
+                if (va && (vb || self.p.relevant[b])) || (vb && self.p.relevant[a]) {
                     return None;
                 }
             }

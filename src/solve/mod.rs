@@ -313,7 +313,7 @@ pub fn generate_view(graph: &SchemaGraph, req: &ViewRequest) -> Result<ViewResul
 }
 
 fn check_time_limit(t: f64) -> Result<()> {
-    if !(t > 0.0) {
+    if t.is_nan() || t <= 0.0 {
         return Err(Error::Input(format!("time limit must be positive, got {t}")));
     }
     Ok(())

@@ -178,10 +178,7 @@ pub fn prune_until(p: &CoreProblem, n: usize, deadline: Option<Instant>) -> Opti
                         }
                         let back = r > 0 && cur.adj[i].iter().any(|&j| allowed[j][r - 1]);
                         let fwd = r + 1 < n && cur.adj[i].iter().any(|&j| allowed[j][r + 1]);
-                        if r > 0 && !back {
-                            allowed[i][r] = false;
-                            changed = true;
-                        } else if r == 0 && !fwd {
+                        if (r > 0 && !back) || (r == 0 && !fwd) {
                             allowed[i][r] = false;
                             changed = true;
                         }

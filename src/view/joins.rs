@@ -28,8 +28,10 @@ pub struct JoinTree {
 
 /// Pick the relationship between consecutive tables `a` and `b` among the
 /// allowed ones. Rule (deterministic, documented in docs/generate-view.md):
+///
 /// 1. the relationship an m:m pattern or a pattern tree declares for this pair;
 /// 2. otherwise the first in dbModel order.
+///
 /// Every pair with more than one candidate is reported.
 pub fn choose_relationship(
     graph: &SchemaGraph,

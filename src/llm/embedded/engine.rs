@@ -279,10 +279,7 @@ impl<'m> Engine<'m> {
             let mut samplers = Vec::with_capacity(k);
             for i in 0..k {
                 let idx = round * MAX_PARALLEL + i;
-                let m = match &matchers {
-                    Some(m) => Some(m.deep_clone()),
-                    None => None,
-                };
+                let m = matchers.as_ref().map(|m| m.deep_clone());
                 samplers.push(self.sampler(req.temperature, idx as u64, m));
             }
             let out = self.decode_samples(slot, prompt.len(), last_idx, samplers, limit)?;
