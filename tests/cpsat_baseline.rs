@@ -54,7 +54,12 @@ fn cpsat_and_lucy_find_the_same_optimum_on_ddo() {
     }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("inst.jsonl");
-    std::fs::write(&file, lines).unwrap();
+    std::fs::write(&file, &lines).unwrap();
+    // benchmarks/view-speed.sh times the same five sets with `lucy view`
+    // and compares them with CP-SAT on this export.
+    if let Some(path) = std::env::var_os("LUCY_CPSAT_EXPORT") {
+        std::fs::write(path, &lines).unwrap();
+    }
     let out =
         Command::new(py).arg(format!("{root}/benchmarks/cpsat_baseline.py")).arg(&file).arg("--json").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
