@@ -215,10 +215,11 @@ mod tests {
                                              {"label": "LOCATION@DATACENTER.loc_id", "text": "where a datacenter is"}],
                                     "elements": ["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"], "subtypes": false}),
             "query_view" => {
-                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": ""})
+                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": "", "examples": []})
             }
             "query_view_schema" => {
-                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "MySQL notes: …", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development"})
+                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "MySQL notes: …", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development",
+                       "examples": [{"question": "Q0?", "sql": "SELECT CLIENT_name FROM lucy_view"}]})
             }
             "repair_sql" => {
                 json!({"sql": "SELECT x", "error": "no x", "dialect": "SQLite", "allowed": "the view lucy_view"})

@@ -25,13 +25,16 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::examples::{ExampleTables, ExamplesUse};
 use crate::graph::{ColumnId, SchemaGraph, TableId};
 use crate::link::{self, MatchOptions};
 use crate::llm::ChatModel;
 use crate::prompts::{dialect_label, Prompts};
 use crate::query::{self, Allowed, ExecTarget, SqlTask};
 use crate::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
-use crate::types::trace::{Failure, MatchTrace, QueryTrace, Trace, ViewTrace, TRACE_VERSION};
+use crate::types::trace::{
+    ExamplesTrace, Failure, MatchTrace, QueryTrace, Trace, UsedExample, ViewTrace, TRACE_VERSION,
+};
 use crate::types::{ColumnRef, Dialect, FanoutMode, Relevance, SolveStatus, ViewRequest, ViewResult};
 
 /// Where to stop.
@@ -116,6 +119,11 @@ pub struct AskOptions {
     /// entity a "for each …" question is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<String>,
+    /// Verified examples retrieved for the question (`lucy ask --examples`):
+    /// their tables for MatchTables, their SQL (over the view) for
+    /// QueryView. Not serialized: the trace's `examples` section lists them.
+    #[serde(skip)]
+    pub examples: Option<crate::examples::ExamplesUse>,
 }
 
 impl Default for AskOptions {
@@ -143,6 +151,7 @@ impl Default for AskOptions {
             fanout: FanoutMode::default(),
             direct_check: false,
             keep: None,
+            examples: None,
         }
     }
 }
@@ -345,6 +354,9 @@ pub fn ask_observed(
         stopped_after: None,
         failure: None,
     };
+    if let Some(ex) = &opts.examples {
+        out.trace.examples = Some(examples_trace(ex));
+    }
     let finish = |mut out: AskOutcome, f: Option<Failure>| -> Result<AskOutcome> {
         out.trace.failure = f.clone();
         out.failure = f;
@@ -368,6 +380,14 @@ pub fn ask_observed(
         let mut mopts = opts.matching.clone();
         let prefilter = opts.linker.restriction(graph, question, Some(llm))?;
         mopts.restrict_core_tables = prefilter.or(opts.restrict_core_tables.clone()).or(mopts.restrict_core_tables);
+        if let (Some(ex), Some(offered)) = (&opts.examples, mopts.restrict_core_tables.as_mut()) {
+            if ex.tables == ExampleTables::Offer {
+                let added = offer_example_tables(graph, ex, offered);
+                if let Some(t) = out.trace.examples.as_mut() {
+                    t.tables = added;
+                }
+            }
+        }
         let fail = match link::match_tables(graph, question, &mopts, llm, &prompts, &mut mt) {
             Err(e) => Some(failure("match_tables", kind_of(&e), e.to_string())),
             Ok(r) if r.tables.is_empty() && r.roles.is_empty() => {
@@ -379,6 +399,18 @@ pub fn ask_observed(
                 None
             }
         };
+        if let (None, Some(ex)) = (&fail, &opts.examples) {
+            if ex.tables == ExampleTables::Add {
+                let added = add_example_tables(graph, ex, dialect, &mut found);
+                if !added.is_empty() {
+                    (mt.tables, mt.attributes) = relevance_names(graph, &found);
+                    mt.source = format!("{} + examples", if mt.source.is_empty() { "llm" } else { &mt.source });
+                }
+                if let Some(t) = out.trace.examples.as_mut() {
+                    t.tables = added;
+                }
+            }
+        }
         if fail.is_some() {
             out.tables = mt.tables.clone();
             out.attributes = mt.attributes.clone();
@@ -472,8 +504,16 @@ pub fn ask_observed(
         } else {
             None
         };
-        let (prompt_name, prompt) =
-            query::view_prompt(&prompts, &view, question, dialect, schema, opts.evidence.as_deref())?;
+        let shown = examples_over_view(graph, &view, dialect, out.trace.examples.as_mut());
+        let (prompt_name, prompt) = query::view_prompt_with_examples(
+            &prompts,
+            &view,
+            question,
+            dialect,
+            schema,
+            opts.evidence.as_deref(),
+            &shown,
+        )?;
         let task = SqlTask {
             prompt_name,
             prompt,
@@ -507,6 +547,86 @@ pub fn ask_observed(
             finish(out, Some(failure(phase, kind_of(&e), msg)))
         }
     }
+}
+
+/// The trace section of the retrieved examples (before any is used).
+fn examples_trace(ex: &ExamplesUse) -> ExamplesTrace {
+    ExamplesTrace {
+        file: ex.file.clone(),
+        embedder: ex.embedder.clone(),
+        k: ex.k,
+        tables_mode: ex.tables.as_str().into(),
+        tables: Vec::new(),
+        used: ex
+            .retrieved
+            .iter()
+            .map(|r| UsedExample {
+                line: r.line,
+                question: r.question.clone(),
+                sql: r.sql.clone(),
+                score: r.score,
+                tables: r.tables.clone(),
+                in_prompt: None,
+                left_out: None,
+            })
+            .collect(),
+    }
+}
+
+/// `--example-tables offer`: the examples' core tables join the core tables
+/// a prefilter offers MatchTables. Returns the ones it added.
+fn offer_example_tables(graph: &SchemaGraph, ex: &ExamplesUse, offered: &mut Vec<String>) -> Vec<String> {
+    let core: Vec<String> = graph.core_tables().into_iter().map(|t| graph.name(t).to_string()).collect();
+    let mut added = Vec::new();
+    for t in ex.retrieved.iter().flat_map(|r| &r.tables) {
+        let Some(name) = core.iter().find(|c| c.eq_ignore_ascii_case(t)) else { continue };
+        if !offered.iter().any(|o| o.eq_ignore_ascii_case(name)) {
+            offered.push(name.clone());
+            added.push(name.clone());
+        }
+    }
+    added
+}
+
+/// `--example-tables add`: the examples' tables, with the columns their SQL
+/// reads, join MatchTables' answer. Returns the tables it added.
+fn add_example_tables(graph: &SchemaGraph, ex: &ExamplesUse, dialect: Dialect, found: &mut Relevance) -> Vec<String> {
+    let mut added = Vec::new();
+    for r in &ex.retrieved {
+        let Ok(refs) = crate::sql::analyze::analyze(&r.sql, dialect, Some(graph.model())) else { continue };
+        for c in &refs.columns {
+            let Ok(id) = graph.column_ref(&format!("{}.{}", c.table, c.column)) else { continue };
+            if !found.tables.contains(&id.table) {
+                added.push(graph.name(id.table).to_string());
+            }
+            found.add_table(id.table);
+            found.add_column(id);
+        }
+    }
+    added.dedup();
+    added
+}
+
+/// The retrieved examples QueryView sees: each one's SQL rewritten over the
+/// view, or left out (the reason goes to the trace).
+fn examples_over_view(
+    graph: &SchemaGraph,
+    view: &ViewResult,
+    dialect: Dialect,
+    trace: Option<&mut ExamplesTrace>,
+) -> Vec<query::PromptExample> {
+    let Some(t) = trace else { return Vec::new() };
+    let mut shown = Vec::new();
+    for u in &mut t.used {
+        match crate::examples::rewrite_over_view(graph, &u.sql, view, dialect) {
+            Ok(sql) => {
+                shown.push(query::PromptExample { question: u.question.clone(), sql: sql.clone() });
+                u.in_prompt = Some(sql);
+            }
+            Err(why) => u.left_out = Some(format!("its SQL {why}")),
+        }
+    }
+    shown
 }
 
 /// Every table and column name of the model: names a query over the view
