@@ -26,6 +26,7 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("direct_sql", include_str!("../prompts/direct_sql.j2")),
     ("describe_table", include_str!("../prompts/describe_table.j2")),
     ("crush_hallucinate", include_str!("../prompts/crush_hallucinate.j2")),
+    ("fewshot_sql", include_str!("../prompts/fewshot_sql.j2")),
 ];
 
 /// A set of prompt templates ready to render.
@@ -231,6 +232,10 @@ mod tests {
                 json!({"table": "Loan", "columns": [{"name": "id", "type": "INTEGER", "description": ""}], "max_words": 15})
             }
             "crush_hallucinate" => json!({"question": "Q?"}),
+            "fewshot_sql" => {
+                json!({"question": "Q?", "dialect": "SQLite", "ddl": "CREATE TABLE A(id INT);", "evidence": "",
+                                    "examples": [{"question": "How many A?", "sql": "SELECT COUNT(*) FROM A"}]})
+            }
             other => panic!("no fixture for {other}"),
         }
     }

@@ -46,12 +46,16 @@ pub enum Method {
     /// PROMPTB, then `lucy check`'s findings on its SQL as the one repair
     /// message.
     DirectCheck,
+    /// Dynamic few-shot vector search (DynVS): the top-k pool examples by
+    /// MiniLM similarity, the schema and the question, one SQL call (the
+    /// direct baseline's call with `fewshot_sql`'s prompt).
+    Fewshot,
 }
 
 impl Method {
     /// Whether this is the direct baseline (with or without the check).
     pub fn is_direct(self) -> bool {
-        matches!(self, Method::Direct | Method::DirectCheck)
+        matches!(self, Method::Direct | Method::DirectCheck | Method::Fewshot)
     }
 
     /// Name in reports and output directories.
@@ -60,6 +64,7 @@ impl Method {
             Method::Lucy => "lucy",
             Method::Direct => "direct",
             Method::DirectCheck => "direct+check",
+            Method::Fewshot => "fewshot",
         }
     }
 }
@@ -82,6 +87,13 @@ pub struct RunOptions {
     /// Run on this database instead of the suite's SQLite file: a server
     /// URL, `{db_id}` replaced per question (`lucy bench --database`).
     pub database: Option<String>,
+    /// `--examples POOL`: retrieved per question for `fewshot` (its prompt)
+    /// and `lucy` (QueryView's examples, as `lucy ask --examples`).
+    pub examples: Option<Arc<super::methods::PoolIndex>>,
+    /// How many pool examples a question gets.
+    pub examples_k: usize,
+    /// `--sample N --seed S`: a seeded sample of the questions (before `limit`).
+    pub sample: Option<(usize, u64)>,
 }
 
 /// The database a question runs on: `--database` (a server, `{db_id}`
@@ -210,10 +222,19 @@ fn load_graphs(suite: &Suite, questions: &[Question]) -> Result<HashMap<PathBuf,
 
 /// Run a suite; results come back in suite order.
 pub fn run_suite(suite: &Suite, opts: &RunOptions) -> Result<Vec<QuestionResult>> {
-    let questions: Vec<Question> = match opts.limit {
-        Some(n) => suite.questions.iter().take(n).cloned().collect(),
+    let pool: Vec<Question> = match opts.sample {
+        Some((n, seed)) => super::methods::sample(&suite.questions, n, seed),
         None => suite.questions.clone(),
     };
+    let questions: Vec<Question> = match opts.limit {
+        Some(n) => pool.into_iter().take(n).collect(),
+        None => pool,
+    };
+    if opts.method == Method::Fewshot && opts.examples.is_none() {
+        return Err(Error::Input(
+            "--method fewshot needs an example pool: --examples POOL (see `lucy examples pool`)".into(),
+        ));
+    }
     let offline = opts.method == Method::Lucy && opts.oracle.is_none() && !opts.ask.linker.needs_llm();
     if opts.oracle != Some(Oracle::Tables) && opts.llm.is_none() && !offline {
         return Err(Error::Input(format!(
@@ -382,7 +403,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
     let g = gold_refs.as_ref().ok();
     let p = match opts.oracle {
         Some(Oracle::Tables) => oracle_tables(q, graph, suite, db.as_ref(), opts),
-        _ => pipeline_question(q, graph, db.as_ref(), opts, g),
+        _ => pipeline_question(suite, q, graph, db.as_ref(), opts, g),
     };
     // Execution metrics.
     if let (Some(gr), Some(pr)) = (&gold, &p.rows) {
@@ -514,6 +535,7 @@ fn oracle_tables(
 /// Full pipeline (`--method lucy`), `--oracle view`, or `--method direct`
 /// / `direct+check`.
 fn pipeline_question(
+    suite: &Suite,
     q: &Question,
     graph: &SchemaGraph,
     db: Option<&Database>,
@@ -533,6 +555,27 @@ fn pipeline_question(
     ask.time_limit_s = opts.time_limit_s;
     if ask.row_limit.is_none() {
         ask.row_limit = Some(100_000);
+    }
+    if let Some(ix) = &opts.examples {
+        let retrieved = match ix.retrieve(suite, q, opts.examples_k) {
+            Ok(r) => r,
+            Err(e) => {
+                p.prediction.error = Some(format!("example retrieval: {e}"));
+                return p;
+            }
+        };
+        let used = crate::examples::ExamplesUse {
+            file: format!("{} ({})", ix.file, ix.pool.kind.as_str()),
+            embedder: ix.embedder_id(),
+            k: opts.examples_k,
+            tables: crate::examples::ExampleTables::Off,
+            retrieved,
+        };
+        match opts.method {
+            Method::Fewshot => ask.fewshot = Some(used),
+            Method::Lucy => ask.examples = Some(used),
+            _ => {}
+        }
     }
     if opts.method.is_direct() {
         ask.direct_check = opts.method == Method::DirectCheck;

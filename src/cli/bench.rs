@@ -75,6 +75,22 @@ pub struct BenchArgs {
     /// for --offline-linker).
     #[arg(long)]
     pub budget: Option<usize>,
+    /// Example pool (`lucy examples pool`): for --method fewshot (its prompt)
+    /// and lucy (QueryView's examples over the view). Results name its kind.
+    #[arg(long, value_name = "POOL")]
+    pub examples: Option<PathBuf>,
+    /// Pool examples per question (default 10 for fewshot, as DynVS; 3 for lucy).
+    #[arg(long, value_name = "K", value_parser = super::num::count)]
+    pub examples_k: Option<usize>,
+    /// Embedder that ranks the pool's examples.
+    #[arg(long, value_enum, default_value_t = super::crush::EmbedderKind::Minilm)]
+    pub examples_embedder: super::crush::EmbedderKind,
+    /// A seeded sample of N questions (in suite order; --limit applies after it).
+    #[arg(long, value_name = "N", requires = "seed", value_parser = super::num::count)]
+    pub sample: Option<usize>,
+    /// Seed of --sample.
+    #[arg(long, value_name = "S", requires = "sample")]
+    pub seed: Option<u64>,
     #[command(flatten)]
     pub llm: LlmFlags,
 }
@@ -108,7 +124,11 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             methods.push(*m);
         }
     }
-    if (methods.contains(&Method::Direct) || methods.contains(&Method::DirectCheck)) && args.oracle.is_some() {
+    if (methods.contains(&Method::Direct)
+        || methods.contains(&Method::DirectCheck)
+        || methods.contains(&Method::Fewshot))
+        && args.oracle.is_some()
+    {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
     }
     // Before any model loads: --min-votes above --samples keeps nothing.
@@ -133,6 +153,20 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             "--prefilter and --offline-linker choose phase 1 of --method lucy without --oracle".into(),
         ));
     }
+    if methods.contains(&Method::Fewshot) && args.examples.is_none() {
+        return Err(Error::Input(
+            "--method fewshot needs an example pool: --examples POOL (see `lucy examples pool`)".into(),
+        ));
+    }
+    let pool = match &args.examples {
+        Some(p) => {
+            let pool = lucy::examples::pool::Pool::load(p)?;
+            let embedder: Arc<dyn lucy::crush::embed::Embedder> =
+                Arc::from(super::crush::make_embedder(args.examples_embedder)?);
+            Some(Arc::new(lucy::bench::methods::PoolIndex::new(pool, p.display().to_string(), embedder)?))
+        }
+        None => None,
+    };
     let llm = if args.oracle == Some(Oracle::Tables) || args.offline_linker {
         None
     } else {
@@ -143,7 +177,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     let out = args.out.clone().unwrap_or_else(|| {
         let tag = if multi {
             "compare".to_string()
-        } else if methods == [Method::Direct] || methods == [Method::DirectCheck] {
+        } else if methods == [Method::Direct] || methods == [Method::DirectCheck] || methods == [Method::Fewshot] {
             method_name(methods[0]).to_string()
         } else {
             mode.to_string()
@@ -174,6 +208,9 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             progress: !args.no_progress && !ctx.json,
             llm: llm.clone(),
             database: args.database.clone(),
+            examples: pool.clone(),
+            examples_k: args.examples_k.unwrap_or(if m == Method::Fewshot { 10 } else { 3 }),
+            sample: args.sample.zip(args.seed),
         };
         let results = run_suite(&suite, &opts)?;
         let run = BenchRun {
@@ -181,6 +218,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             mode: mode.into(),
             method: method_name(m).into(),
             llm: llm.as_ref().map(|l| l.model_name()),
+            examples: pool.as_ref().map(|p| format!("{}:{}", p.pool.kind.as_str(), p.file)),
+            sample: args.sample.zip(args.seed).map(|(n, s)| format!("{n}@{s}")),
             date: today_utc(),
             commit: git_commit(),
             summary: Summary::of(&results),

@@ -26,6 +26,33 @@ pub enum ExamplesCommand {
     List(FileArgs),
     /// Check every verified query against the model (and run it with --execute); exit 1 if any fails.
     Check(CheckArgs),
+    /// Build a benchmark example pool for a suite (cross-database or in-database), checked for leakage.
+    Pool(PoolArgs),
+}
+
+/// Pool kinds (`lucy examples pool --kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PoolKindArg {
+    /// The suite's questions of other databases (a question never sees its own database's).
+    CrossDatabase,
+    /// Templated (question, SQL) pairs from each database's schema and values only (DynVS).
+    InDatabase,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PoolArgs {
+    /// Suite name (benchmarks/suites/<name>.json) or path to a suite file.
+    #[arg(long)]
+    pub suite: String,
+    /// Which pool.
+    #[arg(long, value_enum)]
+    pub kind: PoolKindArg,
+    /// Distinct values per text column (in-database).
+    #[arg(long, default_value_t = 20, value_parser = super::num::count)]
+    pub per_column: usize,
+    /// Where to write the pool (JSON Lines).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
 }
 
 /// The model and its examples file.
@@ -161,6 +188,7 @@ pub fn run(cmd: ExamplesCommand, ctx: Ctx) -> Result<i32> {
         ExamplesCommand::Add(a) => add(a, ctx),
         ExamplesCommand::List(a) => list(a, ctx),
         ExamplesCommand::Check(a) => check(a, ctx),
+        ExamplesCommand::Pool(a) => pool(a, ctx),
     }
 }
 
@@ -238,4 +266,38 @@ fn check(a: CheckArgs, ctx: Ctx) -> Result<i32> {
         println!("{} example(s) {how}: {} ok, {failed} failing", results.len(), results.len() - failed);
     }
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+fn pool(a: PoolArgs, ctx: Ctx) -> Result<i32> {
+    use lucy::examples::pool::{leaks, PoolKind};
+    let suite = lucy::bench::suite::Suite::load(&lucy::bench::suite::Suite::find(&a.suite)?)?;
+    let kind = match a.kind {
+        PoolKindArg::CrossDatabase => PoolKind::CrossDatabase,
+        PoolKindArg::InDatabase => PoolKind::InDatabase,
+    };
+    let pool = lucy::bench::methods::build_pool(&suite, kind, a.per_column)?;
+    let found = leaks(&pool, &lucy::bench::methods::suite_items(&suite));
+    if let Some((id, q)) = found.first() {
+        return Err(Error::Input(format!(
+            "the {} pool leaks {} answer(s) of suite {}, e.g. question {id} sees `{q}`; not written",
+            kind.as_str(),
+            found.len(),
+            suite.file.name
+        )));
+    }
+    pool.save(&a.out)?;
+    if ctx.json {
+        print_json(
+            &serde_json::json!({"file": a.out.display().to_string(), "kind": kind.as_str(), "entries": pool.entries.len()}),
+        )?;
+    } else {
+        println!(
+            "wrote {} ({} pool, {} entries; no leakage into suite {})",
+            a.out.display(),
+            kind.as_str(),
+            pool.entries.len(),
+            suite.file.name
+        );
+    }
+    Ok(0)
 }

@@ -108,6 +108,8 @@ value_enum! {
         /// PROMPTB, then `lucy check`'s findings on its SQL as the one repair message.
         #[value(name = "direct+check")]
         DirectCheck,
+        /// Dynamic few-shot (DynVS): the --examples-k most similar pool examples, the schema, one SQL call.
+        Fewshot,
     }
 }
 

@@ -14,6 +14,7 @@
 //! QueryView sees it in the view's column names.
 
 pub mod file;
+pub mod pool;
 pub mod retrieve;
 pub mod rewrite;
 pub mod validate;

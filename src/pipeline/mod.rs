@@ -124,6 +124,11 @@ pub struct AskOptions {
     /// QueryView. Not serialized: the trace's `examples` section lists them.
     #[serde(skip)]
     pub examples: Option<crate::examples::ExamplesUse>,
+    /// The `fewshot` method (DynVS): [`direct_sql`] with these retrieved
+    /// pool examples in its prompt (`fewshot_sql`). Not serialized: the
+    /// trace's `examples` section lists them.
+    #[serde(skip)]
+    pub fewshot: Option<crate::examples::ExamplesUse>,
 }
 
 impl Default for AskOptions {
@@ -152,6 +157,7 @@ impl Default for AskOptions {
             direct_check: false,
             keep: None,
             examples: None,
+            fewshot: None,
         }
     }
 }
@@ -656,8 +662,19 @@ pub fn direct_sql(
     if opts.sql.is_none() && llm.is_none() {
         return Err(no_llm("the direct baseline"));
     }
-    let method = if opts.direct_check { "direct+check" } else { "direct" };
+    let method = match (&opts.fewshot, opts.direct_check) {
+        (Some(_), _) => "fewshot",
+        (None, true) => "direct+check",
+        (None, false) => "direct",
+    };
     let mut trace = new_trace(graph, method, question, opts, llm.filter(|_| opts.sql.is_none()));
+    if let Some(ex) = &opts.fewshot {
+        let mut et = examples_trace(ex);
+        for u in &mut et.used {
+            u.in_prompt = Some(u.sql.clone());
+        }
+        trace.examples = Some(et);
+    }
     trace.evidence = evidence.map(str::to_string).or(trace.evidence.take());
     let tables: Vec<(String, Vec<String>)> = graph
         .model()
@@ -690,16 +707,27 @@ pub fn direct_sql(
             query::run_given(&task, sql, &mut qt)
         }
         (None, Some(llm)) => {
-            let vars = serde_json::json!({
+            let mut vars = serde_json::json!({
                 "question": question,
                 "dialect": dialect_label(dialect),
                 "ddl": ddl::ddl(graph, None, opts.schema_context),
                 "evidence": trace.evidence.clone().unwrap_or_default(),
             });
-            let prompt = prompts.render("direct_sql", &vars)?;
+            let prompt_name = match &opts.fewshot {
+                Some(ex) => {
+                    vars["examples"] = ex
+                        .retrieved
+                        .iter()
+                        .map(|r| serde_json::json!({"question": r.question, "sql": r.sql.trim()}))
+                        .collect();
+                    "fewshot_sql"
+                }
+                None => "direct_sql",
+            };
+            let prompt = prompts.render(prompt_name, &vars)?;
             let direct_grammar = query::grammar::tables_grammar(&tables, dialect);
             let task = SqlTask {
-                prompt_name: "direct_sql".into(),
+                prompt_name: prompt_name.into(),
                 prompt,
                 allowed: Allowed::Tables(tables),
                 dialect,
