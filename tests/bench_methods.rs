@@ -188,7 +188,7 @@ fn fewshot_sends_the_pool_examples_in_one_call_and_fails_cleanly_on_garbage() {
         "fewshot",
         "--examples",
         pool.to_str().unwrap(),
-        "--examples-embedder",
+        "--embedder",
         "hash",
         "--examples-k",
         "4",
@@ -236,4 +236,64 @@ fn fewshot_sends_the_pool_examples_in_one_call_and_fails_cleanly_on_garbage() {
         lucy(&["bench", "ddo", "--method", "fewshot", "--limit", "1", "--llm-url", &mock.url(), "--llm-model", "m"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("needs an example pool"), "{}", text(&o));
+}
+
+#[test]
+fn crush_hallucinates_selects_then_writes_sql_over_the_chosen_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Script::new()
+        .rule(
+            Rule::when_contains(["Hallucinate a minimal schema", "List customers who use datacenters"])
+                .reply(Reply::ok(["Client(name); Datacenter(name)"])),
+        )
+        .rule(Rule::when_contains(["Hallucinate a minimal schema"]).reply(Reply::ok(["   "])))
+        .rule(
+            Rule::when_contains(["Given the database described by the following DDL"])
+                .reply(Reply::ok(["```sql\nSELECT name FROM CLIENT\n```"])),
+        );
+    let mock = MockServer::start(script);
+    let out = dir.path().join("out");
+    let o = lucy(&[
+        "bench",
+        "ddo",
+        "--method",
+        "crush",
+        "--embedder",
+        "hash",
+        "--budget",
+        "4",
+        "--limit",
+        "2",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+        "--llm-url",
+        &mock.url(),
+        "--llm-model",
+        "mock-model",
+        "--llm-retries",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = results(&out);
+    assert_eq!(r["method"], "crush");
+    let calls = prompts_of(&mock);
+    let phases: Vec<&str> = calls
+        .iter()
+        .map(|(first, _)| if first.starts_with("Hallucinate") { "crush_hallucinate" } else { "sql" })
+        .collect();
+    // Q1 (ddo-q1): hallucination then SQL; the next question's hallucination is blank: no SQL call.
+    assert_eq!(phases, vec!["crush_hallucinate", "sql", "crush_hallucinate"], "{calls:?}");
+    let sql_prompt = &calls[1].0;
+    let creates = sql_prompt.matches("CREATE TABLE").count();
+    assert!((1..20).contains(&creates), "only the chosen tables' DDL: {creates}\n{sql_prompt}");
+    let mut traces: Vec<_> = std::fs::read_dir(out.join("traces")).unwrap().map(|e| e.unwrap().path()).collect();
+    traces.sort();
+    let ts: Vec<Value> =
+        traces.iter().map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()).collect();
+    let ok = ts.iter().find(|t| t["failure"].is_null()).expect("one question answered");
+    assert!(ok["match_tables"]["source"].as_str().unwrap().starts_with("crush"), "{}", ok["match_tables"]);
+    assert!(!ok["match_tables"]["tables"].as_array().unwrap().is_empty());
+    let bad = ts.iter().find(|t| !t["failure"].is_null()).expect("one question failed");
+    assert_eq!(bad["failure"]["phase"], "match_tables", "{}", bad["failure"]);
 }

@@ -50,12 +50,15 @@ pub enum Method {
     /// MiniLM similarity, the schema and the question, one SQL call (the
     /// direct baseline's call with `fewshot_sql`'s prompt).
     Fewshot,
+    /// CRUSH4SQL end to end: hallucinated schema, greedy selection of
+    /// `budget` elements, the direct baseline's SQL call over their tables.
+    Crush,
 }
 
 impl Method {
     /// Whether this is the direct baseline (with or without the check).
     pub fn is_direct(self) -> bool {
-        matches!(self, Method::Direct | Method::DirectCheck | Method::Fewshot)
+        matches!(self, Method::Direct | Method::DirectCheck | Method::Fewshot | Method::Crush)
     }
 
     /// Name in reports and output directories.
@@ -65,6 +68,7 @@ impl Method {
             Method::Direct => "direct",
             Method::DirectCheck => "direct+check",
             Method::Fewshot => "fewshot",
+            Method::Crush => "crush",
         }
     }
 }
@@ -94,6 +98,8 @@ pub struct RunOptions {
     pub examples_k: usize,
     /// `--sample N --seed S`: a seeded sample of the questions (before `limit`).
     pub sample: Option<(usize, u64)>,
+    /// `--method crush`: the embedder and the budget B.
+    pub crush: Option<(Arc<dyn crate::crush::embed::Embedder>, usize)>,
 }
 
 /// The database a question runs on: `--database` (a server, `{db_id}`
@@ -579,7 +585,14 @@ fn pipeline_question(
     }
     if opts.method.is_direct() {
         ask.direct_check = opts.method == Method::DirectCheck;
-        match pipeline::direct_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm) {
+        let out = match (&opts.crush, opts.method) {
+            (Some((e, budget)), Method::Crush) => {
+                pipeline::crush_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm, e.as_ref(), *budget)
+            }
+            (None, Method::Crush) => Err(Error::Input("--method crush needs an embedder".into())),
+            _ => pipeline::direct_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm),
+        };
+        match out {
             Ok(out) => {
                 p.prediction.sql = out.sql.clone();
                 p.prediction.row_count = out.rows.as_ref().map(|r| r.rows.len());

@@ -72,7 +72,7 @@ pub struct BenchArgs {
     #[arg(long, conflicts_with = "prefilter")]
     pub offline_linker: bool,
     /// CRUSH budget in schema elements (default 20 for --prefilter crush, 8
-    /// for --offline-linker).
+    /// for --offline-linker, 10 for --method crush).
     #[arg(long)]
     pub budget: Option<usize>,
     /// Example pool (`lucy examples pool`): for --method fewshot (its prompt)
@@ -82,9 +82,9 @@ pub struct BenchArgs {
     /// Pool examples per question (default 10 for fewshot, as DynVS; 3 for lucy).
     #[arg(long, value_name = "K", value_parser = super::num::count)]
     pub examples_k: Option<usize>,
-    /// Embedder that ranks the pool's examples.
+    /// Embedder of the pool's examples (--examples) and of --method crush's selection.
     #[arg(long, value_enum, default_value_t = super::crush::EmbedderKind::Minilm)]
-    pub examples_embedder: super::crush::EmbedderKind,
+    pub embedder: super::crush::EmbedderKind,
     /// A seeded sample of N questions (in suite order; --limit applies after it).
     #[arg(long, value_name = "N", requires = "seed", value_parser = super::num::count)]
     pub sample: Option<usize>,
@@ -126,7 +126,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     }
     if (methods.contains(&Method::Direct)
         || methods.contains(&Method::DirectCheck)
-        || methods.contains(&Method::Fewshot))
+        || methods.contains(&Method::Fewshot)
+        || methods.contains(&Method::Crush))
         && args.oracle.is_some()
     {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
@@ -162,10 +163,17 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         Some(p) => {
             let pool = lucy::examples::pool::Pool::load(p)?;
             let embedder: Arc<dyn lucy::crush::embed::Embedder> =
-                Arc::from(super::crush::make_embedder(args.examples_embedder)?);
+                Arc::from(super::crush::make_embedder(args.embedder)?);
             Some(Arc::new(lucy::bench::methods::PoolIndex::new(pool, p.display().to_string(), embedder)?))
         }
         None => None,
+    };
+    // CRUSH4SQL's selection budget B (the paper reports 5, 10 and 20; SQL accuracy at 10).
+    let crush = if methods.contains(&Method::Crush) {
+        let e: Arc<dyn lucy::crush::embed::Embedder> = Arc::from(super::crush::make_embedder(args.embedder)?);
+        Some((e, args.budget.unwrap_or(10)))
+    } else {
+        None
     };
     let llm = if args.oracle == Some(Oracle::Tables) || args.offline_linker {
         None
@@ -177,7 +185,11 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     let out = args.out.clone().unwrap_or_else(|| {
         let tag = if multi {
             "compare".to_string()
-        } else if methods == [Method::Direct] || methods == [Method::DirectCheck] || methods == [Method::Fewshot] {
+        } else if methods == [Method::Direct]
+            || methods == [Method::DirectCheck]
+            || methods == [Method::Fewshot]
+            || methods == [Method::Crush]
+        {
             method_name(methods[0]).to_string()
         } else {
             mode.to_string()
@@ -211,6 +223,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             examples: pool.clone(),
             examples_k: args.examples_k.unwrap_or(if m == Method::Fewshot { 10 } else { 3 }),
             sample: args.sample.zip(args.seed),
+            crush: crush.clone(),
         };
         let results = run_suite(&suite, &opts)?;
         let run = BenchRun {

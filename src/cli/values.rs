@@ -110,6 +110,8 @@ value_enum! {
         DirectCheck,
         /// Dynamic few-shot (DynVS): the --examples-k most similar pool examples, the schema, one SQL call.
         Fewshot,
+        /// CRUSH4SQL end to end: hallucinated schema, greedy selection of --budget elements (default 10), SQL over their tables.
+        Crush,
     }
 }
 

@@ -30,6 +30,8 @@ pub fn render(t: &Trace) -> String {
         let title = match t.method.as_str() {
             "direct" => "Direct SQL (PROMPTB baseline)",
             "direct+check" => "Direct SQL (PROMPTB baseline, lucy check as the repair message)",
+            "fewshot" => "Few-shot SQL (DynVS: the retrieved examples, the schema, one call)",
+            "crush" => "SQL over the tables CRUSH chose (CRUSH4SQL)",
             _ => "Phase 3: QueryView",
         };
         query_section(&mut s, title, q);

@@ -656,18 +656,116 @@ pub fn direct_sql(
     opts: &AskOptions,
     llm: Option<&dyn ChatModel>,
 ) -> Result<DirectOutcome> {
-    let started = Instant::now();
-    let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
-    let dialect = dialect_for(graph, opts)?;
-    if opts.sql.is_none() && llm.is_none() {
-        return Err(no_llm("the direct baseline"));
-    }
     let method = match (&opts.fewshot, opts.direct_check) {
         (Some(_), _) => "fewshot",
         (None, true) => "direct+check",
         (None, false) => "direct",
     };
-    let mut trace = new_trace(graph, method, question, opts, llm.filter(|_| opts.sql.is_none()));
+    let trace = new_trace(graph, method, question, opts, llm.filter(|_| opts.sql.is_none()));
+    direct_over(graph, question, evidence, opts, llm, None, trace, Instant::now())
+}
+
+/// CRUSH4SQL end to end (Kothyari et al., 2023, §3 and §4.3): one
+/// hallucination call (`crush_hallucinate`, the paper's 6-shot prompt), its
+/// tables and columns as probes, the entropy-weighted greedy selection of
+/// `budget` schema elements over `embedder`'s embeddings, then the direct
+/// baseline's SQL call over the chosen elements' tables only. The
+/// hallucination and the selection are recorded as phase 1
+/// (`match_tables`, source `crush …`); a malformed hallucination is a phase
+/// failure there.
+pub fn crush_sql(
+    graph: &SchemaGraph,
+    question: &str,
+    evidence: Option<&str>,
+    opts: &AskOptions,
+    llm: Option<&dyn ChatModel>,
+    embedder: &dyn crate::crush::embed::Embedder,
+    budget: usize,
+) -> Result<DirectOutcome> {
+    let started = Instant::now();
+    let Some(llm) = llm else { return Err(no_llm("the crush method")) };
+    let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
+    let mut trace = new_trace(graph, "crush", question, opts, Some(llm));
+    let mut mt = MatchTrace {
+        source: format!("crush (hallucinated schema, greedy, {}, budget {budget})", embedder.id()),
+        ..MatchTrace::default()
+    };
+    let req = crate::llm::ChatRequest {
+        phase: "crush_hallucinate".into(),
+        messages: vec![crate::llm::Message::user(
+            prompts.render("crush_hallucinate", serde_json::json!({ "question": question }))?,
+        )],
+        temperature: 0.0,
+        n: 1,
+        response_schema: None,
+        grammar: None,
+        max_tokens: None,
+    };
+    let (call, result) = crate::llm::traced::call(llm, &req);
+    mt.cost.add_call(&call);
+    let answer = result.map(|r| r.choices.into_iter().next().unwrap_or_default());
+    let probes = answer.and_then(|a| {
+        let body = a.replace("```", "\n");
+        let body = body.trim().trim_start_matches("Schema:").trim().to_string();
+        crate::crush::probes::parse_schema(&body).map_err(|_| {
+            Error::llm(
+                "crush_hallucinate",
+                format!(
+                    "answer is not a schema like `T(c1, c2); U(c3)`: {:?}",
+                    a.chars().take(200).collect::<String>()
+                ),
+            )
+        })
+    });
+    mt.steps.push(crate::types::trace::ListStep { prompt: "crush_hallucinate".into(), call, ..Default::default() });
+    let chosen = probes.and_then(|p| {
+        let index = crate::crush::model_index(graph, embedder)?;
+        let cfg = crate::crush::CrushConfig { budget, solver: crate::crush::SolverKind::Greedy, ..Default::default() };
+        crate::crush::crush(&index, embedder, Some(question), &p, &cfg)
+    });
+    let out = match chosen {
+        Ok(o) if !o.tables.is_empty() => o,
+        other => {
+            let f = match other {
+                Err(e) => failure("match_tables", kind_of(&e), e.to_string()),
+                Ok(_) => failure("match_tables", "nothing_matched", "CRUSH chose no schema element"),
+            };
+            mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+            trace.match_tables = Some(mt);
+            trace.failure = Some(f.clone());
+            trace.total_ms = started.elapsed().as_secs_f64() * 1000.0;
+            return Ok(DirectOutcome { trace, sql: None, rows: None, failure: Some(f) });
+        }
+    };
+    let mut ids = Vec::new();
+    for t in &out.tables {
+        ids.push(graph.require_table(t)?);
+    }
+    mt.tables = out.tables.clone();
+    mt.attributes = out.columns.clone();
+    mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+    trace.match_tables = Some(mt);
+    direct_over(graph, question, evidence, opts, Some(llm), Some(&ids), trace, started)
+}
+
+/// The direct baseline's SQL call over `tables` (all of the model's when
+/// `None`), into `trace`.
+#[allow(clippy::too_many_arguments)]
+fn direct_over(
+    graph: &SchemaGraph,
+    question: &str,
+    evidence: Option<&str>,
+    opts: &AskOptions,
+    llm: Option<&dyn ChatModel>,
+    only: Option<&[TableId]>,
+    mut trace: Trace,
+    started: Instant,
+) -> Result<DirectOutcome> {
+    let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
+    let dialect = dialect_for(graph, opts)?;
+    if opts.sql.is_none() && llm.is_none() {
+        return Err(no_llm("the direct baseline"));
+    }
     if let Some(ex) = &opts.fewshot {
         let mut et = examples_trace(ex);
         for u in &mut et.used {
@@ -680,7 +778,9 @@ pub fn direct_sql(
         .model()
         .tables
         .iter()
-        .map(|t| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect()))
+        .enumerate()
+        .filter(|(i, _)| only.map_or(true, |o| o.contains(i)))
+        .map(|(_, t)| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect()))
         .collect();
     let run_it = opts.stop_after != Some(StopAfter::Sql);
     let exec = opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
@@ -710,7 +810,7 @@ pub fn direct_sql(
             let mut vars = serde_json::json!({
                 "question": question,
                 "dialect": dialect_label(dialect),
-                "ddl": ddl::ddl(graph, None, opts.schema_context),
+                "ddl": ddl::ddl(graph, only, opts.schema_context),
                 "evidence": trace.evidence.clone().unwrap_or_default(),
             });
             let prompt_name = match &opts.fewshot {
