@@ -40,7 +40,7 @@ pub enum Command {
     /// GenerateView: solve the join path for given tables and print the view.
     View(view::ViewArgs),
     /// Answer a question end to end (MatchTables, GenerateView, QueryView).
-    Ask(ask::AskArgs),
+    Ask(Box<ask::AskArgs>),
     /// Render a trace written by `lucy ask --trace` as a per-phase report.
     Explain(explain::ExplainArgs),
     /// Run a benchmark suite.
@@ -71,7 +71,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Model(c) => model::run(c, ctx),
         Command::View(a) => view::run(a, ctx),
-        Command::Ask(a) => ask::run(a, ctx),
+        Command::Ask(a) => ask::run(*a, ctx),
         Command::Explain(a) => explain::run(a, ctx),
         Command::Bench(a) => bench::run(a, ctx),
         Command::Crush(a) => crush::run(a, ctx),
