@@ -277,6 +277,9 @@ fn crush_hallucinates_selects_then_writes_sql_over_the_chosen_tables() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let r = results(&out);
     assert_eq!(r["method"], "crush");
+    // The answered question's results name the tables CRUSH linked.
+    let linked = &r["questions"][0]["prediction"]["tables"];
+    assert!(!linked.as_array().unwrap().is_empty(), "{linked}");
     let calls = prompts_of(&mock);
     let phases: Vec<&str> = calls
         .iter()

@@ -594,6 +594,10 @@ fn pipeline_question(
         };
         match out {
             Ok(out) => {
+                // The linked schema of a method with a phase 1 (crush's selection).
+                if let Some(m) = &out.trace.match_tables {
+                    p.prediction.tables = m.tables.clone();
+                }
                 p.prediction.sql = out.sql.clone();
                 p.prediction.row_count = out.rows.as_ref().map(|r| r.rows.len());
                 p.rows = out.rows.as_ref().map(to_rows);
