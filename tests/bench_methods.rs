@@ -300,3 +300,23 @@ fn crush_hallucinates_selects_then_writes_sql_over_the_chosen_tables() {
     let bad = ts.iter().find(|t| !t["failure"].is_null()).expect("one question failed");
     assert_eq!(bad["failure"]["phase"], "match_tables", "{}", bad["failure"]);
 }
+
+/// The seeded Spider dev sample the accuracy work and the comparison table
+/// share: `lucy bench spider-dev --sample 100 --seed 1` draws exactly the ids
+/// of benchmarks/samples/spider-dev-100-seed1.txt (regenerate with
+/// `LUCY_UPDATE_SAMPLES=1 cargo test --test bench_methods`).
+#[test]
+fn spider_dev_sample_matches_the_committed_ids() {
+    let Some(s) = suite("spider-dev") else { return };
+    let ids: Vec<String> = lucy::bench::methods::sample(&s.questions, 100, 1).into_iter().map(|q| q.id).collect();
+    assert_eq!(ids.len(), 100);
+    let file = Path::new(ROOT).join("benchmarks/samples/spider-dev-100-seed1.txt");
+    let text = ids.join("\n") + "\n";
+    if std::env::var_os("LUCY_UPDATE_SAMPLES").is_some() {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, &text).unwrap();
+        return;
+    }
+    let committed = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(committed, text, "the sample changed: regenerate with LUCY_UPDATE_SAMPLES=1 and say why");
+}
