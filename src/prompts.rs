@@ -27,6 +27,8 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("describe_table", include_str!("../prompts/describe_table.j2")),
     ("crush_hallucinate", include_str!("../prompts/crush_hallucinate.j2")),
     ("fewshot_sql", include_str!("../prompts/fewshot_sql.j2")),
+    ("rasl_keywords", include_str!("../prompts/rasl_keywords.j2")),
+    ("rasl_tables", include_str!("../prompts/rasl_tables.j2")),
 ];
 
 /// A set of prompt templates ready to render.
@@ -232,6 +234,10 @@ mod tests {
                 json!({"table": "Loan", "columns": [{"name": "id", "type": "INTEGER", "description": ""}], "max_words": 15})
             }
             "crush_hallucinate" => json!({"question": "Q?"}),
+            "rasl_keywords" => json!({"question": "Q?"}),
+            "rasl_tables" => {
+                json!({"question": "Q?", "database": "ddo", "schema": "CREATE TABLE CLIENT(id INT);", "evidence": ""})
+            }
             "fewshot_sql" => {
                 json!({"question": "Q?", "dialect": "SQLite", "ddl": "CREATE TABLE A(id INT);", "evidence": "",
                                     "examples": [{"question": "How many A?", "sql": "SELECT COUNT(*) FROM A"}]})

@@ -320,3 +320,74 @@ fn spider_dev_sample_matches_the_committed_ids() {
     let committed = std::fs::read_to_string(&file).unwrap();
     assert_eq!(committed, text, "the sample changed: regenerate with LUCY_UPDATE_SAMPLES=1 and say why");
 }
+
+#[test]
+fn rasl_extracts_keywords_ranks_tables_then_writes_sql_over_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let script =
+        Script::new()
+            .rule(
+                Rule::when_contains(["Only output the json list", "List customers who use datacenters"])
+                    .reply(Reply::ok(["```json\n[\"customers\", \"datacenters\", \"datacenter names\"]\n```"])),
+            )
+            .rule(Rule::when_contains(["Only output the json list"]).reply(Reply::ok(["customers and things"])))
+            .rule(Rule::when_contains(["rank tables in strict order of relevance"]).reply(Reply::ok([
+                "<thinking>clients and datacenters</thinking><relevant_tables><database name=\"ddo\">\
+             <table rank=\"2\">DATACENTER</table><table rank=\"1\">CLIENT</table></database></relevant_tables>",
+            ])))
+            .rule(
+                Rule::when_contains(["Given the database described by the following DDL"])
+                    .reply(Reply::ok(["```sql\nSELECT name FROM CLIENT\n```"])),
+            );
+    let mock = MockServer::start(script);
+    let out = dir.path().join("out");
+    let url = mock.url();
+    let args = [
+        "bench",
+        "ddo",
+        "--method",
+        "rasl",
+        "--embedder",
+        "hash",
+        "--limit",
+        "2",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+        "--llm-url",
+        &url,
+        "--llm-model",
+        "mock-model",
+        "--llm-retries",
+        "0",
+    ];
+    let o = lucy(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = results(&out);
+    assert_eq!(r["method"], "rasl");
+    assert_eq!(r["questions"][0]["prediction"]["tables"], serde_json::json!(["CLIENT", "DATACENTER"]));
+    let calls = prompts_of(&mock);
+    let kind = |p: &str| {
+        if p.contains("Only output the json list") {
+            "keywords"
+        } else if p.contains("rank tables in strict order") {
+            "tables"
+        } else {
+            "sql"
+        }
+    };
+    let phases: Vec<&str> = calls.iter().map(|(p, _)| kind(p)).collect();
+    assert_eq!(phases, vec!["keywords", "tables", "sql", "keywords"], "{calls:?}");
+    // The paper's fifth keyword example (Spider dev 584) is not in the prompt.
+    assert!(!calls[0].0.contains("Haiti") && !calls[0].0.contains("09700166582"));
+    // DDO's 20 tables are fewer than N = 50: the ranking call sees all of them.
+    assert_eq!(calls[1].0.matches("CREATE TABLE").count(), 20);
+    assert_eq!(calls[2].0.matches("CREATE TABLE").count(), 2, "{}", calls[2].0);
+    let mut traces: Vec<_> = std::fs::read_dir(out.join("traces")).unwrap().map(|e| e.unwrap().path()).collect();
+    traces.sort();
+    let ts: Vec<Value> =
+        traces.iter().map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()).collect();
+    let bad = ts.iter().find(|t| !t["failure"].is_null()).expect("the second question fails");
+    assert_eq!(bad["failure"]["phase"], "match_tables");
+    assert!(bad["failure"]["message"].as_str().unwrap().contains("not a JSON list"), "{}", bad["failure"]);
+}

@@ -53,12 +53,15 @@ pub enum Method {
     /// CRUSH4SQL end to end: hallucinated schema, greedy selection of
     /// `budget` elements, the direct baseline's SQL call over their tables.
     Crush,
+    /// RASL: keywords, keyword-level entity retrieval, top tables, a
+    /// table-ranking call, the direct baseline's SQL call over them.
+    Rasl,
 }
 
 impl Method {
     /// Whether this is the direct baseline (with or without the check).
     pub fn is_direct(self) -> bool {
-        matches!(self, Method::Direct | Method::DirectCheck | Method::Fewshot | Method::Crush)
+        matches!(self, Method::Direct | Method::DirectCheck | Method::Fewshot | Method::Crush | Method::Rasl)
     }
 
     /// Name in reports and output directories.
@@ -69,6 +72,7 @@ impl Method {
             Method::DirectCheck => "direct+check",
             Method::Fewshot => "fewshot",
             Method::Crush => "crush",
+            Method::Rasl => "rasl",
         }
     }
 }
@@ -589,7 +593,10 @@ fn pipeline_question(
             (Some((e, budget)), Method::Crush) => {
                 pipeline::crush_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm, e.as_ref(), *budget)
             }
-            (None, Method::Crush) => Err(Error::Input("--method crush needs an embedder".into())),
+            (Some((e, _)), Method::Rasl) => {
+                pipeline::rasl::rasl_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm, e.as_ref())
+            }
+            (None, Method::Crush | Method::Rasl) => Err(Error::Input("--method crush/rasl needs an embedder".into())),
             _ => pipeline::direct_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm),
         };
         match out {

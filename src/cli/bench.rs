@@ -127,7 +127,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     if (methods.contains(&Method::Direct)
         || methods.contains(&Method::DirectCheck)
         || methods.contains(&Method::Fewshot)
-        || methods.contains(&Method::Crush))
+        || methods.contains(&Method::Crush)
+        || methods.contains(&Method::Rasl))
         && args.oracle.is_some()
     {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
@@ -169,7 +170,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         None => None,
     };
     // CRUSH4SQL's selection budget B (the paper reports 5, 10 and 20; SQL accuracy at 10).
-    let crush = if methods.contains(&Method::Crush) {
+    let crush = if methods.contains(&Method::Crush) || methods.contains(&Method::Rasl) {
         let e: Arc<dyn lucy::crush::embed::Embedder> = Arc::from(super::crush::make_embedder(args.embedder)?);
         Some((e, args.budget.unwrap_or(10)))
     } else {
@@ -189,6 +190,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             || methods == [Method::DirectCheck]
             || methods == [Method::Fewshot]
             || methods == [Method::Crush]
+            || methods == [Method::Rasl]
         {
             method_name(methods[0]).to_string()
         } else {

@@ -112,6 +112,8 @@ value_enum! {
         Fewshot,
         /// CRUSH4SQL end to end: hallucinated schema, greedy selection of --budget elements (default 10), SQL over their tables.
         Crush,
+        /// RASL: keywords, keyword-level retrieval of tables and columns, a table-ranking call, SQL over the ranked tables.
+        Rasl,
     }
 }
 

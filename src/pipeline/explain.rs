@@ -32,6 +32,7 @@ pub fn render(t: &Trace) -> String {
             "direct+check" => "Direct SQL (PROMPTB baseline, lucy check as the repair message)",
             "fewshot" => "Few-shot SQL (DynVS: the retrieved examples, the schema, one call)",
             "crush" => "SQL over the tables CRUSH chose (CRUSH4SQL)",
+            "rasl" => "SQL over the tables RASL ranked",
             _ => "Phase 3: QueryView",
         };
         query_section(&mut s, title, q);

@@ -11,6 +11,7 @@
 pub mod ddl;
 pub mod explain;
 pub mod linker;
+pub mod rasl;
 
 pub use linker::Linker;
 pub mod summary;
