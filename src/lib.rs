@@ -26,6 +26,7 @@ pub mod bench;
 pub mod check;
 pub mod crush;
 pub mod error;
+pub mod examples;
 pub mod graph;
 pub mod link;
 pub mod llm;

@@ -26,6 +26,9 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("direct_sql", include_str!("../prompts/direct_sql.j2")),
     ("describe_table", include_str!("../prompts/describe_table.j2")),
     ("crush_hallucinate", include_str!("../prompts/crush_hallucinate.j2")),
+    ("fewshot_sql", include_str!("../prompts/fewshot_sql.j2")),
+    ("rasl_keywords", include_str!("../prompts/rasl_keywords.j2")),
+    ("rasl_tables", include_str!("../prompts/rasl_tables.j2")),
 ];
 
 /// A set of prompt templates ready to render.
@@ -215,10 +218,11 @@ mod tests {
                                              {"label": "LOCATION@DATACENTER.loc_id", "text": "where a datacenter is"}],
                                     "elements": ["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"], "subtypes": false}),
             "query_view" => {
-                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": ""})
+                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": "", "examples": []})
             }
             "query_view_schema" => {
-                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "MySQL notes: …", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development"})
+                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "MySQL notes: …", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development",
+                       "examples": [{"question": "Q0?", "sql": "SELECT CLIENT_name FROM lucy_view"}]})
             }
             "repair_sql" => {
                 json!({"sql": "SELECT x", "error": "no x", "dialect": "SQLite", "allowed": "the view lucy_view"})
@@ -230,6 +234,14 @@ mod tests {
                 json!({"table": "Loan", "columns": [{"name": "id", "type": "INTEGER", "description": ""}], "max_words": 15})
             }
             "crush_hallucinate" => json!({"question": "Q?"}),
+            "rasl_keywords" => json!({"question": "Q?"}),
+            "rasl_tables" => {
+                json!({"question": "Q?", "database": "ddo", "schema": "CREATE TABLE CLIENT(id INT);", "evidence": ""})
+            }
+            "fewshot_sql" => {
+                json!({"question": "Q?", "dialect": "SQLite", "ddl": "CREATE TABLE A(id INT);", "evidence": "",
+                                    "examples": [{"question": "How many A?", "sql": "SELECT COUNT(*) FROM A"}]})
+            }
             other => panic!("no fixture for {other}"),
         }
     }

@@ -23,6 +23,9 @@ const COMMANDS: &[&[&str]] = &[
     &["bench"],
     &["crush"],
     &["check"],
+    &["examples"],
+    &["examples", "add"],
+    &["examples", "check"],
 ];
 
 fn help(args: &[&str]) -> String {

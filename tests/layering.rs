@@ -36,6 +36,7 @@ const LAYERS: &[(&str, u32)] = &[
     // 5: the phases built on them.
     ("solve", 5),
     ("link", 5),
+    ("examples", 5),
     // 6: the orchestrator; pictures of its results.
     ("pipeline", 6),
     ("render", 6),

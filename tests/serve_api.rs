@@ -376,7 +376,13 @@ fn tools() -> Option<std::path::PathBuf> {
 fn schemathesis_finds_no_undocumented_behaviour() {
     let Some(dir) = tools() else { return };
     let mock = q1_mock();
-    let s = start(&["--models", MODEL, "--max-concurrent", "8"], Some(&mock.url()), &[]);
+    // A copy of the model: POST /v1/models/{name}/examples writes beside it.
+    let models = tempfile::tempdir().unwrap();
+    for f in ["ddo.json", "ddo.sqlite"] {
+        std::fs::copy(Path::new(MODEL).with_file_name(f), models.path().join(f)).unwrap();
+    }
+    let model = models.path().join("ddo.json");
+    let s = start(&["--models", model.to_str().unwrap(), "--max-concurrent", "8"], Some(&mock.url()), &[]);
     let o = Command::new(dir.join("venv/bin/schemathesis"))
         .args(["run", &format!("{}/openapi.json", s.base)])
         .args(["--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,negative_data_rejection,unsupported_method"])

@@ -16,6 +16,13 @@ pub struct BenchRun {
     pub method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm: Option<String>,
+    /// `--examples POOL`: the pool's kind (`cross-database` or
+    /// `in-database`) and file, e.g. `cross-database:pool.jsonl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examples: Option<String>,
+    /// `--sample N --seed S`: `N@S`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<String>,
     pub date: String,
     pub commit: String,
     pub summary: Summary,

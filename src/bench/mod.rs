@@ -15,6 +15,7 @@ pub mod attribution;
 pub mod engine;
 pub mod instances;
 pub mod meta;
+pub mod methods;
 pub mod metrics;
 pub mod oracle;
 pub mod progress;

@@ -46,12 +46,22 @@ pub enum Method {
     /// PROMPTB, then `lucy check`'s findings on its SQL as the one repair
     /// message.
     DirectCheck,
+    /// Dynamic few-shot vector search (DynVS): the top-k pool examples by
+    /// MiniLM similarity, the schema and the question, one SQL call (the
+    /// direct baseline's call with `fewshot_sql`'s prompt).
+    Fewshot,
+    /// CRUSH4SQL end to end: hallucinated schema, greedy selection of
+    /// `budget` elements, the direct baseline's SQL call over their tables.
+    Crush,
+    /// RASL: keywords, keyword-level entity retrieval, top tables, a
+    /// table-ranking call, the direct baseline's SQL call over them.
+    Rasl,
 }
 
 impl Method {
     /// Whether this is the direct baseline (with or without the check).
     pub fn is_direct(self) -> bool {
-        matches!(self, Method::Direct | Method::DirectCheck)
+        matches!(self, Method::Direct | Method::DirectCheck | Method::Fewshot | Method::Crush | Method::Rasl)
     }
 
     /// Name in reports and output directories.
@@ -60,6 +70,9 @@ impl Method {
             Method::Lucy => "lucy",
             Method::Direct => "direct",
             Method::DirectCheck => "direct+check",
+            Method::Fewshot => "fewshot",
+            Method::Crush => "crush",
+            Method::Rasl => "rasl",
         }
     }
 }
@@ -82,6 +95,15 @@ pub struct RunOptions {
     /// Run on this database instead of the suite's SQLite file: a server
     /// URL, `{db_id}` replaced per question (`lucy bench --database`).
     pub database: Option<String>,
+    /// `--examples POOL`: retrieved per question for `fewshot` (its prompt)
+    /// and `lucy` (QueryView's examples, as `lucy ask --examples`).
+    pub examples: Option<Arc<super::methods::PoolIndex>>,
+    /// How many pool examples a question gets.
+    pub examples_k: usize,
+    /// `--sample N --seed S`: a seeded sample of the questions (before `limit`).
+    pub sample: Option<(usize, u64)>,
+    /// `--method crush`: the embedder and the budget B.
+    pub crush: Option<(Arc<dyn crate::crush::embed::Embedder>, usize)>,
 }
 
 /// The database a question runs on: `--database` (a server, `{db_id}`
@@ -210,10 +232,19 @@ fn load_graphs(suite: &Suite, questions: &[Question]) -> Result<HashMap<PathBuf,
 
 /// Run a suite; results come back in suite order.
 pub fn run_suite(suite: &Suite, opts: &RunOptions) -> Result<Vec<QuestionResult>> {
-    let questions: Vec<Question> = match opts.limit {
-        Some(n) => suite.questions.iter().take(n).cloned().collect(),
+    let pool: Vec<Question> = match opts.sample {
+        Some((n, seed)) => super::methods::sample(&suite.questions, n, seed),
         None => suite.questions.clone(),
     };
+    let questions: Vec<Question> = match opts.limit {
+        Some(n) => pool.into_iter().take(n).collect(),
+        None => pool,
+    };
+    if opts.method == Method::Fewshot && opts.examples.is_none() {
+        return Err(Error::Input(
+            "--method fewshot needs an example pool: --examples POOL (see `lucy examples pool`)".into(),
+        ));
+    }
     let offline = opts.method == Method::Lucy && opts.oracle.is_none() && !opts.ask.linker.needs_llm();
     if opts.oracle != Some(Oracle::Tables) && opts.llm.is_none() && !offline {
         return Err(Error::Input(format!(
@@ -382,7 +413,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
     let g = gold_refs.as_ref().ok();
     let p = match opts.oracle {
         Some(Oracle::Tables) => oracle_tables(q, graph, suite, db.as_ref(), opts),
-        _ => pipeline_question(q, graph, db.as_ref(), opts, g),
+        _ => pipeline_question(suite, q, graph, db.as_ref(), opts, g),
     };
     // Execution metrics.
     if let (Some(gr), Some(pr)) = (&gold, &p.rows) {
@@ -514,6 +545,7 @@ fn oracle_tables(
 /// Full pipeline (`--method lucy`), `--oracle view`, or `--method direct`
 /// / `direct+check`.
 fn pipeline_question(
+    suite: &Suite,
     q: &Question,
     graph: &SchemaGraph,
     db: Option<&Database>,
@@ -534,10 +566,45 @@ fn pipeline_question(
     if ask.row_limit.is_none() {
         ask.row_limit = Some(100_000);
     }
+    if let Some(ix) = &opts.examples {
+        let retrieved = match ix.retrieve(suite, q, opts.examples_k) {
+            Ok(r) => r,
+            Err(e) => {
+                p.prediction.error = Some(format!("example retrieval: {e}"));
+                return p;
+            }
+        };
+        let used = crate::examples::ExamplesUse {
+            file: format!("{} ({})", ix.file, ix.pool.kind.as_str()),
+            embedder: ix.embedder_id(),
+            k: opts.examples_k,
+            tables: crate::examples::ExampleTables::Off,
+            retrieved,
+        };
+        match opts.method {
+            Method::Fewshot => ask.fewshot = Some(used),
+            Method::Lucy => ask.examples = Some(used),
+            _ => {}
+        }
+    }
     if opts.method.is_direct() {
         ask.direct_check = opts.method == Method::DirectCheck;
-        match pipeline::direct_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm) {
+        let out = match (&opts.crush, opts.method) {
+            (Some((e, budget)), Method::Crush) => {
+                pipeline::crush_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm, e.as_ref(), *budget)
+            }
+            (Some((e, _)), Method::Rasl) => {
+                pipeline::rasl::rasl_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm, e.as_ref())
+            }
+            (None, Method::Crush | Method::Rasl) => Err(Error::Input("--method crush/rasl needs an embedder".into())),
+            _ => pipeline::direct_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm),
+        };
+        match out {
             Ok(out) => {
+                // The linked schema of a method with a phase 1 (crush's selection).
+                if let Some(m) = &out.trace.match_tables {
+                    p.prediction.tables = m.tables.clone();
+                }
                 p.prediction.sql = out.sql.clone();
                 p.prediction.row_count = out.rows.as_ref().map(|r| r.rows.len());
                 p.rows = out.rows.as_ref().map(to_rows);

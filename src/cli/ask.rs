@@ -106,6 +106,8 @@ pub struct AskArgs {
     /// CRUSH probes instead of the LLM's hallucinated schema, e.g. "T(c1, c2); U(c3)".
     #[arg(long, value_name = "P")]
     pub probes: Option<String>,
+    #[command(flatten)]
+    pub examples: super::examples::AskExampleFlags,
 }
 
 impl AskArgs {
@@ -179,6 +181,11 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         opts.linker = Linker::Offline { budget: args.budget.unwrap_or(8) };
     } else if args.prefilter == Prefilter::Crush && args.sql.is_none() {
         opts.linker = Linker::CrushPrefilter { budget: args.budget.unwrap_or(20), probes: args.probes.clone() };
+    }
+    // Verified queries (not for --direct or --sql: no QueryView prompt).
+    if !args.direct && args.sql.is_none() && llm.is_some() {
+        let dialect = opts.dialect.or(graph.model().dialect).unwrap_or_default();
+        opts.examples = args.examples.retrieve(&args.model, &graph, &question, dialect)?;
     }
     if args.direct {
         let o = pipeline::direct_sql(&graph, &question, args.evidence.as_deref(), &opts, llm.as_deref())?;

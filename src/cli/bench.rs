@@ -72,9 +72,25 @@ pub struct BenchArgs {
     #[arg(long, conflicts_with = "prefilter")]
     pub offline_linker: bool,
     /// CRUSH budget in schema elements (default 20 for --prefilter crush, 8
-    /// for --offline-linker).
+    /// for --offline-linker, 10 for --method crush).
     #[arg(long)]
     pub budget: Option<usize>,
+    /// Example pool (`lucy examples pool`): for --method fewshot (its prompt)
+    /// and lucy (QueryView's examples over the view). Results name its kind.
+    #[arg(long, value_name = "POOL")]
+    pub examples: Option<PathBuf>,
+    /// Pool examples per question (default 10 for fewshot, as DynVS; 3 for lucy).
+    #[arg(long, value_name = "K", value_parser = super::num::count)]
+    pub examples_k: Option<usize>,
+    /// Embedder of the pool's examples (--examples) and of --method crush's selection.
+    #[arg(long, value_enum, default_value_t = super::crush::EmbedderKind::Minilm)]
+    pub embedder: super::crush::EmbedderKind,
+    /// A seeded sample of N questions (in suite order; --limit applies after it).
+    #[arg(long, value_name = "N", requires = "seed", value_parser = super::num::count)]
+    pub sample: Option<usize>,
+    /// Seed of --sample.
+    #[arg(long, value_name = "S", requires = "sample")]
+    pub seed: Option<u64>,
     #[command(flatten)]
     pub llm: LlmFlags,
 }
@@ -108,7 +124,13 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             methods.push(*m);
         }
     }
-    if (methods.contains(&Method::Direct) || methods.contains(&Method::DirectCheck)) && args.oracle.is_some() {
+    if (methods.contains(&Method::Direct)
+        || methods.contains(&Method::DirectCheck)
+        || methods.contains(&Method::Fewshot)
+        || methods.contains(&Method::Crush)
+        || methods.contains(&Method::Rasl))
+        && args.oracle.is_some()
+    {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
     }
     // Before any model loads: --min-votes above --samples keeps nothing.
@@ -133,6 +155,27 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             "--prefilter and --offline-linker choose phase 1 of --method lucy without --oracle".into(),
         ));
     }
+    if methods.contains(&Method::Fewshot) && args.examples.is_none() {
+        return Err(Error::Input(
+            "--method fewshot needs an example pool: --examples POOL (see `lucy examples pool`)".into(),
+        ));
+    }
+    let pool = match &args.examples {
+        Some(p) => {
+            let pool = lucy::examples::pool::Pool::load(p)?;
+            let embedder: Arc<dyn lucy::crush::embed::Embedder> =
+                Arc::from(super::crush::make_embedder(args.embedder)?);
+            Some(Arc::new(lucy::bench::methods::PoolIndex::new(pool, p.display().to_string(), embedder)?))
+        }
+        None => None,
+    };
+    // CRUSH4SQL's selection budget B (the paper reports 5, 10 and 20; SQL accuracy at 10).
+    let crush = if methods.contains(&Method::Crush) || methods.contains(&Method::Rasl) {
+        let e: Arc<dyn lucy::crush::embed::Embedder> = Arc::from(super::crush::make_embedder(args.embedder)?);
+        Some((e, args.budget.unwrap_or(10)))
+    } else {
+        None
+    };
     let llm = if args.oracle == Some(Oracle::Tables) || args.offline_linker {
         None
     } else {
@@ -143,7 +186,12 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     let out = args.out.clone().unwrap_or_else(|| {
         let tag = if multi {
             "compare".to_string()
-        } else if methods == [Method::Direct] || methods == [Method::DirectCheck] {
+        } else if methods == [Method::Direct]
+            || methods == [Method::DirectCheck]
+            || methods == [Method::Fewshot]
+            || methods == [Method::Crush]
+            || methods == [Method::Rasl]
+        {
             method_name(methods[0]).to_string()
         } else {
             mode.to_string()
@@ -174,6 +222,10 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             progress: !args.no_progress && !ctx.json,
             llm: llm.clone(),
             database: args.database.clone(),
+            examples: pool.clone(),
+            examples_k: args.examples_k.unwrap_or(if m == Method::Fewshot { 10 } else { 3 }),
+            sample: args.sample.zip(args.seed),
+            crush: crush.clone(),
         };
         let results = run_suite(&suite, &opts)?;
         let run = BenchRun {
@@ -181,6 +233,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             mode: mode.into(),
             method: method_name(m).into(),
             llm: llm.as_ref().map(|l| l.model_name()),
+            examples: pool.as_ref().map(|p| format!("{}:{}", p.pool.kind.as_str(), p.file)),
+            sample: args.sample.zip(args.seed).map(|(n, s)| format!("{n}@{s}")),
             date: today_utc(),
             commit: git_commit(),
             summary: Summary::of(&results),

@@ -9,6 +9,7 @@ pub mod ask;
 pub mod bench;
 pub mod check;
 pub mod crush;
+pub mod examples;
 pub mod explain;
 pub mod llm;
 pub mod mcp;
@@ -39,7 +40,7 @@ pub enum Command {
     /// GenerateView: solve the join path for given tables and print the view.
     View(view::ViewArgs),
     /// Answer a question end to end (MatchTables, GenerateView, QueryView).
-    Ask(ask::AskArgs),
+    Ask(Box<ask::AskArgs>),
     /// Render a trace written by `lucy ask --trace` as a per-phase report.
     Explain(explain::ExplainArgs),
     /// Run a benchmark suite.
@@ -48,6 +49,9 @@ pub enum Command {
     Crush(crush::CrushArgs),
     /// Check SQL over the model's base tables against the model (joins, C3, C4, names, fan-out).
     Check(check::CheckArgs),
+    /// Manage a model's verified queries (MODEL.examples.jsonl): add, list, check.
+    #[command(subcommand)]
+    Examples(examples::ExamplesCommand),
     /// Serve the planner over HTTP: JSON API, web page, OpenAPI document.
     Serve(serve::ServeArgs),
     /// Serve the planner to an AI assistant: MCP over stdio.
@@ -67,11 +71,12 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Model(c) => model::run(c, ctx),
         Command::View(a) => view::run(a, ctx),
-        Command::Ask(a) => ask::run(a, ctx),
+        Command::Ask(a) => ask::run(*a, ctx),
         Command::Explain(a) => explain::run(a, ctx),
         Command::Bench(a) => bench::run(a, ctx),
         Command::Crush(a) => crush::run(a, ctx),
         Command::Check(a) => check::run(a, ctx),
+        Command::Examples(c) => examples::run(c, ctx),
         Command::Serve(a) => serve::run(a, ctx),
         Command::Mcp(a) => mcp::run(a, ctx),
     };

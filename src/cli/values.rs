@@ -108,6 +108,12 @@ value_enum! {
         /// PROMPTB, then `lucy check`'s findings on its SQL as the one repair message.
         #[value(name = "direct+check")]
         DirectCheck,
+        /// Dynamic few-shot (DynVS): the --examples-k most similar pool examples, the schema, one SQL call.
+        Fewshot,
+        /// CRUSH4SQL end to end: hallucinated schema, greedy selection of --budget elements (default 10), SQL over their tables.
+        Crush,
+        /// RASL: keywords, keyword-level retrieval of tables and columns, a table-ranking call, SQL over the ranked tables.
+        Rasl,
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde_json::json;
 
-use crate::types::trace::{ListStep, MatchTrace, PhaseCost, QueryTrace, Trace, ViewTrace};
+use crate::types::trace::{ExamplesTrace, ListStep, MatchTrace, PhaseCost, QueryTrace, Trace, ViewTrace};
 
 /// The whole report.
 pub fn render(t: &Trace) -> String {
@@ -17,6 +17,9 @@ pub fn render(t: &Trace) -> String {
     let llm = t.llm.as_deref().unwrap_or("none");
     let _ = writeln!(s, "model {} · method {} · LLM {} · {:.0} ms in all", t.model, t.method, llm, t.total_ms);
     let _ = writeln!(s, "{}", verdict(t));
+    if let Some(e) = &t.examples {
+        examples_section(&mut s, e);
+    }
     if let Some(m) = &t.match_tables {
         match_section(&mut s, m);
     }
@@ -27,6 +30,9 @@ pub fn render(t: &Trace) -> String {
         let title = match t.method.as_str() {
             "direct" => "Direct SQL (PROMPTB baseline)",
             "direct+check" => "Direct SQL (PROMPTB baseline, lucy check as the repair message)",
+            "fewshot" => "Few-shot SQL (DynVS: the retrieved examples, the schema, one call)",
+            "crush" => "SQL over the tables CRUSH chose (CRUSH4SQL)",
+            "rasl" => "SQL over the tables RASL ranked",
             _ => "Phase 3: QueryView",
         };
         query_section(&mut s, title, q);
@@ -51,6 +57,38 @@ pub fn verdict(t: &Trace) -> String {
         .unwrap_or_default();
     let repaired = t.query_view.as_ref().is_some_and(|q| q.repaired);
     format!("RESULT: ok — SQL accepted{}{rows}", if repaired { " after the repair round" } else { "" })
+}
+
+/// The verified examples retrieved for the question and how each was used.
+fn examples_section(s: &mut String, e: &ExamplesTrace) {
+    let _ = writeln!(
+        s,
+        "\n== Verified examples ({} of {} asked for, from {}, by {}) ==",
+        e.used.len(),
+        e.k,
+        e.file,
+        e.embedder
+    );
+    let what = match e.tables_mode.as_str() {
+        "add" => "added to MatchTables' answer",
+        "offer" => "offered to MatchTables",
+        _ => "not used",
+    };
+    let _ = writeln!(s, "their tables ({}): {what}: {}", e.tables_mode, list_or_none(&e.tables));
+    for u in &e.used {
+        let _ = writeln!(s, "- line {} (similarity {:.3}): {}", u.line, u.score, u.question);
+        match (&u.in_prompt, &u.left_out) {
+            (Some(sql), _) => {
+                let _ = writeln!(s, "  in the QueryView prompt as:\n{}", indent(sql));
+            }
+            (None, Some(why)) => {
+                let _ = writeln!(s, "  left out of the QueryView prompt: {why}");
+            }
+            (None, None) => {
+                let _ = writeln!(s, "  not shown (the run ended before QueryView)");
+            }
+        }
+    }
 }
 
 fn cost(c: &PhaseCost) -> String {
@@ -293,7 +331,7 @@ pub fn summary(t: &Trace) -> serde_json::Value {
         .into_iter()
         .map(|(k, v)| (k.to_string(), serde_json::to_value(v).unwrap_or_default()))
         .collect();
-    json!({
+    let mut v = json!({
         "question": t.question,
         "method": t.method,
         "verdict": verdict(t),
@@ -309,7 +347,15 @@ pub fn summary(t: &Trace) -> serde_json::Value {
         "rows": t.query_view.as_ref().and_then(|q| q.attempts.last()).and_then(|a| a.execution.as_ref()).map(|e| e.row_count),
         "costs": costs,
         "total_ms": t.total_ms,
-    })
+    });
+    if let Some(e) = &t.examples {
+        v["examples"] = e
+            .used
+            .iter()
+            .map(|u| json!({"line": u.line, "question": u.question, "score": u.score, "in_prompt": u.in_prompt.is_some(), "left_out": u.left_out}))
+            .collect();
+    }
+    v
 }
 
 fn list_or_none(v: &[String]) -> String {

@@ -11,6 +11,7 @@
 pub mod ddl;
 pub mod explain;
 pub mod linker;
+pub mod rasl;
 
 pub use linker::Linker;
 pub mod summary;
@@ -25,13 +26,16 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::examples::{ExampleTables, ExamplesUse};
 use crate::graph::{ColumnId, SchemaGraph, TableId};
 use crate::link::{self, MatchOptions};
 use crate::llm::ChatModel;
 use crate::prompts::{dialect_label, Prompts};
 use crate::query::{self, Allowed, ExecTarget, SqlTask};
 use crate::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
-use crate::types::trace::{Failure, MatchTrace, QueryTrace, Trace, ViewTrace, TRACE_VERSION};
+use crate::types::trace::{
+    ExamplesTrace, Failure, MatchTrace, QueryTrace, Trace, UsedExample, ViewTrace, TRACE_VERSION,
+};
 use crate::types::{ColumnRef, Dialect, FanoutMode, Relevance, SolveStatus, ViewRequest, ViewResult};
 
 /// Where to stop.
@@ -116,6 +120,16 @@ pub struct AskOptions {
     /// entity a "for each …" question is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<String>,
+    /// Verified examples retrieved for the question (`lucy ask --examples`):
+    /// their tables for MatchTables, their SQL (over the view) for
+    /// QueryView. Not serialized: the trace's `examples` section lists them.
+    #[serde(skip)]
+    pub examples: Option<crate::examples::ExamplesUse>,
+    /// The `fewshot` method (DynVS): [`direct_sql`] with these retrieved
+    /// pool examples in its prompt (`fewshot_sql`). Not serialized: the
+    /// trace's `examples` section lists them.
+    #[serde(skip)]
+    pub fewshot: Option<crate::examples::ExamplesUse>,
 }
 
 impl Default for AskOptions {
@@ -143,6 +157,8 @@ impl Default for AskOptions {
             fanout: FanoutMode::default(),
             direct_check: false,
             keep: None,
+            examples: None,
+            fewshot: None,
         }
     }
 }
@@ -345,6 +361,9 @@ pub fn ask_observed(
         stopped_after: None,
         failure: None,
     };
+    if let Some(ex) = &opts.examples {
+        out.trace.examples = Some(examples_trace(ex));
+    }
     let finish = |mut out: AskOutcome, f: Option<Failure>| -> Result<AskOutcome> {
         out.trace.failure = f.clone();
         out.failure = f;
@@ -368,6 +387,14 @@ pub fn ask_observed(
         let mut mopts = opts.matching.clone();
         let prefilter = opts.linker.restriction(graph, question, Some(llm))?;
         mopts.restrict_core_tables = prefilter.or(opts.restrict_core_tables.clone()).or(mopts.restrict_core_tables);
+        if let (Some(ex), Some(offered)) = (&opts.examples, mopts.restrict_core_tables.as_mut()) {
+            if ex.tables == ExampleTables::Offer {
+                let added = offer_example_tables(graph, ex, offered);
+                if let Some(t) = out.trace.examples.as_mut() {
+                    t.tables = added;
+                }
+            }
+        }
         let fail = match link::match_tables(graph, question, &mopts, llm, &prompts, &mut mt) {
             Err(e) => Some(failure("match_tables", kind_of(&e), e.to_string())),
             Ok(r) if r.tables.is_empty() && r.roles.is_empty() => {
@@ -379,6 +406,18 @@ pub fn ask_observed(
                 None
             }
         };
+        if let (None, Some(ex)) = (&fail, &opts.examples) {
+            if ex.tables == ExampleTables::Add {
+                let added = add_example_tables(graph, ex, dialect, &mut found);
+                if !added.is_empty() {
+                    (mt.tables, mt.attributes) = relevance_names(graph, &found);
+                    mt.source = format!("{} + examples", if mt.source.is_empty() { "llm" } else { &mt.source });
+                }
+                if let Some(t) = out.trace.examples.as_mut() {
+                    t.tables = added;
+                }
+            }
+        }
         if fail.is_some() {
             out.tables = mt.tables.clone();
             out.attributes = mt.attributes.clone();
@@ -472,8 +511,16 @@ pub fn ask_observed(
         } else {
             None
         };
-        let (prompt_name, prompt) =
-            query::view_prompt(&prompts, &view, question, dialect, schema, opts.evidence.as_deref())?;
+        let shown = examples_over_view(graph, &view, dialect, out.trace.examples.as_mut());
+        let (prompt_name, prompt) = query::view_prompt_with_examples(
+            &prompts,
+            &view,
+            question,
+            dialect,
+            schema,
+            opts.evidence.as_deref(),
+            &shown,
+        )?;
         let task = SqlTask {
             prompt_name,
             prompt,
@@ -509,6 +556,86 @@ pub fn ask_observed(
     }
 }
 
+/// The trace section of the retrieved examples (before any is used).
+fn examples_trace(ex: &ExamplesUse) -> ExamplesTrace {
+    ExamplesTrace {
+        file: ex.file.clone(),
+        embedder: ex.embedder.clone(),
+        k: ex.k,
+        tables_mode: ex.tables.as_str().into(),
+        tables: Vec::new(),
+        used: ex
+            .retrieved
+            .iter()
+            .map(|r| UsedExample {
+                line: r.line,
+                question: r.question.clone(),
+                sql: r.sql.clone(),
+                score: r.score,
+                tables: r.tables.clone(),
+                in_prompt: None,
+                left_out: None,
+            })
+            .collect(),
+    }
+}
+
+/// `--example-tables offer`: the examples' core tables join the core tables
+/// a prefilter offers MatchTables. Returns the ones it added.
+fn offer_example_tables(graph: &SchemaGraph, ex: &ExamplesUse, offered: &mut Vec<String>) -> Vec<String> {
+    let core: Vec<String> = graph.core_tables().into_iter().map(|t| graph.name(t).to_string()).collect();
+    let mut added = Vec::new();
+    for t in ex.retrieved.iter().flat_map(|r| &r.tables) {
+        let Some(name) = core.iter().find(|c| c.eq_ignore_ascii_case(t)) else { continue };
+        if !offered.iter().any(|o| o.eq_ignore_ascii_case(name)) {
+            offered.push(name.clone());
+            added.push(name.clone());
+        }
+    }
+    added
+}
+
+/// `--example-tables add`: the examples' tables, with the columns their SQL
+/// reads, join MatchTables' answer. Returns the tables it added.
+fn add_example_tables(graph: &SchemaGraph, ex: &ExamplesUse, dialect: Dialect, found: &mut Relevance) -> Vec<String> {
+    let mut added = Vec::new();
+    for r in &ex.retrieved {
+        let Ok(refs) = crate::sql::analyze::analyze(&r.sql, dialect, Some(graph.model())) else { continue };
+        for c in &refs.columns {
+            let Ok(id) = graph.column_ref(&format!("{}.{}", c.table, c.column)) else { continue };
+            if !found.tables.contains(&id.table) {
+                added.push(graph.name(id.table).to_string());
+            }
+            found.add_table(id.table);
+            found.add_column(id);
+        }
+    }
+    added.dedup();
+    added
+}
+
+/// The retrieved examples QueryView sees: each one's SQL rewritten over the
+/// view, or left out (the reason goes to the trace).
+fn examples_over_view(
+    graph: &SchemaGraph,
+    view: &ViewResult,
+    dialect: Dialect,
+    trace: Option<&mut ExamplesTrace>,
+) -> Vec<query::PromptExample> {
+    let Some(t) = trace else { return Vec::new() };
+    let mut shown = Vec::new();
+    for u in &mut t.used {
+        match crate::examples::rewrite_over_view(graph, &u.sql, view, dialect) {
+            Ok(sql) => {
+                shown.push(query::PromptExample { question: u.question.clone(), sql: sql.clone() });
+                u.in_prompt = Some(sql);
+            }
+            Err(why) => u.left_out = Some(format!("its SQL {why}")),
+        }
+    }
+    shown
+}
+
 /// Every table and column name of the model: names a query over the view
 /// may not define (see `query::grammar`).
 fn model_names(graph: &SchemaGraph) -> Vec<String> {
@@ -530,20 +657,131 @@ pub fn direct_sql(
     opts: &AskOptions,
     llm: Option<&dyn ChatModel>,
 ) -> Result<DirectOutcome> {
+    let method = match (&opts.fewshot, opts.direct_check) {
+        (Some(_), _) => "fewshot",
+        (None, true) => "direct+check",
+        (None, false) => "direct",
+    };
+    let trace = new_trace(graph, method, question, opts, llm.filter(|_| opts.sql.is_none()));
+    direct_over(graph, question, evidence, opts, llm, None, trace, Instant::now())
+}
+
+/// CRUSH4SQL end to end (Kothyari et al., 2023, §3 and §4.3): one
+/// hallucination call (`crush_hallucinate`, the paper's 6-shot prompt), its
+/// tables and columns as probes, the entropy-weighted greedy selection of
+/// `budget` schema elements over `embedder`'s embeddings, then the direct
+/// baseline's SQL call over the chosen elements' tables only. The
+/// hallucination and the selection are recorded as phase 1
+/// (`match_tables`, source `crush …`); a malformed hallucination is a phase
+/// failure there.
+pub fn crush_sql(
+    graph: &SchemaGraph,
+    question: &str,
+    evidence: Option<&str>,
+    opts: &AskOptions,
+    llm: Option<&dyn ChatModel>,
+    embedder: &dyn crate::crush::embed::Embedder,
+    budget: usize,
+) -> Result<DirectOutcome> {
     let started = Instant::now();
+    let Some(llm) = llm else { return Err(no_llm("the crush method")) };
+    let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
+    let mut trace = new_trace(graph, "crush", question, opts, Some(llm));
+    let mut mt = MatchTrace {
+        source: format!("crush (hallucinated schema, greedy, {}, budget {budget})", embedder.id()),
+        ..MatchTrace::default()
+    };
+    let req = crate::llm::ChatRequest {
+        phase: "crush_hallucinate".into(),
+        messages: vec![crate::llm::Message::user(
+            prompts.render("crush_hallucinate", serde_json::json!({ "question": question }))?,
+        )],
+        temperature: 0.0,
+        n: 1,
+        response_schema: None,
+        grammar: None,
+        max_tokens: None,
+    };
+    let (call, result) = crate::llm::traced::call(llm, &req);
+    mt.cost.add_call(&call);
+    let answer = result.map(|r| r.choices.into_iter().next().unwrap_or_default());
+    let probes = answer.and_then(|a| {
+        let body = a.replace("```", "\n");
+        let body = body.trim().trim_start_matches("Schema:").trim().to_string();
+        crate::crush::probes::parse_schema(&body).map_err(|_| {
+            Error::llm(
+                "crush_hallucinate",
+                format!(
+                    "answer is not a schema like `T(c1, c2); U(c3)`: {:?}",
+                    a.chars().take(200).collect::<String>()
+                ),
+            )
+        })
+    });
+    mt.steps.push(crate::types::trace::ListStep { prompt: "crush_hallucinate".into(), call, ..Default::default() });
+    let chosen = probes.and_then(|p| {
+        let index = crate::crush::model_index(graph, embedder)?;
+        let cfg = crate::crush::CrushConfig { budget, solver: crate::crush::SolverKind::Greedy, ..Default::default() };
+        crate::crush::crush(&index, embedder, Some(question), &p, &cfg)
+    });
+    let out = match chosen {
+        Ok(o) if !o.tables.is_empty() => o,
+        other => {
+            let f = match other {
+                Err(e) => failure("match_tables", kind_of(&e), e.to_string()),
+                Ok(_) => failure("match_tables", "nothing_matched", "CRUSH chose no schema element"),
+            };
+            mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+            trace.match_tables = Some(mt);
+            trace.failure = Some(f.clone());
+            trace.total_ms = started.elapsed().as_secs_f64() * 1000.0;
+            return Ok(DirectOutcome { trace, sql: None, rows: None, failure: Some(f) });
+        }
+    };
+    let mut ids = Vec::new();
+    for t in &out.tables {
+        ids.push(graph.require_table(t)?);
+    }
+    mt.tables = out.tables.clone();
+    mt.attributes = out.columns.clone();
+    mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+    trace.match_tables = Some(mt);
+    direct_over(graph, question, evidence, opts, Some(llm), Some(&ids), trace, started)
+}
+
+/// The direct baseline's SQL call over `tables` (all of the model's when
+/// `None`), into `trace`.
+#[allow(clippy::too_many_arguments)]
+fn direct_over(
+    graph: &SchemaGraph,
+    question: &str,
+    evidence: Option<&str>,
+    opts: &AskOptions,
+    llm: Option<&dyn ChatModel>,
+    only: Option<&[TableId]>,
+    mut trace: Trace,
+    started: Instant,
+) -> Result<DirectOutcome> {
     let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
     let dialect = dialect_for(graph, opts)?;
     if opts.sql.is_none() && llm.is_none() {
         return Err(no_llm("the direct baseline"));
     }
-    let method = if opts.direct_check { "direct+check" } else { "direct" };
-    let mut trace = new_trace(graph, method, question, opts, llm.filter(|_| opts.sql.is_none()));
+    if let Some(ex) = &opts.fewshot {
+        let mut et = examples_trace(ex);
+        for u in &mut et.used {
+            u.in_prompt = Some(u.sql.clone());
+        }
+        trace.examples = Some(et);
+    }
     trace.evidence = evidence.map(str::to_string).or(trace.evidence.take());
     let tables: Vec<(String, Vec<String>)> = graph
         .model()
         .tables
         .iter()
-        .map(|t| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect()))
+        .enumerate()
+        .filter(|(i, _)| only.map_or(true, |o| o.contains(i)))
+        .map(|(_, t)| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect()))
         .collect();
     let run_it = opts.stop_after != Some(StopAfter::Sql);
     let exec = opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
@@ -570,16 +808,27 @@ pub fn direct_sql(
             query::run_given(&task, sql, &mut qt)
         }
         (None, Some(llm)) => {
-            let vars = serde_json::json!({
+            let mut vars = serde_json::json!({
                 "question": question,
                 "dialect": dialect_label(dialect),
-                "ddl": ddl::ddl(graph, None, opts.schema_context),
+                "ddl": ddl::ddl(graph, only, opts.schema_context),
                 "evidence": trace.evidence.clone().unwrap_or_default(),
             });
-            let prompt = prompts.render("direct_sql", &vars)?;
+            let prompt_name = match &opts.fewshot {
+                Some(ex) => {
+                    vars["examples"] = ex
+                        .retrieved
+                        .iter()
+                        .map(|r| serde_json::json!({"question": r.question, "sql": r.sql.trim()}))
+                        .collect();
+                    "fewshot_sql"
+                }
+                None => "direct_sql",
+            };
+            let prompt = prompts.render(prompt_name, &vars)?;
             let direct_grammar = query::grammar::tables_grammar(&tables, dialect);
             let task = SqlTask {
-                prompt_name: "direct_sql".into(),
+                prompt_name: prompt_name.into(),
                 prompt,
                 allowed: Allowed::Tables(tables),
                 dialect,

@@ -119,6 +119,28 @@ pub fn view_prompt(
     schema: Option<&str>,
     evidence: Option<&str>,
 ) -> Result<(String, String)> {
+    view_prompt_with_examples(prompts, view, question, dialect, schema, evidence, &[])
+}
+
+/// A verified example shown to QueryView: its question and its SQL,
+/// already written over the view.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PromptExample {
+    pub question: String,
+    pub sql: String,
+}
+
+/// [`view_prompt`] with verified examples over the view (none: the same
+/// text as [`view_prompt`], byte for byte).
+pub fn view_prompt_with_examples(
+    prompts: &Prompts,
+    view: &ViewResult,
+    question: &str,
+    dialect: Dialect,
+    schema: Option<&str>,
+    evidence: Option<&str>,
+    examples: &[PromptExample],
+) -> Result<(String, String)> {
     let columns: Vec<serde_json::Value> = view
         .columns
         .iter()
@@ -132,6 +154,7 @@ pub fn view_prompt(
         "view_sql": view.view_sql.trim(),
         "columns": columns,
         "evidence": evidence.unwrap_or(""),
+        "examples": examples,
     });
     let name = match schema {
         Some(ddl) => {

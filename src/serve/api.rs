@@ -586,6 +586,122 @@ pub async fn check(State(st): St, b: Result<Json<CheckBody>, JsonRejection>) -> 
     check_core(&st, body(b)?).await.map(Json)
 }
 
+// ---------------------------------------------------------------- examples
+
+/// `GET /v1/models/{name}/examples`: the model's verified queries
+/// (`MODEL.examples.jsonl` beside its file), like `lucy examples list --json`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExampleList {
+    /// The examples file's name (beside the model file).
+    pub file: String,
+    /// Whether the file exists yet (POST creates it).
+    pub exists: bool,
+    pub examples: Vec<crate::examples::Entry>,
+}
+
+/// `POST /v1/models/{name}/examples`: add a verified query, like `lucy
+/// examples add`: checked against the model with `lucy check`'s rules (and
+/// run on the model's database when `execute`), then appended.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleBody {
+    /// The question, in natural language.
+    #[schemars(length(min = 1, max = 4000))]
+    pub question: String,
+    /// SQL over the model's base tables that answers it.
+    #[schemars(length(min = 1, max = 20000))]
+    pub sql: String,
+    /// Run the SQL read-only on the model's database first; refuse it if it fails.
+    #[serde(default)]
+    pub execute: bool,
+}
+
+/// `POST /v1/models/{name}/examples`'s answer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExampleAdded {
+    /// The examples file's name.
+    pub file: String,
+    /// The line the example was written to.
+    pub line: usize,
+    /// What the check found (clean, or it would not have been added).
+    pub check: crate::examples::ExampleCheck,
+}
+
+/// One append at a time, so the duplicate check and the line number hold.
+static EXAMPLES_WRITE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn examples_file(m: &LoadedModel) -> (std::path::PathBuf, String) {
+    let path = crate::examples::default_path(&m.file);
+    let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    (path, name)
+}
+
+/// Errors of the examples file name it by file name, not by its full path.
+fn short_path(e: crate::Error, path: &std::path::Path, name: &str) -> ApiError {
+    ApiError::bad_request(e.to_string().replace(&path.display().to_string(), name))
+}
+
+pub async fn examples_list(State(st): St, Path(name): Path<String>) -> Result<Json<ExampleList>, ApiError> {
+    let m = st.model(&name).map_err(|e| ApiError::not_found(e.to_string()))?;
+    let (path, file) = examples_file(&m);
+    if !path.is_file() {
+        return Ok(Json(ExampleList { file, exists: false, examples: Vec::new() }));
+    }
+    let text = crate::error::read_to_string(&path).map_err(|e| short_path(e, &path, &file))?;
+    let parsed = crate::examples::ExamplesFile::parse(std::path::Path::new(&file), &text)?;
+    Ok(Json(ExampleList { file, exists: true, examples: parsed.entries }))
+}
+
+pub async fn examples_add(
+    State(st): St,
+    Path(name): Path<String>,
+    b: Result<Json<ExampleBody>, JsonRejection>,
+) -> Result<Json<ExampleAdded>, ApiError> {
+    let b = body(b)?;
+    let m = st.model(&name).map_err(|e| ApiError::not_found(e.to_string()))?;
+    if b.question.trim().is_empty() || b.sql.trim().is_empty() {
+        return Err(ApiError::bad_request("question and sql must not be empty"));
+    }
+    let db = match (b.execute, &m.database) {
+        (false, _) => None,
+        (true, Some(p)) => Some(crate::sql::exec::target::Database::Sqlite(p.clone())),
+        (true, None) => {
+            return Err(ApiError::bad_request(format!(
+                "model `{}` has no database to execute on: start the server with --db {}=FILE.sqlite",
+                m.graph.model().name,
+                m.graph.model().name
+            )))
+        }
+    };
+    let permit = slot(&st)?;
+    let timeout = st.opts.request_timeout.min(30.0);
+    run_blocking(&st, move || {
+        let _permit = permit;
+        let (path, file) = examples_file(&m);
+        let graph = &m.graph;
+        let dialect = graph.model().dialect.unwrap_or_default();
+        let example =
+            crate::examples::Example { question: b.question.trim().into(), sql: b.sql.trim().into(), database: None };
+        let entry = crate::examples::Entry { line: 0, example: example.clone() };
+        let exec = db
+            .as_ref()
+            .map(|db| crate::examples::validate::ExecCheck { db, timeout: crate::types::limits::duration(timeout) });
+        let check = crate::examples::check_entry(graph, &entry, dialect, exec);
+        if !check.ok {
+            return Err(crate::Error::Input(format!("not added: {}", check.problems_at("the example").join("; "))));
+        }
+        let _guard = EXAMPLES_WRITE.lock().unwrap_or_else(|p| p.into_inner());
+        let mut f = crate::examples::ExamplesFile::load_or_empty(&path)
+            .map_err(|e| crate::Error::Input(e.to_string().replace(&path.display().to_string(), &file)))?;
+        let line = f
+            .append(example)
+            .map_err(|e| crate::Error::Input(e.to_string().replace(&path.display().to_string(), &file)))?;
+        Ok(ExampleAdded { file, line, check })
+    })
+    .await
+    .map(Json)
+}
+
 // ---------------------------------------------------------------- traces
 
 pub async fn trace(State(st): St, Path(id): Path<String>) -> Result<Json<Trace>, ApiError> {

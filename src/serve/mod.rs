@@ -103,6 +103,7 @@ pub fn router(st: Arc<AppState>) -> Router {
         .route("/models", get(api::models))
         .route("/models/reload", post(api::reload))
         .route("/models/{name}", get(api::model))
+        .route("/models/{name}/examples", get(api::examples_list).post(api::examples_add))
         .route("/view", post(api::view))
         .route("/ask", post(api::ask))
         .route("/check", post(api::check))

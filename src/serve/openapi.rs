@@ -8,7 +8,8 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
 use super::api::{
-    AskBody, AskResponse, CheckBody, Health, ModelDetail, ModelList, PhaseEvent, Reloaded, ViewBody, ViewResponse,
+    AskBody, AskResponse, CheckBody, ExampleAdded, ExampleBody, ExampleList, Health, ModelDetail, ModelList,
+    PhaseEvent, Reloaded, ViewBody, ViewResponse,
 };
 use super::error::ErrorBody;
 
@@ -106,6 +107,9 @@ pub fn document() -> Value {
     let _ = s.resp::<PhaseEvent>();
     let check_body = s.req::<CheckBody>();
     let check_resp = s.resp::<crate::check::CheckReport>();
+    let example_list = s.resp::<ExampleList>();
+    let example_body = s.req::<ExampleBody>();
+    let example_added = s.resp::<ExampleAdded>();
     let trace = json!({"type": "object", "description": "A lucy trace (the format of `lucy ask --trace`, documented in docs/phases.md)."});
     let svg = json!({"description": "The join path as an SVG document.", "content": {"image/svg+xml": {"schema": {"type": "string"}}}});
     let auth = [("401", "Missing or wrong bearer token (only when the server has LUCY_SERVE_TOKEN).")];
@@ -147,8 +151,26 @@ pub fn document() -> Value {
             ok(&model_detail, "The model."),
             errs(&[&auth, &[("404", "No model of that name.")]]),
             None,
-            Some(name_param),
+            Some(name_param.clone()),
         )},
+        "/v1/models/{name}/examples": {
+            "get": op(
+                "The model's verified queries",
+                "The (question, SQL) pairs of MODEL.examples.jsonl beside the model file, like `lucy examples list --json`. An unreadable file is a 400 naming its line.",
+                ok(&example_list, "The examples (none when the file does not exist)."),
+                errs(&[&auth, &[("400", "The examples file has a bad line."), ("404", "No model of that name.")]]),
+                None,
+                Some(name_param.clone()),
+            ),
+            "post": op(
+                "Add a verified query",
+                "Like `lucy examples add`: the SQL is checked against the model with `lucy check`'s rules (and run on the model's database when `execute`), then appended to MODEL.examples.jsonl. A finding, an execution error or a duplicate question is a 400 and nothing is written.",
+                ok(&example_added, "Added."),
+                errs(&[&auth, &body_errs, &busy, &[("404", "No model of that name.")]]),
+                Some(example_body),
+                Some(name_param.clone()),
+            ),
+        },
         "/v1/models/reload": {"post": op(
             "Reload every model from disk",
             "Like SIGHUP. A bad model keeps the previous set loaded and answers 500 naming the file.",

@@ -45,8 +45,49 @@ pub struct Trace {
     /// Why the run failed, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
+    /// Verified examples retrieved for the question, and how each was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub examples: Option<ExamplesTrace>,
     /// Wall time of the whole run.
     pub total_ms: f64,
+}
+
+/// The verified examples of one run (`lucy ask` with an examples file).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExamplesTrace {
+    /// The examples file.
+    pub file: String,
+    /// The embedder that ranked them.
+    pub embedder: String,
+    /// How many were asked for (`--examples-k`).
+    pub k: usize,
+    /// What their tables did: `off`, `offer` or `add` (`--example-tables`).
+    pub tables_mode: String,
+    /// Tables the examples offered to MatchTables or added to its answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<String>,
+    /// The retrieved examples, most similar first.
+    pub used: Vec<UsedExample>,
+}
+
+/// One retrieved example.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsedExample {
+    /// Line in the examples file.
+    pub line: usize,
+    pub question: String,
+    /// Its SQL over the base tables.
+    pub sql: String,
+    /// Cosine similarity to the question.
+    pub score: f64,
+    /// The model tables it reads.
+    pub tables: Vec<String>,
+    /// Its SQL over the view, as the QueryView prompt showed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_prompt: Option<String>,
+    /// Why it was left out of the QueryView prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<String>,
 }
 
 /// Where and why a run failed.
