@@ -19,7 +19,7 @@ walk length lucy proved optimal), solves it on one worker and compares:
 
 Usage:
   scripts/cpsat-venv.sh                       # installs the pinned ortools
-  cargo run --config 'profile.dev.package.lucy.opt-level=3' \
+  cargo run \
       --example solve_bench -- --no-before --export /tmp/inst.jsonl
   ~/.cache/lucy/venv-cpsat/bin/python benchmarks/cpsat_baseline.py /tmp/inst.jsonl
 

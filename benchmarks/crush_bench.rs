@@ -8,7 +8,7 @@
 //! solver's wall-time limit decides which hard instances finish their proof
 //! (the report counts them; an unproved solve keeps its incumbent and gap).
 //!
-//! cargo run --config 'profile.dev.package.lucy.opt-level=3' --example crush_bench --
+//! cargo run --example crush_bench --
 //!     [--questions N] [--exact-questions N]
 //!     [--exact-every K] [--time-limit S] [--threads T] [--probe-context]
 //!     [--tau2 T] [--verbose] [--phrase-probes] [--out benchmarks/results/crush.md]

@@ -4,7 +4,7 @@
 //! (model, limit): requests run, worst and median wall time, worst overrun,
 //! how many stayed within 10 % + 50 ms, and the statuses.
 //!
-//! `cargo run --config 'profile.dev.package.lucy.opt-level=3' --example deadline_bench`
+//! `cargo run --example deadline_bench`
 //! (`-- --quick`: the 2,000-table model and 0.2 / 1 s only; `-- --rows`:
 //! one line per request as well; `--sizes 10000 --limits 0.2,1` to pick).
 //!

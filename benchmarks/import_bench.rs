@@ -2,7 +2,7 @@
 //! 1 MB of DDL and a 20,000-column table each under 2 s). Prints a markdown
 //! table.
 //!
-//! `cargo run --config 'profile.dev.package.lucy.opt-level=3' --example import_bench`
+//! `cargo run --example import_bench`
 //! (add `-- --quick` to stop at 250 KB / 4,000 columns).
 //!
 //! Inputs (seeded, deterministic):

@@ -4,7 +4,7 @@
 //! and recorded probes, phase by phase, and the process's memory peak.
 //! Prints markdown tables.
 //!
-//! cargo run --config 'profile.dev.package.lucy.opt-level=3' --example plan_bench --
+//! cargo run --example plan_bench --
 //!     [--tables N] [--queries K] [--budget B] [--time-limit S]
 //!
 //! Phases, as `lucy ask --prefilter crush --probes …` runs them:
