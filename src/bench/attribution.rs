@@ -35,7 +35,7 @@ pub enum Label {
     Phase1MissedAttribute,
     /// Phase 1 named a table the gold does not use, and the view's joins
     /// differ from the gold's (or, with no join to compare, the answer is
-    /// wrong).
+    /// wrong), while the view holds every gold instance.
     Phase1ExtraTable,
     /// GenerateView found no view (infeasible / solver error).
     Phase2NoView,
@@ -264,9 +264,13 @@ pub fn attribute(gold: Option<&QueryRefs>, o: &Observed) -> Attribution {
         Label::Phase1MissedAttribute
     } else if matches!(fail_kind, Some("infeasible") | Some("solver")) {
         Label::Phase2NoView
+    } else if view_differs {
+        // A gold instance the view holds only another way loses the
+        // question whatever else phase 1 added.
+        Label::Phase2JoinDiffers
     } else if o.join_matched == Some(false) && extra_table {
         Label::Phase1ExtraTable
-    } else if o.join_matched == Some(false) || view_differs {
+    } else if o.join_matched == Some(false) {
         Label::Phase2JoinDiffers
     } else if o.view_only {
         Label::ViewMatchesGold
@@ -400,6 +404,15 @@ mod tests {
             a.findings.contains(&"gold instance account@owner not in the view, which holds account as account".into()),
             "{a:?}"
         );
+        // …even when phase 1 also named a table the gold does not use.
+        let o = Observed {
+            gold_instances: set(&["account@owner", "client"]),
+            phase1_tables: Some(set(&["account", "client", "loan"])),
+            view_tables: Some(view(&["account", "client", "loan"])),
+            join_matched: Some(false),
+            ..base_obs()
+        };
+        assert_eq!(attribute(Some(&gold()), &o).label, Label::Phase2JoinDiffers);
         // Phase 1 named a table the view lacks: the solver's doing.
         let o = Observed { view_tables: Some(view(&["client"])), join_matched: None, ..base_obs() };
         let a = attribute(Some(&gold()), &o);
