@@ -210,7 +210,7 @@ fn ddo_suite_through_the_mock_reproduces_expected_metrics() {
     assert!(by_id(MISSED_TABLE)["attribution"]["findings"].to_string().contains("missed table location"));
     assert_eq!(label(WRONG_SQL), "phase3_wrong_sql");
     assert_eq!(label(LLM_ERROR), "llm_error");
-    assert_eq!(label(REJECTED), "validation_rejected");
+    assert_eq!(label(REJECTED), "phase3_name_view_lacks");
     for q in qs {
         let id = q["id"].as_str().unwrap();
         if [MISSED_TABLE, WRONG_SQL, LLM_ERROR, REJECTED].contains(&id) {
@@ -242,7 +242,7 @@ fn ddo_suite_through_the_mock_reproduces_expected_metrics() {
     assert!(s["prompt_tokens"].as_u64().unwrap() > 0);
     let report = std::fs::read_to_string(out1.join("report.md")).unwrap();
     assert!(
-        report.contains("| ex | 20 |") && report.contains("| phase 3: wrong SQL given a correct view | 1 |"),
+        report.contains("| ex | 20 |") && report.contains("| phase 3: wrong SQL over a correct view | 1 |"),
         "{report}"
     );
     // No secret in anything written.

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::attribution::{attribute, Attribution, Observed};
+use super::attribution::{attribute, Attribution, Observed, ViewTables};
 use super::engine::{exec_opts, gold_for, to_rows};
 use super::metrics::{cov, esx, ex, JoinAccuracy, Rows};
 use super::oracle::{oracle_case, oracle_request, MismatchClass};
@@ -376,6 +376,32 @@ fn view_columns(v: &ViewResult) -> BTreeSet<ColumnRef> {
     v.columns.iter().map(|c| ColumnRef::new(c.table.to_ascii_lowercase(), c.column.to_ascii_lowercase())).collect()
 }
 
+/// The view's base tables and instances, as attribution compares them with
+/// the gold's. A view read back from JSON carries no instances: its tables
+/// are then those of its columns and join pairs, each as a plain instance.
+fn view_tables(graph: &SchemaGraph, v: &ViewResult) -> ViewTables {
+    let mut out = ViewTables::default();
+    if v.instances.is_empty() {
+        let pairs = super::instances::view_instance_pairs(v, graph);
+        let cols = v.columns.iter().map(|c| c.table.to_ascii_lowercase());
+        let joined = pairs.iter().flatten().flat_map(|p| [p.left.table.clone(), p.right.table.clone()]);
+        out.tables = cols.chain(joined).collect();
+        out.instances = out.tables.clone();
+        return out;
+    }
+    for i in &v.instances {
+        out.tables.insert(graph.name(i.table).to_ascii_lowercase());
+        out.instances.insert(super::instances::instance_key(graph, i.table, i.role, i.copy));
+    }
+    out
+}
+
+/// The gold query's table instances, keyed as the view's.
+fn gold_instance_keys(graph: &SchemaGraph, g: &QueryRefs) -> BTreeSet<String> {
+    let gi = super::instances::gold_instances(graph, g);
+    gi.instances.iter().map(|&(t, r, c)| super::instances::instance_key(graph, t, r, c)).collect()
+}
+
 /// What one mode produced for a question, before metrics.
 #[derive(Default)]
 struct Produced {
@@ -454,6 +480,8 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
     let observed = Observed {
         failure: p.failure.as_ref(),
         phase1_tables: p.phase1_tables.clone(),
+        view_tables: p.view.as_ref().filter(|v| v.status != SolveStatus::Infeasible).map(|v| view_tables(graph, v)),
+        gold_instances: g.map(|g| gold_instance_keys(graph, g)).unwrap_or_default(),
         view_columns: p.view.as_ref().map(view_columns),
         join_matched: r.metrics.join.as_ref().map(|j| j.matched),
         ex: r.metrics.ex,

@@ -2,7 +2,11 @@
 //! optional execution), printing the view, the SQL and the rows, and
 //! writing a trace for `lucy explain`.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Mutex;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::llm::LlmFlags;
 use super::values::{Dialect, FanoutMode, Prefilter, StopAfter};
@@ -11,7 +15,8 @@ use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
 use lucy::link::MatchOptions;
 use lucy::llm::{build_chat_model, NOT_CONFIGURED_HINT};
-use lucy::pipeline::{self, AskOptions, AskOutcome, Linker};
+use lucy::pipeline::progress::{PromptInfo, PromptStats};
+use lucy::pipeline::{self, AskOptions, AskOutcome, Linker, NoProgress, Progress, Step};
 use lucy::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
 use lucy::types::FanoutReport;
 
@@ -108,6 +113,10 @@ pub struct AskArgs {
     pub probes: Option<String>,
     #[command(flatten)]
     pub examples: super::examples::AskExampleFlags,
+    /// No status line on stderr while the phases run (it is shown only
+    /// when stderr is a terminal, never with --json or in CI).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 impl AskArgs {
@@ -187,8 +196,20 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         let dialect = opts.dialect.or(graph.model().dialect).unwrap_or_default();
         opts.examples = args.examples.retrieve(&args.model, &graph, &question, dialect)?;
     }
+    let status = Status::wanted(!args.quiet && !ctx.json).then(Status::new);
+    let progress: &dyn Progress = match &status {
+        Some(s) => s,
+        None => &NoProgress,
+    };
     if args.direct {
-        let o = pipeline::direct_sql(&graph, &question, args.evidence.as_deref(), &opts, llm.as_deref())?;
+        let o = pipeline::direct_sql_with_progress(
+            &graph,
+            &question,
+            args.evidence.as_deref(),
+            &opts,
+            llm.as_deref(),
+            progress,
+        )?;
         write_trace(args.trace.as_deref(), &o.trace)?;
         if ctx.json {
             super::print_json(&serde_json::json!({"sql": o.sql, "rows": o.rows, "failure": o.failure}))?;
@@ -202,7 +223,7 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         }
         return Ok(report_failure(o.failure.as_ref(), ctx, args.trace.is_some()));
     }
-    let o = pipeline::ask(&graph, &question, &opts, llm.as_deref())?;
+    let o = pipeline::ask_with_progress(&graph, &question, &opts, llm.as_deref(), &mut |_, _| {}, progress)?;
     if matches!(opts.linker, Linker::Offline { .. }) && !ctx.json {
         eprintln!(
             "note: {NOT_CONFIGURED_HINT}.\nnote: phase 1 ran on the offline embedding linker (CRUSH over MiniLM); stopping after the view"
@@ -312,5 +333,89 @@ fn print_rows(rows: &QueryRows) {
     println!("{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("-+-"));
     for r in &cells {
         println!("{}", line(r));
+    }
+}
+
+/// The status line of `lucy ask` for a person waiting: the step, the
+/// prompt in flight and the model's generation speed, redrawn in place on
+/// stderr and cleared before the answer is printed.
+struct Status {
+    bar: ProgressBar,
+    state: Mutex<StatusState>,
+}
+
+#[derive(Default)]
+struct StatusState {
+    step: Option<Step>,
+    /// Prompts sent and not yet answered (concurrent explorations overlap).
+    in_flight: Vec<PromptInfo>,
+    /// Generated tokens and generation time over the answered prompts.
+    tokens: u64,
+    decode_ms: f64,
+}
+
+impl Status {
+    /// Whether to show it: asked for, stderr is a terminal, not in CI.
+    fn wanted(asked: bool) -> bool {
+        asked && std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
+    }
+
+    fn new() -> Status {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}") {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        Status { bar, state: Mutex::new(StatusState::default()) }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut StatusState)) {
+        let Ok(mut st) = self.state.lock() else { return };
+        f(&mut st);
+        self.bar.set_message(st.line());
+    }
+}
+
+impl StatusState {
+    /// `MatchTables · prompt 2: attributes of CLIENT · 41.5 tok/s`.
+    fn line(&self) -> String {
+        let mut s = self.step.map(Step::as_str).unwrap_or("starting").to_string();
+        if let Some(p) = self.in_flight.last() {
+            s.push_str(&format!(" · prompt {}: {}", p.index, p.describe()));
+            if p.samples > 1 {
+                s.push_str(&format!(" ({} samples)", p.samples));
+            }
+            if self.in_flight.len() > 1 {
+                s.push_str(&format!(" (+{} in flight)", self.in_flight.len() - 1));
+            }
+        }
+        if self.tokens > 0 && self.decode_ms > 0.0 {
+            s.push_str(&format!(" · {:.1} tok/s", self.tokens as f64 * 1000.0 / self.decode_ms));
+        }
+        s
+    }
+}
+
+impl Progress for Status {
+    fn step(&self, step: Step) {
+        self.update(|st| st.step = Some(step));
+    }
+
+    fn prompt_started(&self, prompt: &PromptInfo) {
+        self.update(|st| st.in_flight.push(prompt.clone()));
+    }
+
+    fn prompt_finished(&self, prompt: &PromptInfo, stats: &PromptStats) {
+        self.update(|st| {
+            st.in_flight.retain(|p| p != prompt);
+            if stats.completion_tokens > 0 {
+                st.tokens += stats.completion_tokens;
+                st.decode_ms += stats.decode_ms;
+            }
+        });
+    }
+
+    fn finished(&self) {
+        self.bar.finish_and_clear();
     }
 }

@@ -11,9 +11,11 @@
 pub mod ddl;
 pub mod explain;
 pub mod linker;
+pub mod progress;
 pub mod rasl;
 
 pub use linker::Linker;
+pub use progress::{NoProgress, Progress, Step};
 pub mod summary;
 
 /// Moved to [`crate::llm::traced`]; this alias keeps old paths working.
@@ -329,6 +331,34 @@ pub fn ask_observed(
     llm: Option<&dyn ChatModel>,
     observe: &mut dyn FnMut(&str, &Trace),
 ) -> Result<AskOutcome> {
+    ask_with_progress(graph, question, opts, llm, observe, &NoProgress)
+}
+
+/// Calls [`Progress::finished`] when dropped, whichever way a run ends.
+struct Finish<'a>(&'a dyn Progress);
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        self.0.finished();
+    }
+}
+
+/// The model's table names (for [`progress::Reporting`]).
+fn table_names(graph: &SchemaGraph) -> Vec<String> {
+    graph.model().tables.iter().map(|t| t.name.clone()).collect()
+}
+
+/// [`ask_observed`], telling `progress` as each step starts and around
+/// every LLM prompt (see [`progress`]), for a person waiting.
+pub fn ask_with_progress(
+    graph: &SchemaGraph,
+    question: &str,
+    opts: &AskOptions,
+    llm: Option<&dyn ChatModel>,
+    observe: &mut dyn FnMut(&str, &Trace),
+    progress: &dyn Progress,
+) -> Result<AskOutcome> {
+    let _finish = Finish(progress);
     let started = Instant::now();
     let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
     let dialect = dialect_for(graph, opts)?;
@@ -373,6 +403,11 @@ pub fn ask_observed(
     };
 
     // Phase 1.
+    if !given {
+        progress.step(Step::MatchTables);
+    }
+    let match_llm = llm.map(|l| progress::Reporting::new(l, progress, Step::MatchTables, table_names(graph)));
+    let llm_p1 = match_llm.as_ref().map(|r| r as &dyn ChatModel);
     let mut mt = MatchTrace::default();
     let mut found = Relevance::default();
     if given {
@@ -383,7 +418,7 @@ pub fn ask_observed(
         found = rel;
         (mt.tables, mt.attributes) = relevance_names(graph, &found);
         mt.source = source;
-    } else if let Some(llm) = llm {
+    } else if let Some(llm) = llm_p1 {
         let mut mopts = opts.matching.clone();
         let prefilter = opts.linker.restriction(graph, question, Some(llm))?;
         mopts.restrict_core_tables = prefilter.or(opts.restrict_core_tables.clone()).or(mopts.restrict_core_tables);
@@ -436,6 +471,7 @@ pub fn ask_observed(
     }
 
     // Phase 2.
+    progress.step(Step::GenerateView);
     let req = ViewRequest {
         tables: out.tables.clone(),
         attributes: out.attributes.clone(),
@@ -477,6 +513,9 @@ pub fn ask_observed(
     }
 
     // Phase 3.
+    progress.step(Step::QueryView);
+    let query_llm = llm.map(|l| progress::Reporting::new(l, progress, Step::QueryView, table_names(graph)));
+    let llm = query_llm.as_ref().map(|r| r as &dyn ChatModel);
     let run_it = stop != Some(StopAfter::Sql);
     let view_columns: Vec<String> = view.columns.iter().map(|c| c.alias.clone()).collect();
     let allowed = Allowed::View { name: view.view_name.clone(), columns: view_columns.clone() };
@@ -657,6 +696,22 @@ pub fn direct_sql(
     opts: &AskOptions,
     llm: Option<&dyn ChatModel>,
 ) -> Result<DirectOutcome> {
+    direct_sql_with_progress(graph, question, evidence, opts, llm, &NoProgress)
+}
+
+/// [`direct_sql`], telling `progress` about its one step and its prompts.
+pub fn direct_sql_with_progress(
+    graph: &SchemaGraph,
+    question: &str,
+    evidence: Option<&str>,
+    opts: &AskOptions,
+    llm: Option<&dyn ChatModel>,
+    progress: &dyn Progress,
+) -> Result<DirectOutcome> {
+    let _finish = Finish(progress);
+    progress.step(Step::DirectSql);
+    let reporting = llm.map(|l| progress::Reporting::new(l, progress, Step::DirectSql, table_names(graph)));
+    let llm = reporting.as_ref().map(|r| r as &dyn ChatModel);
     let method = match (&opts.fewshot, opts.direct_check) {
         (Some(_), _) => "fewshot",
         (None, true) => "direct+check",
