@@ -77,6 +77,8 @@ pub struct BenchArgs {
     pub budget: Option<usize>,
     #[command(flatten)]
     pub llm: LlmFlags,
+    #[command(flatten)]
+    pub names: super::ask::NameFlags,
 }
 
 fn mode_name(oracle: Option<Oracle>) -> &'static str {
@@ -150,7 +152,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         };
         PathBuf::from("bench-out").join(format!("{}-{tag}", suite.file.name))
     });
-    let ask = AskOptions {
+    let mut ask = AskOptions {
         matching,
         sql_temperature: args.temperature,
         schema_context: args.schema_context,
@@ -158,6 +160,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         linker,
         ..AskOptions::default()
     };
+    args.names.apply(&mut ask);
     let mut runs = Vec::new();
     let mut written = Vec::new();
     for &m in &methods {
