@@ -11,8 +11,8 @@ use std::process::Command;
 
 use lucy::llm::embedded::{EmbeddedModel, EmbeddedOptions};
 use lucy::llm::{ChatModel, ChatRequest, Message};
-use lucy::query::grammar::{check_text, view_grammar};
-use lucy::sql::guard::check_query;
+use lucy::query::grammar::{check_text, view_grammar, view_grammar_with, NameRules, QueryNames};
+use lucy::sql::guard::{check_query, unknown_columns};
 use lucy::types::Dialect;
 
 fn tiny(dir: &Path, name: &str, flaws: tiny_gguf::Flaws) -> PathBuf {
@@ -329,6 +329,55 @@ fn ask_runs_end_to_end_on_the_embedded_model() {
         }
     }
     assert!(t["match_tables"]["cost"]["prefill_tok_s"].as_f64().unwrap() > 0.0);
+}
+
+/// `--query-names strict` on the DDO Q1 view, with the tiny model's noise
+/// weights (fixed seeds) writing whatever the grammar lets through: every
+/// answer is a sentence of the strict grammar, and (the answer starting
+/// without WITH) none names a column the view lacks in its select list,
+/// WHERE or ON (only
+/// select-list aliases, read in GROUP BY, HAVING and ORDER BY, and
+/// qualified derived-table columns may be other names). The byte-level
+/// proof that `SELECT CLIENT_CLIENT` cannot go on is in the grammar's unit
+/// tests.
+#[test]
+fn strict_names_keep_made_up_columns_out_of_select_where_and_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = load(&tiny(dir.path(), "tiny.gguf", Default::default()), 1500);
+    let cols: Vec<String> =
+        ["CLIENT_id", "CLIENT_name", "DATACENTER_id", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
+    let reserved: Vec<String> =
+        ["CLIENT", "DATACENTER", "COMPUTE", "id", "name", "loc_id", "dc_id"].iter().map(|s| s.to_string()).collect();
+    let strict = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &NameRules::new(QueryNames::Strict));
+    // Noise weights favour the WITH branch, where names stay free: start
+    // the answer without WITH (as a model answering `SELECT …` does).
+    let g = strict.replacen("(query | with_clause query_w)", "query", 1);
+    assert_ne!(g, strict, "the start rule changed shape");
+    let mut r =
+        req("List customers who use datacenters with names starting with 'dev'. Write SQL over lucy_view.", 8, 1.0);
+    r.grammar = Some(g.clone());
+    let a = m.chat(&r).unwrap();
+    assert_eq!(a.local.as_ref().map(|l| l.unconstrained), Some(0), "{:?}", a.choices);
+    let mut checked = 0;
+    for c in &a.choices {
+        if check_text(&g, c).is_err() {
+            // Cut at the token limit: a prefix of a sentence, nothing to check.
+            assert!(a.truncated > 0, "{c:?} is not a sentence of the strict grammar");
+            continue;
+        }
+        check_text(&strict, c).unwrap_or_else(|e| panic!("{c:?}: {e}"));
+        let sql = c.trim().trim_start_matches("```sql").trim_end_matches("```").trim().trim_end_matches(';');
+        checked += 1;
+        for u in unknown_columns(sql, &[("lucy_view".to_string(), cols.clone())], Dialect::Sqlite) {
+            let clause = u.clause.as_deref().unwrap_or("");
+            assert!(
+                u.qualifier.is_some() || ["GROUP BY", "HAVING", "ORDER BY"].contains(&clause),
+                "{sql:?} names `{}` in {clause}",
+                u.written
+            );
+        }
+    }
+    assert!(checked > 0, "no complete answer to check: {:?}", a.choices);
 }
 
 /// When the grammar engine gives up (here: a mask budget of 10 items, so

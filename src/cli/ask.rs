@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::llm::LlmFlags;
-use super::values::{Dialect, FanoutMode, Prefilter, StopAfter};
+use super::values::{Dialect, FanoutMode, OnOff, Prefilter, QueryNames, StopAfter};
 use super::Ctx;
 use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
@@ -117,11 +117,37 @@ pub struct AskArgs {
     /// when stderr is a terminal, never with --json or in CI).
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub names: NameFlags,
+}
+
+/// QueryView's name rules, shared by `lucy ask` and `lucy bench`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct NameFlags {
+    /// Names QueryView's grammar admits where a column may be written:
+    /// free (any name that is not a keyword or a model name) or strict (in
+    /// a query without WITH, the select list, WHERE and ON name view
+    /// columns only; the repair round cannot write a rejected name again).
+    #[arg(long, value_enum, value_name = "RULE", default_value_t = QueryNames::from(lucy::query::grammar::QueryNames::default()))]
+    pub query_names: QueryNames,
+    /// Before any repair call, rename each column the guard rejects to the
+    /// one view column it unambiguously means (CLIENT_CLIENT_name →
+    /// CLIENT_name); an ambiguous name is left alone and noted in the trace.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::query::DEFAULT_RENAME_UNKNOWN))]
+    pub rename_unknown: OnOff,
+}
+
+impl NameFlags {
+    /// Set these options on `opts`.
+    pub fn apply(&self, opts: &mut AskOptions) {
+        opts.query_names = self.query_names.into();
+        opts.rename_unknown = self.rename_unknown.is_on();
+    }
 }
 
 impl AskArgs {
     fn options(&self) -> AskOptions {
-        AskOptions {
+        let mut opts = AskOptions {
             matching: MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items),
             sql_temperature: self.temperature,
             stop_after: self.stop_after.map(Into::into),
@@ -139,7 +165,9 @@ impl AskArgs {
             fanout: self.fanout.into(),
             keep: self.keep.clone(),
             ..AskOptions::default()
-        }
+        };
+        self.names.apply(&mut opts);
+        opts
     }
 
     /// Whether this run can go without an LLM.

@@ -93,6 +93,8 @@ pub struct BenchArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub llm: LlmFlags,
+    #[command(flatten)]
+    pub names: super::ask::NameFlags,
 }
 
 fn mode_name(oracle: Option<Oracle>) -> &'static str {
@@ -198,7 +200,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         };
         PathBuf::from("bench-out").join(format!("{}-{tag}", suite.file.name))
     });
-    let ask = AskOptions {
+    let mut ask = AskOptions {
         matching,
         sql_temperature: args.temperature,
         schema_context: args.schema_context,
@@ -206,6 +208,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         linker,
         ..AskOptions::default()
     };
+    args.names.apply(&mut ask);
     let mut runs = Vec::new();
     let mut written = Vec::new();
     for &m in &methods {

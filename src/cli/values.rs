@@ -7,6 +7,7 @@ use lucy::crush::SolverKind as LibSolverKind;
 use lucy::llm::ServerGrammar as LibServerGrammar;
 use lucy::llm::StructuredMode as LibStructuredMode;
 use lucy::pipeline::StopAfter as LibStopAfter;
+use lucy::query::grammar::QueryNames as LibQueryNames;
 use lucy::types::Dialect as LibDialect;
 use lucy::types::FanoutMode as LibFanoutMode;
 
@@ -126,6 +127,48 @@ value_enum! {
         Error,
         /// Run the query as written, with a warning.
         Warn,
+    }
+}
+
+value_enum! {
+    /// Which names QueryView's grammar admits where a column may be written.
+    QueryNames => LibQueryNames {
+        /// Any identifier that is not a keyword or a name of the model (the recorded grammar).
+        Free,
+        /// Without WITH, the select list, WHERE and ON name the view's columns only; one-line strings of at most 200 characters.
+        Strict,
+    }
+}
+
+impl From<LibQueryNames> for QueryNames {
+    fn from(v: LibQueryNames) -> Self {
+        match v {
+            LibQueryNames::Free => QueryNames::Free,
+            LibQueryNames::Strict => QueryNames::Strict,
+        }
+    }
+}
+
+/// A switch: `on` or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+impl OnOff {
+    /// `on` for true.
+    pub fn from_bool(b: bool) -> Self {
+        if b {
+            OnOff::On
+        } else {
+            OnOff::Off
+        }
+    }
+
+    /// Whether it is on.
+    pub fn is_on(self) -> bool {
+        self == OnOff::On
     }
 }
 

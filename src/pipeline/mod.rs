@@ -33,7 +33,8 @@ use crate::graph::{ColumnId, SchemaGraph, TableId};
 use crate::link::{self, MatchOptions};
 use crate::llm::ChatModel;
 use crate::prompts::{dialect_label, Prompts};
-use crate::query::{self, Allowed, ExecTarget, SqlTask};
+use crate::query::grammar::{NameRules, QueryNames};
+use crate::query::{self, Allowed, ExecTarget, RepairGrammar, SqlTask};
 use crate::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
 use crate::types::trace::{
     ExamplesTrace, Failure, MatchTrace, QueryTrace, Trace, UsedExample, ViewTrace, TRACE_VERSION,
@@ -132,6 +133,26 @@ pub struct AskOptions {
     /// trace's `examples` section lists them.
     #[serde(skip)]
     pub fewshot: Option<crate::examples::ExamplesUse>,
+    /// Which names QueryView's (and the direct baseline's) grammar admits
+    /// where a column may be written (`--query-names`).
+    #[serde(default, skip_serializing_if = "is_default_names")]
+    pub query_names: QueryNames,
+    /// Rename a column the guard rejects to the one view column it
+    /// unambiguously means, before any repair call (`--rename-unknown`).
+    #[serde(default = "default_rename", skip_serializing_if = "is_default_rename")]
+    pub rename_unknown: bool,
+}
+
+fn is_default_names(n: &QueryNames) -> bool {
+    *n == QueryNames::default()
+}
+
+fn default_rename() -> bool {
+    query::DEFAULT_RENAME_UNKNOWN
+}
+
+fn is_default_rename(b: &bool) -> bool {
+    *b == query::DEFAULT_RENAME_UNKNOWN
 }
 
 impl Default for AskOptions {
@@ -161,6 +182,8 @@ impl Default for AskOptions {
             keep: None,
             examples: None,
             fewshot: None,
+            query_names: QueryNames::default(),
+            rename_unknown: query::DEFAULT_RENAME_UNKNOWN,
         }
     }
 }
@@ -538,6 +561,8 @@ pub fn ask_with_progress(
             fanout: Some((&view, opts.fanout)),
             model_check: None,
             grammar: None,
+            repair_grammar: None,
+            rename: None,
         };
         query::run_given(&task, sql, &mut qt)
     } else {
@@ -569,7 +594,18 @@ pub fn ask_with_progress(
             execute: exec,
             fanout: Some((&view, opts.fanout)),
             model_check: None,
-            grammar: Some(query::grammar::view_grammar(&view.view_name, &view_columns, &model_names(graph), dialect)),
+            grammar: Some(query::grammar::view_grammar_with(
+                &view.view_name,
+                &view_columns,
+                &model_names(graph),
+                dialect,
+                &NameRules::new(opts.query_names),
+            )),
+            repair_grammar: Some(RepairGrammar {
+                reserved: model_names(graph),
+                rules: NameRules::new(opts.query_names),
+            }),
+            rename: opts.rename_unknown.then_some(view.columns.as_slice()),
         };
         query::generate_sql(&task, llm, &prompts, &mut qt)
     };
@@ -859,6 +895,8 @@ fn direct_over(
                 fanout: None,
                 model_check: None,
                 grammar: None,
+                repair_grammar: None,
+                rename: None,
             };
             query::run_given(&task, sql, &mut qt)
         }
@@ -881,7 +919,8 @@ fn direct_over(
                 None => "direct_sql",
             };
             let prompt = prompts.render(prompt_name, &vars)?;
-            let direct_grammar = query::grammar::tables_grammar(&tables, dialect);
+            let rules = NameRules::new(opts.query_names);
+            let direct_grammar = query::grammar::tables_grammar_with(&tables, dialect, &rules);
             let task = SqlTask {
                 prompt_name: prompt_name.into(),
                 prompt,
@@ -892,6 +931,8 @@ fn direct_over(
                 fanout: None,
                 model_check: opts.direct_check.then_some(graph),
                 grammar: Some(direct_grammar),
+                repair_grammar: Some(RepairGrammar { reserved: Vec::new(), rules }),
+                rename: None,
             };
             query::generate_sql(&task, llm, &prompts, &mut qt)
         }

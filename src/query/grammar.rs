@@ -20,6 +20,8 @@
 //!
 //! A grammar narrows; the guard (`sql::guard`) still decides.
 
+use serde::{Deserialize, Serialize};
+
 use crate::types::Dialect;
 
 /// SQL keywords that can never be a name the query defines.
@@ -302,23 +304,118 @@ fn name_rule(rule: &str, names: &[String], d: Dialect) -> String {
     format!("{rule}: {}\n", alts.join(" | "))
 }
 
+/// Which names a column reference may be, outside the names of the view
+/// (or the model's tables): `--query-names`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryNames {
+    /// Any identifier that is not a keyword, function or model name may be
+    /// written wherever a column may (the grammar every committed cassette
+    /// was recorded with).
+    #[default]
+    Free,
+    /// In a query without WITH, the select list, WHERE, ON and USING name
+    /// only the view's columns unqualified; a qualified `t.n` may also be a
+    /// derived table's column, and GROUP BY, HAVING and ORDER BY may read
+    /// select-list aliases. After WITH, names stay free (CTE columns). The
+    /// repair round forbids the names the guard rejected. String literals
+    /// are one line of at most [`MAX_STRING_CHARS`] characters.
+    Strict,
+}
+
+impl QueryNames {
+    /// The flag's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryNames::Free => "free",
+            QueryNames::Strict => "strict",
+        }
+    }
+}
+
+/// The longest string literal the strict grammar admits, in characters
+/// (`''` counts as one). DDO Q8 and Q18 once ran an unterminated literal to
+/// the token limit; the longest literal of a DDO or ACME gold query is far
+/// shorter.
+pub const MAX_STRING_CHARS: usize = 200;
+
+/// The rules a grammar is built with: the name rule and the names that may
+/// not be written at all (the repair round forbids the unknown names the
+/// guard reported, in the strict grammar).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameRules {
+    pub names: QueryNames,
+    /// Names no identifier may be (case-insensitive), on top of keywords
+    /// and the model's names. Ignored by the free grammar, which stays the
+    /// recorded one byte for byte.
+    pub forbidden: Vec<String>,
+}
+
+impl NameRules {
+    /// The rules of `names`, forbidding nothing more.
+    pub fn new(names: QueryNames) -> Self {
+        NameRules { names, forbidden: Vec::new() }
+    }
+}
+
 /// The grammar for QueryView: SQL over `view` (whose columns are
 /// `columns`) only. `reserved` lists every table and column name of the
 /// model; none of them can be used as a name the query defines.
 pub fn view_grammar(view: &str, columns: &[String], reserved: &[String], dialect: Dialect) -> String {
-    build(&[view.to_string()], columns, reserved, dialect)
+    view_grammar_with(view, columns, reserved, dialect, &NameRules::default())
+}
+
+/// [`view_grammar`] under the name rules `rules`.
+pub fn view_grammar_with(
+    view: &str,
+    columns: &[String],
+    reserved: &[String],
+    dialect: Dialect,
+    rules: &NameRules,
+) -> String {
+    build(&[view.to_string()], columns, reserved, dialect, rules, &view_prefixes(columns))
+}
+
+/// The first `_`-separated segment of each view column (`CLIENT` of
+/// `CLIENT_name`: the table GenerateView named it after), once each.
+fn view_prefixes(columns: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in columns {
+        if let Some((head, _)) = c.split_once('_') {
+            if !head.is_empty() && !out.iter().any(|o| o.eq_ignore_ascii_case(head)) {
+                out.push(head.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The grammar for the direct baseline: SQL over the model's `tables`
 /// (name, columns).
 pub fn tables_grammar(tables: &[(String, Vec<String>)], dialect: Dialect) -> String {
+    tables_grammar_with(tables, dialect, &NameRules::default())
+}
+
+/// [`tables_grammar`] under the name rules `rules`.
+pub fn tables_grammar_with(tables: &[(String, Vec<String>)], dialect: Dialect, rules: &NameRules) -> String {
     let names: Vec<String> = tables.iter().map(|(t, _)| t.clone()).collect();
     let cols: Vec<String> = tables.iter().flat_map(|(_, c)| c.iter().cloned()).collect();
     let reserved: Vec<String> = names.iter().chain(&cols).cloned().collect();
-    build(&names, &cols, &reserved, dialect)
+    build(&names, &cols, &reserved, dialect, rules, &[])
 }
 
-fn build(relations: &[String], columns: &[String], reserved: &[String], dialect: Dialect) -> String {
+/// `prefixes`: under the strict rules, a table alias (or qualifier) may not
+/// start with one of them and `_`, so `CLIENT_CLIENT_name` cannot be begun
+/// as a qualifier either.
+fn build(
+    relations: &[String],
+    columns: &[String],
+    reserved: &[String],
+    dialect: Dialect,
+    rules: &NameRules,
+    prefixes: &[String],
+) -> String {
+    let strict = rules.names == QueryNames::Strict;
     let (scalar, extra_aggs) = dialect_funcs(dialect);
     let aggs: Vec<String> = AGGREGATES.iter().chain(extra_aggs).map(|s| s.to_string()).collect();
     let funcs: Vec<String> = COMMON_FUNCS.iter().chain(scalar).map(|s| s.to_string()).collect();
@@ -328,6 +425,9 @@ fn build(relations: &[String], columns: &[String], reserved: &[String], dialect:
     forbidden.extend(relations.iter().cloned());
     forbidden.extend(columns.iter().cloned());
     forbidden.extend(reserved.iter().cloned());
+    if strict {
+        forbidden.extend(rules.forbidden.iter().cloned());
+    }
 
     // The rules with keyword literals first (they become KW_ terminals),
     // then the per-task names and terminals.
@@ -342,17 +442,29 @@ fn build(relations: &[String], columns: &[String], reserved: &[String], dialect:
         Dialect::Sqlite => ("\"LIKE\"i", "\n    | sum_expr{e} \"NOT\"i? \"GLOB\"i sum_expr{e}"),
         Dialect::Mysql => ("\"LIKE\"i", ""),
     };
-    r.push_str(&GRAMMAR_QUERY.replace("{s}", "").replace("{k}", "_k").replace("{cte_ref}", ""));
+    if strict {
+        // Without WITH: the select list, WHERE and ON name view columns
+        // only, so a name the view lacks cannot be written there.
+        r.push_str(GRAMMAR_QUERY_STRICT);
+    } else {
+        r.push_str(&GRAMMAR_QUERY.replace("{s}", "").replace("{k}", "_k").replace("{cte_ref}", ""));
+    }
     r.push_str(&GRAMMAR_QUERY.replace("{s}", "_w").replace("{k}", "_kw").replace("{cte_ref}", " | IDENT"));
     let expr = GRAMMAR_EXPR.replace("{like}", like).replace("{glob}", glob);
-    // (suffix, subqueries' rules, whether columns may be referenced)
-    let copies = [("", "", true), ("_w", "_w", true), ("_k", "", false), ("_kw", "_w", false)];
-    for (e, q, columns) in copies {
-        let colref = if columns { "\n    | column_ref" } else { "" };
-        r.push_str(&expr.replace("{e}", e).replace("{q}", q).replace("{colref}", colref));
+    // (suffix, subqueries' rules, the column references admitted)
+    let mut copies = vec![("", "", "column_ref"), ("_w", "_w", "column_ref"), ("_k", "", ""), ("_kw", "_w", "")];
+    if strict {
+        copies.push(("_v", "", "column_ref_v"));
+    }
+    for &(e, q, colref) in &copies {
+        let colref = if colref.is_empty() { String::new() } else { format!("\n    | {colref}") };
+        r.push_str(&expr.replace("{e}", e).replace("{q}", q).replace("{colref}", &colref));
     }
     r.push_str(GRAMMAR_SHARED);
-    for (e, ..) in copies {
+    if strict {
+        r.push_str(GRAMMAR_SHARED_STRICT);
+    }
+    for &(e, ..) in &copies {
         if dialect != Dialect::Sqlite {
             r.push_str(&format!("primary_extra{e}: \"EXTRACT\"i \"(\" DATE_UNIT \"FROM\"i expr{e} \")\"\n"));
         } else {
@@ -373,7 +485,15 @@ fn build(relations: &[String], columns: &[String], reserved: &[String], dialect:
     g.push_str(&format!("FUNC_NAME: {}\n", names_regex(&funcs)));
     g.push_str(&format!("DATE_UNIT: {}\n", names_regex(&words(DATE_UNITS))));
     // MySQL strings take backslash escapes; standard SQL strings do not.
-    if dialect == Dialect::Mysql {
+    // Strict: one line, at most MAX_STRING_CHARS characters.
+    if strict {
+        let n = MAX_STRING_CHARS;
+        if dialect == Dialect::Mysql {
+            g.push_str(&format!("STRING: /'([^'\\\\\\r\\n]|''|\\\\[^\\r\\n]){{0,{n}}}'/\n"));
+        } else {
+            g.push_str(&format!("STRING: /'([^'\\r\\n]|''){{0,{n}}}'/\n"));
+        }
+    } else if dialect == Dialect::Mysql {
         g.push_str("STRING: /'([^'\\\\]|''|\\\\.)*'/\n");
     } else {
         g.push_str("STRING: /'([^']|'')*'/\n");
@@ -386,6 +506,15 @@ fn build(relations: &[String], columns: &[String], reserved: &[String], dialect:
         "IDENT: /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED | /{q}[A-Za-z_][A-Za-z0-9_ ]*{q}/ & ~QUOTED_RESERVED\n",
         q = escape_regex(quote)
     ));
+    if strict {
+        // Table aliases and qualifiers of a query without WITH.
+        if prefixes.is_empty() {
+            g.push_str("QUAL: IDENT\n");
+        } else {
+            let heads: Vec<String> = prefixes.iter().map(|p| format!("{}_", ci_regex(p))).collect();
+            g.push_str(&format!("QUAL: IDENT & ~/({})[A-Za-z0-9_]*/\n", heads.join("|")));
+        }
+    }
     let quoted: Vec<String> = forbidden.iter().map(|n| format!("{quote}{n}{quote}")).collect();
     g.push_str(&format!("QUOTED_RESERVED: {}\n", names_regex(&quoted)));
     g.push_str(&format!("TYPE_WORD: {}\n", names_regex(&words(TYPE_WORDS))));
@@ -558,7 +687,37 @@ order_by{s}: "ORDER"i "BY"i order_item{s} ("," order_item{s})*
 order_item{s}: expr{s} ("ASC"i | "DESC"i)? ("NULLS"i ("FIRST"i | "LAST"i))?
 "#;
 
-/// The expression rules, instantiated four times: `{e}` is the copy's
+/// The query rules without WITH under [`QueryNames::Strict`]. The select
+/// list, WHERE, ON and USING name the allowed relations' columns, unqualified
+/// or after a qualifier; only a qualified name (`t.n`) may be another name,
+/// a derived table's column. A table alias (`QUAL`) does not start like a
+/// view column's table (`CLIENT_…`), so a made-up column cannot be begun as
+/// a qualifier either. GROUP BY, HAVING and ORDER BY also read
+/// select-list aliases, so there any name is admitted. The choice falls
+/// where the name is written, with nothing to undo later: a context-free
+/// grammar cannot see the FROM clause before the select list, so a rule
+/// that let the FROM decide would admit `SELECT CLIENT_CLIENT_name` and
+/// then force a derived table on the answer. A SELECT without FROM is
+/// column-free as in [`GRAMMAR_QUERY`].
+const GRAMMAR_QUERY_STRICT: &str = r#"query: compound order_by? limit_clause?
+compound: select_core (set_op select_core)*
+select_core: "SELECT"i ("DISTINCT"i | "ALL"i)? select_item ("," select_item)* from_clause where_clause? group_by? having?
+    | "SELECT"i ("DISTINCT"i | "ALL"i)? expr_k ("AS"i? IDENT)? ("," expr_k ("AS"i? IDENT)?)*
+select_item: "*" | qualifier_v "." "*" | expr_v ("AS"i? IDENT)?
+from_clause: "FROM"i from_item join*
+from_item: relation_name ("AS"i? QUAL)? | "(" query ")" ("AS"i? QUAL ("(" IDENT ("," IDENT)* ")")?)?
+join: "," from_item | join_kind? "JOIN"i from_item join_cond?
+join_cond: "ON"i expr_v | "USING"i "(" column_name ("," column_name)* ")"
+where_clause: "WHERE"i expr_v
+group_by: "GROUP"i "BY"i expr ("," expr)*
+having: "HAVING"i expr
+order_by: "ORDER"i "BY"i order_item ("," order_item)*
+order_item: expr ("ASC"i | "DESC"i)? ("NULLS"i ("FIRST"i | "LAST"i))?
+"#;
+
+/// The expression rules, instantiated four times (five under
+/// [`QueryNames::Strict`]: `_v`, whose unqualified column references are
+/// the allowed relations' columns only): `{e}` is the copy's
 /// suffix and `{q}` the query rules its subqueries use ("" and "_w" with
 /// column references; "_k" and "_kw", the column-free copies for a SELECT
 /// without FROM, with `{colref}` empty).
@@ -599,6 +758,11 @@ qualifier: relation_name | IDENT
 type_name: TYPE_WORD ("(" NUMBER ("," NUMBER)? ")")?
 INT: /[0-9]+/
 NUMBER: /[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?/
+"#;
+
+/// Rules of the strict grammar only.
+const GRAMMAR_SHARED_STRICT: &str = r#"column_ref_v: column_name | qualifier_v "." (column_name | IDENT)
+qualifier_v: relation_name | QUAL
 "#;
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 pub mod extract;
 pub mod grammar;
+pub mod rename;
 
 use std::time::{Duration, Instant};
 
@@ -16,9 +17,14 @@ use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::prompts::{dialect_label, Prompts};
 use crate::sql::exec::bound::{sample_rows, TRACE_SAMPLE_BYTES};
 use crate::sql::exec::{run, Database, ExecOptions, QueryRows, ViewDef};
-use crate::sql::guard::{check_over_tables, check_query, CheckedSql};
-use crate::types::trace::{ExecSummary, QueryTrace, SqlAttempt, Validation};
-use crate::types::{Dialect, FanoutMode, ViewBody, ViewResult};
+use crate::sql::guard::{check_over_tables, check_query, unknown_columns, CheckedSql, UnknownColumn};
+use crate::types::trace::{ExecSummary, LlmCall, QueryTrace, SqlAttempt, Validation};
+use crate::types::{Dialect, FanoutMode, ViewBody, ViewColumn, ViewResult};
+use grammar::NameRules;
+
+/// Whether the deterministic rename ([`rename`]) runs by default
+/// (`--rename-unknown`).
+pub const DEFAULT_RENAME_UNKNOWN: bool = true;
 
 /// What the SQL may read.
 #[derive(Debug, Clone)]
@@ -56,6 +62,14 @@ impl Allowed {
         match self {
             Allowed::View { name, .. } => format!("the view {name}"),
             Allowed::Tables(_) => "the tables of the schema".into(),
+        }
+    }
+
+    /// (name, columns) of every allowed relation.
+    fn relations(&self) -> Vec<(String, Vec<String>)> {
+        match self {
+            Allowed::View { name, columns } => vec![(name.clone(), columns.clone())],
+            Allowed::Tables(t) => t.clone(),
         }
     }
 
@@ -100,6 +114,38 @@ pub struct SqlTask<'a> {
     /// Lark grammar of acceptable answers ([`grammar`]), sent with every
     /// round for backends that constrain decoding.
     pub grammar: Option<String>,
+    /// How [`grammar`](Self::grammar) was built, so the repair round can
+    /// rebuild it with the names the guard rejected forbidden (strict name
+    /// rules only; otherwise the repair sends the same grammar).
+    pub repair_grammar: Option<RepairGrammar>,
+    /// `--rename-unknown on`: the view's columns, which unknown names are
+    /// renamed to when they mean exactly one ([`rename`]), before any repair
+    /// call.
+    pub rename: Option<&'a [ViewColumn]>,
+}
+
+/// What a task's grammar is built from besides the allowed relations.
+#[derive(Debug, Clone)]
+pub struct RepairGrammar {
+    /// Every table and column name of the model (for a view; the direct
+    /// baseline's tables are their own).
+    pub reserved: Vec<String>,
+    pub rules: NameRules,
+}
+
+impl RepairGrammar {
+    /// The grammar of `allowed` under these rules, with `also_forbidden`
+    /// forbidden on top.
+    fn build(&self, allowed: &Allowed, dialect: Dialect, also_forbidden: &[String]) -> String {
+        let mut rules = self.rules.clone();
+        rules.forbidden.extend(also_forbidden.iter().cloned());
+        match allowed {
+            Allowed::View { name, columns } => {
+                grammar::view_grammar_with(name, columns, &self.reserved, dialect, &rules)
+            }
+            Allowed::Tables(t) => grammar::tables_grammar_with(t, dialect, &rules),
+        }
+    }
 }
 
 /// The accepted SQL and, when executed, its rows.
@@ -178,6 +224,9 @@ pub fn generate_sql(
     trace.prompt = task.prompt_name.clone();
     let mut messages = vec![Message::user(task.prompt.clone())];
     let mut last_err: Option<Error> = None;
+    let mut grammar = task.grammar.clone();
+    // The first answer's SQL when the guard or the run refused it.
+    let mut rejected: Option<String> = None;
     for round in 0..2 {
         let req = ChatRequest {
             phase: if round == 0 { task.prompt_name.clone() } else { format!("{}_repair", task.prompt_name) },
@@ -185,7 +234,7 @@ pub fn generate_sql(
             temperature: task.temperature,
             n: 1,
             response_schema: None,
-            grammar: task.grammar.clone(),
+            grammar: grammar.clone(),
             max_tokens: Some(task.allowed.max_tokens()),
         };
         let (call, result) = traced::call(llm, &req);
@@ -199,7 +248,26 @@ pub fn generate_sql(
                 return Err(e);
             }
         };
-        let (mut outcome, failed_sql) = attempt_once(task, &answer, &mut attempt);
+        // The same SQL the guard refused (a refusal by `lucy check` or the
+        // run is not the guard's: the direct+check baseline runs its repair
+        // whatever the check says).
+        let repeated = round > 0
+            && rejected.as_deref().is_some_and(|r| {
+                extract::extract_sql(&answer).is_some_and(|(sql, _)| same_sql(&sql, r))
+                    && task.allowed.check(r, task.dialect).is_err()
+            });
+        let (mut outcome, failed_sql) = if repeated {
+            // The repair returned the refused SQL again: not a new attempt.
+            let sql = rejected.clone().unwrap_or_default();
+            let why = "the repair round returned the rejected SQL unchanged".to_string();
+            attempt.extracted = Some(sql.clone());
+            attempt.extraction = "repeated".into();
+            attempt.validation = Validation { ok: false, error: Some(why.clone()), ..Validation::default() };
+            let prior = last_err.as_ref().map(error_text).unwrap_or_default();
+            (Err(Error::Sql(format!("{prior}; {why}"))), Some(sql))
+        } else {
+            attempt_once(task, &answer, &mut attempt)
+        };
         // A cut-off answer explains most unusable SQL; say so where it fails.
         let cut = attempt.call.truncation_note();
         if !cut.is_empty() {
@@ -214,7 +282,14 @@ pub fn generate_sql(
                 });
             }
         }
+        let failed_round = attempt.round;
         trace.attempts.push(attempt);
+        // The deterministic rename, before any repair call.
+        if matches!(outcome, Err(Error::Sql(_))) && !repeated {
+            if let Some(renamed) = failed_sql.as_deref().and_then(|sql| try_rename(task, sql, failed_round, trace)) {
+                outcome = renamed;
+            }
+        }
         match outcome {
             Ok(o) => {
                 trace.sql = Some(o.checked.sql.clone());
@@ -224,13 +299,24 @@ pub fn generate_sql(
             }
             Err(e) => {
                 let vars = serde_json::json!({
-                    "sql": crate::error::cut(&failed_sql.unwrap_or_default(), REPAIR_SQL_CHARS),
+                    "sql": crate::error::cut(failed_sql.as_deref().unwrap_or_default(), REPAIR_SQL_CHARS),
                     "error": crate::error::cut(&error_text(&e), REPAIR_ERROR_CHARS),
                     "dialect": dialect_label(task.dialect),
                     "allowed": task.allowed.describe(),
                 });
                 last_err = Some(e);
                 if round == 0 {
+                    if let (Some(rg), Some(sql)) = (&task.repair_grammar, &failed_sql) {
+                        if rg.rules.names == grammar::QueryNames::Strict {
+                            // The names the guard rejected cannot be written again.
+                            let names: Vec<String> = unknown_columns(sql, &task.allowed.relations(), task.dialect)
+                                .into_iter()
+                                .map(|u| u.column)
+                                .collect();
+                            grammar = Some(rg.build(&task.allowed, task.dialect, &names));
+                        }
+                    }
+                    rejected = failed_sql.clone();
                     messages.push(Message { role: "assistant".into(), content: answer });
                     messages.push(Message::user(prompts.render("repair_sql", &vars)?));
                 }
@@ -239,6 +325,48 @@ pub fn generate_sql(
     }
     trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
     Err(last_err.unwrap_or_else(|| Error::Sql("no attempt made".into())))
+}
+
+/// Whether two queries are the same text up to blanks and a final `;`.
+fn same_sql(a: &str, b: &str) -> bool {
+    let norm = |s: &str| s.trim().trim_end_matches(';').split_whitespace().collect::<Vec<_>>().join(" ");
+    norm(a) == norm(b)
+}
+
+/// `--rename-unknown`: when the guard refused `sql` for names the view
+/// lacks and each means exactly one view column, run the renamed query
+/// through the guard (and the run) as an attempt of its own (extraction
+/// `renamed`, no LLM call). Its outcome replaces the refusal only when it
+/// is accepted; an ambiguous or unmatched name is noted on the refused
+/// attempt instead.
+fn try_rename(task: &SqlTask, sql: &str, round: usize, trace: &mut QueryTrace) -> Option<Result<SqlOutcome>> {
+    let columns = task.rename?;
+    let unknown: Vec<UnknownColumn> = unknown_columns(sql, &task.allowed.relations(), task.dialect);
+    if unknown.is_empty() {
+        return None;
+    }
+    let r = rename::rename_unknown(sql, &unknown, columns, task.dialect);
+    if !r.notes.is_empty() {
+        if let Some(v) = trace.attempts.last_mut().and_then(|a| a.validation.error.as_mut()) {
+            v.push_str(&format!("; rename: {}", r.notes.join("; ")));
+        }
+    }
+    let new_sql = r.sql?;
+    let pairs: Vec<String> = r.renames.iter().map(|(a, b)| format!("{a} → {b}")).collect();
+    let mut attempt = SqlAttempt {
+        round,
+        call: LlmCall { phase: format!("{}_rename", task.prompt_name), ..LlmCall::default() },
+        extracted: Some(new_sql.clone()),
+        extraction: "renamed".into(),
+        ..SqlAttempt::default()
+    };
+    let (outcome, _) = check_and_run(task, new_sql, &mut attempt);
+    if let Some(v) = attempt.validation.error.as_mut() {
+        v.push_str(&format!(" (after renaming {})", pairs.join(", ")));
+    }
+    let ok = outcome.is_ok();
+    trace.attempts.push(attempt);
+    ok.then_some(outcome)
 }
 
 /// The repair message quotes the rejected SQL and the reason, each cut to

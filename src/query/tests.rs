@@ -47,6 +47,8 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
             max_result_bytes: crate::sql::exec::DEFAULT_MAX_RESULT_BYTES,
         }),
         grammar: None,
+        repair_grammar: None,
+        rename: None,
     }
 }
 
@@ -195,4 +197,123 @@ fn the_repair_message_is_bounded_whatever_the_rejection_says() {
     assert!(repair.chars().count() < bound, "{} characters", repair.chars().count());
     assert!(repair.contains("characters)"), "a cut says how long the text was");
     assert!(repair.contains("T0.CLIENT_nameAS_0_DATACENTER"), "the first problem is kept");
+}
+
+const Q1_DOUBLED: &str = "```sql\nSELECT DISTINCT CLIENT_CLIENT_name, DATACENTER_DATACENTER_name FROM lucy_view WHERE DATACENTER_DATACENTER_name LIKE 'dev%'\n```";
+
+/// DDO Q1 on the embedded model: names with their table written twice. The
+/// rename makes them the view's columns before any repair call.
+#[test]
+fn rename_turns_doubled_table_prefixes_into_the_view_columns() {
+    let v = q1_view();
+    let chat = FakeChat::new().on(&["cannot be used"], &[Q1_DOUBLED]).on(&["I created a view table"], &[Q1_DOUBLED]);
+    let mut t = QueryTrace::default();
+    let mut task = task(&v, true);
+    task.rename = Some(&v.columns);
+    let o = generate_sql(&task, &chat, &Prompts::embedded(), &mut t).unwrap();
+    assert_eq!(o.rows.unwrap().rows.len(), 29);
+    assert_eq!(
+        o.checked.sql,
+        "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'"
+    );
+    assert_eq!(chat.requests.lock().unwrap().len(), 1, "no repair call");
+    assert_eq!(t.attempts.len(), 2);
+    assert!(!t.attempts[0].validation.ok);
+    assert_eq!(t.attempts[1].extraction, "renamed");
+    assert_eq!(t.attempts[1].call.phase, "query_view_rename");
+    assert!(t.attempts[1].validation.ok);
+    assert!(!t.repaired);
+}
+
+/// Without the rename the model's repair repeated the refused SQL: that is
+/// not a new attempt, and the failure says so.
+#[test]
+fn a_repair_that_repeats_the_rejected_sql_is_not_run_again() {
+    let v = q1_view();
+    let again = Q1_DOUBLED.replace("SELECT DISTINCT", "SELECT  DISTINCT").replace("'\n```", "';\n```");
+    let chat =
+        FakeChat::new().on(&["cannot be used"], &[again.as_str()]).on(&["I created a view table"], &[Q1_DOUBLED]);
+    let mut t = QueryTrace::default();
+    let e = generate_sql(&task(&v, true), &chat, &Prompts::embedded(), &mut t).unwrap_err().to_string();
+    assert!(e.contains("the repair round returned the rejected SQL unchanged"), "{e}");
+    assert!(e.contains("CLIENT_CLIENT_name"), "the first refusal is kept: {e}");
+    assert_eq!(t.attempts.len(), 2);
+    assert_eq!(t.attempts[1].extraction, "repeated");
+    assert!(t.attempts[1].execution.is_none());
+}
+
+/// A name several view columns fit is not guessed: the trace says so and
+/// the repair round runs.
+#[test]
+fn an_ambiguous_name_is_noted_and_left_to_the_repair() {
+    let v = q1_view();
+    let chat = FakeChat::new()
+        .on(&["cannot be used"], &[GOOD])
+        .on(&["I created a view table"], &["```sql\nSELECT name FROM lucy_view\n```"]);
+    let mut t = QueryTrace::default();
+    let mut task = task(&v, true);
+    task.rename = Some(&v.columns);
+    generate_sql(&task, &chat, &Prompts::embedded(), &mut t).unwrap();
+    assert!(t.repaired);
+    assert_eq!(t.attempts.len(), 2);
+    let note = t.attempts[0].validation.error.as_deref().unwrap();
+    assert!(note.contains("rename: `name` is ambiguous: it could be CLIENT_name, DATACENTER_name"), "{note}");
+    // The repair prompt quotes the guard's reason only, as recorded.
+    assert!(!t.attempts[1].call.messages[2].content.contains("rename:"));
+}
+
+/// Strict names: the repair round's grammar forbids the names the guard
+/// rejected; the first round's is the task's.
+#[test]
+fn strict_repair_grammar_forbids_the_rejected_names() {
+    use grammar::{check_text, view_grammar_with, QueryNames};
+    let v = q1_view();
+    let bad = "SELECT v.CLIENT_CLIENT_name FROM lucy_view AS v";
+    let chat = FakeChat::new()
+        .on(&["cannot be used"], &[GOOD])
+        .on(&["I created a view table"], &[format!("```sql\n{bad}\n```").as_str()]);
+    let mut t = QueryTrace::default();
+    let mut task = task(&v, false);
+    let cols: Vec<String> = v.columns.iter().map(|c| c.alias.clone()).collect();
+    let rules = NameRules::new(QueryNames::Strict);
+    task.grammar = Some(view_grammar_with("lucy_view", &cols, &[], Dialect::Sqlite, &rules));
+    task.repair_grammar = Some(RepairGrammar { reserved: Vec::new(), rules });
+    generate_sql(&task, &chat, &Prompts::embedded(), &mut t).unwrap();
+    let reqs = chat.requests.lock().unwrap();
+    let (first, repair) = (reqs[0].grammar.clone().unwrap(), reqs[1].grammar.clone().unwrap());
+    let fenced = format!("```sql\n{bad}\n```");
+    check_text(&first, &fenced).unwrap();
+    assert!(check_text(&repair, &fenced).is_err(), "the repair grammar admits the rejected name");
+    check_text(&repair, GOOD).unwrap();
+}
+
+mod never_panics {
+    use super::*;
+    use crate::sql::guard::check_query;
+    use proptest::prelude::*;
+
+    fn cols() -> Vec<String> {
+        ["CLIENT_id", "CLIENT_name", "DATACENTER_name"].iter().map(|s| s.to_string()).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Extraction, then the guard, on whatever an LLM might answer (the
+        /// guard's own properties are in `sql::guard`'s tests).
+        #[test]
+        fn extraction_on_arbitrary_text(s in "\\PC{0,200}") {
+            if let Some((sql, _)) = extract::extract_sql(&s) {
+                let _ = check_query(&sql, "lucy_view", &cols(), Dialect::Sqlite);
+            }
+        }
+
+        #[test]
+        fn extraction_on_sql_like_text(s in "(SELECT|WITH|DROP|PRAGMA|;|\\(|\\)|,|\\*|lucy_view|CLIENT_name|FROM|WHERE|AS|x|'a'|\"b\"|\\[|\\]|```sql|\n| ){0,30}") {
+            if let Some((sql, _)) = extract::extract_sql(&s) {
+                let _ = check_query(&sql, "lucy_view", &cols(), Dialect::Postgres);
+                let unknown = crate::sql::guard::unknown_columns(&sql, &[("lucy_view".into(), cols())], Dialect::Sqlite);
+                let _ = rename::rename_unknown(&sql, &unknown, &q1_view().columns, Dialect::Sqlite);
+            }
+        }
+    }
 }

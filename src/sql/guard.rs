@@ -52,6 +52,39 @@ pub fn check_over_tables(sql: &str, tables: &[(String, Vec<String>)], dialect: D
     check_against(sql, tables, dialect, "the model's tables")
 }
 
+/// A column reference that names no column of the allowed relations in
+/// scope (the guard's "is not a column of" finding).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownColumn {
+    /// As written, dotted (`c`, `v.c`).
+    pub written: String,
+    /// The qualifier as written (`v` in `v.c`).
+    pub qualifier: Option<String>,
+    /// The column name as written.
+    pub column: String,
+    /// The clause it is in (`SELECT`, `WHERE`, `GROUP BY`, `HAVING`,
+    /// `ORDER BY`, `JOIN <relation> ON`), where known.
+    pub clause: Option<String>,
+}
+
+/// The column references of `sql` that name no column of `allowed` (name,
+/// columns) in their scope, each once, in the order written; empty when
+/// `sql` is not exactly one query the parser reads. The guard's other
+/// findings are not looked at.
+pub fn unknown_columns(sql: &str, allowed: &[(String, Vec<String>)], dialect: Dialect) -> Vec<UnknownColumn> {
+    let text = sql.trim().trim_end_matches(';').trim();
+    let Ok(stmts) = Parser::parse_sql(&*parser_dialect(dialect), text) else { return Vec::new() };
+    let [Statement::Query(query)] = stmts.as_slice() else { return Vec::new() };
+    let mut out: Vec<UnknownColumn> = Vec::new();
+    for u in resolve_scopes(query, dialect, allowed).columns {
+        let unknown = matches!(u.outcome, ColumnOutcome::NotFound | ColumnOutcome::NotInRelation { catalog: true, .. });
+        if unknown && !out.iter().any(|o| o.written == u.written) {
+            out.push(UnknownColumn { written: u.written, qualifier: u.qualifier, column: u.column, clause: u.clause });
+        }
+    }
+    out
+}
+
 /// sqlparser dialect for one of lucy's dialects.
 pub fn parser_dialect(d: Dialect) -> Box<dyn SqlDialect> {
     d.parser()

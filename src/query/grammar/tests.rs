@@ -235,11 +235,9 @@ fn prompt_columns(prompt: &str) -> Vec<String> {
 
 /// Every QueryView answer of the committed real-model runs
 /// (`benchmarks/cassettes/`, first round and repair) that the guard accepts
-/// over its own view is admitted by the grammar today's code builds for that
-/// view: a grammar change that would have refused what the model wrote and
-/// the guard took fails here, with the answer.
-#[test]
-fn recorded_answers_the_guard_accepted_are_in_the_grammar() {
+/// over its own view, checked against the grammar `rules` build for that
+/// view: (answers checked, failures).
+fn recorded_answers(rules: &NameRules) -> (usize, Vec<String>) {
     let mut checked = 0;
     let mut failures = Vec::new();
     for (cassette, model) in
@@ -255,7 +253,7 @@ fn recorded_answers_the_guard_accepted_are_in_the_grammar() {
             }
             let cols = prompt_columns(e["messages"][0]["content"].as_str().unwrap_or_default());
             assert!(!cols.is_empty(), "{cassette}: a {phase} prompt without its column list");
-            let g = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
+            let g = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, rules);
             for answer in e["response"]["choices"].as_array().into_iter().flatten().filter_map(|c| c.as_str()) {
                 let Some((sql, _)) = crate::query::extract::extract_sql(answer) else { continue };
                 if check_query(&sql, "lucy_view", &cols, Dialect::Sqlite).is_err() {
@@ -268,6 +266,16 @@ fn recorded_answers_the_guard_accepted_are_in_the_grammar() {
             }
         }
     }
+    (checked, failures)
+}
+
+/// Every recorded answer the guard accepted is admitted by the grammar
+/// today's code builds for that view: a grammar change that would have
+/// refused what the model wrote and the guard took fails here, with the
+/// answer.
+#[test]
+fn recorded_answers_the_guard_accepted_are_in_the_grammar() {
+    let (checked, failures) = recorded_answers(&NameRules::default());
     assert!(
         failures.is_empty(),
         "{} recorded answers the guard accepts are outside the grammar:\n{}",
@@ -275,4 +283,155 @@ fn recorded_answers_the_guard_accepted_are_in_the_grammar() {
         failures.join("\n")
     );
     assert!(checked >= 15, "only {checked} recorded answers checked");
+}
+
+fn strict() -> NameRules {
+    NameRules::new(QueryNames::Strict)
+}
+
+/// `text` is a prefix some sentence of `grammar` continues (no byte refused).
+fn open_prefix(grammar: &str, text: &str) -> bool {
+    match check_text(grammar, text) {
+        Ok(()) => true,
+        Err(e) => e.starts_with("incomplete"),
+    }
+}
+
+/// The free grammar is the recorded one: its text does not depend on the
+/// strict grammar's options (the cassettes key every call on it).
+#[test]
+fn free_grammar_ignores_the_strict_options() {
+    let (cols, reserved) = wide_view("ddo.json");
+    let free = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
+    let rules = NameRules { names: QueryNames::Free, forbidden: vec!["CLIENT_CLIENT_name".into()] };
+    assert_eq!(free, view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &rules));
+    let strict = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &strict());
+    assert_ne!(free, strict);
+}
+
+/// DDO Q1 on the embedded model: `SELECT CLIENT_CLIENT_name,
+/// DATACENTER_DATACENTER_name FROM lucy_view …`. Under the strict rules no
+/// byte after `SELECT CLIENT_C` can be written: no view column starts so.
+#[test]
+fn strict_grammar_refuses_a_column_the_view_lacks() {
+    let cols: Vec<String> =
+        ["CLIENT_id", "CLIENT_name", "DATACENTER_id", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
+    let (_, reserved) = wide_view("ddo.json");
+    let free = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
+    let g = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &strict());
+    let q1 = "SELECT CLIENT_CLIENT_name, DATACENTER_DATACENTER_name FROM lucy_view WHERE DATACENTER_DATACENTER_name LIKE 'dev%'";
+    assert!(check_text(&free, &fenced(q1)).is_ok(), "the free grammar admits it (the recorded hole)");
+    let e = check_text(&g, &fenced(q1)).unwrap_err();
+    assert!(e.contains("rejected at byte 21"), "{e}");
+    assert!(open_prefix(&g, "```sql\nSELECT CLIENT_"));
+    assert!(!open_prefix(&g, "```sql\nSELECT CLIENT_C"));
+    assert!(!open_prefix(&g, "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_DATACENTER"));
+    assert!(!open_prefix(&g, "```sql\nSELECT CLIENT_name FROM lucy_view WHERE CLIENT_CLIENT"));
+    assert!(!open_prefix(&g, "```sql\nSELECT COUNT(DISTINCT DATACENTER_DATA"));
+    // Nor begun as a qualifier: a table alias does not start like a view column's table.
+    assert!(!open_prefix(&g, "```sql\nSELECT v.CLIENT_name FROM lucy_view AS client_"));
+    // Any other name must be a qualifier: `nope` can only go on with `.`.
+    assert!(open_prefix(&g, "```sql\nSELECT nope"));
+    assert!(!open_prefix(&g, "```sql\nSELECT nope,"));
+    for bad in [
+        "SELECT nope FROM lucy_view",
+        "SELECT CLIENT_name FROM lucy_view v JOIN lucy_view w ON v.CLIENT_id = w.DATACENTER_id AND x = 1",
+        "SELECT CLIENT_name AS n FROM lucy_view WHERE n LIKE 'A%'",
+        "SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM lucy_view GROUP BY DATACENTER_id) AS t",
+    ] {
+        assert!(check_text(&g, &fenced(bad)).is_err(), "strict admits {bad}");
+        assert!(check_text(&free, &fenced(bad)).is_ok(), "free refuses {bad}");
+    }
+    // What the query defines stays readable where SQL reads it.
+    for good in [
+        "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'",
+        "SELECT DATACENTER_name, COUNT(DISTINCT CLIENT_id) AS n FROM lucy_view GROUP BY DATACENTER_name HAVING n > 1 ORDER BY n DESC",
+        "SELECT CLIENT_name AS c FROM lucy_view GROUP BY c",
+        "SELECT t.DATACENTER_name, t.n FROM (SELECT DATACENTER_name, COUNT(*) AS n FROM lucy_view GROUP BY DATACENTER_name) AS t WHERE t.n > 1",
+        "SELECT v.CLIENT_name FROM lucy_view AS v WHERE v.CLIENT_id IN (SELECT w.CLIENT_id FROM lucy_view w WHERE w.DATACENTER_name = v.DATACENTER_name)",
+        "WITH t AS (SELECT DATACENTER_name AS d, COUNT(*) AS n FROM lucy_view GROUP BY DATACENTER_name) SELECT d, n FROM t WHERE n > 1",
+        "SELECT COUNT(*) FROM lucy_view",
+    ] {
+        check_query(good, "lucy_view", &cols, Dialect::Sqlite).unwrap_or_else(|e| panic!("guard: {good}: {e}"));
+        check_text(&g, &fenced(good)).unwrap_or_else(|e| panic!("{good}: {e}"));
+    }
+}
+
+/// The repair round's strict grammar forbids the names the guard rejected,
+/// also where a qualified name is still free.
+#[test]
+fn strict_repair_grammar_forbids_the_rejected_names() {
+    let cols: Vec<String> = ["CLIENT_name", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
+    let sql = "SELECT v.CLIENT_CLIENT_name FROM lucy_view AS v";
+    let g = view_grammar_with("lucy_view", &cols, &[], Dialect::Sqlite, &strict());
+    check_text(&g, &fenced(sql)).unwrap();
+    let rules = NameRules { names: QueryNames::Strict, forbidden: vec!["client_client_NAME".into()] };
+    let g = view_grammar_with("lucy_view", &cols, &[], Dialect::Sqlite, &rules);
+    assert!(check_text(&g, &fenced(sql)).is_err());
+    assert!(check_text(&g, &fenced("SELECT CLIENT_name AS CLIENT_CLIENT_name FROM lucy_view")).is_err());
+    check_text(&g, &fenced("SELECT v.CLIENT_name FROM lucy_view AS v")).unwrap();
+}
+
+/// Strict string literals: one line, at most MAX_STRING_CHARS characters
+/// (DDO Q8/Q18 ran an unterminated literal to the token limit).
+#[test]
+fn strict_string_literals_are_bounded() {
+    let cols = vec!["CLIENT_name".to_string()];
+    for d in [Dialect::Sqlite, Dialect::Postgres, Dialect::Mysql] {
+        let free = view_grammar("lucy_view", &cols, &[], d);
+        let g = view_grammar_with("lucy_view", &cols, &[], d, &strict());
+        let q = |lit: &str| fenced(&format!("SELECT CLIENT_name FROM lucy_view WHERE CLIENT_name = '{lit}'"));
+        check_text(&g, &q(&"x".repeat(MAX_STRING_CHARS))).unwrap_or_else(|e| panic!("{d:?}: {e}"));
+        check_text(&g, &q("O''Brien")).unwrap_or_else(|e| panic!("{d:?}: {e}"));
+        assert!(check_text(&g, &q(&"x".repeat(MAX_STRING_CHARS + 1))).is_err(), "{d:?}");
+        assert!(check_text(&g, &q("two\nlines")).is_err(), "{d:?}");
+        assert!(check_text(&free, &q(&"x".repeat(MAX_STRING_CHARS + 1))).is_ok(), "{d:?}");
+    }
+}
+
+#[test]
+fn strict_direct_grammar_names_model_columns() {
+    let tables = model_tables("ddo.json");
+    let g = tables_grammar_with(&tables, Dialect::Sqlite, &strict());
+    let good = "SELECT DISTINCT CLIENT.name, DATACENTER.name FROM DATACENTER JOIN COMPUTE ON COMPUTE.dc_id = DATACENTER.id JOIN RESOURCEPOOL ON RESOURCEPOOL.compute_id = COMPUTE.id JOIN RSPOOL2CLIENT ON RSPOOL2CLIENT.rspool_id = RESOURCEPOOL.id JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id WHERE DATACENTER.name LIKE 'dev%'";
+    check_text(&g, &fenced(good)).unwrap();
+    assert!(check_text(&g, &fenced("SELECT client_name FROM CLIENT")).is_err());
+}
+
+/// The corpus and the recorded answers under the strict rules: which of
+/// them it refuses (and why is in the test's comments), so a change that
+/// refuses one more fails here.
+#[test]
+fn strict_grammar_on_the_corpus_and_the_recordings() {
+    let mut refused = Vec::new();
+    let mut n = 0;
+    for (model, file) in [("ddo.json", "ddo_view.sql"), ("acme.json", "acme_view.sql")] {
+        let (cols, reserved) = wide_view(model);
+        let g = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &strict());
+        for q in corpus(file) {
+            n += 1;
+            if let Err(e) = check_text(&g, &fenced(&q)) {
+                refused.push(format!("{file}: {q}\n    {e}"));
+            }
+        }
+    }
+    let (checked, recorded) = recorded_answers(&strict());
+    eprintln!(
+        "strict: corpus {} of {n} admitted; recorded accepted answers {} of {checked} admitted",
+        n - refused.len(),
+        checked - recorded.len()
+    );
+    refused.extend(recorded);
+    let expected = [
+        // A derived table's column read without its qualifier (`MAX(n)`):
+        // the strict select list names only view columns unqualified.
+        "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT CLIENT_id) AS n FROM lucy_view GROUP BY DATACENTER_id) AS sub",
+        // An ACME repair answer reading its own select-list aliases in
+        // WHERE (`WHERE Claim_Claim_Identifier_1 = (SELECT MAX(…))`): SQLite
+        // reads aliases there, standard SQL, PostgreSQL and MySQL do not,
+        // and a strict WHERE names view columns only.
+        "WHERE \n  Claim_Claim_Identifier_1 = (SELECT MAX(Claim_Claim_Identifier) FROM lucy_view)",
+    ];
+    let unexpected: Vec<&String> = refused.iter().filter(|r| !expected.iter().any(|x| r.contains(x))).collect();
+    assert!(unexpected.is_empty(), "{} refused:\n{}", unexpected.len(), refused.join("\n"));
 }

@@ -423,7 +423,9 @@ impl<'m> Analyzer<'m> {
         for twj in &s.from {
             self.from_item(twj, scope, &mut on_exprs);
         }
-        scope.select_aliases = s
+        // A select-list alias is in scope only where the dialect reads it
+        // (`alias_scope`): never inside the select list itself.
+        let aliases: Vec<String> = s
             .projection
             .iter()
             .filter_map(|p| match p {
@@ -431,7 +433,9 @@ impl<'m> Analyzer<'m> {
                 _ => None,
             })
             .collect();
-        let scope = &*scope;
+        let dialect = self.dialect;
+        let in_clause = |clause: AliasClause| if alias_scope(dialect, clause) { aliases.clone() } else { Vec::new() };
+        scope.select_aliases = in_clause(AliasClause::Where);
         for (clause, e) in &on_exprs {
             self.set_clause(Some(clause));
             self.join_condition(e, scope, clause);
@@ -440,6 +444,7 @@ impl<'m> Analyzer<'m> {
             self.set_clause(Some("WHERE"));
             self.join_condition(w, scope, "WHERE");
         }
+        scope.select_aliases = Vec::new();
         self.set_clause(Some("SELECT"));
         let mut out = Outputs::default();
         for item in &s.projection {
@@ -493,10 +498,13 @@ impl<'m> Analyzer<'m> {
             self.expr(e, scope);
         }
         if let Some(e) = &s.having {
+            scope.select_aliases = in_clause(AliasClause::Having);
             self.set_clause(Some("HAVING"));
             self.expr(e, scope);
             self.set_clause(None);
         }
+        // GROUP BY, ORDER BY and the rest: every dialect reads aliases there.
+        scope.select_aliases = aliases.clone();
         if let Some(e) = &s.qualify {
             self.expr(e, scope);
         }
@@ -963,6 +971,27 @@ impl<'m> Analyzer<'m> {
     /// Visit any AST node: columns it references, subqueries it contains.
     fn exprs_in<V: Visit>(&mut self, node: &V, scope: &Scope) {
         walk_top_level(node, &mut ExprVisitor { a: self, scope, done: HashSet::new() });
+    }
+}
+
+/// The clauses where a select-list alias might be read, besides GROUP BY
+/// and ORDER BY (which read it in every dialect here).
+#[derive(Clone, Copy)]
+enum AliasClause {
+    Where,
+    Having,
+}
+
+/// Whether `dialect` reads a select-list alias in `clause` (`Where` also
+/// stands for a join's ON). SQLite resolves an alias in ON, WHERE, GROUP BY,
+/// HAVING and ORDER BY (checked with sqlite3 3.x); MySQL in GROUP BY, HAVING
+/// and ORDER BY; PostgreSQL in GROUP BY and ORDER BY. None reads one inside
+/// the select list that defines it: `SELECT x AS x` does not make `x` a
+/// column (SQLite: `no such column: x`).
+fn alias_scope(dialect: Dialect, clause: AliasClause) -> bool {
+    match clause {
+        AliasClause::Where => dialect == Dialect::Sqlite,
+        AliasClause::Having => dialect != Dialect::Postgres,
     }
 }
 
