@@ -106,6 +106,16 @@ pub struct AskArgs {
     /// CRUSH probes instead of the LLM's hallucinated schema, e.g. "T(c1, c2); U(c3)".
     #[arg(long, value_name = "P")]
     pub probes: Option<String>,
+    /// Execution-guided choice: sample K QueryView answers in one call, run
+    /// each read-only (needs --execute) and answer with the result most of
+    /// them agree on; ties go to the first. 0 or 1: off (one answer).
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = exec_vote)]
+    pub exec_vote: usize,
+}
+
+/// `--exec-vote K`: 0 (off) to `query::choose::MAX_EXEC_VOTE`.
+pub fn exec_vote(s: &str) -> std::result::Result<usize, String> {
+    lucy::types::limits::parse_int("--exec-vote", s, 0, lucy::query::choose::MAX_EXEC_VOTE as u64).map(|v| v as usize)
 }
 
 impl AskArgs {
@@ -127,6 +137,7 @@ impl AskArgs {
             sql: self.sql.clone(),
             fanout: self.fanout.into(),
             keep: self.keep.clone(),
+            exec_vote: self.exec_vote,
             ..AskOptions::default()
         }
     }
@@ -181,6 +192,11 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         opts.linker = Linker::CrushPrefilter { budget: args.budget.unwrap_or(20), probes: args.probes.clone() };
     }
     if args.direct {
+        if lucy::query::choose::is_on(args.exec_vote) {
+            return Err(Error::Input(
+                "--exec-vote votes over QueryView's answers; the --direct baseline has none".into(),
+            ));
+        }
         let o = pipeline::direct_sql(&graph, &question, args.evidence.as_deref(), &opts, llm.as_deref())?;
         write_trace(args.trace.as_deref(), &o.trace)?;
         if ctx.json {

@@ -75,6 +75,11 @@ pub struct BenchArgs {
     /// for --offline-linker).
     #[arg(long)]
     pub budget: Option<usize>,
+    /// Execution-guided choice in QueryView, as `lucy ask --exec-vote K`
+    /// (a question without a database fails); --method direct ignores it.
+    /// 0 or 1: off.
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = super::ask::exec_vote)]
+    pub exec_vote: usize,
     #[command(flatten)]
     pub llm: LlmFlags,
 }
@@ -156,6 +161,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         schema_context: args.schema_context,
         time_limit_s: args.time_limit,
         linker,
+        exec_vote: args.exec_vote,
         ..AskOptions::default()
     };
     let mut runs = Vec::new();

@@ -116,6 +116,16 @@ pub struct AskOptions {
     /// entity a "for each …" question is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<String>,
+    /// Execution-guided choice (`--exec-vote K`): sample K QueryView answers
+    /// in one call, run each, answer with the result most agree on
+    /// (`query::choose`). 0 or 1: off. Needs `execute`; QueryView only (the
+    /// direct baseline ignores it).
+    #[serde(default, skip_serializing_if = "exec_vote_off")]
+    pub exec_vote: usize,
+}
+
+fn exec_vote_off(k: &usize) -> bool {
+    !query::choose::is_on(*k)
 }
 
 impl Default for AskOptions {
@@ -143,6 +153,7 @@ impl Default for AskOptions {
             fanout: FanoutMode::default(),
             direct_check: false,
             keep: None,
+            exec_vote: 0,
         }
     }
 }
@@ -335,6 +346,12 @@ pub fn ask_observed(
     if needs_llm && llm.is_none() {
         return Err(no_llm(if given { "QueryView" } else { "MatchTables" }));
     }
+    if query::choose::is_on(opts.exec_vote) && !matches!(stop, Some(StopAfter::Match | StopAfter::View)) {
+        query::choose::check_k(opts.exec_vote)?;
+        if opts.execute.is_none() || opts.sql.is_some() || stop == Some(StopAfter::Sql) {
+            return Err(Error::Input(query::choose::NEEDS_EXECUTION.into()));
+        }
+    }
     let mut out = AskOutcome {
         trace: new_trace(graph, "lucy", question, opts, llm.filter(|_| opts.sql.is_none())),
         tables: Vec::new(),
@@ -485,7 +502,7 @@ pub fn ask_observed(
             model_check: None,
             grammar: Some(query::grammar::view_grammar(&view.view_name, &view_columns, &model_names(graph), dialect)),
         };
-        query::generate_sql(&task, llm, &prompts, &mut qt)
+        query::choose::generate_sql_voted(&task, opts.exec_vote, llm, &prompts, &mut qt)
     };
     out.trace.query_view = Some(qt);
     observe("query_view", &out.trace);
