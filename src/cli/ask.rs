@@ -119,6 +119,11 @@ pub struct AskArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub names: NameFlags,
+    /// Execution-guided choice: sample K QueryView answers in one call, run
+    /// each read-only (needs --execute) and answer with the result most of
+    /// them agree on; ties go to the first. 0 or 1: off (one answer).
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = exec_vote)]
+    pub exec_vote: usize,
 }
 
 /// QueryView's name rules, shared by `lucy ask` and `lucy bench`.
@@ -145,6 +150,11 @@ impl NameFlags {
     }
 }
 
+/// `--exec-vote K`: 0 (off) to `query::choose::MAX_EXEC_VOTE`.
+pub fn exec_vote(s: &str) -> std::result::Result<usize, String> {
+    lucy::types::limits::parse_int("--exec-vote", s, 0, lucy::query::choose::MAX_EXEC_VOTE as u64).map(|v| v as usize)
+}
+
 impl AskArgs {
     fn options(&self) -> AskOptions {
         let mut opts = AskOptions {
@@ -164,6 +174,7 @@ impl AskArgs {
             sql: self.sql.clone(),
             fanout: self.fanout.into(),
             keep: self.keep.clone(),
+            exec_vote: self.exec_vote,
             ..AskOptions::default()
         };
         self.names.apply(&mut opts);
@@ -230,6 +241,11 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         None => &NoProgress,
     };
     if args.direct {
+        if lucy::query::choose::is_on(args.exec_vote) {
+            return Err(Error::Input(
+                "--exec-vote votes over QueryView's answers; the --direct baseline has none".into(),
+            ));
+        }
         let o = pipeline::direct_sql_with_progress(
             &graph,
             &question,

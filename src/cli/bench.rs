@@ -91,6 +91,11 @@ pub struct BenchArgs {
     /// Seed of --sample.
     #[arg(long, value_name = "S", requires = "sample")]
     pub seed: Option<u64>,
+    /// Execution-guided choice in QueryView, as `lucy ask --exec-vote K`
+    /// (a question without a database fails); --method direct ignores it.
+    /// 0 or 1: off.
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = super::ask::exec_vote)]
+    pub exec_vote: usize,
     #[command(flatten)]
     pub llm: LlmFlags,
     #[command(flatten)]
@@ -206,6 +211,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         schema_context: args.schema_context,
         time_limit_s: args.time_limit,
         linker,
+        exec_vote: args.exec_vote,
         ..AskOptions::default()
     };
     args.names.apply(&mut ask);

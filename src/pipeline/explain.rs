@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde_json::json;
 
-use crate::types::trace::{ExamplesTrace, ListStep, MatchTrace, PhaseCost, QueryTrace, Trace, ViewTrace};
+use crate::types::trace::{ExamplesTrace, ExecVote, ListStep, MatchTrace, PhaseCost, QueryTrace, Trace, ViewTrace};
 
 /// The whole report.
 pub fn render(t: &Trace) -> String {
@@ -232,10 +232,15 @@ fn view_section(s: &mut String, v: &ViewTrace) {
 
 fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
     let _ = writeln!(s, "\n== {title} (prompt {}; {})", q.prompt, cost(&q.cost));
-    for a in &q.attempts {
-        let label = match (a.round, a.extraction.as_str()) {
-            (_, "given") => "given SQL (--sql, no LLM)".to_string(),
-            (0, _) => "answer".to_string(),
+    let voted = q.exec_vote.as_ref().and_then(|v| v.chosen);
+    if let Some(v) = &q.exec_vote {
+        vote_section(s, v);
+    }
+    for (i, a) in q.attempts.iter().enumerate() {
+        let label = match (a.round, a.extraction.as_str(), voted) {
+            (_, "given", _) => "given SQL (--sql, no LLM)".to_string(),
+            (0, _, Some(c)) if i == 0 => format!("answer chosen by the execution vote (candidate #{c})"),
+            (0, _, _) => "answer".to_string(),
             _ => "repair round".to_string(),
         };
         if let Some(e) = &a.call.error {
@@ -318,6 +323,47 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
     }
 }
 
+/// The execution vote (`--exec-vote K`): every candidate, its result and
+/// votes, and the choice.
+fn vote_section(s: &mut String, v: &ExecVote) {
+    let ran = v.candidates.iter().filter(|c| c.result_hash.is_some()).count();
+    let verdict = match v.chosen {
+        Some(c) => format!("chose candidate #{c} ({} of {ran} vote(s))", v.candidates.get(c).map_or(0, |x| x.votes)),
+        None => "no candidate passed the guard and the execution; QueryView ran as without the vote".to_string(),
+    };
+    let _ = writeln!(
+        s,
+        "- execution vote (--exec-vote {}): {} answer(s) sampled, {ran} ran; {verdict}",
+        v.k,
+        v.candidates.len()
+    );
+    if let Some(e) = v.call.as_ref().and_then(|c| c.error.as_ref()) {
+        let _ = writeln!(s, "    LLM error: {e}");
+    }
+    for (i, c) in v.candidates.iter().enumerate() {
+        let chosen = if c.chosen { " (chosen)" } else { "" };
+        let what = match (&c.result_hash, &c.execution, &c.validation.error) {
+            (Some(h), Some(x), _) => format!(
+                "{} row(s){}, result {h}, {} vote(s)",
+                x.row_count,
+                if x.truncated { " (truncated)" } else { "" },
+                c.votes
+            ),
+            (None, Some(x), _) if !x.ok => {
+                format!("execution failed, no vote: {}", x.error.as_deref().unwrap_or("unknown error"))
+            }
+            (None, _, Some(e)) => format!("rejected, no vote: {e}"),
+            _ if c.extracted.is_none() => "no SQL found, no vote".to_string(),
+            _ => "no vote".to_string(),
+        };
+        let same = c.same_as.map(|j| format!(" (the SQL of #{j}, not run again)")).unwrap_or_default();
+        let _ = writeln!(s, "  #{i}{chosen}: {what}{same}");
+        if let (Some(sql), None) = (&c.extracted, c.same_as) {
+            let _ = writeln!(s, "{}", indent(&indent(sql)));
+        }
+    }
+}
+
 /// A compact machine-readable summary (`lucy explain --json`).
 pub fn summary(t: &Trace) -> serde_json::Value {
     let steps: Vec<serde_json::Value> = t
@@ -354,6 +400,9 @@ pub fn summary(t: &Trace) -> serde_json::Value {
             .iter()
             .map(|u| json!({"line": u.line, "question": u.question, "score": u.score, "in_prompt": u.in_prompt.is_some(), "left_out": u.left_out}))
             .collect();
+    }
+    if let Some(x) = t.query_view.as_ref().and_then(|q| q.exec_vote.as_ref()) {
+        v["exec_vote"] = json!({"k": x.k, "chosen": x.chosen, "results": x.results});
     }
     v
 }

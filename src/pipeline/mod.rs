@@ -141,6 +141,16 @@ pub struct AskOptions {
     /// unambiguously means, before any repair call (`--rename-unknown`).
     #[serde(default = "default_rename", skip_serializing_if = "is_default_rename")]
     pub rename_unknown: bool,
+    /// Execution-guided choice (`--exec-vote K`): sample K QueryView answers
+    /// in one call, run each, answer with the result most agree on
+    /// (`query::choose`). 0 or 1: off. Needs `execute`; QueryView only (the
+    /// direct baseline ignores it).
+    #[serde(default, skip_serializing_if = "exec_vote_off")]
+    pub exec_vote: usize,
+}
+
+fn exec_vote_off(k: &usize) -> bool {
+    !query::choose::is_on(*k)
 }
 
 fn is_default_names(n: &QueryNames) -> bool {
@@ -184,6 +194,7 @@ impl Default for AskOptions {
             fewshot: None,
             query_names: QueryNames::default(),
             rename_unknown: query::DEFAULT_RENAME_UNKNOWN,
+            exec_vote: 0,
         }
     }
 }
@@ -404,6 +415,12 @@ pub fn ask_with_progress(
     if needs_llm && llm.is_none() {
         return Err(no_llm(if given { "QueryView" } else { "MatchTables" }));
     }
+    if query::choose::is_on(opts.exec_vote) && !matches!(stop, Some(StopAfter::Match | StopAfter::View)) {
+        query::choose::check_k(opts.exec_vote)?;
+        if opts.execute.is_none() || opts.sql.is_some() || stop == Some(StopAfter::Sql) {
+            return Err(Error::Input(query::choose::NEEDS_EXECUTION.into()));
+        }
+    }
     let mut out = AskOutcome {
         trace: new_trace(graph, "lucy", question, opts, llm.filter(|_| opts.sql.is_none())),
         tables: Vec::new(),
@@ -607,7 +624,7 @@ pub fn ask_with_progress(
             }),
             rename: opts.rename_unknown.then_some(view.columns.as_slice()),
         };
-        query::generate_sql(&task, llm, &prompts, &mut qt)
+        query::choose::generate_sql_voted(&task, opts.exec_vote, llm, &prompts, &mut qt)
     };
     out.trace.query_view = Some(qt);
     observe("query_view", &out.trace);

@@ -4,6 +4,7 @@
 //! the execution fails. The direct baseline reuses the same loop with the
 //! model's tables as the allowed relations.
 
+pub mod choose;
 pub mod extract;
 pub mod grammar;
 pub mod rename;

@@ -387,6 +387,72 @@ pub struct QueryTrace {
     pub sql: Option<String>,
     pub repaired: bool,
     pub cost: PhaseCost,
+    /// The execution-guided choice among sampled answers (`--exec-vote K`,
+    /// K ≥ 2); absent when it was off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_vote: Option<ExecVote>,
+}
+
+/// Execution-guided choice (`--exec-vote K`): K answers sampled in one call,
+/// each checked by the guard and run read-only; the answer is a candidate of
+/// the result that most candidates agree on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExecVote {
+    /// Answers asked for (K).
+    pub k: usize,
+    /// The sampling call, when no candidate was chosen (QueryView then ran
+    /// as without the vote: its attempts follow). When one was chosen, the
+    /// call is the first attempt's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<LlmCall>,
+    /// Every sampled answer, in the call's order (candidate 0 is the answer
+    /// QueryView takes without the vote).
+    pub candidates: Vec<SqlCandidate>,
+    /// The distinct results and their votes, most votes first.
+    pub results: Vec<VoteResult>,
+    /// Index of the chosen candidate; `None` when none passed the guard and
+    /// the execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<usize>,
+}
+
+/// One sampled SQL answer of an execution vote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SqlCandidate {
+    /// The SQL found in the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extracted: Option<String>,
+    /// How it was found: `sql_fence`, `fence`, `bare` or `none`.
+    pub extraction: String,
+    pub validation: Validation,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ExecSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<super::grain::FanoutReport>,
+    /// An earlier candidate with the same SQL: this one shares its outcome
+    /// and was not run again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_as: Option<usize>,
+    /// Hash of the result it voted with: `set:` and 16 hex digits for the
+    /// rows as a multiset, `seq:` for the rows in order (the SQL has ORDER BY).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_hash: Option<String>,
+    /// Votes for its result (0: it did not vote).
+    pub votes: usize,
+    pub chosen: bool,
+}
+
+/// One distinct result of an execution vote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VoteResult {
+    /// `set:…` or `seq:…`, as in [`SqlCandidate::result_hash`].
+    pub hash: String,
+    /// Candidates whose result it is.
+    pub members: Vec<usize>,
+    /// Candidates that agree with it: its members, and candidates with the
+    /// same rows in another order where one side does not order its rows.
+    pub votes: usize,
+    pub row_count: usize,
 }
 
 impl Trace {
