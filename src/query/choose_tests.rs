@@ -163,6 +163,8 @@ fn task<'a>(view: &'a ViewResult, db: Option<&'a crate::sql::exec::Database>) ->
         fanout: None,
         model_check: None,
         grammar: None,
+        repair_grammar: None,
+        rename: None,
     }
 }
 
