@@ -8,93 +8,22 @@
 //! (`-- --quick`: the 2,000-table model and 0.2 / 1 s only; `-- --rows`:
 //! one line per request as well; `--sizes 10000 --limits 0.2,1` to pick).
 //!
-//! Models: random schemas of 2,000 and 10,000 tables (the generator of
-//! `solve_bench`, seeded: a spanning tree plus n/2 extra foreign keys, n/100
-//! many-to-many and lookup patterns). Requests: 5–20 tables, half drawn from
-//! a neighbourhood (BFS radius 3 around a random table), half anywhere in
-//! the schema (the hard case: long walks), seeded.
+//! Models: random schemas of 2,000 and 10,000 tables (`gen::random_schema`,
+//! as in `solve_bench`, seed 11: a spanning tree plus n/2 extra foreign
+//! keys, n/100 many-to-many and lookup patterns). Requests: 5–20 tables,
+//! half drawn from a neighbourhood (BFS radius 3 around a random table),
+//! half anywhere in the schema (the hard case: long walks), seeded.
 
 use std::time::Instant;
 
 use lucy::graph::SchemaGraph;
 use lucy::solve::generate_view;
-use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, SolveStatus, Table, ViewRequest};
+use lucy::types::{SolveStatus, ViewRequest};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-fn random_schema(n: usize, seed: u64) -> DbModel {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let name = |i: usize| format!("T{i:05}");
-    let mut refs: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, r) in refs.iter_mut().enumerate().skip(1) {
-        r.push(rng.random_range(0..i));
-    }
-    for _ in 0..n / 2 {
-        let a = rng.random_range(0..n);
-        let b = rng.random_range(0..n);
-        if a != b && !refs[a].contains(&b) && !refs[b].contains(&a) {
-            refs[a].push(b);
-        }
-    }
-    let mut patterns = Vec::new();
-    let mut used: Vec<usize> = Vec::new();
-    let mut sides: Vec<usize> = Vec::new();
-    for _ in 0..n / 100 {
-        let k = rng.random_range(1..n);
-        if refs[k].len() == 1 && !used.contains(&k) && !sides.contains(&k) {
-            let side = (k + 1 + rng.random_range(0..n - 1)) % n;
-            if side != refs[k][0]
-                && side != k
-                && !refs[side].contains(&k)
-                && !used.contains(&side)
-                && !used.contains(&refs[k][0])
-                && !sides.contains(&side)
-            {
-                sides.push(side);
-                sides.push(refs[k][0]);
-                refs[k].push(side);
-                used.push(k);
-                patterns.push(Pattern::ManyToMany {
-                    junction: name(k),
-                    sides: [name(refs[k][0]), name(side)],
-                    relationships: None,
-                    description: None,
-                });
-            }
-        }
-    }
-    let mut lookups: Vec<String> = (0..n / 100).map(|_| name(rng.random_range(0..n))).collect();
-    lookups.sort();
-    lookups.dedup();
-    lookups.retain(|l| !used.iter().any(|&u| &name(u) == l) && !sides.iter().any(|&s| &name(s) == l));
-    if !lookups.is_empty() {
-        patterns.push(Pattern::Lookup { tables: lookups, description: None });
-    }
-    let col = |n: String| Column { name: n, sql_type: "INTEGER".into(), nullable: true, description: None };
-    let tables = (0..n)
-        .map(|i| {
-            let mut columns = vec![col("id".into()), col("name".into())];
-            columns.extend(refs[i].iter().map(|&j| col(format!("{}_id", name(j).to_lowercase()))));
-            Table { name: name(i), description: None, primary_key: vec!["id".into()], columns }
-        })
-        .collect();
-    let relationships = (0..n)
-        .flat_map(|i| {
-            refs[i].iter().map(move |&j| Relationship {
-                name: None,
-                from: name(i),
-                to: name(j),
-                cardinality: Cardinality::ManyToOne,
-                on: vec![[format!("{}_id", name(j).to_lowercase()), "id".into()]],
-                description: None,
-                role: None,
-                role_description: None,
-                via: None,
-            })
-        })
-        .collect();
-    DbModel { name: format!("random{n}"), tables, relationships, patterns, ..Default::default() }
-}
+#[path = "gen.rs"]
+mod gen;
 
 /// Seeded requests of 5–20 core tables: even ones from a BFS neighbourhood
 /// of radius 3, odd ones from anywhere.
@@ -162,7 +91,7 @@ fn main() {
     println!("|---|---:|---:|---:|---:|---:|---:|---|");
     for &n in &sizes {
         let t = Instant::now();
-        let g = SchemaGraph::new(random_schema(n, 11)).expect("valid random model");
+        let g = SchemaGraph::new(gen::random_schema(n, 11)).expect("valid random model");
         eprintln!("random{n}: graph built in {:.2} s", t.elapsed().as_secs_f64());
         let reqs = requests(&g, per, 5);
         for &limit in &limits {

@@ -6,6 +6,19 @@
 //! Deterministic for a seed; every model it writes passes `lucy model check`
 //! (`solve_bench --enterprise` builds a `SchemaGraph` from it, which
 //! validates).
+//!
+//! Also the one random connected schema of the benchmarks and tests
+//! ([`random_schema`]: `solve_bench`, `deadline_bench`,
+//! tests/solve_deadline.rs), the random graphs under it ([`random_tree`],
+//! [`add_random_edges`]: also the solver tests'), the relevant sets
+//! `solve_bench` and `plan_bench` time ([`queries`]) and the small model
+//! builder of `solve_bench`'s hand-made models ([`model_of`]). Included
+//! with `#[path]` by each of them.
+
+// Each includer uses a part of this file.
+#![allow(dead_code)]
+
+use std::collections::HashSet;
 
 use lucy::graph::SchemaGraph;
 use lucy::types::{Cardinality, Column, DbModel, Pattern, PatternNode, Relationship, Table};
@@ -24,10 +37,7 @@ struct Builder {
 
 impl Builder {
     fn table(&mut self, name: String) -> usize {
-        let cols = vec![
-            Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None },
-            Column { name: "name".into(), sql_type: "TEXT".into(), nullable: true, description: None },
-        ];
+        let cols = vec![column("id", "INTEGER", false), column("name", "TEXT", true)];
         self.tables.push(Table { name, description: None, primary_key: vec!["id".into()], columns: cols });
         self.tables.len() - 1
     }
@@ -38,23 +48,9 @@ impl Builder {
         let to_name = self.tables[to].name.to_lowercase();
         let k = self.tables[from].columns.iter().filter(|c| c.name.starts_with(&format!("{to_name}_id"))).count();
         let col = if k == 0 { format!("{to_name}_id") } else { format!("{to_name}_id{}", k + 1) };
-        self.tables[from].columns.push(Column {
-            name: col.clone(),
-            sql_type: "INTEGER".into(),
-            nullable: true,
-            description: None,
-        });
-        self.relationships.push(Relationship {
-            name: Some(format!("{}_{col}", self.tables[from].name.to_lowercase())),
-            from: self.tables[from].name.clone(),
-            to: self.tables[to].name.clone(),
-            cardinality: Cardinality::ManyToOne,
-            on: vec![[col, "id".into()]],
-            description: None,
-            role: None,
-            role_description: None,
-            via: None,
-        });
+        self.tables[from].columns.push(column(col.clone(), "INTEGER", true));
+        let name = format!("{}_{col}", self.tables[from].name.to_lowercase());
+        self.relationships.push(many_to_one(Some(name), &self.tables[from].name, &self.tables[to].name, col));
     }
 }
 
@@ -242,4 +238,127 @@ pub fn queries(
         out.push(pick[..k].iter().map(|&t| g.name(t).to_string()).collect());
     }
     out
+}
+
+/// A random spanning tree on the nodes `0..n`: node `b` (for `b` = 1 to
+/// `n - 1`, in that order) hangs off a node drawn from `0..b`. Returned as
+/// the edges `(b, parent)` (node `b` references its parent), `b` ascending.
+pub fn random_tree(rng: &mut ChaCha8Rng, n: usize) -> Vec<(usize, usize)> {
+    (1..n).map(|b| (b, rng.random_range(0..b))).collect()
+}
+
+/// `count` draws of a random pair `(a, b)` of the nodes `0..n` (`a` drawn
+/// first), each appended to `edges` (node `a` references node `b`) unless
+/// it is a self loop or, with `simple`, a pair `edges` already joins either
+/// way round.
+pub fn add_random_edges(rng: &mut ChaCha8Rng, n: usize, edges: &mut Vec<(usize, usize)>, count: usize, simple: bool) {
+    let mut joined: HashSet<(usize, usize)> =
+        if simple { edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect() } else { HashSet::new() };
+    for _ in 0..count {
+        let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+        if a == b || (simple && joined.contains(&(a, b))) {
+            continue;
+        }
+        if simple {
+            joined.extend([(a, b), (b, a)]);
+        }
+        edges.push((a, b));
+    }
+}
+
+/// A random connected schema of `n` tables `T0000`, `T0001`, … (seeded):
+/// a random spanning tree plus `n / 2` further foreign keys (no self or
+/// repeated pair; average degree about 3), then `n / 100` lookup draws and
+/// `n / 100` tries at an m:m junction (a table whose only key is its
+/// parent's, given a second key to a random side; a junction is no side of
+/// another m:m, no side a junction, no table a side twice, and no side or
+/// junction a lookup). Every table has `id`, `name` and one `<table>_id`
+/// column per foreign key.
+pub fn random_schema(n: usize, seed: u64) -> DbModel {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let name = |i: usize| format!("T{i:04}");
+    let mut edges = random_tree(&mut rng, n);
+    add_random_edges(&mut rng, n, &mut edges, n / 2, true);
+    let mut refs: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(a, b) in &edges {
+        refs[a].push(b);
+    }
+    let mut patterns = Vec::new();
+    let lookups: Vec<String> = (0..n / 100).map(|_| name(rng.random_range(0..n))).collect();
+    let mut used: Vec<usize> = Vec::new();
+    let mut sides: Vec<usize> = Vec::new();
+    for _ in 0..n / 100 {
+        let k = rng.random_range(1..n);
+        if refs[k].len() == 1 && !used.contains(&k) && !sides.contains(&k) {
+            // Junction k between its parent and a new side.
+            let side = (k + 1 + rng.random_range(0..n - 1)) % n;
+            if side != refs[k][0]
+                && side != k
+                && !refs[side].contains(&k)
+                && !used.contains(&side)
+                && !used.contains(&refs[k][0])
+                && !sides.contains(&side)
+            {
+                sides.push(side);
+                sides.push(refs[k][0]);
+                refs[k].push(side);
+                used.push(k);
+                patterns.push(Pattern::ManyToMany {
+                    junction: name(k),
+                    sides: [name(refs[k][0]), name(side)],
+                    relationships: None,
+                    description: None,
+                });
+            }
+        }
+    }
+    let mut lk = lookups;
+    lk.sort();
+    lk.dedup();
+    lk.retain(|l| !used.iter().chain(&sides).any(|&u| &name(u) == l));
+    if !lk.is_empty() {
+        patterns.push(Pattern::Lookup { tables: lk, description: None });
+    }
+    let spec: Vec<(String, Vec<String>)> =
+        (0..n).map(|i| (name(i), refs[i].iter().map(|&j| name(j)).collect())).collect();
+    model_of(&format!("random{n}"), &spec, patterns)
+}
+
+/// A model from `(table, referenced tables)` pairs: each table has `id`
+/// (the key), `name` and one `<referenced>_id` column per reference, each
+/// reference a many-to-one relationship on that column.
+pub fn model_of(name: &str, spec: &[(String, Vec<String>)], patterns: Vec<Pattern>) -> DbModel {
+    let tables = spec
+        .iter()
+        .map(|(t, refs)| {
+            let mut columns = vec![column("id", "INTEGER", false), column("name", "TEXT", true)];
+            columns.extend(refs.iter().map(|r| column(format!("{}_id", r.to_lowercase()), "INTEGER", true)));
+            Table { name: t.clone(), description: None, primary_key: vec!["id".into()], columns }
+        })
+        .collect();
+    let relationships = spec
+        .iter()
+        .flat_map(|(t, refs)| refs.iter().map(move |r| many_to_one(None, t, r, format!("{}_id", r.to_lowercase()))))
+        .collect();
+    DbModel { name: name.into(), tables, relationships, patterns, ..Default::default() }
+}
+
+/// The many-to-one relationship from `from` to `to` on `from.col = to.id`.
+pub fn many_to_one(name: Option<String>, from: &str, to: &str, col: String) -> Relationship {
+    Relationship {
+        name,
+        from: from.into(),
+        to: to.into(),
+        cardinality: Cardinality::ManyToOne,
+        on: vec![[col, "id".into()]],
+        description: None,
+        role: None,
+        role_description: None,
+        via: None,
+    }
+}
+
+/// A column with no description.
+fn column(name: impl Into<String>, sql_type: &str, nullable: bool) -> Column {
+    Column { name: name.into(), sql_type: sql_type.into(), nullable, description: None }
 }

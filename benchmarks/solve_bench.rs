@@ -14,61 +14,24 @@
 //! Models: DDO, ACME and BIRD formula1 (when present in dbmodels/), a
 //! 52-table synthetic model shaped like the paper's Cloud Resources benchmark
 //! (benchmarks/models/cloud52.json, written here deterministically), and
-//! random schemas of 200 and 1,000 tables (seeded). Queries are seeded random
-//! relevant sets: 2–4 tables on the curated models, 5–10 tables drawn from a
-//! neighbourhood (BFS radius 3 around a random table) on the random schemas —
-//! a question touches related tables, not ten random corners of a warehouse.
+//! random schemas of 200 and 1,000 tables (`gen::random_schema`, seeded).
+//! Queries are seeded random relevant sets: 2–4 tables on the curated
+//! models, 5–10 tables drawn from a neighbourhood (BFS radius 3 around a
+//! random table) on the random schemas — a question touches related tables,
+//! not ten random corners of a warehouse.
 
 use std::time::Instant;
 
 use lucy::graph::SchemaGraph;
 use lucy::solve::relevant::{core_problem, scope, Relax};
 use lucy::solve::{generate_view, milp::solve_milp, preprocess::prune, solve_core, CoreOptions};
-use lucy::types::{Cardinality, Column, DbModel, Pattern, PatternNode, Relationship, SolveStatus, Table, ViewRequest};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use lucy::types::{DbModel, Pattern, PatternNode, SolveStatus, ViewRequest};
 
 #[path = "gen.rs"]
 mod gen;
 
 #[path = "cpsat_export.rs"]
 mod cpsat_export;
-
-fn table(name: &str, fks: &[&str]) -> Table {
-    let mut columns =
-        vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }];
-    columns.push(Column { name: "name".into(), sql_type: "TEXT".into(), nullable: true, description: None });
-    for f in fks {
-        columns.push(Column {
-            name: format!("{}_id", f.to_lowercase()),
-            sql_type: "INTEGER".into(),
-            nullable: true,
-            description: None,
-        });
-    }
-    Table { name: name.into(), description: None, primary_key: vec!["id".into()], columns }
-}
-
-fn fk(from: &str, to: &str) -> Relationship {
-    Relationship {
-        name: None,
-        from: from.into(),
-        to: to.into(),
-        cardinality: Cardinality::ManyToOne,
-        on: vec![[format!("{}_id", to.to_lowercase()), "id".into()]],
-        description: None,
-        role: None,
-        role_description: None,
-        via: None,
-    }
-}
-
-/// Build a model from (table, referenced tables) pairs.
-fn model(name: &str, spec: &[(String, Vec<String>)], patterns: Vec<Pattern>) -> DbModel {
-    let tables = spec.iter().map(|(t, f)| table(t, &f.iter().map(String::as_str).collect::<Vec<_>>())).collect();
-    let relationships = spec.iter().flat_map(|(t, f)| f.iter().map(move |x| fk(t, x))).collect();
-    DbModel { name: name.into(), tables, relationships, patterns, ..Default::default() }
-}
 
 /// 52 tables like the paper's Cloud Resources model: 2 stars, 5 snowflakes,
 /// 2 m:m, one lookup, around a core of managed objects.
@@ -137,65 +100,7 @@ pub fn cloud52() -> DbModel {
         patterns.push(Pattern::Star { root: s(root), children, description: None, exclusive: false });
     }
     assert_eq!(spec.len(), 52);
-    model("cloud52", &spec, patterns)
-}
-
-/// A random connected schema: a random tree plus extra edges (average
-/// degree about 3), 1% lookups and 1% m:m junctions.
-pub fn random_schema(n: usize, seed: u64) -> DbModel {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let name = |i: usize| format!("T{i:04}");
-    let mut refs: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for i in 1..n {
-        refs[i].push(rng.random_range(0..i));
-    }
-    for _ in 0..n / 2 {
-        let a = rng.random_range(0..n);
-        let b = rng.random_range(0..n);
-        if a != b && !refs[a].contains(&b) && !refs[b].contains(&a) {
-            refs[a].push(b);
-        }
-    }
-    let mut patterns = Vec::new();
-    let lookups: Vec<String> = (0..n / 100).map(|_| name(rng.random_range(0..n))).collect();
-    let mut used: Vec<usize> = Vec::new();
-    let mut sides: Vec<usize> = Vec::new();
-    for _ in 0..n / 100 {
-        let k = rng.random_range(1..n);
-        // A junction is no side of another m:m and no side is a junction
-        // (the dbModel rules); at 200 and 1,000 tables no draw hits either.
-        if refs[k].len() == 1 && !used.contains(&k) && !sides.contains(&k) {
-            // Junction k between its parent and a new side.
-            let side = (k + 1 + rng.random_range(0..n - 1)) % n;
-            if side != refs[k][0]
-                && side != k
-                && !refs[side].contains(&k)
-                && !used.contains(&side)
-                && !used.contains(&refs[k][0])
-            {
-                sides.push(side);
-                sides.push(refs[k][0]);
-                refs[k].push(side);
-                used.push(k);
-                patterns.push(Pattern::ManyToMany {
-                    junction: name(k),
-                    sides: [name(refs[k][0]), name(side)],
-                    relationships: None,
-                    description: None,
-                });
-            }
-        }
-    }
-    let mut lk = lookups;
-    lk.sort();
-    lk.dedup();
-    lk.retain(|l| !used.iter().any(|&u| &name(u) == l));
-    if !lk.is_empty() {
-        patterns.push(Pattern::Lookup { tables: lk, description: None });
-    }
-    let spec: Vec<(String, Vec<String>)> =
-        (0..n).map(|i| (name(i), refs[i].iter().map(|&j| name(j)).collect())).collect();
-    model(&format!("random{n}"), &spec, patterns)
+    gen::model_of("cloud52", &spec, patterns)
 }
 
 fn pct(v: &mut [f64], p: f64) -> f64 {
@@ -257,7 +162,7 @@ fn main() {
     }
     models.push(("cloud52 (synthetic)".into(), cloud, (2, 4), None, nq));
     for n in sizes {
-        models.push((format!("random {n}"), random_schema(n, n as u64), (5, 10), Some(3), nq / 2));
+        models.push((format!("random {n}"), gen::random_schema(n, n as u64), (5, 10), Some(3), nq / 2));
     }
     if args.iter().any(|a| a == "--enterprise") {
         models.push(("enterprise 10000".into(), gen::enterprise(10_000, 7), (5, 20), Some(3), nq / 2));

@@ -414,7 +414,7 @@ fn model_bridges(
 #[test]
 fn generate_view_matches_brute_force_on_random_models() {
     use lucy::graph::SchemaGraph;
-    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, ViewRequest};
+    use lucy::types::{Column, DbModel, Pattern, Relationship, ViewRequest};
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     let (mut checked, mut infeasible, mut ambiguous) = (0, 0, 0);
     for case in 0..250 {
@@ -435,17 +435,7 @@ fn generate_view_matches_brute_force_on_random_models() {
                             nullable: true,
                             description: None,
                         });
-                        rels.push(Relationship {
-                            name: Some(format!("r{}", rels.len())),
-                            from: name(a),
-                            to: name(b),
-                            cardinality: Cardinality::ManyToOne,
-                            on: vec![[col, "id".into()]],
-                            description: None,
-                            role: None,
-                            role_description: None,
-                            via: None,
-                        });
+                        rels.push(crate::gen::many_to_one(Some(format!("r{}", rels.len())), &name(a), &name(b), col));
                         pairs.push((a, b));
                     }
                 }
@@ -593,7 +583,7 @@ fn deepening_fallback_is_optimal_for_its_n() {
 #[test]
 fn role_instances_match_brute_force_on_random_models() {
     use lucy::graph::SchemaGraph;
-    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, ViewRequest};
+    use lucy::types::{Column, DbModel, Pattern, Relationship, ViewRequest};
     let mut rng = ChaCha8Rng::seed_from_u64(1717);
     let (mut checked, mut infeasible, mut selfs, mut copies) = (0, 0, 0, 0);
     for case in 0..250 {
@@ -617,15 +607,8 @@ fn role_instances_match_brute_force_on_random_models() {
                         });
                         let r = rels.len();
                         rels.push(Relationship {
-                            name: Some(format!("r{r}")),
-                            from: name(a),
-                            to: name(b),
-                            cardinality: Cardinality::ManyToOne,
-                            on: vec![[col, "id".into()]],
-                            description: None,
                             role: rng.random_bool(0.5).then(|| format!("role{r}")),
-                            role_description: None,
-                            via: None,
+                            ..crate::gen::many_to_one(Some(format!("r{r}")), &name(a), &name(b), col)
                         });
                         pairs.push((a, b));
                     }
@@ -1085,17 +1068,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 if a != b && rng.random_bool(0.35) {
                     let c = format!("fk{b}_{}", rels.len());
                     tables[a].columns.push(col(&c));
-                    rels.push(Relationship {
-                        name: Some(format!("r{}", rels.len())),
-                        from: name(a),
-                        to: name(b),
-                        cardinality: Cardinality::ManyToOne,
-                        on: vec![[c, "id".into()]],
-                        description: None,
-                        role: None,
-                        role_description: None,
-                        via: None,
-                    });
+                    rels.push(crate::gen::many_to_one(Some(format!("r{}", rels.len())), &name(a), &name(b), c));
                     pairs.push((a, b));
                 }
             }
@@ -1287,7 +1260,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
 #[test]
 fn tables_hanging_off_a_junction_match_brute_force() {
     use lucy::graph::SchemaGraph;
-    use lucy::types::{Cardinality, Column, DbModel, JoinKind, Pattern, Relationship, Table, ViewRequest};
+    use lucy::types::{Column, DbModel, JoinKind, Pattern, Relationship, Table, ViewRequest};
     let mut rng = ChaCha8Rng::seed_from_u64(3303);
     let (mut checked, mut infeasible, mut rescued) = (0, 0, 0);
     let col = |name: &str| Column { name: name.into(), sql_type: "INTEGER".into(), nullable: true, description: None };
@@ -1310,17 +1283,7 @@ fn tables_hanging_off_a_junction_match_brute_force() {
         let mut add = |tables: &mut Vec<Table>, a: usize, b: usize| {
             let c = format!("fk{b}_{}", rels.len());
             tables[a].columns.push(col(&c));
-            rels.push(Relationship {
-                name: Some(format!("r{}", rels.len())),
-                from: name(a),
-                to: name(b),
-                cardinality: Cardinality::ManyToOne,
-                on: vec![[c, "id".into()]],
-                description: None,
-                role: None,
-                role_description: None,
-                via: None,
-            });
+            rels.push(crate::gen::many_to_one(Some(format!("r{}", rels.len())), &name(a), &name(b), c));
             pairs.push((a, b));
         };
         add(&mut tables, 2, 0);
@@ -1489,15 +1452,11 @@ fn large_relevant_sets_match_the_unbounded_search() {
 
 /// A connected random graph on `n` nodes: a random spanning tree plus a
 /// count drawn from `extra` of random further edges (self loops skipped),
-/// so a few cycles.
+/// so a few cycles (`benchmarks/gen.rs`, as the benchmarks' random schemas).
 fn tree_plus_edges(rng: &mut ChaCha8Rng, n: usize, extra: std::ops::RangeInclusive<usize>) -> Vec<(usize, usize)> {
-    let mut edges: Vec<(usize, usize)> = (1..n).map(|b| (rng.random_range(0..b), b)).collect();
-    for _ in 0..rng.random_range(extra) {
-        let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
-        if a != b {
-            edges.push((a, b));
-        }
-    }
+    let mut edges = crate::gen::random_tree(rng, n);
+    let count = rng.random_range(extra);
+    crate::gen::add_random_edges(rng, n, &mut edges, count, false);
     edges
 }
 
@@ -1743,7 +1702,7 @@ fn many_mm_patterns_match_brute_force() {
 #[test]
 fn shortcuts_are_left_out_while_their_table_is_relevant() {
     use lucy::graph::SchemaGraph;
-    use lucy::types::{Cardinality, Column, DbModel, Pattern, Relationship, ViewRequest};
+    use lucy::types::{Column, DbModel, Pattern, Relationship, ViewRequest};
     let mut rng = ChaCha8Rng::seed_from_u64(1717);
     let (mut checked, mut bypassed, mut used) = (0, 0, 0);
     for case in 0..250 {
@@ -1781,15 +1740,8 @@ fn shortcuts_are_left_out_while_their_table_is_relevant() {
                     description: None,
                 });
                 Relationship {
-                    name: Some(format!("r{r}")),
-                    from: name(a),
-                    to: name(b),
-                    cardinality: Cardinality::ManyToOne,
-                    on: vec![[col, "id".into()]],
-                    description: None,
-                    role: None,
-                    role_description: None,
                     via: via[r].map(name),
+                    ..crate::gen::many_to_one(Some(format!("r{r}")), &name(a), &name(b), col)
                 }
             })
             .collect();

@@ -3,15 +3,17 @@
 //! the view, runs on dbmodels/ddo.sqlite, and returns the same rows as
 //! independently written gold SQL over the base tables.
 
-use std::collections::BTreeSet;
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use support::{json_ok, rows_of, run, run_mock, sqlite_rows, trace_and_explain};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
-const SENTINEL: &str = "sk-SENTINEL-ask-ddo-0123456789";
+const SENTINEL: &str = support::MOCK_API_KEY;
 
 /// The mock LLM's answers for Q1 (shared with the serve, MCP and load tests).
 const Q1_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mock/ddo-q1.json");
@@ -21,42 +23,6 @@ const Q2: &str = "List resource pool names with CPU overhead limit greater than 
 
 fn rule(needle: &str, answers: &[&str]) -> Rule {
     Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()))
-}
-
-fn lucy(args: &[&str], url: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lucy"))
-        .args(args)
-        .args(["--llm-url", url, "--llm-model", "mock-model", "--llm-retries", "0"])
-        .env("LUCY_API_KEY", SENTINEL)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("LUCY_LLM_MODEL")
-        .env_remove("LUCY_LLM_URL")
-        .output()
-        .expect("run lucy")
-}
-
-/// Rows of `sql` on the DDO database, as a set of text tuples.
-fn gold(sql: &str) -> BTreeSet<Vec<String>> {
-    let c = rusqlite::Connection::open_with_flags(DB, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    let mut st = c.prepare(sql).unwrap();
-    let n = st.column_count();
-    let rows = st.query_map([], |r| (0..n).map(|i| r.get::<_, String>(i)).collect::<Result<Vec<_>, _>>()).unwrap();
-    rows.map(|r| r.unwrap()).collect()
-}
-
-fn rows_of(json: &serde_json::Value) -> BTreeSet<Vec<String>> {
-    json["rows"]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
-                .collect()
-        })
-        .collect()
 }
 
 fn no_secret(out: &Output, trace: &Path) {
@@ -74,7 +40,7 @@ fn q1_clients_and_datacenters_through_the_m_to_m() {
     let server = MockServer::start(Script::from_file(Q1_SCRIPT).unwrap());
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("q1.json");
-    let out = lucy(
+    let out = run_mock(
         &[
             "--json",
             "ask",
@@ -90,15 +56,15 @@ fn q1_clients_and_datacenters_through_the_m_to_m() {
         ],
         &server.url(),
     );
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_ok(&out);
     // LOCATION got 1 of 5 votes: below --min-votes 2.
     assert_eq!(v["tables"], serde_json::json!(["CLIENT", "DATACENTER"]));
     let view_sql = v["view"]["view_sql"].as_str().unwrap();
     assert!(view_sql.contains("RSPOOL2CLIENT") && !view_sql.contains("LOCATION"), "{view_sql}");
     let sql = v["sql"].as_str().unwrap();
     assert!(sql.contains("CLIENT_name") && sql.contains("DATACENTER_name") && sql.contains("FROM lucy_view"));
-    let expected = gold(
+    let expected = sqlite_rows(
+        DB,
         "SELECT DISTINCT c.name, d.name FROM CLIENT c JOIN RSPOOL2CLIENT j ON j.client_id = c.id \
          JOIN RESOURCEPOOL p ON p.id = j.rspool_id JOIN COMPUTE k ON k.id = p.compute_id \
          JOIN DATACENTER d ON d.id = k.dc_id WHERE d.name LIKE 'dev%'",
@@ -107,18 +73,13 @@ fn q1_clients_and_datacenters_through_the_m_to_m() {
     assert_eq!(rows_of(&v), expected);
     no_secret(&out, &trace);
     // The trace holds every phase and renders.
-    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let t = trace_and_explain(&trace, &["RESULT: ok — SQL accepted, 29 row(s)", "LOCATION 1/5 (dropped)"]);
     assert_eq!(
         t["match_tables"]["steps"][0]["votes"][2],
         serde_json::json!({"item": "LOCATION", "votes": 1, "kept": false})
     );
     assert!(t["generate_view"]["request"]["tables"].is_array());
     assert_eq!(t["query_view"]["attempts"][0]["execution"]["row_count"], 29);
-    let ex = Command::new(env!("CARGO_BIN_EXE_lucy")).args(["explain", trace.to_str().unwrap()]).output().unwrap();
-    let report = String::from_utf8_lossy(&ex.stdout);
-    assert!(ex.status.success());
-    assert!(report.contains("RESULT: ok — SQL accepted, 29 row(s)"), "{report}");
-    assert!(report.contains("LOCATION 1/5 (dropped)"), "{report}");
 }
 
 #[test]
@@ -136,11 +97,11 @@ fn q2_resource_pools_through_the_snowflake() {
                 &["SELECT DISTINCT RESOURCEPOOL_name FROM lucy_view WHERE CCPU_overheadlimit > RCPU_overallusage + 100;\nThis query compares the limits."],
             )),
     );
-    let out = lucy(&["--json", "ask", "--model", MODEL, Q2, "--execute", DB, "--samples", "3"], &server.url());
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = run_mock(&["--json", "ask", "--model", MODEL, Q2, "--execute", DB, "--samples", "3"], &server.url());
+    let v = json_ok(&out);
     assert_eq!(v["tables"], serde_json::json!(["RESOURCEPOOL", "CONFIG", "RUNTIME", "CCPU", "RCPU"]));
-    let expected = gold(
+    let expected = sqlite_rows(
+        DB,
         "SELECT DISTINCT p.name FROM RESOURCEPOOL p JOIN CONFIG c ON c.rspool_id = p.id JOIN CCPU cc ON cc.config_id = c.id \
          JOIN RUNTIME r ON r.rspool_id = p.id JOIN RCPU rc ON rc.runtime_id = r.id WHERE cc.overheadlimit > rc.overallusage + 100",
     );
@@ -169,19 +130,12 @@ fn recorded_run_replays_identically_offline() {
                 .rule(rule("I created a view table", &["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"])),
         );
         url = server.url();
-        lucy(&["--json", "ask", "--model", MODEL, Q1, "--execute", DB, "--record", cassette], &url)
+        run_mock(&["--json", "ask", "--model", MODEL, Q1, "--execute", DB, "--record", cassette], &url)
     };
     assert!(recorded.status.success(), "{}", String::from_utf8_lossy(&recorded.stderr));
     let text = std::fs::read_to_string(cassette).unwrap();
     assert!(!text.contains(SENTINEL), "the API key leaked into the cassette");
-    let replayed = Command::new(env!("CARGO_BIN_EXE_lucy"))
-        .args(["--json", "ask", "--model", MODEL, Q1, "--execute", DB, "--replay", cassette])
-        .env_remove("LUCY_API_KEY")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("LUCY_LLM_MODEL")
-        .env_remove("LUCY_LLM_URL")
-        .output()
-        .unwrap();
+    let replayed = run(&["--json", "ask", "--model", MODEL, Q1, "--execute", DB, "--replay", cassette]);
     assert!(replayed.status.success(), "{}", String::from_utf8_lossy(&replayed.stderr));
     let strip = |o: &Output| {
         let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -191,10 +145,7 @@ fn recorded_run_replays_identically_offline() {
     };
     assert_eq!(strip(&recorded), strip(&replayed));
     // A different question is a cassette miss, reported as an LLM failure.
-    let miss = Command::new(env!("CARGO_BIN_EXE_lucy"))
-        .args(["ask", "--model", MODEL, "Which pools are red?", "--replay", cassette])
-        .output()
-        .unwrap();
+    let miss = run(&["ask", "--model", MODEL, "Which pools are red?", "--replay", cassette]);
     assert_eq!(miss.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&miss.stderr).contains("match_tables failed (llm)"),

@@ -1,28 +1,23 @@
 //! `lucy ask` when things go wrong: no LLM configured, a server that fails
 //! forever, garbage answers, unknown names, a DROP TABLE answer.
 
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use support::lucy;
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 const Q1: &str =
     "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 
-fn bare_lucy() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
-    for k in ["LUCY_API_KEY", "OPENAI_API_KEY", "LUCY_LLM_MODEL", "LUCY_LLM_URL"] {
-        c.env_remove(k);
-    }
-    // No embedded model either, even where scripts/fetch-model.sh has run.
-    c.env("LUCY_LLM_GGUF", "off");
-    c
-}
-
+/// The mock at `url` with one retry and a 5 s timeout (the failing server's
+/// tests wait on both).
 fn with_mock(args: &[&str], url: &str) -> Output {
-    bare_lucy()
+    lucy()
         .args(args)
         .args(["--llm-url", url, "--llm-model", "mock", "--llm-retries", "1", "--llm-timeout", "5"])
         .env("LUCY_API_KEY", "sk-SENTINEL-robust-42")
@@ -38,7 +33,7 @@ fn text(o: &Output) -> (String, String) {
 fn no_llm_and_no_offline_model_says_how_and_exits_2() {
     let empty = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let o = bare_lucy().args(["ask", "--model", MODEL, Q1]).env("LUCY_MINILM_DIR", empty.path()).output().unwrap();
+    let o = lucy().args(["ask", "--model", MODEL, Q1]).env("LUCY_MINILM_DIR", empty.path()).output().unwrap();
     assert!(started.elapsed() < Duration::from_secs(20), "must not hang");
     assert_eq!(o.status.code(), Some(2));
     let (_, err) = text(&o);
@@ -58,7 +53,7 @@ fn no_llm_uses_the_offline_linker_and_stops_after_the_view() {
     }
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
-    let o = bare_lucy().args(["ask", "--model", MODEL, Q1, "--trace", trace.to_str().unwrap()]).output().unwrap();
+    let o = lucy().args(["ask", "--model", MODEL, Q1, "--trace", trace.to_str().unwrap()]).output().unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("no LLM configured") && err.contains("offline embedding linker"), "{err}");
@@ -74,7 +69,7 @@ fn no_llm_uses_the_offline_linker_and_stops_after_the_view() {
 
 #[test]
 fn offline_view_with_given_tables() {
-    let o = bare_lucy()
+    let o = lucy()
         .args(["ask", "--model", MODEL, Q1, "--tables", "CLIENT,DATACENTER", "--stop-after", "view"])
         .output()
         .unwrap();
@@ -84,7 +79,7 @@ fn offline_view_with_given_tables() {
     assert!(out.contains("RSPOOL2CLIENT"), "{out}");
     assert!(!out.contains("-- SQL"));
     // --stop-after match also works offline.
-    let o = bare_lucy()
+    let o = lucy()
         .args(["--json", "ask", "--model", MODEL, Q1, "--attrs", "CLIENT.name", "--stop-after", "match"])
         .output()
         .unwrap();
@@ -92,10 +87,8 @@ fn offline_view_with_given_tables() {
     assert_eq!(v["tables"], serde_json::json!(["CLIENT"]));
     assert_eq!(v["stopped_after"], "match");
     // Unknown given tables are input errors naming the table.
-    let o = bare_lucy()
-        .args(["ask", "--model", MODEL, Q1, "--tables", "CUSTOMER", "--stop-after", "view"])
-        .output()
-        .unwrap();
+    let o =
+        lucy().args(["ask", "--model", MODEL, Q1, "--tables", "CUSTOMER", "--stop-after", "view"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("unknown table `CUSTOMER`"));
 }
@@ -114,7 +107,7 @@ fn server_error_forever_is_a_clear_error() {
     assert!(err.contains("500"), "{err}");
     let all = format!("{out}{err}{}", std::fs::read_to_string(&trace).unwrap());
     assert!(!all.contains("SENTINEL"), "the API key leaked");
-    let ex = bare_lucy().args(["explain", trace.to_str().unwrap()]).output().unwrap();
+    let ex = lucy().args(["explain", trace.to_str().unwrap()]).output().unwrap();
     assert!(text(&ex).0.contains("RESULT: failed in match_tables (llm)"));
 }
 

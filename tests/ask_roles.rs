@@ -6,10 +6,10 @@
 //! rows; a question without a choice costs no extra call; role answers are
 //! voted like tables.
 
-use std::collections::BTreeSet;
-use std::process::{Command, Output};
+mod support;
 
 use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use support::{json_ok, rows_of, run_mock, sqlite_rows, trace_and_explain};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
@@ -18,41 +18,6 @@ const ROLE_PROMPT: &str = "The table LOCATION can be joined to the other tables 
 
 fn rule(needles: &[&str], answers: &[&str]) -> Rule {
     Rule::when_contains(needles.iter().copied()).reply(Reply::ok(answers.iter().copied()))
-}
-
-fn lucy(args: &[&str], url: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lucy"))
-        .args(args)
-        .args(["--llm-url", url, "--llm-model", "mock-model", "--llm-retries", "0"])
-        .env("LUCY_API_KEY", "sk-test-ask-roles")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("LUCY_LLM_MODEL")
-        .env_remove("LUCY_LLM_URL")
-        .output()
-        .expect("run lucy")
-}
-
-fn rows(sql: &str) -> BTreeSet<Vec<String>> {
-    let c = rusqlite::Connection::open_with_flags(DB, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    let mut st = c.prepare(sql).unwrap();
-    let n = st.column_count();
-    let r = st.query_map([], |r| (0..n).map(|i| r.get::<_, String>(i)).collect::<Result<Vec<_>, _>>()).unwrap();
-    r.map(|x| x.unwrap()).collect()
-}
-
-fn rows_of(json: &serde_json::Value) -> BTreeSet<Vec<String>> {
-    json["rows"]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
-                .collect()
-        })
-        .collect()
 }
 
 /// ddo-20's answers: LOCATION in both roles, compared city to city.
@@ -73,7 +38,7 @@ fn ddo20_asks_for_roles_once_and_compares_two_locations() {
     let server = MockServer::start(q20_script(&["[\"LOCATION@CLIENT.loc_id\", \"LOCATION@DATACENTER.loc_id\"]"]));
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("q20.json");
-    let out = lucy(
+    let out = run_mock(
         &[
             "--json",
             "ask",
@@ -89,8 +54,7 @@ fn ddo20_asks_for_roles_once_and_compares_two_locations() {
         ],
         &server.url(),
     );
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_ok(&out);
     assert_eq!(
         v["tables"],
         serde_json::json!(["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"])
@@ -113,7 +77,8 @@ fn ddo20_asks_for_roles_once_and_compares_two_locations() {
         view_sql.contains("LOCATION_CLIENT.city AS LOCATION_CLIENT_city")
             && view_sql.contains("LOCATION_DATACENTER.city AS LOCATION_DATACENTER_city")
     );
-    let gold = rows(
+    let gold = sqlite_rows(
+        DB,
         "SELECT DISTINCT c.name, d.name FROM DATACENTER d JOIN COMPUTE k ON k.dc_id = d.id JOIN RESOURCEPOOL p ON p.compute_id = k.id \
          JOIN RSPOOL2CLIENT j ON j.rspool_id = p.id JOIN CLIENT c ON c.id = j.client_id \
          JOIN LOCATION lc ON lc.id = c.loc_id JOIN LOCATION ld ON ld.id = d.loc_id WHERE lc.city = ld.city",
@@ -131,20 +96,19 @@ fn ddo20_asks_for_roles_once_and_compares_two_locations() {
     assert_eq!(reqs.iter().filter(|r| r.body.contains("is used in one role")).count(), 2);
     // The trace records the role prompt, its votes and the kept instances;
     // explain shows them.
-    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let t = trace_and_explain(
+        &trace,
+        &[
+            "[match_roles LOCATION]",
+            "[attributes LOCATION@DATACENTER.loc_id]",
+            "relevant tables: CLIENT, DATACENTER, LOCATION@CLIENT.loc_id, LOCATION@DATACENTER.loc_id",
+        ],
+    );
     let steps = t["match_tables"]["steps"].as_array().unwrap();
     let role = steps.iter().find(|s| s["prompt"] == "match_roles").unwrap();
     assert_eq!(role["subject"], "LOCATION");
     assert_eq!(role["tables"], serde_json::json!(["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"]));
     assert_eq!(role["votes"][0], serde_json::json!({"item": "LOCATION@CLIENT.loc_id", "votes": 3, "kept": true}));
-    let ex = Command::new(env!("CARGO_BIN_EXE_lucy")).args(["explain", trace.to_str().unwrap()]).output().unwrap();
-    let report = String::from_utf8_lossy(&ex.stdout);
-    assert!(report.contains("[match_roles LOCATION]"), "{report}");
-    assert!(report.contains("[attributes LOCATION@DATACENTER.loc_id]"), "{report}");
-    assert!(
-        report.contains("relevant tables: CLIENT, DATACENTER, LOCATION@CLIENT.loc_id, LOCATION@DATACENTER.loc_id"),
-        "{report}"
-    );
 }
 
 #[test]
@@ -156,12 +120,11 @@ fn role_answers_are_voted_and_a_question_without_a_choice_costs_no_call() {
         "[\"LOCATION@CLIENT.loc_id\", \"LOCATION@DATACENTER.loc_id\"]",
         "[\"CLIENT.loc_id\"]",
     ]));
-    let out = lucy(
+    let out = run_mock(
         &["--json", "ask", "--model", MODEL, Q20, "--samples", "3", "--min-votes", "2", "--stop-after", "view"],
         &server.url(),
     );
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_ok(&out);
     assert_eq!(v["tables"], serde_json::json!(["CLIENT", "DATACENTER", "LOCATION@CLIENT.loc_id"]));
     let view_sql = v["view"]["view_sql"].as_str().unwrap();
     assert!(view_sql.contains("LOCATION_CLIENT") && !view_sql.contains("LOCATION_DATACENTER"), "{view_sql}");
@@ -172,12 +135,11 @@ fn role_answers_are_voted_and_a_question_without_a_choice_costs_no_call() {
             .rule(rule(&["JSON schema of the database"], &["[\"CLIENT\", \"LOCATION\"]"]))
             .rule(rule(&["JSON schema of the table"], &["[\"name\", \"city\"]"])),
     );
-    let out = lucy(
+    let out = run_mock(
         &["--json", "ask", "--model", MODEL, "In which city is each client based?", "--stop-after", "view"],
         &server.url(),
     );
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_ok(&out);
     assert_eq!(v["tables"], serde_json::json!(["CLIENT", "LOCATION"]));
     let reqs = server.chat_requests();
     assert_eq!(reqs.len(), 3, "match_tables and two attribute prompts");
@@ -191,7 +153,7 @@ fn role_answers_are_voted_and_a_question_without_a_choice_costs_no_call() {
             .rule(rule(&["The table RESOURCEPOOL is part of a snowflake"], &["[\"name\"]"]))
             .rule(rule(&["JSON schema of the table"], &["[\"name\"]"])),
     );
-    let out = lucy(
+    let out = run_mock(
         &["--json", "ask", "--model", MODEL, "Which resource pools does each client use?", "--stop-after", "view"],
         &server.url(),
     );

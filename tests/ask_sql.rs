@@ -1,59 +1,14 @@
 //! `lucy ask --sql`: SQL given instead of written by QueryView runs through
 //! the view, the guard and `--execute` without any LLM configured.
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::process::{Command, Output};
+
+use support::{rows_of, run, sqlite_rows, stdout_json, trace_and_explain};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
-
-/// Run lucy with no LLM configured at all.
-fn lucy(args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
-    c.args(args);
-    for v in ["LUCY_LLM_URL", "LUCY_LLM_MODEL", "LUCY_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "LUCY_LLM_BACKEND"]
-    {
-        c.env_remove(v);
-    }
-    c.output().expect("run lucy")
-}
-
-fn gold(sql: &str) -> BTreeSet<Vec<String>> {
-    let c = rusqlite::Connection::open_with_flags(DB, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    let mut st = c.prepare(sql).unwrap();
-    let n = st.column_count();
-    let rows = st
-        .query_map([], |r| {
-            (0..n)
-                .map(|i| {
-                    r.get::<_, rusqlite::types::Value>(i).map(|v| match v {
-                        rusqlite::types::Value::Text(s) => s,
-                        rusqlite::types::Value::Integer(i) => i.to_string(),
-                        rusqlite::types::Value::Real(f) => f.to_string(),
-                        rusqlite::types::Value::Null => "null".into(),
-                        rusqlite::types::Value::Blob(_) => "blob".into(),
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .unwrap();
-    rows.map(|r| r.unwrap()).collect()
-}
-
-fn rows_of(json: &serde_json::Value) -> BTreeSet<Vec<String>> {
-    json["rows"]["rows"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no rows in {json}"))
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
-                .collect()
-        })
-        .collect()
-}
 
 /// Real numbers to 6 decimals: a sum in another order differs in the last bits.
 fn rounded(rows: BTreeSet<Vec<String>>) -> BTreeSet<Vec<String>> {
@@ -69,17 +24,11 @@ fn rounded(rows: BTreeSet<Vec<String>>) -> BTreeSet<Vec<String>> {
         .collect()
 }
 
-fn json_out(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}\nstderr: {}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-    })
-}
-
 #[test]
 fn given_sql_runs_over_the_view_without_an_llm() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
-    let o = lucy(&[
+    let o = run(&[
         "--json",
         "ask",
         "--model",
@@ -94,22 +43,19 @@ fn given_sql_runs_over_the_view_without_an_llm() {
         trace.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
-    let j = json_out(&o);
+    let j = stdout_json(&o);
     let want = gold("SELECT CLIENT.name, LOCATION.city FROM CLIENT JOIN LOCATION ON LOCATION.id = CLIENT.loc_id WHERE LOCATION.country = 'Ireland'");
     assert!(!want.is_empty());
     assert_eq!(rows_of(&j), want);
     // The trace says the SQL was given, and explain renders it.
-    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let t = trace_and_explain(&trace, &["given SQL"]);
     assert_eq!(t["query_view"]["attempts"][0]["extraction"], "given");
     assert!(t.get("llm").is_none(), "no LLM was used: {}", t["llm"]);
-    let e = lucy(&["explain", trace.to_str().unwrap()]);
-    let text = String::from_utf8_lossy(&e.stdout);
-    assert!(text.contains("given SQL"), "{text}");
 }
 
 #[test]
 fn given_sql_is_checked_by_the_guard() {
-    let o = lucy(&["ask", "--model", MODEL, "--tables", "CLIENT", "--sql", "SELECT name FROM CLIENT", "--execute", DB]);
+    let o = run(&["ask", "--model", MODEL, "--tables", "CLIENT", "--sql", "SELECT name FROM CLIENT", "--execute", DB]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("relation `CLIENT` is not allowed"), "{err}");
@@ -118,14 +64,14 @@ fn given_sql_is_checked_by_the_guard() {
 #[test]
 fn given_sql_over_base_tables_with_direct() {
     let sql = "SELECT DATACENTER.name FROM DATACENTER JOIN LOCATION ON LOCATION.id = DATACENTER.loc_id WHERE LOCATION.country = 'Ireland'";
-    let o = lucy(&["--json", "ask", "--model", MODEL, "--direct", "--sql", sql, "--execute", DB]);
+    let o = run(&["--json", "ask", "--model", MODEL, "--direct", "--sql", sql, "--execute", DB]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(rows_of(&json_out(&o)), gold(sql));
+    assert_eq!(rows_of(&stdout_json(&o)), gold(sql));
 }
 
 #[test]
 fn given_sql_needs_tables_for_the_view() {
-    let o = lucy(&["ask", "--model", MODEL, "--sql", "SELECT 1 FROM lucy_view"]);
+    let o = run(&["ask", "--model", MODEL, "--sql", "SELECT 1 FROM lucy_view"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--tables"), "{}", String::from_utf8_lossy(&o.stderr));
 }
@@ -163,14 +109,14 @@ fn fanout_questions_of_the_ddo_suite_are_answered_right() {
             .unwrap_or_else(|| panic!("{id} is in ddo.jsonl"));
         assert!(q["tags"].as_array().unwrap().iter().any(|t| t == "chasm" || t == "fan"), "{id}");
         let want = rounded(gold(q["gold_sql"].as_str().unwrap()));
-        let o = lucy(&["--json", "ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB]);
+        let o = run(&["--json", "ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB]);
         assert_eq!(o.status.code(), Some(0), "{id}: {}", String::from_utf8_lossy(&o.stderr));
-        let j = json_out(&o);
+        let j = stdout_json(&o);
         assert_eq!(rounded(rows_of(&j)), want, "{id}: rewritten SQL {}", j["sql"]);
         assert!(j["fanout"]["rewritten"].is_string(), "{id}: {}", j["fanout"]);
         assert_eq!(j["fanout"]["original"], *sql);
         // As written, the answer is wrong on this data.
-        let w = lucy(&[
+        let w = run(&[
             "--json",
             "ask",
             "--model",
@@ -185,12 +131,11 @@ fn fanout_questions_of_the_ddo_suite_are_answered_right() {
             "warn",
         ]);
         assert_eq!(w.status.code(), Some(0));
-        let jw = json_out(&w);
+        let jw = stdout_json(&w);
         assert_ne!(rounded(rows_of(&jw)), want, "{id}: the trap shows on ddo.sqlite");
         assert!(jw["fanout"]["findings"].as_array().is_some_and(|f| !f.is_empty()));
         // Refused with the aggregate named.
-        let e =
-            lucy(&["ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB, "--fanout", "error"]);
+        let e = run(&["ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB, "--fanout", "error"]);
         assert_eq!(e.status.code(), Some(1), "{id}");
         let err = String::from_utf8_lossy(&e.stderr);
         assert!(err.contains("fan-out") && err.contains("COUNT("), "{id}: {err}");
@@ -200,7 +145,7 @@ fn fanout_questions_of_the_ddo_suite_are_answered_right() {
 #[test]
 fn human_output_shows_the_sql_as_written_and_as_run() {
     let sql = "SELECT CLIENT_name, SUM(PAYAMOUNT_amount) FROM lucy_view GROUP BY CLIENT_name";
-    let o = lucy(&[
+    let o = run(&[
         "ask",
         "--model",
         MODEL,
@@ -220,7 +165,7 @@ fn human_output_shows_the_sql_as_written_and_as_run() {
 
 #[test]
 fn lucy_view_marks_repeated_columns() {
-    let o = lucy(&[
+    let o = run(&[
         "view",
         "--model",
         MODEL,
@@ -236,8 +181,8 @@ fn lucy_view_marks_repeated_columns() {
         out.lines().any(|l| l.trim_start().starts_with("* PAYAMOUNT_amount") && l.contains("repeated by RETENTION")),
         "{out}"
     );
-    let j = lucy(&["--json", "view", "--model", MODEL, "--tables", "CLIENT,LOCATION"]);
-    let v = json_out(&j);
+    let j = run(&["--json", "view", "--model", MODEL, "--tables", "CLIENT,LOCATION"]);
+    let v = stdout_json(&j);
     // CLIENT M:1 LOCATION: CLIENT's rows appear once each, LOCATION's repeat
     // per client (whichever end the walk starts from).
     let inst = |name: &str| {
@@ -257,9 +202,9 @@ fn keep_client_answers_for_each_client() {
     let sql = "SELECT CLIENT_name, SUM(PAYAMOUNT_amount), COUNT(RETENTION_id) FROM lucy_view GROUP BY CLIENT_name";
     let tables = "CLIENT,PAYMENT,PAYAMOUNT,RETENTION";
     let plain =
-        json_out(&lucy(&["--json", "ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB]));
+        stdout_json(&run(&["--json", "ask", "--model", MODEL, "--tables", tables, "--sql", sql, "--execute", DB]));
     assert_eq!(rows_of(&plain).len(), 12);
-    let o = lucy(&[
+    let o = run(&[
         "--json",
         "ask",
         "--model",
@@ -274,17 +219,17 @@ fn keep_client_answers_for_each_client() {
         DB,
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let j = json_out(&o);
+    let j = stdout_json(&o);
     let view_sql = j["view"]["view_sql"].as_str().unwrap();
     assert!(view_sql.contains("FROM CLIENT\n") && !view_sql.contains("INNER JOIN"), "{view_sql}");
-    let gold = "SELECT c.name, (SELECT SUM(pa.amount) FROM PAYMENT p JOIN PAYAMOUNT pa ON pa.pay_id = p.id WHERE p.client_id = c.id), \
+    let gold_sql = "SELECT c.name, (SELECT SUM(pa.amount) FROM PAYMENT p JOIN PAYAMOUNT pa ON pa.pay_id = p.id WHERE p.client_id = c.id), \
                 (SELECT COUNT(*) FROM RETENTION r WHERE r.client_id = c.id) FROM CLIENT c";
-    let want = rounded(gold_rows(gold));
+    let want = rounded(gold(gold_sql));
     assert_eq!(want.len(), 30);
     assert_eq!(rounded(rows_of(&j)), want, "{}", j["sql"]);
     // COUNT(*) would count a row for a client with no strategy: refused with the fix.
     let star = "SELECT CLIENT_name, COUNT(*) FROM lucy_view GROUP BY CLIENT_name";
-    let e = lucy(&[
+    let e = run(&[
         "ask",
         "--model",
         MODEL,
@@ -302,7 +247,7 @@ fn keep_client_answers_for_each_client() {
     assert!(err.contains("COUNT(RETENTION_id)"), "{err}");
 }
 
-/// Rows of `sql` on the DDO database, NULLs as `null` (as `rows_of` prints them).
-fn gold_rows(sql: &str) -> BTreeSet<Vec<String>> {
-    gold(sql)
+/// Rows of `sql` on the DDO database, in `rows_of`'s form.
+fn gold(sql: &str) -> BTreeSet<Vec<String>> {
+    sqlite_rows(DB, sql)
 }

@@ -12,11 +12,12 @@
 //! bundled DDO shape, where GenerateView has no subtype instances), costs
 //! no extra call.
 
-use std::collections::BTreeSet;
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use support::{json_ok, rows_of, run, run_mock, sqlite_rows, trace_and_explain};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
@@ -26,18 +27,6 @@ const ROLE_WORDS: &str = "can be joined to the other tables of the question in s
 
 fn rule(needles: &[&str], answers: &[&str]) -> Rule {
     Rule::when_contains(needles.iter().copied()).reply(Reply::ok(answers.iter().copied()))
-}
-
-fn lucy(args: &[&str], url: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lucy"))
-        .args(args)
-        .args(["--llm-url", url, "--llm-model", "mock-model", "--llm-retries", "0"])
-        .env("LUCY_API_KEY", "sk-test-ask-subtypes")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("LUCY_LLM_MODEL")
-        .env_remove("LUCY_LLM_URL")
-        .output()
-        .expect("run lucy")
 }
 
 /// DDO with its PAYMENT star replaced by an exclusive star rooted at
@@ -70,41 +59,6 @@ fn exclusive_inner_model(dir: &Path) -> PathBuf {
     path
 }
 
-/// Rows as text, as `lucy ask --json` prints them (numbers as JSON).
-fn rows(sql: &str) -> BTreeSet<Vec<String>> {
-    let c = rusqlite::Connection::open_with_flags(DB, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    let mut st = c.prepare(sql).unwrap();
-    let n = st.column_count();
-    let text = |v: rusqlite::types::Value| match v {
-        rusqlite::types::Value::Null => "null".to_string(),
-        rusqlite::types::Value::Integer(i) => i.to_string(),
-        rusqlite::types::Value::Real(f) => serde_json::json!(f).to_string(),
-        rusqlite::types::Value::Text(t) => t,
-        rusqlite::types::Value::Blob(b) => format!("{b:?}"),
-    };
-    let r = st
-        .query_map([], |r| {
-            (0..n).map(|i| r.get::<_, rusqlite::types::Value>(i).map(text)).collect::<Result<Vec<_>, _>>()
-        })
-        .unwrap();
-    r.map(|x| x.unwrap()).collect()
-}
-
-fn rows_of(json: &serde_json::Value) -> BTreeSet<Vec<String>> {
-    json["rows"]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
-                .collect()
-        })
-        .collect()
-}
-
 /// The question's answers: PAYMENT and PAYAMOUNT, TAX and SUPERCHARGE
 /// chosen under PAYAMOUNT, then `subtype_answers` for the subtype prompt.
 fn script(children: &str, subtype_answers: &[&str]) -> Script {
@@ -126,8 +80,7 @@ fn script(children: &str, subtype_answers: &[&str]) -> Script {
 fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
     let dir = tempfile::tempdir().unwrap();
     let model = exclusive_root_model(dir.path());
-    let check =
-        Command::new(env!("CARGO_BIN_EXE_lucy")).args(["model", "check", model.to_str().unwrap()]).output().unwrap();
+    let check = run(&["model", "check", model.to_str().unwrap()]);
     assert!(check.status.success(), "lucy model check: {}", String::from_utf8_lossy(&check.stdout));
     // One sample writes the instance the short way (`ROOT@CHILD`): read back
     // by the instance syntax.
@@ -139,7 +92,7 @@ fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
         ],
     ));
     let trace = dir.path().join("t.json");
-    let out = lucy(
+    let out = run_mock(
         &[
             "--json",
             "ask",
@@ -155,8 +108,7 @@ fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
         ],
         &server.url(),
     );
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_ok(&out);
     assert_eq!(
         v["tables"],
         serde_json::json!([
@@ -206,7 +158,8 @@ fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
     assert!(view_sql.contains("PAYAMOUNT_SUPERCHARGE.amount AS PAYAMOUNT_SUPERCHARGE_amount"), "{view_sql}");
     assert!(!view_sql.contains("PAYAMOUNT.amount"), "no plain PAYAMOUNT instance: {view_sql}");
     let from_view = rows_of(&v);
-    let gold = rows(
+    let gold = sqlite_rows(
+        DB,
         "SELECT DISTINCT p.id, a.amount, b.amount FROM PAYMENT p \
          JOIN PAYAMOUNT a ON a.pay_id = p.id JOIN TAX t ON t.payamt_id = a.id \
          JOIN PAYAMOUNT b ON b.pay_id = p.id JOIN SUPERCHARGE s ON s.payamt_id = b.id",
@@ -215,25 +168,23 @@ fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
     assert_eq!(from_view, gold);
 
     // The trace and explain show the subtype step and the instances.
-    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let t = trace_and_explain(
+        &trace,
+        &["[match_roles PAYAMOUNT]", "[attributes PAYAMOUNT@SUPERCHARGE.payamt_id]", "PAYAMOUNT@TAX.payamt_id"],
+    );
     let steps = t["match_tables"]["steps"].as_array().unwrap();
     let step = steps.iter().find(|s| s["prompt"] == "match_roles").unwrap();
     assert_eq!(step["subject"], "PAYAMOUNT");
     assert_eq!(step["tables"], serde_json::json!(["PAYAMOUNT@TAX.payamt_id", "PAYAMOUNT@SUPERCHARGE.payamt_id"]));
     assert_eq!(step["votes"][0], serde_json::json!({"item": "PAYAMOUNT@TAX.payamt_id", "votes": 2, "kept": true}));
-    let ex = Command::new(env!("CARGO_BIN_EXE_lucy")).args(["explain", trace.to_str().unwrap()]).output().unwrap();
-    let report = String::from_utf8_lossy(&ex.stdout);
-    assert!(report.contains("[match_roles PAYAMOUNT]"), "{report}");
-    assert!(report.contains("[attributes PAYAMOUNT@SUPERCHARGE.payamt_id]"), "{report}");
-    assert!(report.contains("PAYAMOUNT@TAX.payamt_id"), "{report}");
 }
 
 /// The relevant tables of `lucy --json ask … --stop-after view` on `model`,
 /// answered by `server`.
 fn view_tables(model: &Path, server: &MockServer) -> serde_json::Value {
-    let out = lucy(&["--json", "ask", "--model", model.to_str().unwrap(), Q, "--stop-after", "view"], &server.url());
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out =
+        run_mock(&["--json", "ask", "--model", model.to_str().unwrap(), Q, "--stop-after", "view"], &server.url());
+    let v = json_ok(&out);
     v["tables"].clone()
 }
 

@@ -1,19 +1,17 @@
 //! `lucy check` from the command line: exit codes, text and JSON output.
 
-use std::process::{Command, Output};
+mod support;
+
+use support::run;
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
-
-fn lucy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lucy")).args(args).output().expect("run lucy")
-}
 
 /// The direct baseline's answer to the paper's DDO Q1 on a real model.
 const Q1_DIRECT: &str = "SELECT CLIENT.name, DATACENTER.name FROM CLIENT JOIN DATACENTER ON CLIENT.loc_id = DATACENTER.id WHERE DATACENTER.name LIKE 'dev%'";
 
 #[test]
 fn the_direct_q1_answer_exits_1_naming_the_undeclared_join() {
-    let o = lucy(&["check", "--model", MODEL, "--sql", Q1_DIRECT]);
+    let o = run(&["check", "--model", MODEL, "--sql", Q1_DIRECT]);
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("[undeclared_join] JOIN DATACENTER ON"), "{out}");
@@ -22,7 +20,7 @@ fn the_direct_q1_answer_exits_1_naming_the_undeclared_join() {
         out.contains("fix: join along the declared path CLIENT – RSPOOL2CLIENT – RESOURCEPOOL – COMPUTE – DATACENTER"),
         "{out}"
     );
-    let j = lucy(&["--json", "check", "--model", MODEL, "--sql", Q1_DIRECT]);
+    let j = run(&["--json", "check", "--model", MODEL, "--sql", Q1_DIRECT]);
     assert_eq!(j.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
     assert_eq!(v["findings"][0]["kind"], "undeclared_join");
@@ -41,9 +39,9 @@ fn every_ddo_gold_query_exits_0() {
         let o = if i % 2 == 0 {
             let f = dir.path().join(format!("q{i}.sql"));
             std::fs::write(&f, format!("{sql};\n")).unwrap();
-            lucy(&["check", "--model", MODEL, "--file", f.to_str().unwrap()])
+            run(&["check", "--model", MODEL, "--file", f.to_str().unwrap()])
         } else {
-            lucy(&["check", "--model", MODEL, "--sql", sql])
+            run(&["check", "--model", MODEL, "--sql", sql])
         };
         assert_eq!(o.status.code(), Some(0), "{}: {}", q["id"], String::from_utf8_lossy(&o.stdout));
         assert!(String::from_utf8_lossy(&o.stdout).starts_with("ok: no findings"));
@@ -52,13 +50,13 @@ fn every_ddo_gold_query_exits_0() {
 
 #[test]
 fn unparsable_sql_exits_2() {
-    let o = lucy(&["check", "--model", MODEL, "--sql", "SELEC name FROM CLIENT"]);
+    let o = run(&["check", "--model", MODEL, "--sql", "SELEC name FROM CLIENT"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot parse"), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = lucy(&["check", "--model", MODEL, "--sql", "DROP TABLE CLIENT"]);
+    let o = run(&["check", "--model", MODEL, "--sql", "DROP TABLE CLIENT"]);
     assert_eq!(o.status.code(), Some(2));
-    let o = lucy(&["check", "--model", MODEL]);
+    let o = run(&["check", "--model", MODEL]);
     assert_eq!(o.status.code(), Some(2), "--sql or --file is required");
-    let o = lucy(&["check", "--model", MODEL, "--file", "/nonexistent/q.sql"]);
+    let o = run(&["check", "--model", MODEL, "--file", "/nonexistent/q.sql"]);
     assert_eq!(o.status.code(), Some(2));
 }

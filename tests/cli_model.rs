@@ -1,14 +1,13 @@
 //! `lucy model …` through the real binary: output, exit codes, stderr.
 
-use std::process::{Command, Output};
+mod support;
+
+use std::process::Output;
 
 use serde_json::Value;
+use support::run;
 
 const DDO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
-
-fn lucy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lucy")).args(args).output().expect("run lucy")
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -20,7 +19,7 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn check_prints_a_summary() {
-    let o = lucy(&["model", "check", DDO]);
+    let o = run(&["model", "check", DDO]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("dbModel `ddo` is valid"), "{out}");
@@ -37,7 +36,7 @@ fn check_prints_a_summary() {
 
 #[test]
 fn check_json() {
-    let o = lucy(&["--json", "model", "check", DDO]);
+    let o = run(&["--json", "model", "check", DDO]);
     assert_eq!(o.status.code(), Some(0));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["valid"], true);
@@ -54,7 +53,7 @@ fn check_reports_every_error_with_file_and_path_and_exits_2() {
     m["relationships"][3]["on"][0][1] = "ident".into();
     m["patterns"][2]["children"][0]["table"] = "CONFIGS".into();
     std::fs::write(&bad, m.to_string()).unwrap();
-    let o = lucy(&["model", "check", bad.to_str().unwrap()]);
+    let o = run(&["model", "check", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stdout(&o).is_empty());
     let err = stderr(&o);
@@ -62,7 +61,7 @@ fn check_reports_every_error_with_file_and_path_and_exits_2() {
     assert!(err.contains("bad.json: $.patterns[2].children[0].table: unknown table `CONFIGS`"), "{err}");
     assert!(err.contains("did you mean `CONFIG`?"), "{err}");
 
-    let o = lucy(&["--json", "model", "check", bad.to_str().unwrap()]);
+    let o = run(&["--json", "model", "check", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let v: Value = serde_json::from_str(stderr(&o).trim()).unwrap();
     assert_eq!(v["issues"].as_array().unwrap().len(), 2);
@@ -74,18 +73,18 @@ fn check_syntax_error_and_missing_file() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("trunc.json");
     std::fs::write(&bad, "{\"name\": \"x\", \"tables\": [").unwrap();
-    let o = lucy(&["model", "check", bad.to_str().unwrap()]);
+    let o = run(&["model", "check", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("trunc.json: $: unexpected end of JSON input at line 1"), "{}", stderr(&o));
 
-    let o = lucy(&["model", "check", "/nonexistent/model.json"]);
+    let o = run(&["model", "check", "/nonexistent/model.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("/nonexistent/model.json"), "{}", stderr(&o));
 }
 
 #[test]
 fn show_lists_tables_relationships_and_patterns() {
-    let o = lucy(&["model", "show", DDO]);
+    let o = run(&["model", "show", DDO]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     for needle in [
@@ -105,7 +104,7 @@ fn show_lists_tables_relationships_and_patterns() {
 
 #[test]
 fn show_json_prints_the_normalized_model() {
-    let o = lucy(&["--json", "model", "show", DDO]);
+    let o = run(&["--json", "model", "show", DDO]);
     assert_eq!(o.status.code(), Some(0));
     let shown = lucy::model::parse(&stdout(&o), None).unwrap();
     assert_eq!(shown, lucy::model::load(DDO).unwrap());
@@ -119,7 +118,7 @@ fn suggest_on_ddo_without_patterns() {
     m["patterns"] = Value::Array(vec![]);
     std::fs::write(&bare, m.to_string()).unwrap();
 
-    let o = lucy(&["model", "suggest", bare.to_str().unwrap()]);
+    let o = run(&["model", "suggest", bare.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("RSPOOL2CLIENT has exactly two foreign keys"), "{}", stderr(&o));
     let patch: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
@@ -137,14 +136,14 @@ fn suggest_on_ddo_without_patterns() {
     assert!(!patch.iter().any(|p| p["value"]["kind"] == "lookup" && p["value"]["tables"][0] == "CLIENT"));
 
     // --json prints the same patch and nothing on stderr.
-    let o = lucy(&["--json", "model", "suggest", bare.to_str().unwrap()]);
+    let o = run(&["--json", "model", "suggest", bare.to_str().unwrap()]);
     assert_eq!(serde_json::from_str::<Vec<Value>>(&stdout(&o)).unwrap(), patch);
     assert!(stderr(&o).is_empty());
 }
 
 #[test]
 fn schema_subcommand_prints_the_committed_schema() {
-    let o = lucy(&["model", "schema"]);
+    let o = run(&["model", "schema"]);
     assert_eq!(o.status.code(), Some(0));
     let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/dbmodel.schema.json")).unwrap();
     assert_eq!(stdout(&o), committed);
@@ -153,7 +152,7 @@ fn schema_subcommand_prints_the_committed_schema() {
 #[test]
 fn check_accepts_the_split_form() {
     let main = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/split/financial.json");
-    let o = lucy(&["model", "check", main]);
+    let o = run(&["model", "check", main]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("dbModel `financial_mini` is valid"));
 }
@@ -165,7 +164,7 @@ fn check_prints_warnings_but_succeeds() {
     let mut m: Value = serde_json::from_str(&std::fs::read_to_string(DDO).unwrap()).unwrap();
     m["tables"].as_array_mut().unwrap().push(serde_json::json!({"name": "AUDIT", "columns": [{"name": "at"}]}));
     std::fs::write(&f, m.to_string()).unwrap();
-    let o = lucy(&["model", "check", f.to_str().unwrap()]);
+    let o = run(&["model", "check", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
@@ -173,7 +172,7 @@ fn check_prints_warnings_but_succeeds() {
         "{err}"
     );
     assert!(err.contains("$.tables[20].primary_key: table `AUDIT` has no primary key"), "{err}");
-    let o = lucy(&["--json", "model", "check", f.to_str().unwrap()]);
+    let o = run(&["--json", "model", "check", f.to_str().unwrap()]);
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["warnings"].as_array().unwrap().len(), 2);
 }
@@ -188,13 +187,13 @@ fn check_several_files_reports_each_and_fails_if_one_fails() {
     )
     .unwrap();
     let split = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/split/financial.json");
-    let o = lucy(&["model", "check", DDO, bad.to_str().unwrap(), split]);
+    let o = run(&["model", "check", DDO, bad.to_str().unwrap(), split]);
     assert_eq!(o.status.code(), Some(2));
     let out = stdout(&o);
     assert!(out.contains("dbModel `ddo` is valid") && out.contains("dbModel `financial_mini` is valid"), "{out}");
     assert!(stderr(&o).contains("bad.json: $.tables[0].primary_key[0]: primary key column `x`"), "{}", stderr(&o));
 
-    let o = lucy(&["--json", "model", "check", DDO, split]);
+    let o = run(&["--json", "model", "check", DDO, split]);
     assert_eq!(o.status.code(), Some(0));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 2);
@@ -207,7 +206,7 @@ fn suggest_apply_prints_a_valid_model_with_the_proposals() {
     let mut m: Value = serde_json::from_str(&std::fs::read_to_string(DDO).unwrap()).unwrap();
     m["patterns"] = Value::Array(vec![]);
     std::fs::write(&bare, m.to_string()).unwrap();
-    let o = lucy(&["model", "suggest", "--apply", bare.to_str().unwrap()]);
+    let o = run(&["model", "suggest", "--apply", bare.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let applied = dir.path().join("applied.json");
     std::fs::write(&applied, stdout(&o)).unwrap();
@@ -236,7 +235,7 @@ fn non_regular_inputs_are_refused_without_blocking() {
         (vec!["model", "import", "--sqlite", fifo_s.as_str()], "is a FIFO (named pipe)"),
         (vec!["model", "check", fifo_s.as_str()], "is a FIFO (named pipe)"),
     ] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lucy"))
+        let mut child = support::lucy()
             .args(&args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())

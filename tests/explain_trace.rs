@@ -1,17 +1,10 @@
 //! `lucy explain` on traces written by `lucy ask --trace`.
 
-use std::process::Command;
+mod support;
+
+use support::lucy;
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
-
-fn lucy() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
-    for k in ["LUCY_API_KEY", "OPENAI_API_KEY", "LUCY_LLM_MODEL", "LUCY_LLM_URL"] {
-        c.env_remove(k);
-    }
-    c.env("LUCY_LLM_GGUF", "off");
-    c
-}
 
 #[test]
 fn explains_an_offline_view_trace() {

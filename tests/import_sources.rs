@@ -1,11 +1,13 @@
 //! SQLite introspection, BIRD tables.json import, and the
 //! `lucy model import` command line.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use lucy::model::import::{bird_tables_with_warnings, from_bird_tables, from_sqlite, sqlite_with_warnings};
 use lucy::types::{Cardinality, DbModel, Relationship};
+use support::run;
 
 fn shared(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared").join(rel)
@@ -128,14 +130,10 @@ fn bird_unknown_db_id_lists_the_choices() {
     assert!(e.contains("nope") && e.contains("financial"), "{e}");
 }
 
-fn lucy(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_lucy")).args(args).output().unwrap()
-}
-
 #[test]
 fn cli_imports_ddl_with_warnings_on_stderr() {
     let ddl = shared("benchmarks/acme/upstream_datadotworld/ACME_Insurance/DDL/ACME_small.ddl");
-    let out = lucy(&["model", "import", "--ddl", ddl.to_str().unwrap(), "--dialect", "mysql", "--name", "acme"]);
+    let out = run(&["model", "import", "--ddl", ddl.to_str().unwrap(), "--dialect", "mysql", "--name", "acme"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let m: DbModel = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(m.name, "acme");
@@ -147,14 +145,14 @@ fn cli_imports_ddl_with_warnings_on_stderr() {
 #[test]
 fn cli_json_wraps_model_and_warnings_and_out_writes_a_loadable_file() {
     let (dir, db) = temp_db();
-    let out = lucy(&["--json", "model", "import", "--sqlite", db.to_str().unwrap()]);
+    let out = run(&["--json", "model", "import", "--sqlite", db.to_str().unwrap()]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["model"]["tables"].as_array().unwrap().len(), 6);
     assert!(v["warnings"][0]["message"].as_str().unwrap().contains("nowhere"));
 
     let file = dir.path().join("m.json");
-    let out = lucy(&["model", "import", "--sqlite", db.to_str().unwrap(), "--out", file.to_str().unwrap()]);
+    let out = run(&["model", "import", "--sqlite", db.to_str().unwrap(), "--out", file.to_str().unwrap()]);
     assert!(out.status.success());
     assert!(out.stdout.is_empty());
     lucy::model::load(&file).unwrap();
@@ -162,18 +160,18 @@ fn cli_json_wraps_model_and_warnings_and_out_writes_a_loadable_file() {
 
 #[test]
 fn cli_bad_input_exits_2_with_the_reason() {
-    let out = lucy(&["model", "import", "--sqlite", "/nonexistent/db.sqlite"]);
+    let out = run(&["model", "import", "--sqlite", "/nonexistent/db.sqlite"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/db.sqlite"));
     let junk = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(junk.path(), b"not a database, just some text that is long enough").unwrap();
-    let out = lucy(&["model", "import", "--sqlite", junk.path().to_str().unwrap()]);
+    let out = run(&["model", "import", "--sqlite", junk.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "a file that is not SQLite is bad input");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a readable SQLite database"));
-    let out = lucy(&["model", "import"]);
+    let out = run(&["model", "import"]);
     assert_eq!(out.status.code(), Some(2), "no source is a usage error");
     let tables = shared("benchmarks/bird/dev_tables.json");
-    let out = lucy(&["model", "import", "--bird-tables", tables.to_str().unwrap()]);
+    let out = run(&["model", "import", "--bird-tables", tables.to_str().unwrap()]);
     assert_ne!(out.status.code(), Some(0), "--db-id is required");
 }
 

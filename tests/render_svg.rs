@@ -2,18 +2,11 @@
 //! the command line, for the paper's Q1 (CLIENT and DATACENTER through the
 //! m:m junction, never through the LOCATION lookup).
 
-use std::process::Command;
+mod support;
+
+use support::run;
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
-
-fn lucy(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_lucy"))
-        .args(args)
-        .env_remove("LUCY_LLM_MODEL")
-        .env_remove("LUCY_LLM_URL")
-        .output()
-        .expect("run lucy")
-}
 
 fn ok(o: &std::process::Output) {
     assert!(o.status.success(), "stderr: {}", String::from_utf8_lossy(&o.stderr));
@@ -23,7 +16,7 @@ fn ok(o: &std::process::Output) {
 fn view_svg_draws_the_walk_and_the_refused_lookup() {
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("q1.svg");
-    let o = lucy(&[
+    let o = run(&[
         "view",
         "--model",
         MODEL,
@@ -57,22 +50,22 @@ fn explain_svg_draws_a_trace_with_votes_and_needs_a_view() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
     let t = trace.to_str().unwrap();
-    ok(&lucy(&["ask", "--model", MODEL, "--tables", "CLIENT,DATACENTER", "--stop-after", "view", "--trace", t, "Q1"]));
+    ok(&run(&["ask", "--model", MODEL, "--tables", "CLIENT,DATACENTER", "--stop-after", "view", "--trace", t, "Q1"]));
     let svg = dir.path().join("t.svg");
-    ok(&lucy(&["explain", t, "--svg", svg.to_str().unwrap(), "--model", MODEL]));
+    ok(&run(&["explain", t, "--svg", svg.to_str().unwrap(), "--model", MODEL]));
     let s = std::fs::read_to_string(&svg).unwrap();
     assert!(s.contains("data-key=\"LOCATION\""), "with --model the refused lookup is drawn");
     // Without the model: only the view.
-    ok(&lucy(&["explain", t, "--svg", svg.to_str().unwrap()]));
+    ok(&run(&["explain", t, "--svg", svg.to_str().unwrap()]));
     assert!(!std::fs::read_to_string(&svg).unwrap().contains("data-key=\"LOCATION\""));
     // A model of another name is refused.
     let acme = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json");
-    let o = lucy(&["explain", t, "--svg", svg.to_str().unwrap(), "--model", acme]);
+    let o = run(&["explain", t, "--svg", svg.to_str().unwrap(), "--model", acme]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("was made with `ddo`"));
     // A trace that stopped before GenerateView has nothing to draw.
-    ok(&lucy(&["ask", "--model", MODEL, "--tables", "CLIENT", "--stop-after", "match", "--trace", t, "Q"]));
-    let o = lucy(&["explain", t, "--svg", svg.to_str().unwrap()]);
+    ok(&run(&["ask", "--model", MODEL, "--tables", "CLIENT", "--stop-after", "match", "--trace", t, "Q"]));
+    let o = run(&["explain", t, "--svg", svg.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no GenerateView result"));
 }

@@ -9,57 +9,24 @@ use std::time::Instant;
 
 use lucy::graph::SchemaGraph;
 use lucy::solve::generate_view;
-use lucy::types::{Cardinality, Column, DbModel, Relationship, SolveStatus, Table, ViewRequest};
+use lucy::types::{SolveStatus, ViewRequest};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-fn random_model(n: usize, seed: u64) -> DbModel {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let name = |i: usize| format!("T{i:05}");
-    let mut refs: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, r) in refs.iter_mut().enumerate().skip(1) {
-        r.push(rng.random_range(0..i));
-    }
-    for _ in 0..n / 2 {
-        let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
-        if a != b && !refs[a].contains(&b) && !refs[b].contains(&a) {
-            refs[a].push(b);
-        }
-    }
-    let col = |c: String| Column { name: c, sql_type: "INTEGER".into(), nullable: true, description: None };
-    let tables = (0..n)
-        .map(|i| {
-            let mut columns = vec![col("id".into())];
-            columns.extend(refs[i].iter().map(|&j| col(format!("r{j}"))));
-            Table { name: name(i), description: None, primary_key: vec!["id".into()], columns }
-        })
-        .collect();
-    let relationships = (0..n)
-        .flat_map(|i| {
-            refs[i].iter().map(move |&j| Relationship {
-                name: None,
-                from: name(i),
-                to: name(j),
-                cardinality: Cardinality::ManyToOne,
-                on: vec![[format!("r{j}"), "id".into()]],
-                description: None,
-                role: None,
-                role_description: None,
-                via: None,
-            })
-        })
-        .collect();
-    DbModel { name: "random".into(), tables, relationships, ..Default::default() }
-}
+#[path = "../benchmarks/gen.rs"]
+mod gen;
 
 #[test]
 fn a_large_request_returns_within_its_time_limit() {
-    let g = SchemaGraph::new(random_model(2_000, 11)).unwrap();
+    // The 2,000-table model deadline_bench measures.
+    let model = gen::random_schema(2_000, 11);
+    let names: Vec<String> = model.tables.iter().map(|t| t.name.clone()).collect();
+    let g = SchemaGraph::new(model).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     for k in [8usize, 11, 14] {
         let mut tables: Vec<String> = Vec::new();
         while tables.len() < k {
-            let t = format!("T{:05}", rng.random_range(0..2_000));
+            let t = names[rng.random_range(0..names.len())].clone();
             if !tables.contains(&t) {
                 tables.push(t);
             }

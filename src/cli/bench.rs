@@ -270,35 +270,42 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         eprintln!("wrote {}", out.display());
     }
     if args.llm.replay.is_some() {
-        return Ok(replay_misses(&runs));
+        let misses = llm.as_ref().map(|l| l.replay_misses()).unwrap_or_default();
+        return Ok(replay_misses(&runs, &misses));
     }
     Ok(0)
 }
 
-/// After `--replay`: questions that asked a prompt the cassette does not
-/// hold did not reproduce the recording. Say so (the first miss's message
-/// names the prompt and how to re-record) and exit 1.
-fn replay_misses(runs: &[BenchRun]) -> i32 {
-    let misses: Vec<(&str, &str, &str)> = runs
+/// After `--replay`: `misses` are the replayer's own record of the prompts
+/// the cassette does not hold (their error messages); any miss means the run
+/// did not reproduce the recording. Say so, naming the question runs whose
+/// failure is one of those errors (the first one's message names the prompt
+/// and how to re-record), and exit 1.
+fn replay_misses(runs: &[BenchRun], misses: &[String]) -> i32 {
+    let Some(first_miss) = misses.first() else { return 0 };
+    let missed: Vec<(&str, &str, &str)> = runs
         .iter()
         .flat_map(|r| r.questions.iter().map(move |q| (r.method.as_str(), q)))
         .filter_map(|(m, q)| {
             q.attribution
                 .findings
                 .iter()
-                .find(|f| f.contains(lucy::llm::cassette::REPLAY_MISS))
+                .find(|f| misses.iter().any(|miss| f.contains(miss.as_str())))
                 .map(|f| (m, q.id.as_str(), f.as_str()))
         })
         .collect();
     let total: usize = runs.iter().map(|r| r.questions.len()).sum();
-    match misses.first() {
-        None => 0,
-        Some((method, id, first)) => {
-            eprintln!(
-                "lucy: the replay did not reproduce the recording: {} of {total} question run(s) asked a prompt the cassette does not hold (first: {method} {id}: {first})",
-                misses.len()
-            );
-            1
-        }
+    match missed.first() {
+        Some((method, id, first)) => eprintln!(
+            "lucy: the replay did not reproduce the recording: {} of {total} question run(s) asked a prompt the cassette does not hold (first: {method} {id}: {first})",
+            missed.len()
+        ),
+        // A miss no question reports as its failure (a phase that went on
+        // without the answer, or a message cut to the error length limit).
+        None => eprintln!(
+            "lucy: the replay did not reproduce the recording: {} prompt(s) the cassette does not hold were asked (first: {first_miss})",
+            misses.len()
+        ),
     }
+    1
 }

@@ -239,6 +239,12 @@ impl ChatModel for Recorder {
     fn honours_grammar(&self) -> bool {
         self.inner.as_ref().is_some_and(|m| m.honours_grammar())
     }
+
+    /// The misses of the cassette it answers from (with a model, prompts
+    /// the cassette lacks go to the model: no misses).
+    fn replay_misses(&self) -> Vec<String> {
+        self.prior.as_ref().map(|p| p.replay_misses()).unwrap_or_default()
+    }
 }
 
 impl Drop for Recorder {
@@ -271,6 +277,9 @@ pub struct Replayer {
     lines: Vec<String>,
     by_key: HashMap<String, Vec<usize>>,
     cursor: Mutex<HashMap<String, usize>>,
+    /// The error messages of the requests the cassette could not answer,
+    /// in order (see [`ChatModel::replay_misses`]).
+    misses: Mutex<Vec<String>>,
 }
 
 impl Replayer {
@@ -327,7 +336,15 @@ impl Replayer {
         for (i, (_, e)) in entries.iter().enumerate() {
             by_key.entry(e.key.clone()).or_default().push(i);
         }
-        Ok(Replayer { path, model, entries, lines, by_key, cursor: Mutex::new(HashMap::new()) })
+        Ok(Replayer {
+            path,
+            model,
+            entries,
+            lines,
+            by_key,
+            cursor: Mutex::new(HashMap::new()),
+            misses: Mutex::new(Vec::new()),
+        })
     }
 
     /// The next recorded entry of `key` not handed out yet (recorded
@@ -353,6 +370,8 @@ impl Replayer {
         self.entries.is_empty()
     }
 
+    /// The error for a request the cassette does not hold, counted as a
+    /// miss.
     fn miss(&self, req: &ChatRequest, key: &str) -> Error {
         let phase = &req.phase;
         let mut msg = format!(
@@ -388,12 +407,12 @@ impl Replayer {
         msg.push_str(
             " Re-record with --record, or run with the same prompts, model, temperature and n as the recording.",
         );
+        self.misses.lock().unwrap_or_else(|p| p.into_inner()).push(msg.clone());
         Error::llm(phase, msg)
     }
 }
 
-/// How a replay miss's error begins (`lucy bench --replay` looks for it to
-/// say that a run did not reproduce its recording).
+/// How a replay miss's error message begins.
 pub const REPLAY_MISS: &str = "no recorded answer for this";
 
 impl Replayer {
@@ -433,6 +452,10 @@ impl ChatModel for Replayer {
 
     fn model_name(&self) -> String {
         self.model.clone()
+    }
+
+    fn replay_misses(&self) -> Vec<String> {
+        self.misses.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 
@@ -609,6 +632,56 @@ mod tests {
         hot.temperature = 0.7;
         let err = rep.chat(&hot).unwrap_err().to_string();
         assert!(err.contains("temperature (recorded 0, now 0.7)"), "{err}");
+    }
+
+    #[test]
+    fn the_replayer_counts_its_misses() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let rec = Recorder::create(&path, Box::new(Echo)).unwrap();
+        rec.chat(&req("match_tables", "who?")).unwrap();
+        rec.chat(&req("query_view", "sql?")).unwrap();
+        assert!(rec.replay_misses().is_empty(), "recording from a model misses nothing");
+        drop(rec);
+        let rep = Replayer::open(&path, None).unwrap();
+        // Held prompts, asked again and again (the last answer repeats): no miss.
+        for _ in 0..3 {
+            rep.chat(&req("match_tables", "who?")).unwrap();
+        }
+        rep.chat(&req("query_view", "sql?")).unwrap();
+        assert_eq!(rep.replay_misses(), Vec::<String>::new());
+        // Each request the cassette lacks is one miss, in order, with the
+        // message its error carries.
+        let errs: Vec<String> = [req("match_tables", "whom?"), req("attributes", "x"), req("match_tables", "whom?")]
+            .iter()
+            .map(|r| match rep.chat(r).unwrap_err() {
+                Error::Llm { message, .. } => message,
+                other => panic!("{other}"),
+            })
+            .collect();
+        assert_eq!(rep.replay_misses(), errs);
+        assert!(errs[1].starts_with(REPLAY_MISS) && errs[1].contains("no attributes prompt at all"), "{}", errs[1]);
+        // Through the trait object the bench holds, and through a recorder
+        // that copies the cassette with no model.
+        let boxed: Box<dyn ChatModel> = Box::new(rep);
+        assert_eq!(boxed.replay_misses().len(), 3);
+        let copy = Recorder::copying(&path, dir.path().join("copy.jsonl"), None, None).unwrap();
+        copy.chat(&req("match_tables", "who?")).unwrap();
+        assert!(copy.replay_misses().is_empty());
+        assert!(copy.chat(&req("query_view", "other")).is_err());
+        assert_eq!(copy.replay_misses().len(), 1);
+        // A recorder with a model sends what the cassette lacks to it.
+        let live = Recorder::copying(&path, dir.path().join("live.jsonl"), Some(Box::new(Echo)), None).unwrap();
+        live.chat(&req("query_view", "other")).unwrap();
+        assert!(live.replay_misses().is_empty());
+        // A recorded failure replays as that failure, not as a miss.
+        let failed = dir.path().join("failed.jsonl");
+        assert!(Recorder::create(&failed, Box::new(Failing)).unwrap().chat(&req("match_tables", "who?")).is_err());
+        let rep = Replayer::open(&failed, None).unwrap();
+        assert!(rep.chat(&req("match_tables", "who?")).is_err());
+        assert!(rep.replay_misses().is_empty());
+        // Models that replay nothing report none.
+        assert!(Echo.replay_misses().is_empty());
     }
 
     #[test]

@@ -101,6 +101,9 @@ impl ChatModel for WithTemperature {
     fn honours_grammar(&self) -> bool {
         self.inner.honours_grammar()
     }
+    fn replay_misses(&self) -> Vec<String> {
+        self.inner.replay_misses()
+    }
 }
 
 #[cfg(test)]

@@ -113,4 +113,12 @@ pub trait ChatModel: Send + Sync {
     fn honours_grammar(&self) -> bool {
         false
     }
+    /// The requests this model failed to answer from a recording (replay
+    /// misses) so far, as their error messages in the order they happened;
+    /// `lucy bench --replay` asks it whether a run reproduced its
+    /// recording. Models that replay nothing keep the default (none);
+    /// wrappers pass their inner model's on.
+    fn replay_misses(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

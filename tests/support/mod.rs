@@ -1,0 +1,119 @@
+//! Helpers shared by the integration tests that run the `lucy` binary: one
+//! runner (no LLM from the environment, or the scripted mock on
+//! 127.0.0.1), the rows `lucy ask --json` printed and the rows of SQL on a
+//! SQLite file in the same text form, and one check of a trace and its
+//! `lucy explain` report. A test file includes it with `mod support;`.
+
+// Each test crate uses a part of this module.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// The environment variables that would configure an LLM; every run here
+/// removes them, so a developer's own settings never reach a test.
+pub const LLM_ENV: [&str; 6] =
+    ["LUCY_LLM_URL", "LUCY_LLM_MODEL", "LUCY_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "LUCY_LLM_BACKEND"];
+
+/// The API key [`run_mock`] passes (distinctive, so a test can check that
+/// it never leaks into output, traces or cassettes).
+pub const MOCK_API_KEY: &str = "sk-SENTINEL-lucy-tests-0123456789";
+
+/// The built `lucy` with no LLM configured from the environment, and no
+/// embedded model either (even where scripts/fetch-model.sh has run).
+pub fn lucy() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
+    for v in LLM_ENV {
+        c.env_remove(v);
+    }
+    c.env("LUCY_LLM_GGUF", "off");
+    c
+}
+
+/// Run `lucy ARGS` with no LLM configured.
+pub fn run(args: &[&str]) -> Output {
+    lucy().args(args).output().expect("run lucy")
+}
+
+/// Run `lucy ARGS` against the OpenAI-compatible mock at `url` (model
+/// `mock-model`, no retries), with [`MOCK_API_KEY`] as the key.
+pub fn run_mock(args: &[&str], url: &str) -> Output {
+    lucy()
+        .args(args)
+        .args(["--llm-url", url, "--llm-model", "mock-model", "--llm-retries", "0"])
+        .env("LUCY_API_KEY", MOCK_API_KEY)
+        .output()
+        .expect("run lucy")
+}
+
+/// `out`'s stdout as JSON (the output and stderr shown when it is not).
+pub fn stdout_json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// `out`'s stdout as JSON, after asserting that the run succeeded (stderr
+/// shown when it did not).
+pub fn json_ok(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    stdout_json(out)
+}
+
+/// The rows `lucy ask --json` printed (`rows.rows`), as a set of text
+/// tuples: strings as they are, other values as JSON.
+pub fn rows_of(json: &serde_json::Value) -> BTreeSet<Vec<String>> {
+    json["rows"]["rows"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no rows in {json}"))
+        .iter()
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The rows of `sql` on the SQLite file `db` (opened read-only), as a set
+/// of text tuples in [`rows_of`]'s form: text as it is, numbers and NULL
+/// as JSON.
+pub fn sqlite_rows(db: &str, sql: &str) -> BTreeSet<Vec<String>> {
+    use rusqlite::types::Value;
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut st = c.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let n = st.column_count();
+    let text = |v: Value| match v {
+        Value::Null => "null".to_string(),
+        Value::Integer(i) => i.to_string(),
+        Value::Real(f) => serde_json::json!(f).to_string(),
+        Value::Text(t) => t,
+        Value::Blob(b) => format!("{b:?}"),
+    };
+    let rows =
+        st.query_map([], |r| (0..n).map(|i| r.get::<_, Value>(i).map(text)).collect::<Result<Vec<_>, _>>()).unwrap();
+    rows.map(|r| r.unwrap()).collect()
+}
+
+/// The trace at `path` (as `lucy ask --trace` wrote it), parsed, after
+/// checking that `lucy explain` renders it: explain succeeds and its report
+/// holds each of `expected` (the report is shown when one is missing).
+pub fn trace_and_explain(path: &Path, expected: &[&str]) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let trace: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
+    let ex = run(&["explain", path.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&ex.stdout);
+    assert!(ex.status.success(), "lucy explain failed: {}", String::from_utf8_lossy(&ex.stderr));
+    for e in expected {
+        assert!(report.contains(e), "{e:?} is not in the report:\n{report}");
+    }
+    trace
+}
