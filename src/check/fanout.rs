@@ -125,7 +125,7 @@ impl Rewriter<'_> {
         }
     }
 
-    fn select(&mut self, sel: &mut Select, mut order: Option<&mut OrderBy>) {
+    fn select(&mut self, sel: &mut Select, order: Option<&mut OrderBy>) {
         let Some(binding) = self.binding(sel) else {
             if self.reads_view(sel) {
                 let grain = self.grain;
