@@ -450,21 +450,21 @@ impl<'m> Analyzer<'m> {
         for item in &s.projection {
             match item {
                 SelectItem::UnnamedExpr(e) => {
-                    let source = self.expr(e, &scope);
+                    let source = self.expr(e, scope);
                     out.cols.push(OutputCol { name: unnamed_output(e), source });
                 }
                 SelectItem::ExprWithAlias { expr, alias } => {
-                    let source = self.expr(expr, &scope);
+                    let source = self.expr(expr, scope);
                     out.cols.push(OutputCol { name: ident(alias), source });
                 }
                 SelectItem::ExprWithAliases { expr, aliases } => {
-                    let source = self.expr(expr, &scope);
+                    let source = self.expr(expr, scope);
                     for a in aliases {
                         out.cols.push(OutputCol { name: ident(a), source: source.clone() });
                     }
                 }
                 SelectItem::Wildcard(opts) => {
-                    self.exprs_in(opts, &scope);
+                    self.exprs_in(opts, scope);
                     for r in scope.relations.clone() {
                         let o = self.expand(&r);
                         out.cols.extend(o.cols);
@@ -472,11 +472,11 @@ impl<'m> Analyzer<'m> {
                     }
                 }
                 SelectItem::QualifiedWildcard(kind, opts) => {
-                    self.exprs_in(opts, &scope);
+                    self.exprs_in(opts, scope);
                     let q = match kind {
                         SelectItemQualifiedWildcardKind::ObjectName(n) => last_name(n),
                         SelectItemQualifiedWildcardKind::Expr(e) => {
-                            self.expr(e, &scope);
+                            self.expr(e, scope);
                             None
                         }
                     };
@@ -519,12 +519,12 @@ impl<'m> Analyzer<'m> {
         self.exprs_in(&s.group_by, scope);
         self.set_clause(None);
         self.exprs_in(&s.named_window, scope);
-        self.exprs_in(&s.top, &scope);
-        self.exprs_in(&s.sort_by, &scope);
-        self.exprs_in(&s.cluster_by, &scope);
-        self.exprs_in(&s.distribute_by, &scope);
-        self.exprs_in(&s.connect_by, &scope);
-        self.exprs_in(&s.lateral_views, &scope);
+        self.exprs_in(&s.top, scope);
+        self.exprs_in(&s.sort_by, scope);
+        self.exprs_in(&s.cluster_by, scope);
+        self.exprs_in(&s.distribute_by, scope);
+        self.exprs_in(&s.connect_by, scope);
+        self.exprs_in(&s.lateral_views, scope);
         self.set_clause(Some("ORDER BY"));
         for e in order {
             self.expr(e, scope);
