@@ -221,10 +221,9 @@ pub struct QuestionResult {
 fn load_graphs(suite: &Suite, questions: &[Question]) -> Result<HashMap<PathBuf, Arc<SchemaGraph>>> {
     let mut graphs = HashMap::new();
     for q in questions {
-        let p = suite.model_path(q)?;
-        if !graphs.contains_key(&p) {
-            let model = crate::model::load(&p)?;
-            graphs.insert(p, Arc::new(SchemaGraph::new(model)?));
+        if let std::collections::hash_map::Entry::Vacant(e) = graphs.entry(suite.model_path(q)?) {
+            let model = crate::model::load(e.key())?;
+            e.insert(Arc::new(SchemaGraph::new(model)?));
         }
     }
     Ok(graphs)
