@@ -106,6 +106,19 @@ pub struct AskArgs {
     /// CRUSH probes instead of the LLM's hallucinated schema, e.g. "T(c1, c2); U(c3)".
     #[arg(long, value_name = "P")]
     pub probes: Option<String>,
+    /// Show values of the --execute database that the question matches
+    /// (e.g. `DATACENTER_name: e.g. 'dev-east-1'`) in the attribute and
+    /// QueryView prompts: a value index of short text values, built once per
+    /// database (read-only, bounded) and cached. Needs --execute.
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    pub values: OnOff,
+}
+
+/// A switch spelt `off` or `on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    Off,
+    On,
 }
 
 impl AskArgs {
@@ -127,6 +140,7 @@ impl AskArgs {
             sql: self.sql.clone(),
             fanout: self.fanout.into(),
             keep: self.keep.clone(),
+            values: self.values == OnOff::On,
             ..AskOptions::default()
         }
     }
@@ -157,6 +171,11 @@ pub fn parse_result_bytes(s: &str) -> std::result::Result<usize, String> {
 }
 
 pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
+    if args.values == OnOff::On && args.execute.is_none() && !args.direct {
+        return Err(Error::Input(
+            "--values on reads the values of the database given with --execute: add --execute DB|URL".into(),
+        ));
+    }
     let model = lucy::model::load(&args.model)?;
     if let Some(db) = &args.execute {
         if args.stop_after.is_none() {

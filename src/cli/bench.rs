@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::ask::OnOff;
 use super::llm::LlmFlags;
 use super::values::{Method, Oracle, Prefilter};
 use super::Ctx;
@@ -75,6 +76,11 @@ pub struct BenchArgs {
     /// for --offline-linker).
     #[arg(long)]
     pub budget: Option<usize>,
+    /// Show values of the suite's database (or --database) that each
+    /// question matches in the attribute and QueryView prompts, as `lucy ask
+    /// --values on` does (a value index built once per database, cached).
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    pub values: OnOff,
     #[command(flatten)]
     pub llm: LlmFlags,
 }
@@ -156,6 +162,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         schema_context: args.schema_context,
         time_limit_s: args.time_limit,
         linker,
+        values: args.values == OnOff::On,
         ..AskOptions::default()
     };
     let mut runs = Vec::new();

@@ -116,6 +116,11 @@ pub struct AskOptions {
     /// entity a "for each …" question is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<String>,
+    /// The value index (`--values on`, issue 23): values of `execute`'s
+    /// database that the question matches are shown in the attribute and
+    /// QueryView prompts. Off by default; off, every prompt is as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub values: bool,
 }
 
 impl Default for AskOptions {
@@ -143,6 +148,7 @@ impl Default for AskOptions {
             fanout: FanoutMode::default(),
             direct_check: false,
             keep: None,
+            values: false,
         }
     }
 }
@@ -355,6 +361,7 @@ pub fn ask_observed(
 
     // Phase 1.
     let mut mt = MatchTrace::default();
+    let values = matched_values(graph, question, opts, &mut mt.warnings);
     let mut found = Relevance::default();
     if given {
         found = given_relevance(graph, &opts.tables, &opts.attrs)?;
@@ -368,6 +375,7 @@ pub fn ask_observed(
         let mut mopts = opts.matching.clone();
         let prefilter = opts.linker.restriction(graph, question, Some(llm))?;
         mopts.restrict_core_tables = prefilter.or(opts.restrict_core_tables.clone()).or(mopts.restrict_core_tables);
+        mopts.values = values.clone();
         let fail = match link::match_tables(graph, question, &mopts, llm, &prompts, &mut mt) {
             Err(e) => Some(failure("match_tables", kind_of(&e), e.to_string())),
             Ok(r) if r.tables.is_empty() && r.roles.is_empty() => {
@@ -472,8 +480,16 @@ pub fn ask_observed(
         } else {
             None
         };
-        let (prompt_name, prompt) =
-            query::view_prompt(&prompts, &view, question, dialect, schema, opts.evidence.as_deref())?;
+        let notes = link::values::view_notes(graph, &values, &view.columns);
+        let (prompt_name, prompt) = query::view_prompt_with_values(
+            &prompts,
+            &view,
+            question,
+            dialect,
+            schema,
+            opts.evidence.as_deref(),
+            &notes,
+        )?;
         let task = SqlTask {
             prompt_name,
             prompt,
@@ -505,6 +521,31 @@ pub fn ask_observed(
                 other => ("query_view", other.to_string()),
             };
             finish(out, Some(failure(phase, kind_of(&e), msg)))
+        }
+    }
+}
+
+/// With `--values on` and a database: the values of its index (built once
+/// per database, cached) that the question matches. Without them, or when
+/// the index cannot be read, none; `warnings` says why.
+fn matched_values(
+    graph: &SchemaGraph,
+    question: &str,
+    opts: &AskOptions,
+    warnings: &mut Vec<String>,
+) -> Vec<link::values::ValueMatch> {
+    if !opts.values {
+        return Vec::new();
+    }
+    let Some(db) = &opts.execute else {
+        warnings.push("--values on: no database to read values from (give --execute); no values shown".into());
+        return Vec::new();
+    };
+    match link::values::shared(graph, db) {
+        Ok((index, _)) => link::values::match_question(graph, &index, question),
+        Err(e) => {
+            warnings.push(format!("--values on: the value index of {db} could not be read: {e}; no values shown"));
+            Vec::new()
         }
     }
 }

@@ -119,6 +119,21 @@ pub fn view_prompt(
     schema: Option<&str>,
     evidence: Option<&str>,
 ) -> Result<(String, String)> {
+    view_prompt_with_values(prompts, view, question, dialect, schema, evidence, &[])
+}
+
+/// [`view_prompt`] with lines of matched database values (`ALIAS:
+/// 'value'`, `link::values::view_notes`; issue 23), shown by PROMPTC when
+/// not empty.
+pub fn view_prompt_with_values(
+    prompts: &Prompts,
+    view: &ViewResult,
+    question: &str,
+    dialect: Dialect,
+    schema: Option<&str>,
+    evidence: Option<&str>,
+    values: &[String],
+) -> Result<(String, String)> {
     let columns: Vec<serde_json::Value> = view
         .columns
         .iter()
@@ -132,6 +147,7 @@ pub fn view_prompt(
         "view_sql": view.view_sql.trim(),
         "columns": columns,
         "evidence": evidence.unwrap_or(""),
+        "values": values,
     });
     let name = match schema {
         Some(ddl) => {
