@@ -14,8 +14,8 @@
 //!   numbers and common English words never match on their own.
 //!
 //! A value matched on a code column of a lookup-like table, or on the name
-//! column beside such a code column, also yields the code with the name it
-//! stands for, on the code column and on every column that joins to it by
+//! column beside such a code column (not by a prefix of words), also yields
+//! the code with the name it stands for, on the code column and on every column that joins to it by
 //! a relationship of the model (`Agreement_Party_Role.Party_Role_Code`).
 
 use std::collections::{BTreeMap, HashMap};
@@ -26,6 +26,8 @@ use crate::graph::{ColumnId, SchemaGraph};
 /// Matches kept per column, and in all.
 const PER_COLUMN: usize = 12;
 const TOTAL: usize = 60;
+/// Score of a value a quoted literal begins; prefixes of words score less.
+const LITERAL_PREFIX: f64 = 0.9;
 /// Values of more words than this match only through literals.
 const MAX_VALUE_WORDS: usize = 6;
 
@@ -294,7 +296,7 @@ fn best_match(q: &Question, value: &str) -> Option<(MatchKind, f64, String)> {
         if fv == *lit {
             offer(MatchKind::Exact, 1.0, lit);
         } else if lit.chars().count() >= 2 && fv.starts_with(lit.as_str()) {
-            offer(MatchKind::Prefix, 0.9, lit);
+            offer(MatchKind::Prefix, LITERAL_PREFIX, lit);
         }
     }
     let vw = words(value);
@@ -386,7 +388,12 @@ pub fn match_question(graph: &SchemaGraph, index: &ValueIndex, question: &str) -
             .filter_map(|p| {
                 let by_name = per_col.get(&name_col).and_then(|ms| ms.iter().find(|m| m.value == p[1]));
                 let by_code = per_col.get(&code_col).and_then(|ms| ms.iter().find(|m| m.value == p[0]));
-                by_name.or(by_code).map(|m| (p, m.kind, m.score, m.matched.clone()))
+                by_name
+                    .or(by_code)
+                    // A value that only starts with the question's words
+                    // ("policy" → PolicyHolder) is too weak to bring its code.
+                    .filter(|m| !(m.kind == MatchKind::Prefix && m.score < LITERAL_PREFIX))
+                    .map(|m| (p, m.kind, m.score, m.matched.clone()))
             })
             .collect();
         for (p, kind, score, matched) in hits {

@@ -112,6 +112,12 @@ fn case_accents_and_plurals_match_exactly_or_closely() {
         assert!(has(&h, "DATACENTER.city", v, MatchKind::Exact), "{v}: {h:?}");
     }
     assert!(!h.iter().any(|(_, v, _, _)| v == "Paris"), "{h:?}");
+    // A value that only starts with a question word is a prefix match and
+    // brings no code.
+    let h = hits("the loss ratio of each policy and agent");
+    assert!(has(&h, "Party_Role.Party_Role_Name", "PolicyHolder", MatchKind::Prefix), "{h:?}");
+    assert!(!h.iter().any(|(_, v, _, m)| v == "PH" && m.is_some()), "{h:?}");
+    assert!(h.iter().any(|(_, v, _, m)| v == "AG" && m.as_deref() == Some("Agent")), "{h:?}");
     // A one-letter typo of a long word.
     let h = hits("claims of the underwritter");
     assert!(has(&h, "Party_Role.Party_Role_Name", "Underwriter", MatchKind::Fuzzy), "{h:?}");
