@@ -211,14 +211,14 @@ mod tests {
                 json!({"question": "Q?", "table": "RESOURCEPOOL", "kind": "snowflake", "schema_json": "{}", "elements": ["CONFIG", "name"]})
             }
             "attributes" => {
-                json!({"question": "Q?", "table": "CLIENT", "schema_json": "{}", "elements": ["id", "name"], "role": ""})
+                json!({"question": "Q?", "table": "CLIENT", "schema_json": "{}", "elements": ["id", "name"], "role": "", "values": []})
             }
             "match_roles" => json!({"question": "Q?", "table": "LOCATION", "summary": "Places.",
                                     "ways": [{"label": "LOCATION@CLIENT.loc_id", "text": "where a client is based"},
                                              {"label": "LOCATION@DATACENTER.loc_id", "text": "where a datacenter is"}],
                                     "elements": ["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"], "subtypes": false}),
             "query_view" => {
-                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": "", "examples": []})
+                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": "", "examples": [], "values": []})
             }
             "query_view_schema" => {
                 json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "MySQL notes: …", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development",

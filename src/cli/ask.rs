@@ -124,6 +124,12 @@ pub struct AskArgs {
     /// them agree on; ties go to the first. 0 or 1: off (one answer).
     #[arg(long, value_name = "K", default_value_t = 0, value_parser = exec_vote)]
     pub exec_vote: usize,
+    /// Show values of the --execute database that the question matches
+    /// (e.g. `DATACENTER_name: e.g. 'dev-east-1'`) in the attribute and
+    /// QueryView prompts: a value index of short text values, built once per
+    /// database (read-only, bounded) and cached. Needs --execute.
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    pub values: OnOff,
 }
 
 /// QueryView's name rules, shared by `lucy ask` and `lucy bench`.
@@ -175,6 +181,7 @@ impl AskArgs {
             fanout: self.fanout.into(),
             keep: self.keep.clone(),
             exec_vote: self.exec_vote,
+            values: self.values == OnOff::On,
             ..AskOptions::default()
         };
         self.names.apply(&mut opts);
@@ -207,6 +214,11 @@ pub fn parse_result_bytes(s: &str) -> std::result::Result<usize, String> {
 }
 
 pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
+    if args.values == OnOff::On && args.execute.is_none() && !args.direct {
+        return Err(Error::Input(
+            "--values on reads the values of the database given with --execute: add --execute DB|URL".into(),
+        ));
+    }
     let model = lucy::model::load(&args.model)?;
     if let Some(db) = &args.execute {
         if args.stop_after.is_none() {

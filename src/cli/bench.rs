@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::llm::LlmFlags;
+use super::values::OnOff;
 use super::values::{Method, Oracle, Prefilter};
 use super::Ctx;
 use lucy::bench::meta::{git_commit, today_utc};
@@ -96,6 +97,11 @@ pub struct BenchArgs {
     /// 0 or 1: off.
     #[arg(long, value_name = "K", default_value_t = 0, value_parser = super::ask::exec_vote)]
     pub exec_vote: usize,
+    /// Show values of the suite's database (or --database) that each
+    /// question matches in the attribute and QueryView prompts, as `lucy ask
+    /// --values on` does (a value index built once per database, cached).
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    pub values: OnOff,
     #[command(flatten)]
     pub llm: LlmFlags,
     #[command(flatten)]
@@ -212,6 +218,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         time_limit_s: args.time_limit,
         linker,
         exec_vote: args.exec_vote,
+        values: args.values == OnOff::On,
         ..AskOptions::default()
     };
     args.names.apply(&mut ask);

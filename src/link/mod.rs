@@ -16,6 +16,7 @@ pub mod describe;
 pub mod names;
 pub mod parse;
 pub mod roles;
+pub mod values;
 pub mod vote;
 
 use std::collections::VecDeque;
@@ -47,11 +48,23 @@ pub struct MatchOptions {
     /// Only these core tables are offered to the first prompt (a prefilter
     /// such as CRUSH); inner tables named here stand for their pattern root.
     pub restrict_core_tables: Option<Vec<String>>,
+    /// Values of the database the question matched ([`values`], `--values
+    /// on`), shown in the attribute prompts; empty: the prompts as without
+    /// the value index. Per question, like `restrict_core_tables`.
+    #[serde(skip)]
+    pub values: Vec<values::ValueMatch>,
 }
 
 impl Default for MatchOptions {
     fn default() -> Self {
-        MatchOptions { samples: 5, temperature: 0.2, min_votes: 1, max_items: 8, restrict_core_tables: None }
+        MatchOptions {
+            samples: 5,
+            temperature: 0.2,
+            min_votes: 1,
+            max_items: 8,
+            restrict_core_tables: None,
+            values: Vec::new(),
+        }
     }
 }
 
@@ -59,7 +72,7 @@ impl MatchOptions {
     /// Sampling and voting settings as a front end takes them (`lucy ask`,
     /// `POST /v1/ask`), every core table offered.
     pub fn sampled(samples: usize, temperature: f64, min_votes: usize, max_items: usize) -> Self {
-        MatchOptions { samples, temperature, min_votes, max_items, restrict_core_tables: None }
+        MatchOptions { samples, temperature, min_votes, max_items, restrict_core_tables: None, values: Vec::new() }
     }
 
     /// Reject settings that can never keep anything.
@@ -520,6 +533,7 @@ fn ask_attributes(
         "schema_json": context::attributes_json(graph, t),
         "elements": names_of(graph, &cands),
         "role": role.as_ref().map(|(_, text)| text.as_str()).unwrap_or(""),
+        "values": values::table_notes(graph, &opts.values, t),
     });
     let prompt = prompts.render("attributes", &vars)?;
     let chosen = ask_list(graph, "attributes", Some(t), &cands, prompt, opts, llm, &mut found.trace);

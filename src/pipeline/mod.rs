@@ -147,6 +147,11 @@ pub struct AskOptions {
     /// direct baseline ignores it).
     #[serde(default, skip_serializing_if = "exec_vote_off")]
     pub exec_vote: usize,
+    /// The value index (`--values on`, issue 23): values of `execute`'s
+    /// database that the question matches are shown in the attribute and
+    /// QueryView prompts. Off by default; off, every prompt is as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub values: bool,
 }
 
 fn exec_vote_off(k: &usize) -> bool {
@@ -195,6 +200,7 @@ impl Default for AskOptions {
             query_names: QueryNames::default(),
             rename_unknown: query::DEFAULT_RENAME_UNKNOWN,
             exec_vote: 0,
+            values: false,
         }
     }
 }
@@ -449,6 +455,7 @@ pub fn ask_with_progress(
     let match_llm = llm.map(|l| progress::Reporting::new(l, progress, Step::MatchTables, table_names(graph)));
     let llm_p1 = match_llm.as_ref().map(|r| r as &dyn ChatModel);
     let mut mt = MatchTrace::default();
+    let values = matched_values(graph, question, opts, &mut mt.warnings);
     let mut found = Relevance::default();
     if given {
         found = given_relevance(graph, &opts.tables, &opts.attrs)?;
@@ -470,6 +477,7 @@ pub fn ask_with_progress(
                 }
             }
         }
+        mopts.values = values.clone();
         let fail = match link::match_tables(graph, question, &mopts, llm, &prompts, &mut mt) {
             Err(e) => Some(failure("match_tables", kind_of(&e), e.to_string())),
             Ok(r) if r.tables.is_empty() && r.roles.is_empty() => {
@@ -593,7 +601,8 @@ pub fn ask_with_progress(
             None
         };
         let shown = examples_over_view(graph, &view, dialect, out.trace.examples.as_mut());
-        let (prompt_name, prompt) = query::view_prompt_with_examples(
+        let notes = link::values::view_notes(graph, &values, &view.columns);
+        let (prompt_name, prompt) = query::view_prompt_full(
             &prompts,
             &view,
             question,
@@ -601,6 +610,7 @@ pub fn ask_with_progress(
             schema,
             opts.evidence.as_deref(),
             &shown,
+            &notes,
         )?;
         let task = SqlTask {
             prompt_name,
@@ -726,6 +736,31 @@ fn examples_over_view(
         }
     }
     shown
+}
+
+/// With `--values on` and a database: the values of its index (built once
+/// per database, cached) that the question matches. Without them, or when
+/// the index cannot be read, none; `warnings` says why.
+fn matched_values(
+    graph: &SchemaGraph,
+    question: &str,
+    opts: &AskOptions,
+    warnings: &mut Vec<String>,
+) -> Vec<link::values::ValueMatch> {
+    if !opts.values {
+        return Vec::new();
+    }
+    let Some(db) = &opts.execute else {
+        warnings.push("--values on: no database to read values from (give --execute); no values shown".into());
+        return Vec::new();
+    };
+    match link::values::shared(graph, db) {
+        Ok((index, _)) => link::values::match_question(graph, &index, question),
+        Err(e) => {
+            warnings.push(format!("--values on: the value index of {db} could not be read: {e}; no values shown"));
+            Vec::new()
+        }
+    }
 }
 
 /// Every table and column name of the model: names a query over the view

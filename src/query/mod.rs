@@ -166,7 +166,7 @@ pub fn view_prompt(
     schema: Option<&str>,
     evidence: Option<&str>,
 ) -> Result<(String, String)> {
-    view_prompt_with_examples(prompts, view, question, dialect, schema, evidence, &[])
+    view_prompt_full(prompts, view, question, dialect, schema, evidence, &[], &[])
 }
 
 /// A verified example shown to QueryView: its question and its SQL,
@@ -188,6 +188,38 @@ pub fn view_prompt_with_examples(
     evidence: Option<&str>,
     examples: &[PromptExample],
 ) -> Result<(String, String)> {
+    view_prompt_full(prompts, view, question, dialect, schema, evidence, examples, &[])
+}
+
+/// [`view_prompt`] with lines of matched database values (`ALIAS:
+/// 'value'`, `link::values::view_notes`; issue 23), shown by PROMPTC when
+/// not empty.
+pub fn view_prompt_with_values(
+    prompts: &Prompts,
+    view: &ViewResult,
+    question: &str,
+    dialect: Dialect,
+    schema: Option<&str>,
+    evidence: Option<&str>,
+    values: &[String],
+) -> Result<(String, String)> {
+    view_prompt_full(prompts, view, question, dialect, schema, evidence, &[], values)
+}
+
+/// [`view_prompt`] with verified examples and matched values (either may be
+/// empty: an empty one renders to nothing, so with both empty the text is
+/// [`view_prompt`]'s, byte for byte).
+#[allow(clippy::too_many_arguments)]
+pub fn view_prompt_full(
+    prompts: &Prompts,
+    view: &ViewResult,
+    question: &str,
+    dialect: Dialect,
+    schema: Option<&str>,
+    evidence: Option<&str>,
+    examples: &[PromptExample],
+    values: &[String],
+) -> Result<(String, String)> {
     let columns: Vec<serde_json::Value> = view
         .columns
         .iter()
@@ -202,6 +234,7 @@ pub fn view_prompt_with_examples(
         "columns": columns,
         "evidence": evidence.unwrap_or(""),
         "examples": examples,
+        "values": values,
     });
     let name = match schema {
         Some(ddl) => {
