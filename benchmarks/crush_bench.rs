@@ -244,7 +244,7 @@ fn main() {
                 rows.lock().unwrap()[q] = Some(row);
                 let mut d = done.lock().unwrap();
                 *d += 1;
-                if *d % 100 == 0 {
+                if (*d).is_multiple_of(100) {
                     eprintln!("{} / {} questions, {:.0} s", *d, items.len(), t0.elapsed().as_secs_f64());
                 }
             });

@@ -271,7 +271,7 @@ impl Query {
         let rows: Vec<Vec<Option<usize>>> = s
             .view_rows(keep)
             .into_iter()
-            .filter(|t| self.filter.map_or(true, |(w, c)| t[w].and_then(|r| s.rows[w][r].v).is_some_and(|v| v > c)))
+            .filter(|t| self.filter.is_none_or(|(w, c)| t[w].and_then(|r| s.rows[w][r].v).is_some_and(|v| v > c)))
             .collect();
         let mut groups: BTreeMap<String, Vec<&Vec<Option<usize>>>> = BTreeMap::new();
         for t in &rows {

@@ -77,7 +77,7 @@ fn layer_of(path: &[String]) -> Option<u32> {
         let parts: Vec<&str> = prefix.split('/').collect();
         if parts.len() <= path.len()
             && parts.iter().zip(path).all(|(a, b)| *a == b)
-            && best.map_or(true, |(n, _)| parts.len() > n)
+            && best.is_none_or(|(n, _)| parts.len() > n)
         {
             best = Some((parts.len(), *layer));
         }
@@ -412,7 +412,7 @@ fn cycles(files: &[(PathBuf, String)]) -> Vec<String> {
             if !seen.insert(m.clone()) {
                 continue;
             }
-            for ((a, b), _) in &edges {
+            for (a, b) in edges.keys() {
                 if a == &m {
                     stack.push(b.clone());
                 }

@@ -338,7 +338,7 @@ impl Rewriter<'_> {
             return None;
         }
         let keyless: Vec<&str> =
-            refs.iter().copied().filter(|i| g.instance(i).map_or(true, |x| x.key.is_empty())).collect();
+            refs.iter().copied().filter(|i| g.instance(i).is_none_or(|x| x.key.is_empty())).collect();
         let wildcard =
             sel.projection.iter().any(|p| matches!(p, SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)));
         let mut msg = format!(

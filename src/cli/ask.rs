@@ -352,7 +352,7 @@ fn print_human(o: &AskOutcome) {
         }
     }
     if let Some(sql) = &o.sql {
-        if !fanout_of(o).is_some_and(|f| f.rewritten.is_some()) {
+        if fanout_of(o).is_none_or(|f| f.rewritten.is_none()) {
             println!("-- SQL");
         }
         println!("{};", sql.trim_end_matches(';'));

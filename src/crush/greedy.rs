@@ -54,7 +54,7 @@ pub fn solve(inst: &Instance) -> Selection {
                     continue;
                 }
                 let sc = inst.s[k][d] + bonus(d);
-                if best.map_or(true, |(b, _, _)| sc > b) {
+                if best.is_none_or(|(b, _, _)| sc > b) {
                     best = Some((sc, k, d));
                 }
             }

@@ -89,7 +89,7 @@ pub fn improve(inst: &Instance, start: &[usize], max_passes: usize) -> (Vec<usiz
                 st.toggle(i);
                 let v = st.value();
                 st.toggle(i);
-                if v > val + 1e-12 && best.map_or(true, |(bv, _, _)| v > bv) {
+                if v > val + 1e-12 && best.is_none_or(|(bv, _, _)| v > bv) {
                     best = Some((v, o, i));
                 }
             }

@@ -85,7 +85,7 @@ impl Pool {
         let file = ExamplesFile::parse(path, &format!("\n{rest}"))?;
         let mut entries = Vec::new();
         for e in file.entries {
-            if e.example.database.as_deref().map_or(true, str::is_empty) {
+            if e.example.database.as_deref().is_none_or(str::is_empty) {
                 return Err(at(e.line, "a pool entry needs its `database`".into()));
             }
             entries.push(e.example);

@@ -77,7 +77,7 @@ impl<'a> Mapper<'a> {
     fn find_exact(&self, s: &str, want_table: Option<bool>) -> Option<usize> {
         let hit = |i: &usize| {
             let is_table = self.candidates[*i].is_table();
-            want_table.map_or(true, |w| w == is_table) && self.name(*i).eq_ignore_ascii_case(s)
+            want_table.is_none_or(|w| w == is_table) && self.name(*i).eq_ignore_ascii_case(s)
         };
         // Tables win over same-named columns (pattern_children offers both).
         let idx: Vec<usize> = (0..self.candidates.len()).filter(hit).collect();

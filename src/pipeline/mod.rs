@@ -923,7 +923,7 @@ fn direct_over(
         .tables
         .iter()
         .enumerate()
-        .filter(|(i, _)| only.map_or(true, |o| o.contains(i)))
+        .filter(|(i, _)| only.is_none_or(|o| o.contains(i)))
         .map(|(_, t)| (t.name.clone(), t.columns.iter().map(|c| c.name.clone()).collect()))
         .collect();
     let run_it = opts.stop_after != Some(StopAfter::Sql);

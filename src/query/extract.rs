@@ -101,7 +101,7 @@ fn find_keyword(line: &str, kw: &str) -> Option<usize> {
     let i = upper.find(kw)?;
     let before_ok = i == 0 || upper.as_bytes()[i - 1] == b' ' || upper.as_bytes()[i - 1] == b':';
     let after = upper.as_bytes().get(i + kw.len());
-    let after_ok = after.map_or(true, |c| c.is_ascii_whitespace());
+    let after_ok = after.is_none_or(|c| c.is_ascii_whitespace());
     (before_ok && after_ok).then_some(i)
 }
 

@@ -220,7 +220,7 @@ fn search(
         if popped > limits.max_states {
             return why(incumbent, format!("state budget of {} exhausted", limits.max_states), popped - 1, reached);
         }
-        if popped % 1024 == 0 && limits.deadline.is_some_and(|d| Instant::now() >= d) {
+        if popped.is_multiple_of(1024) && limits.deadline.is_some_and(|d| Instant::now() >= d) {
             return why(incumbent, "time limit".into(), popped, reached);
         }
         if weighted_pending && popped >= limits.weighted_after {

@@ -294,9 +294,9 @@ impl<'a> RequestFacts<'a> {
 impl Matcher {
     pub(crate) fn matches(&self, f: &RequestFacts) -> bool {
         self.contains.iter().all(|s| f.last_user.contains(s.as_str()))
-            && self.structured.map_or(true, |want| want == f.structured)
-            && self.multi_n.map_or(true, |want| want == (f.n > 1))
-            && self.grammar.map_or(true, |want| want == f.grammar)
+            && self.structured.is_none_or(|want| want == f.structured)
+            && self.multi_n.is_none_or(|want| want == (f.n > 1))
+            && self.grammar.is_none_or(|want| want == f.grammar)
     }
 }
 

@@ -345,7 +345,7 @@ impl LineIndex {
 impl Reader {
     fn line_index(&mut self, text: &str) -> &LineIndex {
         let key = (text.as_ptr() as usize, text.len());
-        if self.lines.as_ref().map_or(true, |l| l.key != key) {
+        if self.lines.as_ref().is_none_or(|l| l.key != key) {
             self.lines = Some(LineIndex::new(text));
         }
         self.lines.get_or_insert_with(|| LineIndex::new(text))

@@ -33,7 +33,7 @@ impl Vars {
     /// order b, x, then u/w.
     pub fn new(p: &CoreProblem, n: usize, allowed: Option<&[Vec<bool>]>) -> (Vars, ProblemVariables) {
         let nn = p.len();
-        let ok = |i: usize, r: usize| allowed.map_or(true, |a| a[i][r]);
+        let ok = |i: usize, r: usize| allowed.is_none_or(|a| a[i][r]);
         let mut vars = ProblemVariables::new();
         let mut nvars = 0usize;
         // b[i][r]
