@@ -342,7 +342,7 @@ load() {
     for e in $engines; do
       local dir="$pg_dir"
       [ "$e" = postgres ] || dir="$my_dir"
-      [ "$e" != spark ] || dir="$sp_dir"
+      [ "$e" != spark ] || { dir="$sp_dir"; stamp="$(cat "$path" "$here/db_load.py" "$here/spark_server.py" | sha256sum | cut -c1-16)"; }
       if [ "${LUCY_DB_RELOAD:-0}" != 1 ] && [ "$(cat "$dir/loaded-$name" 2>/dev/null)" = "$stamp" ] && loaded "$e" "$name"; then
         continue
       fi

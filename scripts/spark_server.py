@@ -104,7 +104,12 @@ def load(spark, wh, name, path):
         fields = []
         for c in cols:
             pg = db_load.target_type(c, "postgres", (t, c.name) in keyed, f"{t}.{c.name}")
-            fields.append(T.StructField(c.name, spark_type(pg), True))
+            ty = spark_type(pg)
+            vals = [v for v in c.values if v is not None]
+            if isinstance(ty, T.TimestampNTZType) and vals and all(db_load.ISO_DATE.match(v) for v in vals):
+                # A DATETIME column holding dates only: a DATE prints as SQLite stored it.
+                ty = T.DateType()
+            fields.append(T.StructField(c.name, ty, True))
         schema = T.StructType(fields)
         data = [tuple(convert(v, f.dataType) for v, f in zip(r, fields)) for r in rows]
         df = spark.createDataFrame(data, schema) if data else spark.createDataFrame([], schema)
@@ -158,6 +163,11 @@ def main():
     print(f"lucy-spark: ready on 127.0.0.1:{port}", file=sys.stderr, flush=True)
     notes_to = sys.stderr
     while not stop:
+        if spark.sparkContext._jsc.sc().isStopped():
+            # e.g. after an OutOfMemoryError: the server would only answer errors.
+            print("lucy-spark: the SparkContext stopped; exiting", file=sys.stderr, flush=True)
+            os.remove(os.path.join(base, "ready"))
+            sys.exit(1)
         for f in sorted(os.listdir(req)):
             if not f.endswith(".req"):
                 continue
