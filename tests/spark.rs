@@ -52,8 +52,10 @@ fn spark(u: &str) -> Database {
     Database::parse(u).unwrap()
 }
 
+/// The lucy binary: `LUCY_BIN` when set (as scripts/db.sh check reads it),
+/// else the one cargo built for this test.
 fn lucy(args: &[&str], token: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lucy"))
+    Command::new(std::env::var("LUCY_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_lucy").to_string()))
         .args(args)
         .env_remove("LUCY_LLM_URL")
         .env_remove("LUCY_LLM_MODEL")
