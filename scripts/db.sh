@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Private PostgreSQL and MariaDB (MySQL) servers owned by the project, for
-# `--execute`, `lucy bench --database` and `lucy model import --postgres/--mysql`.
+# `--execute`, `lucy bench --database` and `lucy model import --postgres/--mysql`,
+# and a local Spark Connect server (named only explicitly: `spark`).
 #
-#   scripts/db.sh start  [postgres|mysql]    install (Debian) when missing, init, start, wait until ready
-#   scripts/db.sh stop   [postgres|mysql]
-#   scripts/db.sh status [postgres|mysql]    exit 0 when every named server answers
-#   scripts/db.sh url    postgres|mysql [SUITE [DB_ID]] [--reader]
+#   scripts/db.sh start  [postgres|mysql|spark]  install (Debian; Spark: pyspark from PyPI) when missing,
+#                                            init, start, wait until ready
+#   scripts/db.sh stop   [postgres|mysql|spark]
+#   scripts/db.sh status [postgres|mysql|spark]  exit 0 when every named server answers
+#   scripts/db.sh url    postgres|mysql|spark [SUITE [DB_ID]] [--reader]
 #                                            the connection URL (of the server, or of a loaded suite's database)
-#   scripts/db.sh load   SUITE [postgres|mysql]
+#   scripts/db.sh load   SUITE [postgres|mysql|spark]
 #                                            load the suite's SQLite database(s) (ddo, acme, spider-dev);
 #                                            skipped when already loaded from the same file (LUCY_DB_RELOAD=1 forces)
-#   scripts/db.sh check  SUITE [postgres|mysql]
+#   scripts/db.sh check  SUITE [postgres|mysql|spark]
 #                                            load, then compare every gold query's rows with SQLite's and run every
 #                                            oracle view (lucy bench SUITE --oracle tables --database URL; the
 #                                            differences and their causes: benchmarks/results/engines.md)
@@ -24,12 +26,21 @@
 #   lucy_reader  SELECT only: the role docs/phases.md recommends giving lucy
 # Their passwords equal their names: these are local test instances, bound to
 # loopback, never a team's server.
+#
+# Spark (never started unless named): Spark 4.3 from PyPI's pyspark
+# (scripts/spark-requirements.txt, pinned with hashes, in
+# ${LUCY_CACHE:-~/.cache/lucy}/venv-spark) on Debian's OpenJDK 17; one local
+# driver (local[2], heap ${LUCY_SPARK_MEMORY:-1g}) with the Spark Connect
+# server on 127.0.0.1:${LUCY_SPARK_PORT:-15029}, run by scripts/spark_server.py.
+# Clients send the bearer token `lucy` (export LUCY_SPARK_TOKEN=lucy). Tables
+# are Parquet under $LUCY_DB_DIR/spark/warehouse, registered again at every start.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 base="${LUCY_DB_DIR:-$HOME/.cache/lucy/db}"
 pg_port="${LUCY_PG_PORT:-54329}"
 my_port="${LUCY_MYSQL_PORT:-33069}"
+sp_port="${LUCY_SPARK_PORT:-15029}"
 pg_bin=""
 
 die() { echo "db.sh: $*" >&2; exit 2; }
@@ -190,6 +201,82 @@ my_stop() {
   fi
 }
 
+# --- Spark (Spark Connect) --------------------------------------------------
+
+sp_dir="$base/spark"
+sp_log="$sp_dir/server.log"
+sp_pid="$sp_dir/server.pid"
+sp_token="lucy"
+sp_python="${LUCY_CACHE:-$HOME/.cache/lucy}/venv-spark/bin/python"
+
+need_spark() {
+  local v
+  v="$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)"
+  if [ -z "$v" ] || [ "$v" -lt 17 ]; then apt_install openjdk-17-jre-headless; fi
+  "$here/spark-venv.sh"
+}
+
+sp_alive() { [ -s "$sp_pid" ] && kill -0 "$(cat "$sp_pid")" 2>/dev/null; }
+
+sp_ready() {
+  sp_alive && [ -e "$sp_dir/ready" ] && (exec 3<>"/dev/tcp/127.0.0.1/$sp_port") 2>/dev/null
+}
+
+sp_start() {
+  if sp_ready; then return 0; fi
+  need_spark
+  mkdir -p "$sp_dir"
+  if sp_alive; then
+    say "Spark is starting (pid $(cat "$sp_pid")); waiting"
+  else
+    rm -f "$sp_dir/ready"
+    # Its own session (process group): stop reaches the JVM child too.
+    LUCY_SPARK_SERVER_TOKEN="$sp_token" PYSPARK_PYTHON="$sp_python" \
+      setsid nohup "$sp_python" "$here/spark_server.py" "$sp_dir" "$sp_port" >"$sp_log" 2>&1 </dev/null &
+    echo $! >"$sp_pid"
+  fi
+  for _ in $(seq 1 240); do sp_ready && break; sp_alive || break; sleep 0.5; done
+  sp_ready || { tail -n 20 "$sp_log" >&2; sp_stop; die "Spark is not ready after 120 s (log: $sp_log)"; }
+  say "Spark Connect ready on 127.0.0.1:$sp_port"
+}
+
+sp_stop() {
+  [ -s "$sp_pid" ] || return 0
+  local pid
+  pid="$(cat "$sp_pid")"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    # Whatever is left of its process group (the JVM), then the group itself.
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    say "Spark stopped"
+  fi
+  # The JVM exits when its Python parent closes the gateway; wait for it.
+  for _ in $(seq 1 20); do pgrep -g "$pid" >/dev/null 2>&1 || break; sleep 0.5; done
+  pkill -KILL -g "$pid" 2>/dev/null || true
+  rm -f "$sp_pid" "$sp_dir/ready"
+}
+
+# Load one SQLite file into the running Spark server as database $1.
+sp_load() {
+  local name="$1" path="$2" r="$sp_dir/requests/$1"
+  mkdir -p "$sp_dir/requests"
+  rm -f "$r.done" "$r.err"
+  printf '{"name": "%s", "sqlite": "%s"}\n' "$name" "$(cd "$(dirname "$path")" && pwd)/$(basename "$path")" >"$r.tmp"
+  mv "$r.tmp" "$r.req"
+  for _ in $(seq 1 1200); do
+    [ -e "$r.done" ] || [ -e "$r.err" ] || ! sp_alive || { sleep 0.5; continue; }
+    break
+  done
+  if [ -e "$r.done" ]; then
+    sed -n 's/^lucy-load: //p' "$r.done" | sed "s/^/db.sh: spark $name: /" >&2
+    rm -f "$r.done"
+    return 0
+  fi
+  [ -e "$r.err" ] && cat "$r.err" >&2
+  die "loading $path into Spark database $name failed (log: $sp_log)"
+}
+
 # --- suites -----------------------------------------------------------------
 
 # The SQLite database(s) of a suite, one "db_name<TAB>path" per line; db_name
@@ -230,7 +317,8 @@ url() {
   case "$engine" in
     postgres|postgresql|pg) echo "postgresql://$role:$role@127.0.0.1:$pg_port/${db:-postgres}" ;;
     mysql|mariadb) echo "mysql://$role:$role@127.0.0.1:$my_port/$db" ;;
-    *) die "unknown engine '$engine' (postgres, mysql)" ;;
+    spark) echo "sc://127.0.0.1:$sp_port${db:+/$db}" ;;
+    *) die "unknown engine '$engine' (postgres, mysql, spark)" ;;
   esac
 }
 
@@ -242,6 +330,7 @@ load() {
     case "$e" in
       postgres) pg_start ;;
       mysql) my_start ;;
+      spark) sp_start ;;
       *) die "unknown engine '$e'" ;;
     esac
   done
@@ -253,6 +342,7 @@ load() {
     for e in $engines; do
       local dir="$pg_dir"
       [ "$e" = postgres ] || dir="$my_dir"
+      [ "$e" != spark ] || { dir="$sp_dir"; stamp="$(cat "$path" "$here/db_load.py" "$here/spark_server.py" | sha256sum | cut -c1-16)"; }
       if [ "${LUCY_DB_RELOAD:-0}" != 1 ] && [ "$(cat "$dir/loaded-$name" 2>/dev/null)" = "$stamp" ] && loaded "$e" "$name"; then
         continue
       fi
@@ -275,6 +365,7 @@ load() {
           python3 "$here/db_load.py" mysql-errors "$my_dir/load-$name.sql" "$my_dir/load-$name.err" \
             | sed "s/^/db.sh: mysql $name: /" >&2
           ;;
+        spark) sp_load "$name" "$path" ;;
       esac
       echo "$stamp" >"$dir/loaded-$name"
     done
@@ -284,7 +375,9 @@ load() {
 
 # Whether database $2 exists on engine $1.
 loaded() {
-  if [ "$1" = postgres ]; then
+  if [ "$1" = spark ]; then
+    [ -s "$sp_dir/warehouse/$2/tables.json" ]
+  elif [ "$1" = postgres ]; then
     [ "$(pg_psql -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$2'" 2>/dev/null)" = 1 ]
   else
     [ -n "$(my_client -N -e "SHOW DATABASES LIKE '$2'" 2>/dev/null)" ]
@@ -296,20 +389,32 @@ engines_of() {
     "") echo "postgres mysql" ;;
     postgres|postgresql|pg) echo postgres ;;
     mysql|mariadb) echo mysql ;;
-    *) die "unknown engine '$1' (postgres, mysql)" ;;
+    spark) echo spark ;;
+    *) die "unknown engine '$1' (postgres, mysql, spark)" ;;
+  esac
+}
+
+# Run $2 (start or stop) on engine $1.
+on() {
+  case "$1" in
+    postgres) "pg_$2" ;;
+    mysql) "my_$2" ;;
+    spark) "sp_$2" ;;
   esac
 }
 
 cmd="${1:-}"
-[ -n "$cmd" ] || { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ -n "$cmd" ] || { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 shift
 case "$cmd" in
-  start) for e in $(engines_of "${1:-}"); do if [ "$e" = postgres ]; then pg_start; else my_start; fi; done ;;
-  stop) for e in $(engines_of "${1:-}"); do if [ "$e" = postgres ]; then pg_stop; else my_stop; fi; done ;;
+  start) for e in $(engines_of "${1:-}"); do on "$e" start; done ;;
+  stop) for e in $(engines_of "${1:-}"); do on "$e" stop; done ;;
   status)
     rc=0
     for e in $(engines_of "${1:-}"); do
-      if [ "$e" = postgres ]; then
+      if [ "$e" = spark ]; then
+        if sp_ready; then echo "spark: up on 127.0.0.1:$sp_port"; else echo "spark: down"; rc=1; fi
+      elif [ "$e" = postgres ]; then
         pg_bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
         if pg_ready; then echo "postgres: up on 127.0.0.1:$pg_port"; else echo "postgres: down"; rc=1; fi
       else
@@ -317,12 +422,13 @@ case "$cmd" in
       fi
     done
     exit $rc ;;
-  url) [ $# -ge 1 ] || die "usage: db.sh url postgres|mysql [SUITE [DB_ID]] [--reader]"; url "$@" ;;
+  url) [ $# -ge 1 ] || die "usage: db.sh url postgres|mysql|spark [SUITE [DB_ID]] [--reader]"; url "$@" ;;
   load)
-    [ $# -ge 1 ] || die "usage: db.sh load SUITE [postgres|mysql]"
+    [ $# -ge 1 ] || die "usage: db.sh load SUITE [postgres|mysql|spark]"
     load "$1" "$(engines_of "${2:-}")" ;;
   check)
-    [ $# -ge 1 ] || die "usage: db.sh check SUITE [postgres|mysql]"
+    [ $# -ge 1 ] || die "usage: db.sh check SUITE [postgres|mysql|spark]"
+    export LUCY_SPARK_TOKEN="${LUCY_SPARK_TOKEN:-$sp_token}"
     load "$1" "$(engines_of "${2:-}")"
     lucy="${LUCY_BIN:-$root/target/debug/lucy}"
     [ -x "$lucy" ] || (cd "$root" && cargo build --quiet)

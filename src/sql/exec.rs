@@ -1,5 +1,5 @@
 //! Run one checked, read-only query on a database: a SQLite file, or a
-//! PostgreSQL or MySQL server ([`Database`]). Every engine goes through the
+//! PostgreSQL, MySQL or Spark Connect server ([`Database`]). Every engine goes through the
 //! same steps: the view made visible (a TEMP view on SQLite, an inlined CTE
 //! on the servers), a read-only transaction, a time limit enforced by the
 //! engine, and rows read through one [`bound::Collector`] that applies the
@@ -11,11 +11,16 @@
 //! exists, SQLite itself must report the prepared statement as read-only,
 //! and a watchdog interrupts a runaway query. On the servers: a
 //! `READ ONLY` transaction, a server-side statement timeout, one statement
-//! per call (extended / binary protocol), rolled back at the end.
+//! per call (extended / binary protocol), rolled back at the end. On Spark
+//! (feature `spark`; no transactions there): a fresh session per query, the
+//! query wrapped so that Spark's parser admits nothing but a query, an
+//! interrupt at the time limit (see `exec/spark.rs`).
 
 pub mod bound;
 mod mysql;
 mod postgres;
+#[cfg(feature = "spark")]
+mod spark;
 pub mod target;
 
 use std::path::Path;
@@ -95,6 +100,32 @@ pub fn run(db: &Database, view: Option<ViewDef>, sql: &str, opts: &ExecOptions) 
         Database::Sqlite(path) => run_sqlite(path, view, sql, opts),
         Database::Postgres(server) => postgres::run(server, view, sql, opts),
         Database::Mysql(server) => mysql::run(server, view, sql, opts),
+        #[cfg(feature = "spark")]
+        Database::Spark(server) => spark::run(server, view, sql, opts),
+        #[cfg(not(feature = "spark"))]
+        Database::Spark(_) => Err(no_spark(db)),
+    }
+}
+
+/// The error for `sc://` in a build without the `spark` feature.
+#[cfg(not(feature = "spark"))]
+fn no_spark(db: &Database) -> Error {
+    Error::Input(format!("{db}: this lucy was built without Spark support (build with `--features spark`)"))
+}
+
+/// Every table and view a Spark server's catalog lists (`database.table
+/// (type, temporary …)`, sorted), e.g. to show that a query created or
+/// dropped nothing. Catalog calls of Spark Connect, no SQL.
+pub fn spark_catalog(db: &Database, timeout: Duration) -> Result<Vec<String>> {
+    match db {
+        #[cfg(feature = "spark")]
+        Database::Spark(server) => spark::list_tables(server, timeout),
+        #[cfg(not(feature = "spark"))]
+        Database::Spark(_) => {
+            let _ = timeout;
+            Err(no_spark(db))
+        }
+        other => Err(Error::Input(format!("{other}: not a Spark Connect URL (sc://host:port)"))),
     }
 }
 
@@ -109,6 +140,10 @@ pub fn ping(db: &Database, timeout: Duration) -> Result<()> {
         Database::Sqlite(path) => sqlite_file(path),
         Database::Postgres(server) => postgres::connect(server, timeout).map(drop),
         Database::Mysql(server) => mysql::connect(server, timeout).map(drop),
+        #[cfg(feature = "spark")]
+        Database::Spark(server) => spark::connect(server, timeout),
+        #[cfg(not(feature = "spark"))]
+        Database::Spark(_) => Err(no_spark(db)),
     }
 }
 

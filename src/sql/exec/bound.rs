@@ -79,6 +79,15 @@ impl Collector {
         }
     }
 
+    /// Name the columns of a collector made before they were known (a
+    /// backend that learns them with the first rows); once only.
+    pub fn set_columns(&mut self, columns: Vec<String>) {
+        if self.out.columns.is_empty() && self.out.rows.is_empty() {
+            self.bytes += columns.iter().map(String::len).sum::<usize>();
+            self.out.columns = columns;
+        }
+    }
+
     /// Whether the next row would be over the row limit or the budget: the
     /// backend stops reading then (and [`Collector::finish`] says why).
     pub fn full(&mut self) -> bool {

@@ -297,7 +297,8 @@ fn timestamp(us: i64) -> String {
     }
 }
 
-fn time_of_day(us: i64) -> String {
+/// Microseconds of a day → `HH:MM:SS[.ffffff]`.
+pub(super) fn time_of_day(us: i64) -> String {
     let s = us / 1_000_000;
     let frac = us % 1_000_000;
     let mut t = format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
@@ -310,7 +311,7 @@ fn time_of_day(us: i64) -> String {
 }
 
 /// Days since 1970-01-01 → (year, month, day) (H. Hinnant's `civil_from_days`).
-fn civil(z: i64) -> (i64, u32, u32) {
+pub(super) fn civil(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -1,7 +1,8 @@
-//! Where a query runs: a SQLite file or a PostgreSQL / MySQL server named by
-//! a URL. The password (from the URL, `PGPASSWORD` or `MYSQL_PWD`) is kept
-//! apart from everything printable: [`Database`]'s `Display` and `Debug`
-//! never show it, so errors and traces cannot leak it.
+//! Where a query runs: a SQLite file or a PostgreSQL / MySQL / Spark Connect
+//! server named by a URL. The password (from the URL, `PGPASSWORD` or
+//! `MYSQL_PWD`) and the Spark token (`LUCY_SPARK_TOKEN`) are kept apart from
+//! everything printable: [`Database`]'s `Display` and `Debug` never show
+//! them, so errors and traces cannot leak them.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,32 @@ pub enum Database {
     Postgres(Server),
     /// A MySQL or MariaDB server (`mysql://` or `mariadb://`).
     Mysql(Server),
+    /// A Spark Connect server (`sc://host:port[/database]`).
+    Spark(SparkServer),
+}
+
+/// The environment variable that holds the Spark Connect bearer token.
+pub const SPARK_TOKEN_ENV: &str = "LUCY_SPARK_TOKEN";
+
+/// The parts of a Spark Connect URL, `sc://[user@]host[:port][/database]`.
+/// The bearer token comes from [`SPARK_TOKEN_ENV`] (never from the URL) and
+/// is private: read it with [`SparkServer::token`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct SparkServer {
+    pub host: String,
+    pub port: u16,
+    /// The user id sent in Spark Connect's user context (default `lucy`).
+    pub user: String,
+    token: Option<String>,
+    /// The database (Spark's schema) made current for the session, may be empty.
+    pub database: String,
+}
+
+impl SparkServer {
+    /// The bearer token, from [`SPARK_TOKEN_ENV`].
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
 }
 
 /// The parts of a server URL. `password` is private: read it with
@@ -51,19 +78,22 @@ impl Database {
         match scheme.to_ascii_lowercase().as_str() {
             "postgresql" | "postgres" => Ok(Database::Postgres(parse_server(s, 5432, "PGPASSWORD")?)),
             "mysql" | "mariadb" => Ok(Database::Mysql(parse_server(s, 3306, "MYSQL_PWD")?)),
+            "sc" => Ok(Database::Spark(parse_spark(s, std::env::var(SPARK_TOKEN_ENV).ok())?)),
             "file" | "sqlite" => Ok(Database::Sqlite(PathBuf::from(&s[scheme.len() + 3..]))),
             other => Err(Error::Input(format!(
-                "{}: unknown database URL scheme `{other}` (use postgresql://, mysql:// or a SQLite file path)",
+                "{}: unknown database URL scheme `{other}` (use postgresql://, mysql://, sc:// or a SQLite file path)",
                 redact_url(s)
             ))),
         }
     }
 
-    /// The SQL dialect the database speaks.
+    /// The SQL dialect the database speaks. Spark: lucy writes PostgreSQL's
+    /// (double-quoted names, which lucy's Spark sessions read as identifiers:
+    /// `spark.sql.ansi.doubleQuotedIdentifiers`) until it has a Spark dialect.
     pub fn dialect(&self) -> Dialect {
         match self {
             Database::Sqlite(_) => Dialect::Sqlite,
-            Database::Postgres(_) => Dialect::Postgres,
+            Database::Postgres(_) | Database::Spark(_) => Dialect::Postgres,
             Database::Mysql(_) => Dialect::Mysql,
         }
     }
@@ -83,6 +113,7 @@ impl Database {
             Database::Sqlite(_) => self.clone(),
             Database::Postgres(s) => Database::Postgres(Server { database: name.into(), ..s.clone() }),
             Database::Mysql(s) => Database::Mysql(Server { database: name.into(), ..s.clone() }),
+            Database::Spark(s) => Database::Spark(SparkServer { database: name.into(), ..s.clone() }),
         }
     }
 }
@@ -115,6 +146,7 @@ impl fmt::Display for Database {
             Database::Sqlite(p) => write!(f, "{}", p.display()),
             Database::Postgres(s) => write!(f, "postgresql://{s}"),
             Database::Mysql(s) => write!(f, "mysql://{s}"),
+            Database::Spark(s) => write!(f, "{s}"),
         }
     }
 }
@@ -148,6 +180,72 @@ impl fmt::Debug for Server {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Server({self}, password: {})", if self.password.is_some() { "<set>" } else { "<none>" })
     }
+}
+
+impl fmt::Display for SparkServer {
+    /// `sc://[user@]host:port[/database]`, never the token.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("sc://")?;
+        if !self.user.is_empty() && self.user != "lucy" {
+            write!(f, "{}@", pct(&self.user))?;
+        }
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)?;
+        } else {
+            write!(f, "{}:{}", self.host, self.port)?;
+        }
+        if !self.database.is_empty() {
+            write!(f, "/{}", pct(&self.database))?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for SparkServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SparkServer({self}, token: {})", if self.token.is_some() { "<set>" } else { "<none>" })
+    }
+}
+
+/// Read `sc://[user@]host[:port][/database]` (Spark Connect's default port
+/// 15002); `token` is the value of [`SPARK_TOKEN_ENV`]. A token, password or
+/// `;key=value` parameters in the URL are refused (with the secret masked):
+/// URLs end up in shell history, traces and reports.
+fn parse_spark(s: &str, token: Option<String>) -> Result<SparkServer> {
+    let shown = redact_url(s);
+    if s.contains(';') {
+        return Err(Error::Input(format!(
+            "{shown}: Spark Connect URL parameters (`;key=value`) are not supported; put the token in {SPARK_TOKEN_ENV}"
+        )));
+    }
+    let u = url::Url::parse(s).map_err(|e| Error::Input(format!("{shown}: not a valid Spark Connect URL: {e}")))?;
+    if u.password().is_some() {
+        return Err(Error::Input(format!("{shown}: put the Spark token in {SPARK_TOKEN_ENV}, not in the URL")));
+    }
+    if u.query().is_some() || u.fragment().is_some() {
+        return Err(Error::Input(format!(
+            "{shown}: a Spark Connect URL takes no `?` parameters (sc://host:port[/database])"
+        )));
+    }
+    let host = match u.host_str() {
+        Some(h) if !h.is_empty() => h.trim_start_matches('[').trim_end_matches(']').to_string(),
+        _ => return Err(Error::Input(format!("{shown}: the URL names no host (sc://host:port[/database])"))),
+    };
+    let decode = |x: &str| {
+        percent_encoding::percent_decode_str(x)
+            .decode_utf8()
+            .map(|c| c.into_owned())
+            .map_err(|_| Error::Input(format!("{shown}: the URL's user or database is not UTF-8")))
+    };
+    let user = match decode(u.username())? {
+        u if u.is_empty() => "lucy".to_string(),
+        u => u,
+    };
+    let database = decode(u.path().trim_start_matches('/'))?;
+    if database.contains('/') {
+        return Err(Error::Input(format!("{shown}: the URL's path must be one database name")));
+    }
+    Ok(SparkServer { host, port: u.port().unwrap_or(15002), user, token: token.filter(|t| !t.is_empty()), database })
 }
 
 fn pct(s: &str) -> String {
@@ -196,9 +294,22 @@ fn parse_server(s: &str, default_port: u16, pw_env: &str) -> Result<Server> {
 }
 
 /// `s` with the password of a `scheme://user:password@…` URL replaced by
-/// `***`, for messages about a URL that may not even parse.
+/// `***`, and the value of a Spark Connect `;token=…` parameter too, for
+/// messages about a URL that may not even parse.
 pub fn redact_url(s: &str) -> String {
     let Some((scheme, rest)) = s.split_once("://") else { return s.to_string() };
+    // Every `;token=…` value (ASCII lower-casing keeps byte offsets).
+    let mut masked = String::with_capacity(rest.len());
+    let mut from = 0;
+    while let Some(at) = rest[from..].to_ascii_lowercase().find(";token=") {
+        let start = from + at + ";token=".len();
+        let end = rest[start..].find(';').map(|e| start + e).unwrap_or(rest.len());
+        masked.push_str(&rest[from..start]);
+        masked.push_str("***");
+        from = end;
+    }
+    masked.push_str(&rest[from..]);
+    let rest = masked.as_str();
     let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (auth, tail) = rest.split_at(auth_end);
     match auth.rfind('@') {
@@ -208,7 +319,7 @@ pub fn redact_url(s: &str) -> String {
             let masked = if cred.contains(':') { format!("{user}:***") } else { user.to_string() };
             format!("{scheme}://{masked}{host}{tail}")
         }
-        None => s.to_string(),
+        None => format!("{scheme}://{rest}"),
     }
 }
 
@@ -236,6 +347,49 @@ mod tests {
     }
 
     #[test]
+    fn spark_urls() {
+        let d = Database::Spark(parse_spark("sc://127.0.0.1:15029/ddo", Some("t0ken".into())).unwrap());
+        assert_eq!(d.dialect(), Dialect::Postgres);
+        assert_eq!(d.to_string(), "sc://127.0.0.1:15029/ddo");
+        assert!(!format!("{d:?}").contains("t0ken"), "{d:?}");
+        let Database::Spark(s) = &d else { panic!() };
+        assert!(format!("{s:?}").contains("token: <set>") && !format!("{s:?}").contains("t0ken"), "{s:?}");
+        assert_eq!(
+            (s.host.as_str(), s.port, s.user.as_str(), s.database.as_str()),
+            ("127.0.0.1", 15029, "lucy", "ddo")
+        );
+        assert_eq!(s.token(), Some("t0ken"));
+        assert_eq!(d.with_database("acme").to_string(), "sc://127.0.0.1:15029/acme");
+        let s = parse_spark("sc://ana@spark.internal", None).unwrap();
+        assert_eq!(
+            (s.host.as_str(), s.port, s.user.as_str(), s.database.as_str()),
+            ("spark.internal", 15002, "ana", "")
+        );
+        assert_eq!(s.to_string(), "sc://ana@spark.internal:15002");
+        assert_eq!(s.token(), None);
+        assert_eq!(parse_spark("sc://h:1", Some(String::new())).unwrap().token(), None);
+        assert!(matches!(Database::parse("sc://spark.internal:15002").unwrap(), Database::Spark(_)));
+    }
+
+    #[test]
+    fn spark_url_errors_name_the_fix_and_hide_the_token() {
+        for (bad, says) in [
+            ("sc://h:15002/;token=hunter2", "LUCY_SPARK_TOKEN"),
+            ("sc://u:hunter2@h:15002/ddo", "LUCY_SPARK_TOKEN"),
+            ("sc://h:15002/ddo?token=x", "no `?` parameters"),
+            ("sc://h:15002/a/b", "one database name"),
+            ("sc:///ddo", "no host"),
+            ("sc://h:99999/ddo", "not a valid Spark Connect URL"),
+        ] {
+            let e = Database::parse(bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{e}");
+            let e = e.to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+            assert!(!e.contains("hunter2"), "{e}");
+        }
+    }
+
+    #[test]
     fn errors_never_show_the_password() {
         for bad in
             ["oracle://u:hunter2@h/x", "postgresql://u:hunter2@h/x?sslmode=require", "postgresql://u:hunter2@h/x?foo=1"]
@@ -245,6 +399,8 @@ mod tests {
             assert!(e.contains("u:***@h"), "{e}");
         }
         assert_eq!(redact_url("mysql://a:b:c@h:1/d?x=y"), "mysql://a:***@h:1/d?x=y");
+        assert_eq!(redact_url("sc://h:1/;token=abc;user_id=x"), "sc://h:1/;token=***;user_id=x");
+        assert_eq!(redact_url("sc://u:p@h:1/;use_ssl=true;Token=abc"), "sc://u:***@h:1/;use_ssl=true;Token=***");
         assert_eq!(redact_url("mysql://h/d"), "mysql://h/d");
     }
 }
