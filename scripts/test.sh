@@ -22,6 +22,11 @@ fi
 # CI builds once from clean: incremental caches only cost disk (~5 GiB) there.
 if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 scripts/setup.sh
+# Clippy next, on every target, warnings as errors (lints allowed for this
+# code base are in Cargo.toml's [lints.clippy], each with its reason).
+clippy_started=$(date +%s)
+cargo clippy --all-targets --quiet -- -D warnings
+echo "test.sh: clippy clean in $(( $(date +%s) - clippy_started )) s" >&2
 scripts/cpsat-venv.sh   # OR-Tools for tests/cpsat_baseline.rs (the paper's CP-SAT model)
 # PostgreSQL and MariaDB for tests/db_servers.rs: installed, started and
 # loaded with DDO and ACME by the project (idempotent; ~30 s on a fresh machine).
@@ -37,4 +42,9 @@ scripts/db.sh load acme
 export LUCY_DB_TESTS=1
 scripts/setup-serve-tests.sh   # chromium, playwright-core, schemathesis for tests/serve_api.rs
 export LUCY_REQUIRE_SERVE_TOOLS=1
+# Build the test targets first, timed (benchmarks/results/build.md reads
+# this line from CI logs), then run them.
+build_started=$(date +%s)
+cargo test --all-targets --no-run --quiet
+echo "test.sh: test targets built in $(( $(date +%s) - build_started )) s" >&2
 cargo test --all-targets "$@"

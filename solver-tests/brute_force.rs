@@ -1584,7 +1584,7 @@ fn sparse_large_requests_with_lookups_match_the_unbounded_search() {
 #[test]
 fn large_requests_with_bridges_match_the_unbounded_search() {
     use lucy::solve::exact::solve_exact_blind;
-    let mut rng = ChaCha8Rng::seed_from_u64(0xb1d9e_16);
+    let mut rng = ChaCha8Rng::seed_from_u64(0x0b1d_9e16);
     let (mut tally, mut changed, mut pending) = (Tally::default(), 0, 0);
     for case in 0..90 {
         let n = rng.random_range(16..=22);

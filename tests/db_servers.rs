@@ -71,7 +71,7 @@ fn import_differences(engine: &str, suite: &str, u: &str) -> Vec<String> {
     let imported = match server(u) {
         Database::Postgres(s) => postgres_with_warnings(&s, None, Some(suite)).unwrap(),
         Database::Mysql(s) => mysql_with_warnings(&s, None, Some(suite)).unwrap(),
-        Database::Sqlite(_) => unreachable!(),
+        Database::Sqlite(_) | Database::Spark(_) => unreachable!(),
     };
     assert_eq!(imported.model.tables.len(), from_sqlite.tables.len(), "{engine} {suite}: table count");
     lucy::model::diff::diff(&from_sqlite, &imported.model)

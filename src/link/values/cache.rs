@@ -122,7 +122,7 @@ fn catalog_fingerprint(db: &Database, bounds: &ValueBounds) -> Result<String> {
             "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = DATABASE() ORDER BY 1, 2",
             "SELECT table_name, CAST(update_time AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1",
         ],
-        Database::Sqlite(_) => &[],
+        Database::Sqlite(_) | Database::Spark(_) => &[],
     };
     let mut h = Sha256::new();
     for q in queries {
@@ -160,6 +160,12 @@ pub fn identity(db: &Database, bounds: &ValueBounds) -> Result<String> {
             Ok(id)
         }
         Database::Postgres(_) | Database::Mysql(_) => Ok(format!("{db}#{}", catalog_fingerprint(db, bounds)?)),
+        // No catalog fingerprint is read from Spark yet, so an index could
+        // not tell when the data changed: none is built (the run goes on
+        // without values and says why).
+        Database::Spark(_) => {
+            Err(Error::Input(format!("{db}: the value index is not built on Spark yet (no catalog fingerprint)")))
+        }
     }
 }
 

@@ -298,7 +298,7 @@ impl<'m> Analyzer<'m> {
                 // ORDER BY of a set operation names output columns (of any
                 // branch, in SQLite): resolve it over them.
                 let mut outer = Scope::child(&with_scope);
-                let mut all = self.branch_outputs(other, &with_scope);
+                let mut all = Self::branch_outputs(other);
                 all.open |= out.open;
                 let instance = self.instance();
                 outer.relations.push(Relation::derived(String::new(), String::new(), instance, all));
@@ -319,20 +319,18 @@ impl<'m> Analyzer<'m> {
 
     /// The output names of every branch of a set operation, without
     /// walking the branches again (their outputs were recorded already).
-    fn branch_outputs(&mut self, body: &SetExpr, scope: &Scope) -> Outputs {
+    fn branch_outputs(body: &SetExpr) -> Outputs {
         match body {
             SetExpr::SetOperation { left, right, .. } => {
-                let mut a = self.branch_outputs(left, scope);
-                let b = self.branch_outputs(right, scope);
+                let mut a = Self::branch_outputs(left);
+                let b = Self::branch_outputs(right);
                 a.cols.extend(b.cols);
                 a.open |= b.open;
                 a
             }
             SetExpr::Select(s) => select_output_names(s),
             SetExpr::Query(q) => match &*q.body {
-                b @ (SetExpr::Select(_) | SetExpr::SetOperation { .. } | SetExpr::Query(_)) => {
-                    self.branch_outputs(b, scope)
-                }
+                b @ (SetExpr::Select(_) | SetExpr::SetOperation { .. } | SetExpr::Query(_)) => Self::branch_outputs(b),
                 _ => Outputs::open(),
             },
             _ => Outputs::open(),
@@ -769,8 +767,8 @@ impl<'m> Analyzer<'m> {
                 // `(a JOIN b) AS x`: x names the join's columns together.
                 if let Some(a) = alias {
                     let mut out = Outputs::default();
-                    for r in scope.relations[first..].to_vec() {
-                        let o = self.expand(&r);
+                    for r in scope.relations[first..].iter() {
+                        let o = self.expand(r);
                         out.cols.extend(o.cols);
                         out.open |= o.open;
                     }
