@@ -377,7 +377,13 @@ fn id_tables(n: usize) -> Vec<lucy::types::Table> {
             name: format!("T{i}"),
             description: None,
             primary_key: vec!["id".into()],
-            columns: vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }],
+            columns: vec![Column {
+                name: "id".into(),
+                sql_type: "INTEGER".into(),
+                nullable: false,
+                ..Column::default()
+            }],
+            synonyms: Vec::new(),
         })
         .collect()
 }
@@ -434,6 +440,7 @@ fn generate_view_matches_brute_force_on_random_models() {
                             sql_type: "INTEGER".into(),
                             nullable: true,
                             description: None,
+                            synonyms: Vec::new(),
                         });
                         rels.push(Relationship {
                             name: Some(format!("r{}", rels.len())),
@@ -444,6 +451,7 @@ fn generate_view_matches_brute_force_on_random_models() {
                             description: None,
                             role: None,
                             role_description: None,
+                            role_synonyms: Vec::new(),
                             via: None,
                         });
                         pairs.push((a, b));
@@ -614,6 +622,7 @@ fn role_instances_match_brute_force_on_random_models() {
                             sql_type: "INTEGER".into(),
                             nullable: true,
                             description: None,
+                            synonyms: Vec::new(),
                         });
                         let r = rels.len();
                         rels.push(Relationship {
@@ -625,6 +634,7 @@ fn role_instances_match_brute_force_on_random_models() {
                             description: None,
                             role: rng.random_bool(0.5).then(|| format!("role{r}")),
                             role_description: None,
+                            role_synonyms: Vec::new(),
                             via: None,
                         });
                         pairs.push((a, b));
@@ -1094,6 +1104,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                         description: None,
                         role: None,
                         role_description: None,
+                        role_synonyms: Vec::new(),
                         via: None,
                     });
                     pairs.push((a, b));
@@ -1125,6 +1136,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 description: None,
                 role: None,
                 role_description: None,
+                role_synonyms: Vec::new(),
                 via: None,
             });
             children.push(PatternNode::leaf(format!("C{k}")));
@@ -1319,6 +1331,7 @@ fn tables_hanging_off_a_junction_match_brute_force() {
                 description: None,
                 role: None,
                 role_description: None,
+                role_synonyms: Vec::new(),
                 via: None,
             });
             pairs.push((a, b));
@@ -1779,6 +1792,7 @@ fn shortcuts_are_left_out_while_their_table_is_relevant() {
                     sql_type: "INTEGER".into(),
                     nullable: true,
                     description: None,
+                    synonyms: Vec::new(),
                 });
                 Relationship {
                     name: Some(format!("r{r}")),
@@ -1789,6 +1803,7 @@ fn shortcuts_are_left_out_while_their_table_is_relevant() {
                     description: None,
                     role: None,
                     role_description: None,
+                    role_synonyms: Vec::new(),
                     via: via[r].map(name),
                 }
             })

@@ -26,6 +26,7 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("direct_sql", include_str!("../prompts/direct_sql.j2")),
     ("describe_table", include_str!("../prompts/describe_table.j2")),
     ("crush_hallucinate", include_str!("../prompts/crush_hallucinate.j2")),
+    ("verify_table", include_str!("../prompts/verify_table.j2")),
 ];
 
 /// A set of prompt templates ready to render.
@@ -230,6 +231,8 @@ mod tests {
                 json!({"table": "Loan", "columns": [{"name": "id", "type": "INTEGER", "description": ""}], "max_words": 15})
             }
             "crush_hallucinate" => json!({"question": "Q?"}),
+            "verify_table" => json!({"table": "RSPOOL2CLIENT", "summary": "Links pools and clients.", "synonyms": "",
+                                     "columns": [{"name": "client_id", "text": ""}], "question": "Q?"}),
             other => panic!("no fixture for {other}"),
         }
     }

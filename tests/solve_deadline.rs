@@ -26,12 +26,12 @@ fn random_model(n: usize, seed: u64) -> DbModel {
             refs[a].push(b);
         }
     }
-    let col = |c: String| Column { name: c, sql_type: "INTEGER".into(), nullable: true, description: None };
+    let col = |c: String| Column { name: c, sql_type: "INTEGER".into(), nullable: true, ..Column::default() };
     let tables = (0..n)
         .map(|i| {
             let mut columns = vec![col("id".into())];
             columns.extend(refs[i].iter().map(|&j| col(format!("r{j}"))));
-            Table { name: name(i), description: None, primary_key: vec!["id".into()], columns }
+            Table { name: name(i), primary_key: vec!["id".into()], columns, ..Table::default() }
         })
         .collect();
     let relationships = (0..n)
@@ -45,6 +45,7 @@ fn random_model(n: usize, seed: u64) -> DbModel {
                 description: None,
                 role: None,
                 role_description: None,
+                role_synonyms: Vec::new(),
                 via: None,
             })
         })
