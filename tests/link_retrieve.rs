@@ -126,6 +126,15 @@ fn a_verified_retrieval_candidate_joins_the_view_and_the_answer_is_gold() {
         .collect();
     assert_eq!(verify.len(), 2);
     assert!(verify.iter().all(|p| p.trim_end().ends_with(Q1)), "{verify:?}");
+    // `lucy explain` shows the ranking and each verification.
+    let ex = Command::new(env!("CARGO_BIN_EXE_lucy")).args(["explain", trace.to_str().unwrap()]).output().unwrap();
+    let report = String::from_utf8_lossy(&ex.stdout);
+    assert!(ex.status.success(), "{report}");
+    assert!(
+        report.contains("- [verify_table DATACENTER] 1 sample(s), grammar\n    votes: yes 1/1, no 0/1 (dropped)"),
+        "{report}"
+    );
+    assert!(report.contains("retrieval (votes first, then RRF k=60): CLIENT, "), "{report}");
     let dc = verify.iter().find(|p| p.contains("Is the table DATACENTER needed")).unwrap();
     assert!(dc.contains("DATACENTER: ") && dc.contains("\n- name"), "{dc}");
 }
