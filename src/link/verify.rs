@@ -14,7 +14,7 @@
 use serde_json::json;
 
 use super::{context, retrieve, MatchOptions};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::graph::{SchemaGraph, TableId};
 use crate::llm::traced;
 use crate::llm::{ChatModel, ChatRequest, Message};
@@ -96,7 +96,8 @@ pub fn uncertain(kept: &[TableId], named: &[TableId], ranked: &[TableId], max: u
 /// After the first prompt kept `kept` out of `core`: with `--retrieve on`,
 /// rank the core tables and record the ranking; with `--verify N`, ask
 /// about the uncertain tables and return `kept` with those that passed
-/// appended (in the order asked). Off (the default), returns `kept`
+/// appended (in the order asked; the questions run concurrently). Off (the
+/// default), returns `kept`
 /// unchanged and records nothing.
 #[allow(clippy::too_many_arguments)]
 pub fn widen(
@@ -133,13 +134,42 @@ pub fn widen(
     if let Some(r) = trace.retrieval.as_mut() {
         r.verified = ask.iter().map(|&t| graph.name(t).to_string()).collect();
     }
+    // The questions are independent: they run concurrently (the LLM client
+    // bounds the requests in flight), each into its own trace, merged in
+    // the order asked so that traces do not depend on timing.
+    let parts: Vec<(MatchTrace, Result<bool>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ask
+            .iter()
+            .map(|&t| {
+                scope.spawn(move || {
+                    let mut part = MatchTrace::default();
+                    let r = verify_table(graph, question, t, opts, llm, prompts, &mut part);
+                    (part, r)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    (MatchTrace::default(), Err(Error::llm("verify_table", "a verification worker panicked")))
+                })
+            })
+            .collect()
+    });
     let mut out = kept;
-    for t in ask {
-        if verify_table(graph, question, t, opts, llm, prompts, trace)? {
-            out.push(t);
+    let mut first_err = None;
+    for ((part, r), &t) in parts.into_iter().zip(&ask) {
+        super::merge(trace, part);
+        match r {
+            Ok(true) => out.push(t),
+            Ok(false) => {}
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
         }
     }
-    Ok(out)
+    first_err.map_or(Ok(out), Err)
 }
 
 /// The `verify_table` variables of table `t`.
