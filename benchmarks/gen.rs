@@ -354,11 +354,12 @@ pub fn many_to_one(name: Option<String>, from: &str, to: &str, col: String) -> R
         description: None,
         role: None,
         role_description: None,
+        role_synonyms: Vec::new(),
         via: None,
     }
 }
 
 /// A column with no description.
 fn column(name: impl Into<String>, sql_type: &str, nullable: bool) -> Column {
-    Column { name: name.into(), sql_type: sql_type.into(), nullable, description: None }
+    Column { name: name.into(), sql_type: sql_type.into(), nullable, description: None, synonyms: Vec::new() }
 }

@@ -377,7 +377,13 @@ fn id_tables(n: usize) -> Vec<lucy::types::Table> {
             name: format!("T{i}"),
             description: None,
             primary_key: vec!["id".into()],
-            columns: vec![Column { name: "id".into(), sql_type: "INTEGER".into(), nullable: false, description: None }],
+            columns: vec![Column {
+                name: "id".into(),
+                sql_type: "INTEGER".into(),
+                nullable: false,
+                ..Column::default()
+            }],
+            synonyms: Vec::new(),
         })
         .collect()
 }
@@ -434,6 +440,7 @@ fn generate_view_matches_brute_force_on_random_models() {
                             sql_type: "INTEGER".into(),
                             nullable: true,
                             description: None,
+                            synonyms: Vec::new(),
                         });
                         rels.push(crate::gen::many_to_one(Some(format!("r{}", rels.len())), &name(a), &name(b), col));
                         pairs.push((a, b));
@@ -604,6 +611,7 @@ fn role_instances_match_brute_force_on_random_models() {
                             sql_type: "INTEGER".into(),
                             nullable: true,
                             description: None,
+                            synonyms: Vec::new(),
                         });
                         let r = rels.len();
                         rels.push(Relationship {
@@ -1098,6 +1106,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 description: None,
                 role: None,
                 role_description: None,
+                role_synonyms: Vec::new(),
                 via: None,
             });
             children.push(PatternNode::leaf(format!("C{k}")));
@@ -1738,6 +1747,7 @@ fn shortcuts_are_left_out_while_their_table_is_relevant() {
                     sql_type: "INTEGER".into(),
                     nullable: true,
                     description: None,
+                    synonyms: Vec::new(),
                 });
                 Relationship {
                     via: via[r].map(name),

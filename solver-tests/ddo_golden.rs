@@ -198,6 +198,7 @@ fn add_fk(m: &mut DbModel, from: &str, column: &str, to: &str, name: &str) {
         sql_type: "INTEGER".into(),
         nullable: true,
         description: None,
+        synonyms: Vec::new(),
     });
     m.relationships.push(lucy::types::Relationship {
         name: Some(name.into()),
@@ -208,6 +209,7 @@ fn add_fk(m: &mut DbModel, from: &str, column: &str, to: &str, name: &str) {
         description: None,
         role: None,
         role_description: None,
+        role_synonyms: Vec::new(),
         via: None,
     });
 }

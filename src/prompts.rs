@@ -29,6 +29,7 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("fewshot_sql", include_str!("../prompts/fewshot_sql.j2")),
     ("rasl_keywords", include_str!("../prompts/rasl_keywords.j2")),
     ("rasl_tables", include_str!("../prompts/rasl_tables.j2")),
+    ("verify_table", include_str!("../prompts/verify_table.j2")),
 ];
 
 /// A set of prompt templates ready to render.
@@ -242,6 +243,8 @@ mod tests {
                 json!({"question": "Q?", "dialect": "SQLite", "ddl": "CREATE TABLE A(id INT);", "evidence": "",
                                     "examples": [{"question": "How many A?", "sql": "SELECT COUNT(*) FROM A"}]})
             }
+            "verify_table" => json!({"table": "RSPOOL2CLIENT", "summary": "Links pools and clients.", "synonyms": "",
+                                     "columns": [{"name": "client_id", "text": ""}], "question": "Q?"}),
             other => panic!("no fixture for {other}"),
         }
     }

@@ -121,6 +121,7 @@ impl Schema {
                     description: None,
                     role: None,
                     role_description: None,
+                    role_synonyms: Vec::new(),
                     via: None,
                 }
             })

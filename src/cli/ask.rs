@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::llm::LlmFlags;
-use super::values::{Dialect, FanoutMode, OnOff, Prefilter, QueryNames, StopAfter};
+use super::values::{Dialect, FanoutMode, OnOff, Prefilter, QueryNames, Retrieve, StopAfter};
 use super::Ctx;
 use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
@@ -42,6 +42,16 @@ pub struct AskArgs {
     /// At most this many tables (and attributes) kept per prompt (paper: 8).
     #[arg(long, default_value_t = 8, value_parser = super::num::count)]
     pub max_items: usize,
+    /// Candidate retrieval for MatchTables: rank the core tables by their
+    /// words and MiniLM embeddings, fused with the votes (docs/phases.md).
+    /// Off by default until measured.
+    #[arg(long, value_enum, default_value_t = Retrieve::Off)]
+    pub retrieve: Retrieve,
+    /// Yes/no verification prompts per question for core tables the votes
+    /// did not keep (named by few samples, or ranked by --retrieve); the
+    /// tables that pass join the relevant ones. 0 (default) asks none.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
+    pub verify: usize,
     /// Relevant tables, comma-separated: skip MatchTables (all their columns unless --attrs names some).
     #[arg(long, value_delimiter = ',', value_name = "T1,T2")]
     pub tables: Vec<String>,
@@ -164,7 +174,11 @@ pub fn exec_vote(s: &str) -> std::result::Result<usize, String> {
 impl AskArgs {
     fn options(&self) -> AskOptions {
         let mut opts = AskOptions {
-            matching: MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items),
+            matching: MatchOptions {
+                retrieve: self.retrieve == Retrieve::On,
+                verify: self.verify,
+                ..MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items)
+            },
             sql_temperature: self.temperature,
             stop_after: self.stop_after.map(Into::into),
             tables: self.tables.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),

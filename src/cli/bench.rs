@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::llm::LlmFlags;
 use super::values::OnOff;
-use super::values::{Method, Oracle, Prefilter};
+use super::values::{Method, Oracle, Prefilter, Retrieve};
 use super::Ctx;
 use lucy::bench::meta::{git_commit, today_utc};
 use lucy::bench::report::{render, render_comparison};
@@ -51,6 +51,16 @@ pub struct BenchArgs {
     /// Votes an item needs to be kept (default 1: the paper keeps every named item, ranked by votes).
     #[arg(long, default_value_t = 1, value_parser = super::num::count)]
     pub min_votes: usize,
+    /// Candidate retrieval for MatchTables: rank the core tables by their
+    /// words and MiniLM embeddings, fused with the votes (docs/phases.md).
+    /// Off by default until measured.
+    #[arg(long, value_enum, default_value_t = Retrieve::Off)]
+    pub retrieve: Retrieve,
+    /// Yes/no verification prompts per question for core tables the votes
+    /// did not keep (named by few samples, or ranked by --retrieve); the
+    /// tables that pass join the relevant ones. 0 (default) asks none.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
+    pub verify: usize,
     /// Show relevant tables' DDL and the evidence to QueryView (PROMPTC').
     #[arg(long)]
     pub schema_context: bool,
@@ -151,6 +161,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         samples: args.samples,
         temperature: args.temperature,
         min_votes: args.min_votes,
+        retrieve: args.retrieve == Retrieve::On,
+        verify: args.verify,
         ..MatchOptions::default()
     };
     matching.check()?;

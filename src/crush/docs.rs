@@ -163,7 +163,7 @@ mod tests {
     use crate::types::{Cardinality, Column, DbModel, Relationship, Table};
 
     fn model() -> SchemaGraph {
-        let col = |n: &str| Column { name: n.into(), sql_type: "INT".into(), nullable: true, description: None };
+        let col = |n: &str| Column { name: n.into(), sql_type: "INT".into(), nullable: true, ..Column::default() };
         let mut client = Table {
             name: "CLIENT".into(),
             columns: vec![col("client_id"), col("gender"), col("district_id")],
@@ -184,6 +184,7 @@ mod tests {
                 description: None,
                 role: None,
                 role_description: None,
+                role_synonyms: Vec::new(),
                 via: None,
             }],
             ..Default::default()

@@ -15,8 +15,10 @@ pub mod context;
 pub mod describe;
 pub mod names;
 pub mod parse;
+pub mod retrieve;
 pub mod roles;
 pub mod values;
+pub mod verify;
 pub mod vote;
 
 use std::collections::VecDeque;
@@ -53,6 +55,18 @@ pub struct MatchOptions {
     /// the value index. Per question, like `restrict_core_tables`.
     #[serde(skip)]
     pub values: Vec<values::ValueMatch>,
+    /// Rank the core tables by candidate retrieval (lexical + dense, fused
+    /// with the votes; [`retrieve`]) and record the ranking. Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retrieve: bool,
+    /// At most this many yes/no verification prompts per question
+    /// ([`verify`]); 0 (the default) asks none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub verify: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Default for MatchOptions {
@@ -64,6 +78,8 @@ impl Default for MatchOptions {
             max_items: 8,
             restrict_core_tables: None,
             values: Vec::new(),
+            retrieve: false,
+            verify: 0,
         }
     }
 }
@@ -72,7 +88,7 @@ impl MatchOptions {
     /// Sampling and voting settings as a front end takes them (`lucy ask`,
     /// `POST /v1/ask`), every core table offered.
     pub fn sampled(samples: usize, temperature: f64, min_votes: usize, max_items: usize) -> Self {
-        MatchOptions { samples, temperature, min_votes, max_items, restrict_core_tables: None, values: Vec::new() }
+        MatchOptions { samples, temperature, min_votes, max_items, ..MatchOptions::default() }
     }
 
     /// Reject settings that can never keep anything.
@@ -154,6 +170,8 @@ fn run(
             Candidate::Column(_) | Candidate::Instance(..) => None,
         })
         .collect();
+    // Issue #23: retrieval and verification may add tables (off: unchanged).
+    let relevant_core = verify::widen(graph, question, core, relevant_core, opts, llm, prompts, trace)?;
     // Lines 7–12, each preceded by the table's role question when the
     // model offers a choice. The explorations of different relevant tables
     // are independent, so they run concurrently (the LLM client bounds the

@@ -195,7 +195,7 @@ mod tests {
     use crate::types::Column;
 
     fn col(n: &str, t: &str) -> Column {
-        Column { name: n.into(), sql_type: t.into(), nullable: true, description: None }
+        Column { name: n.into(), sql_type: t.into(), nullable: true, description: None, synonyms: Vec::new() }
     }
 
     fn model() -> DbModel {
@@ -239,6 +239,7 @@ mod tests {
             description: None,
             primary_key: vec![],
             columns: vec![col("x", "TEXT")],
+            synonyms: Vec::new(),
         });
         b.relationships[0].cardinality = Cardinality::OneToOne;
         let lines: Vec<String> = diff(&a, &b).iter().map(|c| c.to_string()).collect();

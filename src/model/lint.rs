@@ -34,6 +34,7 @@ pub fn warnings(model: &DbModel) -> Vec<ModelIssue> {
         }
     }
     odd_names(model, &mut out);
+    synonym_clashes(model, &mut out);
     for (r, rel) in model.relationships.iter().enumerate() {
         // The "one" side of a M:1 / 1:M should be joined on its key.
         let (one, cols, side) = match rel.cardinality {
@@ -100,6 +101,35 @@ fn odd_names(model: &DbModel, out: &mut Vec<ModelIssue>) {
     }
 }
 
+/// A table or column synonym that spells another table's name (case,
+/// spaces and `_` aside): retrieval would then point that word at both
+/// tables.
+fn synonym_clashes(model: &DbModel, out: &mut Vec<ModelIssue>) {
+    let key = |s: &str| super::validate::normalized_synonym(&s.replace('_', " "));
+    let names: Vec<String> = model.tables.iter().map(|t| key(&t.name)).collect();
+    let mut check = |path: String, owner: usize, what: &str, syn: &str| {
+        let k = key(syn);
+        if let Some(other) = (0..names.len()).find(|&i| i != owner && names[i] == k) {
+            out.push(warn(
+                path,
+                format!("synonym `{}` of {what} is the name of table `{}`", syn.trim(), model.tables[other].name),
+                "a question using this word would point at both; drop the synonym or make it more specific",
+            ));
+        }
+    };
+    for (i, t) in model.tables.iter().enumerate() {
+        for (k, s) in t.synonyms.iter().enumerate() {
+            check(format!("$.tables[{i}].synonyms[{k}]"), i, &format!("table `{}`", t.name), s);
+        }
+        for (j, c) in t.columns.iter().enumerate() {
+            for (k, s) in c.synonyms.iter().enumerate() {
+                let what = format!("column `{}.{}`", t.name, c.name);
+                check(format!("$.tables[{i}].columns[{j}].synonyms[{k}]"), i, &what, s);
+            }
+        }
+    }
+}
+
 /// A name with Cyrillic and Greek letters that look like Latin ones mapped
 /// to those, lower-cased: two names with one skeleton look the same.
 fn skeleton(name: &str) -> String {
@@ -160,6 +190,26 @@ mod tests {
                 "$.tables[0].columns[1].name: column `na\\u{0}me` contains U+0000 (NUL) at character 3",
                 "$.tables[1].name: table `\\u{421}LIENT` contains U+0421 (non-ASCII letter) at character 1 and reads like table `CLIENT`",
                 "$.tables[2].name: table `EVIL\\u{202e}TXT` contains U+202E (bidi control) at character 5",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_synonym_naming_another_table_is_flagged() {
+        let m = crate::model::parse(
+            r#"{"name": "w", "tables": [
+                {"name": "Policy_Holder", "primary_key": ["id"], "columns": [{"name": "id"}], "synonyms": ["insured"]},
+                {"name": "Insured", "primary_key": ["id"], "columns": [{"name": "id", "synonyms": ["policy holder", "key"]}]}],
+              "relationships": [{"from": "Insured", "to": "Policy_Holder", "cardinality": "1:1", "on": [["id", "id"]]}]}"#,
+            None,
+        )
+        .expect("parses");
+        let w: Vec<String> = warnings(&m).into_iter().map(|i| format!("{}: {}", i.path, i.message)).collect();
+        assert_eq!(
+            w,
+            [
+                "$.tables[0].synonyms[0]: synonym `insured` of table `Policy_Holder` is the name of table `Insured`",
+                "$.tables[1].columns[0].synonyms[0]: synonym `policy holder` of column `Insured.id` is the name of table `Policy_Holder`",
             ]
         );
     }

@@ -216,18 +216,22 @@ impl Cx<'_> {
                 let sql_type = spec.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
                 let default = spec.get("default").and_then(Value::as_str).unwrap_or_default();
                 let nullable = !default.to_ascii_uppercase().contains("NOT NULL");
-                columns.push(Column { name: col.clone(), sql_type, nullable, description: None });
+                columns.push(Column { name: col.clone(), sql_type, nullable, description: None, synonyms: Vec::new() });
             }
         }
         for (col, d) in col_desc {
             match columns.iter_mut().find(|c| c.name.eq_ignore_ascii_case(&col)) {
                 Some(c) => c.description = Some(d),
-                None => {
-                    columns.push(Column { name: col, sql_type: String::new(), nullable: true, description: Some(d) })
-                }
+                None => columns.push(Column {
+                    name: col,
+                    sql_type: String::new(),
+                    nullable: true,
+                    description: Some(d),
+                    synonyms: Vec::new(),
+                }),
             }
         }
-        Some(Table { name: key.to_string(), description, primary_key, columns })
+        Some(Table { name: key.to_string(), description, primary_key, columns, synonyms: Vec::new() })
     }
 
     /// Read a JSON object file referenced from the main file at `at`.
@@ -321,6 +325,7 @@ impl Cx<'_> {
                     .map(str::to_string),
                 role: None,
                 role_description: None,
+                role_synonyms: Vec::new(),
                 via: None,
             });
         }

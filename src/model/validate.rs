@@ -4,8 +4,8 @@
 //! element and a hint; all issues are collected, none stops the others. The
 //! rules live in small modules: names and keys ([`names`]), relationship
 //! endpoints and columns ([`relationships`]), pattern resolution
-//! ([`patterns`]), conflicting pattern roles ([`roles`]) and the user
-//! constraints block ([`constraints`]). `docs/dbmodel.md` lists the rules.
+//! ([`patterns`]), conflicting pattern roles ([`roles`]), the user
+//! constraints block ([`constraints`]) and synonyms ([`synonyms`]). `docs/dbmodel.md` lists the rules.
 //!
 //! `SchemaGraph::new` runs the same analysis, so a schema graph only ever
 //! exists for a model that passes every rule.
@@ -15,6 +15,7 @@ mod names;
 mod patterns;
 mod relationships;
 mod roles;
+mod synonyms;
 
 use super::resolve::{closest, Names};
 use crate::error::{Error, ModelIssue, Result};
@@ -23,6 +24,7 @@ use crate::types::DbModel;
 
 pub(crate) use patterns::Resolved;
 pub(crate) use relationships::valid_role_name;
+pub(crate) use synonyms::normalized as normalized_synonym;
 
 /// Every issue found in `model` (empty when it is valid).
 pub fn issues(model: &DbModel) -> Vec<ModelIssue> {
@@ -51,6 +53,7 @@ pub(crate) fn analyze(model: &DbModel) -> (Resolved, Vec<ModelIssue>) {
     let resolved = patterns::resolve(&ix, &mut out);
     roles::check(&ix, &resolved, &mut out);
     constraints::check(&ix, &resolved, &mut out);
+    synonyms::check(&ix, &mut out);
     (resolved, out)
 }
 

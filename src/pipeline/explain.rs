@@ -121,6 +121,13 @@ fn match_section(s: &mut String, m: &MatchTrace) {
         for step in &m.steps {
             step_section(s, step);
         }
+        if let Some(r) = &m.retrieval {
+            let _ = writeln!(s, "retrieval (votes first, then RRF k={}): {}", r.rrf_k, list_or_none(&r.candidates));
+            let _ = writeln!(s, "verified: {}", list_or_none(&r.verified));
+            for n in &r.notes {
+                let _ = writeln!(s, "    note: {n}");
+            }
+        }
     }
     for w in &m.warnings {
         let _ = writeln!(s, "warning: {w}");
@@ -132,7 +139,9 @@ fn match_section(s: &mut String, m: &MatchTrace) {
 
 fn step_section(s: &mut String, st: &ListStep) {
     let subject = st.subject.as_deref().map(|x| format!(" {x}")).unwrap_or_default();
-    let mode = if !st.call.schema_sent {
+    let mode = if st.call.grammar_sent {
+        "grammar"
+    } else if !st.call.schema_sent {
         "free text"
     } else if st.call.structured {
         "structured output"

@@ -47,6 +47,12 @@ pub struct Table {
     pub primary_key: Vec<String>,
     /// The table's columns (at least one).
     pub columns: Vec<Column>,
+    /// Other words users (and the schema's own documentation) use for a
+    /// row of the table ("insured party", "policy holder"). Used by
+    /// candidate retrieval and the verification prompts of MatchTables
+    /// (docs/phases.md); non-empty, no duplicates within the table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub synonyms: Vec<String>,
 }
 
 /// One column of a table.
@@ -64,6 +70,10 @@ pub struct Column {
     /// What the column holds (units, codes, meaning); shown to the LLM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Other words for what the column holds ("premium" for
+    /// `Policy_Amount`); as [`Table::synonyms`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub synonyms: Vec<String>,
 }
 
 fn default_true() -> bool {
@@ -134,6 +144,10 @@ pub struct Relationship {
     /// the description of every view column of the instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role_description: Option<String>,
+    /// Other words for the role ("insurer" for `Party@insurer`); as
+    /// [`Table::synonyms`]. Only with `role`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub role_synonyms: Vec<String>,
     /// A table this relationship short-cuts: joining `from` to `to` here
     /// gives the same row as joining both through `via` (ACME's
     /// Policy_Amount → Policy agrees with Policy_Amount → Policy_Coverage_Detail

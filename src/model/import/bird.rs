@@ -69,6 +69,7 @@ pub fn bird_tables_with_warnings(tables_json: &Path, db_id: &str, descriptions: 
                     sql_type: types.get(ci).cloned().unwrap_or_default(),
                     nullable: true,
                     description: None,
+                    synonyms: Vec::new(),
                 });
                 columns.push(Some((t, n.to_string())));
             }

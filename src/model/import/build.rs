@@ -131,7 +131,13 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
             }
         }
         table_names.insert(rt.name.to_ascii_lowercase());
-        tables.push(Table { name: rt.name.clone(), description: rt.description.clone(), primary_key, columns });
+        tables.push(Table {
+            name: rt.name.clone(),
+            description: rt.description.clone(),
+            primary_key,
+            columns,
+            synonyms: Vec::new(),
+        });
         uniques.push(table_uniques);
     }
 
@@ -244,6 +250,7 @@ fn resolve_fk(
         description: None,
         role: None,
         role_description: None,
+        role_synonyms: Vec::new(),
         via: None,
     })
 }
@@ -275,7 +282,7 @@ mod tests {
     use super::*;
 
     fn col(n: &str) -> Column {
-        Column { name: n.into(), sql_type: "int".into(), nullable: true, description: None }
+        Column { name: n.into(), sql_type: "int".into(), nullable: true, description: None, synonyms: Vec::new() }
     }
 
     fn table(n: &str, cols: &[&str], pk: &[&str]) -> RawTable {

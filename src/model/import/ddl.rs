@@ -198,6 +198,7 @@ impl Reader {
                 sql_type: type_as_written(text, self.line_index(text), cd),
                 nullable: true,
                 description: None,
+                synonyms: Vec::new(),
             };
             for opt in &cd.options {
                 match &opt.option {

@@ -268,7 +268,7 @@ fn read_item(sql: &str, item: &[Spanned], table: &mut RawTable, fks: &mut Vec<Ra
     }
     // A column definition.
     let Some(name) = word(item.first()) else { return };
-    let mut col = Column { name: name.to_string(), sql_type: String::new(), nullable: true, description: None };
+    let mut col = Column { name: name.to_string(), sql_type: String::new(), nullable: true, ..Column::default() };
     let mut j = 1;
     let is_option = |t: Option<&Spanned>| OPTION_WORDS.iter().any(|w| is_kw(t, w));
     if word(item.get(j)).is_some() && !is_option(item.get(j)) {

@@ -64,6 +64,7 @@ fn read_table(conn: &Connection, name: &str) -> rusqlite::Result<(RawTable, Vec<
             sql_type: ty.unwrap_or_default(),
             nullable: notnull == 0,
             description: None,
+            synonyms: Vec::new(),
         });
     }
     pk.sort();

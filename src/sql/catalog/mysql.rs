@@ -92,6 +92,7 @@ pub fn mysql_with_warnings(server: &Server, database: Option<&str>, name: Option
                 sql_type: ty,
                 nullable: nullable == "YES",
                 description: comment.filter(|c| !c.is_empty()),
+                synonyms: Vec::new(),
             });
         }
     }

@@ -67,6 +67,7 @@ pub fn postgres_with_warnings(server: &Server, schema: Option<&str>, name: Optio
                 sql_type: c.get(1),
                 nullable: !notnull,
                 description: c.get(3),
+                synonyms: Vec::new(),
             });
         }
         let cons = tx

@@ -1,0 +1,321 @@
+//! Verification questions for MatchTables (issue #23, item 4): a small
+//! model that lists tables poorly can still say yes or no about one
+//! described table. After the first prompt's vote, [`widen`] orders the
+//! core tables (candidate retrieval, [`super::retrieve`], with
+//! `--retrieve on`) and asks one short yes/no prompt (`verify_table`) for
+//! each uncertain one — named by some sample but not kept, then ranked by
+//! retrieval but named by no sample — at most `--verify N` per question.
+//! Each prompt is sampled like every MatchTables prompt and voted: a table
+//! passes when more usable samples say yes than no ([`tally`]). Tables
+//! that pass join the relevant core tables and are explored like the
+//! others (roles, attributes). Unusable answers count for neither side and
+//! are reported; all unusable is a "no".
+
+use serde_json::json;
+
+use super::{context, retrieve, MatchOptions};
+use crate::error::{Error, Result};
+use crate::graph::{SchemaGraph, TableId};
+use crate::llm::traced;
+use crate::llm::{ChatModel, ChatRequest, Message};
+use crate::prompts::Prompts;
+use crate::types::trace::{ListStep, MatchTrace, Vote};
+
+/// The Lark grammar of a verification answer.
+pub const YES_NO_GRAMMAR: &str = "start: \"yes\" | \"no\"";
+
+/// Tokens a verification answer may use (a grammar-constrained answer
+/// needs one; a free-text backend's "Yes." a few).
+const MAX_TOKENS: u32 = 8;
+
+/// One sample's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Yes,
+    No,
+    /// Neither: empty, or a first word that is not yes/no.
+    Unusable,
+}
+
+/// Read one answer: its first word, case and punctuation aside (`Yes.`,
+/// `"no"`, `**YES**, because…`). Anything else is [`Answer::Unusable`].
+pub fn parse_answer(text: &str) -> Answer {
+    let first = text.split_whitespace().next().unwrap_or("");
+    let word: String = first.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
+    match word.as_str() {
+        "yes" | "y" | "true" => Answer::Yes,
+        "no" | "n" | "false" => Answer::No,
+        _ => Answer::Unusable,
+    }
+}
+
+/// The vote over one prompt's samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Verdict {
+    pub yes: usize,
+    pub no: usize,
+    pub unusable: usize,
+}
+
+impl Verdict {
+    /// Whether the table joins: more yes than no among the usable answers.
+    pub fn pass(&self) -> bool {
+        self.yes > self.no
+    }
+}
+
+/// Count the answers.
+pub fn tally(answers: &[String]) -> Verdict {
+    let mut v = Verdict::default();
+    for a in answers {
+        match parse_answer(a) {
+            Answer::Yes => v.yes += 1,
+            Answer::No => v.no += 1,
+            Answer::Unusable => v.unusable += 1,
+        }
+    }
+    v
+}
+
+/// The uncertain tables, in the order they are asked about: `named` (named
+/// by some sample but not kept, in vote order), then `ranked` (the
+/// retrieval order), without the `kept` ones, at most `max`.
+pub fn uncertain(kept: &[TableId], named: &[TableId], ranked: &[TableId], max: usize) -> Vec<TableId> {
+    let mut out: Vec<TableId> = Vec::new();
+    for &t in named.iter().chain(ranked) {
+        if out.len() >= max {
+            break;
+        }
+        if !kept.contains(&t) && !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// After the first prompt kept `kept` out of `core`: with `--retrieve on`,
+/// rank the core tables and record the ranking; with `--verify N`, ask
+/// about the uncertain tables and return `kept` with those that passed
+/// appended (in the order asked; the questions run concurrently). Off (the
+/// default), returns `kept`
+/// unchanged and records nothing.
+#[allow(clippy::too_many_arguments)]
+pub fn widen(
+    graph: &SchemaGraph,
+    question: &str,
+    core: &[TableId],
+    kept: Vec<TableId>,
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    trace: &mut MatchTrace,
+) -> Result<Vec<TableId>> {
+    if !opts.retrieve && opts.verify == 0 {
+        return Ok(kept);
+    }
+    // Named by some sample of the first prompt but not kept, in vote order.
+    let named: Vec<TableId> = trace
+        .steps
+        .iter()
+        .rev()
+        .find(|s| s.prompt == "match_tables")
+        .map(|s| s.votes.iter().filter(|v| !v.kept).filter_map(|v| graph.table_id(&v.item)).collect())
+        .unwrap_or_default();
+    let mut ranked: Vec<TableId> = Vec::new();
+    if opts.retrieve {
+        let cache = crate::crush::embed::EmbeddingCache::default_location();
+        let mut r = retrieve::rank(graph, question, core, retrieve::default_embedder(), Some(&cache));
+        ranked = r.fused.iter().filter_map(|s| graph.table_id(&s.table)).collect();
+        let order = retrieve::fuse_with_votes(&kept, &ranked);
+        r.candidates = order.iter().map(|&t| graph.name(t).to_string()).collect();
+        trace.retrieval = Some(r);
+    }
+    let ask = uncertain(&kept, &named, &ranked, opts.verify);
+    if let Some(r) = trace.retrieval.as_mut() {
+        r.verified = ask.iter().map(|&t| graph.name(t).to_string()).collect();
+    }
+    // The questions are independent: they run concurrently (the LLM client
+    // bounds the requests in flight), each into its own trace, merged in
+    // the order asked so that traces do not depend on timing.
+    let parts: Vec<(MatchTrace, Result<bool>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ask
+            .iter()
+            .map(|&t| {
+                scope.spawn(move || {
+                    let mut part = MatchTrace::default();
+                    let r = verify_table(graph, question, t, opts, llm, prompts, &mut part);
+                    (part, r)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    (MatchTrace::default(), Err(Error::llm("verify_table", "a verification worker panicked")))
+                })
+            })
+            .collect()
+    });
+    let mut out = kept;
+    let mut first_err = None;
+    for ((part, r), &t) in parts.into_iter().zip(&ask) {
+        super::merge(trace, part);
+        match r {
+            Ok(true) => out.push(t),
+            Ok(false) => {}
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    first_err.map_or(Ok(out), Err)
+}
+
+/// The `verify_table` variables of table `t`.
+pub fn prompt_vars(graph: &SchemaGraph, question: &str, t: TableId) -> serde_json::Value {
+    let table = graph.table(t);
+    let columns: Vec<serde_json::Value> = table
+        .columns
+        .iter()
+        .map(|c| {
+            let mut text = c.description.as_deref().map(str::trim).unwrap_or("").to_string();
+            if !c.synonyms.is_empty() {
+                if !text.is_empty() {
+                    text.push(' ');
+                }
+                text.push_str(&format!("(also: {})", c.synonyms.join(", ")));
+            }
+            json!({"name": c.name, "text": text})
+        })
+        .collect();
+    json!({
+        "table": table.name,
+        "summary": context::table_summary(graph, t, true),
+        "synonyms": table.synonyms.join(", "),
+        "columns": columns,
+        "question": question,
+    })
+}
+
+/// Ask the verification question of table `t` `samples` times and vote;
+/// record a [`ListStep`] (prompt `verify_table`, candidates `yes`/`no`,
+/// the table in `tables` when it passed). An LLM error ends the phase as
+/// every prompt's does; unusable answers are warnings.
+pub fn verify_table(
+    graph: &SchemaGraph,
+    question: &str,
+    t: TableId,
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    trace: &mut MatchTrace,
+) -> Result<bool> {
+    let prompt = prompts.render("verify_table", prompt_vars(graph, question, t))?;
+    let req = ChatRequest {
+        phase: "verify_table".into(),
+        messages: vec![Message::user(prompt)],
+        temperature: opts.temperature,
+        n: opts.samples,
+        response_schema: None,
+        grammar: Some(YES_NO_GRAMMAR.into()),
+        max_tokens: Some(MAX_TOKENS),
+    };
+    let (call, result) = traced::call(llm, &req);
+    trace.cost.add_call(&call);
+    let mut step = ListStep {
+        prompt: "verify_table".into(),
+        subject: Some(graph.name(t).to_string()),
+        candidates: vec!["yes".into(), "no".into()],
+        call,
+        min_votes: 1,
+        ..ListStep::default()
+    };
+    let resp = match result {
+        Ok(r) => r,
+        Err(e) => {
+            trace.steps.push(step);
+            return Err(e);
+        }
+    };
+    let v = tally(&resp.choices);
+    step.samples = resp
+        .choices
+        .iter()
+        .map(|a| match parse_answer(a) {
+            Answer::Yes => vec!["yes".to_string()],
+            Answer::No => vec!["no".to_string()],
+            Answer::Unusable => Vec::new(),
+        })
+        .collect();
+    let pass = v.pass();
+    step.votes = vec![
+        Vote { item: "yes".into(), votes: v.yes, kept: pass },
+        Vote { item: "no".into(), votes: v.no, kept: !pass },
+    ];
+    if resp.choices.len() < opts.samples {
+        step.warnings.push(format!("asked for {} samples, got {}", opts.samples, resp.choices.len()));
+    }
+    if v.unusable > 0 {
+        let bad: Vec<String> = resp
+            .choices
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| parse_answer(a) == Answer::Unusable)
+            .map(|(k, _)| (k + 1).to_string())
+            .collect();
+        step.warnings.push(format!(
+            "verification of {}: sample(s) {} answered neither yes nor no{}",
+            graph.name(t),
+            bad.join(", "),
+            if v.yes + v.no == 0 { "; counted as no" } else { "" }
+        ));
+    }
+    if pass {
+        step.tables.push(graph.name(t).to_string());
+    }
+    trace.steps.push(step);
+    Ok(pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_parse_by_their_first_word() {
+        for (s, a) in [
+            ("yes", Answer::Yes),
+            ("Yes.", Answer::Yes),
+            ("  \"YES\" because it links them", Answer::Yes),
+            ("**no**", Answer::No),
+            ("No, the question does not need it", Answer::No),
+            ("", Answer::Unusable),
+            ("maybe", Answer::Unusable),
+            ("yesterday", Answer::Unusable),
+            ("[\"CLIENT\"]", Answer::Unusable),
+            ("\u{0}\u{202e}", Answer::Unusable),
+        ] {
+            assert_eq!(parse_answer(s), a, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn the_vote_needs_more_yes_than_no_and_garbage_is_no() {
+        let v = |xs: &[&str]| tally(&xs.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(v(&["yes", "no", "yes"]).pass());
+        assert!(!v(&["yes", "no"]).pass());
+        assert!(v(&["yes", "???", "???"]).pass());
+        let all_bad = v(&["???", "", "I think so"]);
+        assert_eq!(all_bad, Verdict { yes: 0, no: 0, unusable: 3 });
+        assert!(!all_bad.pass());
+        assert!(!v(&[]).pass());
+    }
+
+    #[test]
+    fn uncertain_tables_are_named_ones_then_ranked_ones_bounded() {
+        assert_eq!(uncertain(&[1], &[4], &[1, 2, 4, 3, 5], 3), [4, 2, 3]);
+        assert_eq!(uncertain(&[1], &[], &[1, 2], 6), [2]);
+        assert!(uncertain(&[1], &[2], &[3], 0).is_empty());
+    }
+}
