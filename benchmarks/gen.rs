@@ -38,7 +38,13 @@ struct Builder {
 impl Builder {
     fn table(&mut self, name: String) -> usize {
         let cols = vec![column("id", "INTEGER", false), column("name", "TEXT", true)];
-        self.tables.push(Table { name, description: None, primary_key: vec!["id".into()], columns: cols });
+        self.tables.push(Table {
+            name,
+            description: None,
+            primary_key: vec!["id".into()],
+            columns: cols,
+            synonyms: Vec::new(),
+        });
         self.tables.len() - 1
     }
 
@@ -333,7 +339,7 @@ pub fn model_of(name: &str, spec: &[(String, Vec<String>)], patterns: Vec<Patter
         .map(|(t, refs)| {
             let mut columns = vec![column("id", "INTEGER", false), column("name", "TEXT", true)];
             columns.extend(refs.iter().map(|r| column(format!("{}_id", r.to_lowercase()), "INTEGER", true)));
-            Table { name: t.clone(), description: None, primary_key: vec!["id".into()], columns }
+            Table { name: t.clone(), description: None, primary_key: vec!["id".into()], columns, synonyms: Vec::new() }
         })
         .collect();
     let relationships = spec

@@ -1057,7 +1057,13 @@ fn subtype_instances_match_brute_force_on_random_models() {
     use lucy::types::{Cardinality, Column, DbModel, JoinKind, Pattern, PatternNode, Relationship, Table, ViewRequest};
     let mut rng = ChaCha8Rng::seed_from_u64(4242);
     let (mut checked, mut infeasible, mut multi) = (0, 0, 0);
-    let col = |name: &str| Column { name: name.into(), sql_type: "INTEGER".into(), nullable: true, description: None };
+    let col = |name: &str| Column {
+        name: name.into(),
+        sql_type: "INTEGER".into(),
+        nullable: true,
+        description: None,
+        synonyms: Vec::new(),
+    };
     for case in 0..250 {
         let n = rng.random_range(2..=5);
         let name = |i: usize| format!("T{i}");
@@ -1067,6 +1073,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 description: None,
                 primary_key: vec!["id".into()],
                 columns: vec![col("id")],
+                synonyms: Vec::new(),
             })
             .collect();
         let mut rels: Vec<Relationship> = Vec::new();
@@ -1096,6 +1103,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 description: None,
                 primary_key: vec!["id".into()],
                 columns: vec![col("id"), col("root_id")],
+                synonyms: Vec::new(),
             });
             rels.push(Relationship {
                 name: Some(format!("c{k}")),
@@ -1272,7 +1280,13 @@ fn tables_hanging_off_a_junction_match_brute_force() {
     use lucy::types::{Column, DbModel, JoinKind, Pattern, Relationship, Table, ViewRequest};
     let mut rng = ChaCha8Rng::seed_from_u64(3303);
     let (mut checked, mut infeasible, mut rescued) = (0, 0, 0);
-    let col = |name: &str| Column { name: name.into(), sql_type: "INTEGER".into(), nullable: true, description: None };
+    let col = |name: &str| Column {
+        name: name.into(),
+        sql_type: "INTEGER".into(),
+        nullable: true,
+        description: None,
+        synonyms: Vec::new(),
+    };
     for case in 0..300 {
         // T0, T1: the sides; T2: the junction; T3..: other tables; then the
         // hanging tables H0.. (one relationship each, to T2).
@@ -1285,6 +1299,7 @@ fn tables_hanging_off_a_junction_match_brute_force() {
                 description: None,
                 primary_key: vec!["id".into()],
                 columns: vec![col("id")],
+                synonyms: Vec::new(),
             })
             .collect();
         let mut rels: Vec<Relationship> = Vec::new();
