@@ -106,6 +106,8 @@ fn pct(v: &[f64], p: f64) -> f64 {
 }
 
 fn main() {
+    // reqwest is built without a default rustls provider (src/llm/tls.rs).
+    lucy::llm::tls::install_provider();
     let lucy = arg("--lucy", "target/debug/lucy");
     let cap: usize = arg("--cap", "4").parse().expect("--cap N");
     let n: usize = arg("--n", "200").parse().expect("--n N");

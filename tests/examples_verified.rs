@@ -317,6 +317,7 @@ fn serve_lists_and_adds_examples() {
     let (dir, model) = model_dir(None);
     std::fs::copy(DB, dir.path().join("ddo.sqlite")).unwrap();
     let s = serve(&model);
+    lucy::llm::tls::install_provider(); // reqwest is built without a default rustls provider
     let c = reqwest::blocking::Client::new();
     let url = format!("{}/v1/models/ddo/examples", s.base);
     let v: Value = c.get(&url).send().unwrap().json().unwrap();

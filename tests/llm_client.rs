@@ -304,6 +304,7 @@ fn mock_serves_embeddings_and_stops_at_its_limit() {
     )
     .unwrap();
     let server = MockServer::start(script);
+    lucy::llm::tls::install_provider(); // reqwest is built without a default rustls provider
     let http = reqwest::blocking::Client::builder().no_proxy().build().unwrap();
     let embed = |input: Value| -> Value {
         http.post(format!("{}/embeddings", server.url()))

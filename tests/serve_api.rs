@@ -79,6 +79,8 @@ fn start(args: &[&str], llm: Option<&str>, env: &[(&str, &str)]) -> Server {
 }
 
 fn client() -> reqwest::blocking::Client {
+    // reqwest is built without a default rustls provider (src/llm/tls.rs).
+    lucy::llm::tls::install_provider();
     reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap()
 }
 
