@@ -609,8 +609,7 @@ pub fn ask_with_progress(
             dialect,
             schema,
             opts.evidence.as_deref(),
-            &shown,
-            &notes,
+            query::PromptExtras { examples: &shown, values: &notes },
         )?;
         let task = SqlTask {
             prompt_name,

@@ -166,7 +166,7 @@ pub fn view_prompt(
     schema: Option<&str>,
     evidence: Option<&str>,
 ) -> Result<(String, String)> {
-    view_prompt_full(prompts, view, question, dialect, schema, evidence, &[], &[])
+    view_prompt_full(prompts, view, question, dialect, schema, evidence, PromptExtras::default())
 }
 
 /// A verified example shown to QueryView: its question and its SQL,
@@ -177,39 +177,19 @@ pub struct PromptExample {
     pub sql: String,
 }
 
-/// [`view_prompt`] with verified examples over the view (none: the same
-/// text as [`view_prompt`], byte for byte).
-pub fn view_prompt_with_examples(
-    prompts: &Prompts,
-    view: &ViewResult,
-    question: &str,
-    dialect: Dialect,
-    schema: Option<&str>,
-    evidence: Option<&str>,
-    examples: &[PromptExample],
-) -> Result<(String, String)> {
-    view_prompt_full(prompts, view, question, dialect, schema, evidence, examples, &[])
+/// What QueryView's prompt may show beyond the view and the question. Either
+/// may be empty: an empty one renders to nothing, so with both empty the
+/// prompt is [`view_prompt`]'s, byte for byte.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PromptExtras<'a> {
+    /// Verified examples over the view (`lucy ask --examples`, issue 24).
+    pub examples: &'a [PromptExample],
+    /// Lines of matched database values (`ALIAS: 'value'`,
+    /// `link::values::view_notes`; `--values on`, issue 23).
+    pub values: &'a [String],
 }
 
-/// [`view_prompt`] with lines of matched database values (`ALIAS:
-/// 'value'`, `link::values::view_notes`; issue 23), shown by PROMPTC when
-/// not empty.
-pub fn view_prompt_with_values(
-    prompts: &Prompts,
-    view: &ViewResult,
-    question: &str,
-    dialect: Dialect,
-    schema: Option<&str>,
-    evidence: Option<&str>,
-    values: &[String],
-) -> Result<(String, String)> {
-    view_prompt_full(prompts, view, question, dialect, schema, evidence, &[], values)
-}
-
-/// [`view_prompt`] with verified examples and matched values (either may be
-/// empty: an empty one renders to nothing, so with both empty the text is
-/// [`view_prompt`]'s, byte for byte).
-#[allow(clippy::too_many_arguments)]
+/// [`view_prompt`] with [`PromptExtras`].
 pub fn view_prompt_full(
     prompts: &Prompts,
     view: &ViewResult,
@@ -217,9 +197,9 @@ pub fn view_prompt_full(
     dialect: Dialect,
     schema: Option<&str>,
     evidence: Option<&str>,
-    examples: &[PromptExample],
-    values: &[String],
+    extras: PromptExtras<'_>,
 ) -> Result<(String, String)> {
+    let PromptExtras { examples, values } = extras;
     let columns: Vec<serde_json::Value> = view
         .columns
         .iter()
