@@ -56,6 +56,36 @@ fn run_on_ddo(view_sql: &str, q: &str) -> Vec<Vec<String>> {
 }
 
 #[test]
+fn q1_with_every_column_exposes_the_connecting_tables_too() {
+    let g = ddo();
+    let mut r = req(&["CLIENT", "DATACENTER"]);
+    r.attributes = vec![ColumnRef::new("CLIENT", "name"), ColumnRef::new("DATACENTER", "name")];
+    let selected = solve(&g, &r);
+    r.columns = lucy::types::ViewColumns::All;
+    let all = solve(&g, &r);
+    // The same walk and joins: only the select list grows.
+    assert_eq!(all.walk, selected.walk);
+    assert_eq!(all.joins, selected.joins);
+    let aliases: Vec<&str> = all.columns.iter().map(|c| c.alias.as_str()).collect();
+    // Every column of every joined table, the solver's connectors included.
+    let want: usize = all.tables.iter().map(|t| g.model().table(t).unwrap().columns.len()).sum();
+    assert_eq!(aliases.len(), want, "{aliases:?}");
+    for a in
+        ["CLIENT_gender", "RSPOOL2CLIENT_rspool_id", "RESOURCEPOOL_compute_id", "COMPUTE_dc_id", "DATACENTER_loc_id"]
+    {
+        assert!(aliases.contains(&a), "{a} missing from {aliases:?}");
+    }
+    // The grain knows every instance's key now, and the answer is the same.
+    assert!(all.grain.instances.iter().all(|i| !i.key.is_empty()), "{:?}", all.grain);
+    let q = "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'";
+    assert_eq!(run_on_ddo(&all.view_sql, q), run_on_ddo(&selected.view_sql, q));
+    // The request says so in its JSON only when it is not the default.
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["columns"], "all");
+    assert!(serde_json::to_value(req(&["CLIENT"])).unwrap().get("columns").is_none());
+}
+
+#[test]
 fn q1_goes_through_the_junction_never_location() {
     let g = ddo();
     let mut r = req(&["CLIENT", "DATACENTER"]);
@@ -336,6 +366,7 @@ fn lookup_reached_from_two_tables_gets_two_instances() {
         dialect: Dialect::Sqlite,
         name: "v",
         keep: None,
+        all_columns: false,
     };
     let v = lucy::view::build(&g, &walk, &spec).unwrap();
     assert_eq!(

@@ -1,8 +1,10 @@
 //! Checking SQL against the model: fan-out-safe aggregates over the view
-//! ([`fanout`]) and, for SQL over the base tables, `lucy check`.
+//! ([`fanout`]), `DISTINCT` for lists of rows the view repeats
+//! ([`distinct`]) and, for SQL over the base tables, `lucy check`.
 
 pub mod aggregates;
 pub mod base;
+pub mod distinct;
 pub mod fanout;
 
 pub use base::{check_sql, CheckReport, Finding, FindingKind};

@@ -9,7 +9,9 @@ use std::sync::Mutex;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::llm::LlmFlags;
-use super::values::{Dialect, FanoutMode, OnOff, Prefilter, QueryNames, Retrieve, StopAfter};
+use super::values::{
+    Dialect, DistinctMode, FanoutMode, OnOff, Prefilter, QueryNames, Retrieve, StopAfter, ViewColumns,
+};
 use super::Ctx;
 use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
@@ -142,7 +144,8 @@ pub struct AskArgs {
     pub values: OnOff,
 }
 
-/// QueryView's name rules, shared by `lucy ask` and `lucy bench`.
+/// QueryView's name rules, the view's columns and DISTINCT, shared by
+/// `lucy ask` and `lucy bench`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct NameFlags {
     /// Names QueryView's grammar admits where a column may be written:
@@ -156,6 +159,16 @@ pub struct NameFlags {
     /// CLIENT_name); an ambiguous name is left alone and noted in the trace.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::query::DEFAULT_RENAME_UNKNOWN))]
     pub rename_unknown: OnOff,
+    /// A QueryView answer that lists columns whose rows the view repeats
+    /// (a client once per resource pool it uses): auto adds DISTINCT, off
+    /// runs it as written. Aggregates are --fanout's.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = DistinctMode::Off)]
+    pub distinct: DistinctMode,
+    /// Columns of the view: selected (the attributes MatchTables chose and
+    /// the relevant tables' keys, as the paper) or all (every column of
+    /// every table the view joins, the connecting tables included).
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::Selected)]
+    pub view_columns: ViewColumns,
 }
 
 impl NameFlags {
@@ -163,6 +176,8 @@ impl NameFlags {
     pub fn apply(&self, opts: &mut AskOptions) {
         opts.query_names = self.query_names.into();
         opts.rename_unknown = self.rename_unknown.is_on();
+        opts.distinct = self.distinct.into();
+        opts.view_columns = self.view_columns.into();
     }
 }
 

@@ -9,7 +9,9 @@ use lucy::llm::StructuredMode as LibStructuredMode;
 use lucy::pipeline::StopAfter as LibStopAfter;
 use lucy::query::grammar::QueryNames as LibQueryNames;
 use lucy::types::Dialect as LibDialect;
+use lucy::types::DistinctMode as LibDistinctMode;
 use lucy::types::FanoutMode as LibFanoutMode;
+use lucy::types::ViewColumns as LibViewColumns;
 
 /// A clap `ValueEnum` mirroring a library enum, with `From` into it.
 macro_rules! value_enum {
@@ -127,6 +129,26 @@ value_enum! {
         Error,
         /// Run the query as written, with a warning.
         Warn,
+    }
+}
+
+value_enum! {
+    /// What to do with a QueryView list of rows the view repeats.
+    DistinctMode => LibDistinctMode {
+        /// Run the query as written.
+        Off,
+        /// Add DISTINCT when a join of the view repeats the listed columns' rows.
+        Auto,
+    }
+}
+
+value_enum! {
+    /// Which columns GenerateView puts in the view.
+    ViewColumns => LibViewColumns {
+        /// The requested attributes and the relevant tables' keys (the paper's view).
+        Selected,
+        /// Every column of every table the view joins, connecting tables included.
+        All,
     }
 }
 

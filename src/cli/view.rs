@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::values::Dialect;
+use super::values::{Dialect, ViewColumns};
 use super::{print_json, Ctx};
 use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
@@ -43,6 +43,11 @@ pub struct ViewArgs {
     /// every other table by LEFT JOIN (for "for each …" questions).
     #[arg(long, value_name = "TABLE")]
     pub keep: Option<String>,
+    /// Columns of the view: selected (the --attrs and the relevant tables'
+    /// keys; every column of a relevant table without --attrs) or all
+    /// (every column of every table the view joins).
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::Selected)]
+    pub view_columns: ViewColumns,
 }
 
 pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
@@ -62,6 +67,7 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
         view_name: args.name.clone(),
         time_limit_s: args.time_limit,
         keep: args.keep.clone(),
+        columns: args.view_columns.into(),
     };
     let res = lucy::solve::generate_view(&graph, &req)?;
     if let Some(path) = &args.svg {

@@ -304,6 +304,9 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
                 let _ = writeln!(s, "    rewritten to:\n{}", indent(&indent(rw)));
             }
         }
+        if let Some(d) = &a.distinct {
+            let _ = writeln!(s, "    {} (--distinct auto)", d.describe());
+        }
         if let Some(x) = &a.execution {
             if x.ok {
                 let _ = writeln!(

@@ -39,7 +39,9 @@ use crate::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
 use crate::types::trace::{
     ExamplesTrace, Failure, MatchTrace, QueryTrace, Trace, UsedExample, ViewTrace, TRACE_VERSION,
 };
-use crate::types::{ColumnRef, Dialect, FanoutMode, Relevance, SolveStatus, ViewRequest, ViewResult};
+use crate::types::{
+    ColumnRef, Dialect, DistinctMode, FanoutMode, Relevance, SolveStatus, ViewColumns, ViewRequest, ViewResult,
+};
 
 /// Where to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -152,6 +154,21 @@ pub struct AskOptions {
     /// QueryView prompts. Off by default; off, every prompt is as before.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub values: bool,
+    /// `DISTINCT` for a QueryView list of rows the view repeats
+    /// (`--distinct`, `check::distinct`).
+    #[serde(default, skip_serializing_if = "is_default_distinct")]
+    pub distinct: DistinctMode,
+    /// Which columns GenerateView puts in the view (`--view-columns`).
+    #[serde(default, skip_serializing_if = "is_default_view_columns")]
+    pub view_columns: ViewColumns,
+}
+
+fn is_default_distinct(d: &DistinctMode) -> bool {
+    *d == DistinctMode::default()
+}
+
+fn is_default_view_columns(c: &ViewColumns) -> bool {
+    *c == ViewColumns::default()
 }
 
 fn exec_vote_off(k: &usize) -> bool {
@@ -201,6 +218,8 @@ impl Default for AskOptions {
             rename_unknown: query::DEFAULT_RENAME_UNKNOWN,
             exec_vote: 0,
             values: false,
+            distinct: DistinctMode::default(),
+            view_columns: ViewColumns::default(),
         }
     }
 }
@@ -527,6 +546,7 @@ pub fn ask_with_progress(
         view_name: opts.view_name.clone(),
         time_limit_s: opts.time_limit_s,
         keep: opts.keep.clone(),
+        columns: opts.view_columns,
     };
     let t0 = Instant::now();
     let solved = crate::solve::generate(graph, &found, &req.options());
@@ -588,6 +608,7 @@ pub fn ask_with_progress(
             grammar: None,
             repair_grammar: None,
             rename: None,
+            distinct: None,
         };
         query::run_given(&task, sql, &mut qt)
     } else {
@@ -632,6 +653,7 @@ pub fn ask_with_progress(
                 rules: NameRules::new(opts.query_names),
             }),
             rename: opts.rename_unknown.then_some(view.columns.as_slice()),
+            distinct: (opts.distinct == DistinctMode::Auto).then_some(&view),
         };
         query::choose::generate_sql_voted(&task, opts.exec_vote, llm, &prompts, &mut qt)
     };
@@ -948,6 +970,7 @@ fn direct_over(
                 grammar: None,
                 repair_grammar: None,
                 rename: None,
+                distinct: None,
             };
             query::run_given(&task, sql, &mut qt)
         }
@@ -984,6 +1007,7 @@ fn direct_over(
                 grammar: Some(direct_grammar),
                 repair_grammar: Some(RepairGrammar { reserved: Vec::new(), rules }),
                 rename: None,
+                distinct: None,
             };
             query::generate_sql(&task, llm, &prompts, &mut qt)
         }

@@ -120,6 +120,7 @@ pub fn generate_sql_voted(
             validation: attempt.validation,
             execution: attempt.execution,
             fanout: attempt.fanout,
+            distinct: attempt.distinct,
             ..SqlCandidate::default()
         });
     }
@@ -159,6 +160,7 @@ pub fn generate_sql_voted(
         validation: cand.validation.clone(),
         execution: cand.execution.clone(),
         fanout: cand.fanout.clone(),
+        distinct: cand.distinct.clone(),
         check: None,
     });
     trace.sql = Some(outcome.checked.sql.clone());

@@ -164,6 +164,7 @@ fn task<'a>(view: &'a ViewResult, db: Option<&'a crate::sql::exec::Database>) ->
         model_check: None,
         grammar: None,
         repair_grammar: None,
+        distinct: None,
         rename: None,
     }
 }

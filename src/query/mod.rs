@@ -107,6 +107,9 @@ pub struct SqlTask<'a> {
     pub execute: Option<ExecTarget<'a>>,
     /// Fan-out analysis of SQL over this view, and what to do with findings.
     pub fanout: Option<(&'a ViewResult, FanoutMode)>,
+    /// `--distinct auto`: add `DISTINCT` to a list of rows this view
+    /// repeats (`check::distinct`), after the guard admits the query.
+    pub distinct: Option<&'a ViewResult>,
     /// Check SQL over base tables against this model (`lucy check`) before
     /// running it: findings in the first answer become the repair round's
     /// message (the `direct+check` baseline); in the repair they are only
@@ -446,7 +449,10 @@ fn check_and_run(task: &SqlTask, sql: String, attempt: &mut SqlAttempt) -> (Resu
     };
     attempt.validation =
         Validation { ok: true, error: None, relations: checked.relations.clone(), columns: checked.columns.clone() };
-    let checked = match apply_fanout(task, checked, attempt).and_then(|c| apply_model_check(task, c, attempt)) {
+    let checked = match apply_fanout(task, checked, attempt)
+        .and_then(|c| apply_distinct(task, c, attempt))
+        .and_then(|c| apply_model_check(task, c, attempt))
+    {
         Ok(c) => c,
         Err(e) => {
             attempt.validation.ok = false;
@@ -505,6 +511,20 @@ fn apply_fanout(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -
             })
         }
     }
+}
+
+/// `--distinct auto` on an admitted query over the view: a list of rows the
+/// view repeats gets `DISTINCT`, which the guard must admit too.
+fn apply_distinct(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -> Result<CheckedSql> {
+    let Some(view) = task.distinct else { return Ok(checked) };
+    let Some(note) = crate::check::distinct::analyze(&checked.sql, &view.grain, &view.view_name, task.dialect)? else {
+        return Ok(checked);
+    };
+    let rewritten = task.allowed.check(&note.rewritten, task.dialect).map_err(|e| {
+        Error::Sql(format!("the DISTINCT rewrite was rejected by the guard ({e}); rerun with --distinct off"))
+    })?;
+    attempt.distinct = Some(note);
+    Ok(rewritten)
 }
 
 /// `lucy check` on an admitted query over the base tables: findings refuse

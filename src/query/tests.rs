@@ -48,6 +48,7 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
         }),
         grammar: None,
         repair_grammar: None,
+        distinct: None,
         rename: None,
     }
 }

@@ -205,6 +205,10 @@ pub struct ViewBody {
     /// Also return the picture of the join path (`svg`).
     #[serde(default)]
     pub svg: bool,
+    /// Columns of the view: `selected` (default: the attributes and the
+    /// relevant tables' keys) or `all` (every column of every joined table).
+    #[serde(default)]
+    pub columns: crate::types::ViewColumns,
 }
 
 /// `POST /v1/view`'s answer: `lucy view --json`'s object, plus `svg` when asked.
@@ -259,6 +263,7 @@ impl ViewBody {
             view_name: self.view_name.clone(),
             time_limit_s: check_time_limit(self.time_limit, st)?,
             keep: None,
+            columns: self.columns,
         })
     }
 }

@@ -397,6 +397,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         dialect: opts.dialect,
         name: &opts.view_name,
         keep,
+        all_columns: opts.columns == crate::types::ViewColumns::All,
     };
     let built = crate::view::build_instances(graph, &walk, &spec).map_err(Error::Solver)?;
     res.status = core.status;

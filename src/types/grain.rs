@@ -245,6 +245,64 @@ impl FanoutReport {
     }
 }
 
+/// What `--distinct` does with a plain list over rows the view repeats
+/// (`check::distinct`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DistinctMode {
+    /// Run the query as written.
+    #[default]
+    Off,
+    /// Add `DISTINCT` when the listed columns' rows are repeated by a join
+    /// of the view.
+    Auto,
+}
+
+impl DistinctMode {
+    /// The flag's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DistinctMode::Off => "off",
+            DistinctMode::Auto => "auto",
+        }
+    }
+}
+
+/// One row per listed entity: the rewrite of a query that listed rows the
+/// view repeats (`--distinct auto`, `check::distinct`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DistinctNote {
+    /// Instances the select list reads.
+    pub instances: Vec<String>,
+    /// Instances whose joins repeat those rows.
+    pub repeated_by: Vec<String>,
+    /// The view columns (keys of `instances`) one row is kept per value of;
+    /// empty when a listed instance has no key in the view and `SELECT
+    /// DISTINCT` was added instead.
+    #[serde(default)]
+    pub by: Vec<String>,
+    /// The query as written.
+    pub original: String,
+    /// The query that ran.
+    pub rewritten: String,
+}
+
+impl DistinctNote {
+    /// One line for traces and `lucy explain`.
+    pub fn describe(&self) -> String {
+        let what = if self.by.is_empty() {
+            "added DISTINCT".to_string()
+        } else {
+            format!("kept one row per {}", self.by.join(", "))
+        };
+        format!(
+            "{what}: the view repeats the rows of {} once per row of {}",
+            self.instances.join(", "),
+            self.repeated_by.join(", ")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -124,6 +124,40 @@ pub struct ViewRequest {
     /// every other table by LEFT JOIN ("for each client, …").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<String>,
+    /// Which columns the view exposes (`--view-columns`): the requested
+    /// attributes plus keys (the paper's view), or every column of every
+    /// table instance it joins.
+    #[serde(default, skip_serializing_if = "ViewColumns::is_default")]
+    pub columns: ViewColumns,
+}
+
+/// Which columns GenerateView puts in the view (`--view-columns`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ViewColumns {
+    /// The requested attributes and the keys of the relevant tables; every
+    /// column of a relevant table when no attribute is requested (Lucy
+    /// §3.3, Appendix D.3.1).
+    #[default]
+    Selected,
+    /// Every column of every table instance the view joins, the tables the
+    /// solver added to connect the relevant ones included: an attribute
+    /// MatchTables did not name is still there for QueryView.
+    All,
+}
+
+impl ViewColumns {
+    /// The flag's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ViewColumns::Selected => "selected",
+            ViewColumns::All => "all",
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == ViewColumns::default()
+    }
 }
 
 pub fn default_view_name() -> String {
@@ -144,6 +178,8 @@ pub struct ViewOptions {
     pub time_limit_s: f64,
     /// Table whose rows the view keeps all of (see [`ViewRequest::keep`]).
     pub keep: Option<String>,
+    /// Which columns the view exposes (see [`ViewRequest::columns`]).
+    pub columns: ViewColumns,
 }
 
 impl Default for ViewOptions {
@@ -153,6 +189,7 @@ impl Default for ViewOptions {
             view_name: default_view_name(),
             time_limit_s: default_time_limit(),
             keep: None,
+            columns: ViewColumns::default(),
         }
     }
 }
@@ -165,6 +202,7 @@ impl ViewRequest {
             view_name: self.view_name.clone(),
             time_limit_s: self.time_limit_s,
             keep: self.keep.clone(),
+            columns: self.columns,
         }
     }
 
@@ -176,6 +214,7 @@ impl ViewRequest {
             view_name: default_view_name(),
             time_limit_s: default_time_limit(),
             keep: None,
+            columns: ViewColumns::default(),
         }
     }
 }

@@ -402,6 +402,10 @@ pub struct SqlAttempt {
     /// What the fan-out analysis found and did (only when it found something).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fanout: Option<super::grain::FanoutReport>,
+    /// `DISTINCT` added to a list of rows the view repeats (`--distinct
+    /// auto`; only when it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distinct: Option<super::grain::DistinctNote>,
     /// `lucy check` of the SQL against the model (the `direct+check`
     /// baseline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -461,6 +465,9 @@ pub struct SqlCandidate {
     pub execution: Option<ExecSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fanout: Option<super::grain::FanoutReport>,
+    /// `DISTINCT` added to it (`--distinct auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distinct: Option<super::grain::DistinctNote>,
     /// An earlier candidate with the same SQL: this one shares its outcome
     /// and was not run again.
     #[serde(default, skip_serializing_if = "Option::is_none")]

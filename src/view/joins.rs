@@ -337,6 +337,7 @@ mod tests {
             dialect: Dialect::Sqlite,
             name: "v",
             keep: None,
+            all_columns: false,
         };
         for (walk, cond) in [
             (vec![(0, None, 0), (0, Some(0), 0)], "EMPLOYEE.manager_id = EMPLOYEE_manager.id"),

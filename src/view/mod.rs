@@ -38,6 +38,9 @@ pub struct ViewSpec<'a> {
     /// Keep every row of this table: the view starts from its (first)
     /// instance and reaches every other instance by LEFT JOIN.
     pub keep: Option<TableId>,
+    /// Expose every column of every instance the view joins (`--view-columns
+    /// all`), not only the relevant instances' requested attributes and keys.
+    pub all_columns: bool,
 }
 
 /// The built view.
@@ -91,10 +94,11 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'
     let mut select = Vec::new();
     let mut col_inst: Vec<usize> = Vec::new();
     for (ii, inst) in jt.instances.iter().enumerate() {
-        let wanted = match inst.role {
-            None => spec.relevant.contains(&inst.table),
-            Some(rel) => spec.roles.contains(&RoleInstance { table: inst.table, rel, copy: inst.copy }),
-        };
+        let wanted = spec.all_columns
+            || match inst.role {
+                None => spec.relevant.contains(&inst.table),
+                Some(rel) => spec.roles.contains(&RoleInstance { table: inst.table, rel, copy: inst.copy }),
+            };
         if !wanted {
             continue;
         }
@@ -107,7 +111,7 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'
             .map(|a| table.columns[a.column].name.as_str())
             .collect();
         let mut cols: Vec<&str> = Vec::new();
-        if spec.attributes.is_empty() || (table.primary_key.is_empty() && requested.is_empty()) {
+        if spec.all_columns || spec.attributes.is_empty() || (table.primary_key.is_empty() && requested.is_empty()) {
             cols.extend(table.columns.iter().map(|c| c.name.as_str()));
         } else {
             cols.extend(table.primary_key.iter().map(String::as_str));
