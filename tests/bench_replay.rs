@@ -24,7 +24,18 @@ struct Run {
     /// Questions recorded: `None` for the whole suite, `Some(n)` for a
     /// `--limit n` recording.
     recorded: Option<usize>,
+    /// The flags the recording was made with, where they differ from
+    /// today's defaults (every QueryView lever is named, so a default that
+    /// moves later does not change what a replay asks).
+    flags: &'static [&'static str],
 }
+
+/// The QueryView levers of the first recordings' expected outcomes (issue
+/// 23 moved the defaults): the free grammar (the one they were recorded
+/// with), the rename on (their expected files were refreshed with it), no
+/// DISTINCT rewrite, the paper's view columns.
+const FIRST_RECORDINGS: &[&str] =
+    &["--query-names", "free", "--rename-unknown", "on", "--distinct", "off", "--view-columns", "selected"];
 
 const DDO: Run = Run {
     suite: "ddo",
@@ -32,6 +43,7 @@ const DDO: Run = Run {
     expected: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b.expected.json",
     methods: &["lucy", "direct", "direct+check"],
     recorded: None,
+    flags: FIRST_RECORDINGS,
 };
 
 const ACME: Run = Run {
@@ -41,13 +53,68 @@ const ACME: Run = Run {
     methods: &["lucy", "direct"],
     // All 44 (session 7; benchmarks/results/embedded.md).
     recorded: None,
+    flags: FIRST_RECORDINGS,
+};
+
+/// The session-9 lever runs on DDO (benchmarks/results/embedded.md, "QueryView
+/// and linker levers"): one cassette, the session-8 strict-names recording
+/// and every call the levers added.
+const LEVERS: &str = "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-levers.jsonl";
+
+/// The session-8 fresh run's flags: strict names and the rename.
+const DDO_STRICT: Run = Run {
+    suite: "ddo",
+    cassette: LEVERS,
+    expected: "benchmarks/cassettes/ddo-levers-strict.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &["--query-names", "strict", "--rename-unknown", "on", "--distinct", "off", "--view-columns", "selected"],
+};
+
+/// R1: + one row per listed entity and every column in the view (today's
+/// defaults, named).
+const DDO_R1: Run = Run {
+    suite: "ddo",
+    cassette: LEVERS,
+    expected: "benchmarks/cassettes/ddo-levers-r1.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &["--query-names", "strict", "--rename-unknown", "on", "--distinct", "auto", "--view-columns", "all"],
+};
+
+/// R4: R1 + `--prune 3` (the verification of tables few samples named).
+const DDO_R4: Run = Run {
+    suite: "ddo",
+    cassette: LEVERS,
+    expected: "benchmarks/cassettes/ddo-levers-r4.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[
+        "--query-names",
+        "strict",
+        "--rename-unknown",
+        "on",
+        "--distinct",
+        "auto",
+        "--view-columns",
+        "all",
+        "--prune",
+        "3",
+    ],
 };
 
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
 /// with `None`).
-fn bench(suite: &str, cassette: &Path, limit: Option<usize>, methods: &str, out: &Path) -> std::process::Output {
+fn bench(
+    suite: &str,
+    cassette: &Path,
+    limit: Option<usize>,
+    methods: &str,
+    flags: &[&str],
+    out: &Path,
+) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lucy"));
-    cmd.args(["bench", suite, "--no-progress", "--method", methods]);
+    cmd.args(["bench", suite, "--no-progress", "--method", methods]).args(flags);
     if let Some(n) = limit {
         cmd.args(["--limit", &n.to_string()]);
     }
@@ -66,8 +133,9 @@ fn bench(suite: &str, cassette: &Path, limit: Option<usize>, methods: &str, out:
 fn outcome(dir: &Path, methods: &[&str]) -> Value {
     let mut all = serde_json::Map::new();
     for m in methods {
-        let r: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(m).join("results.json")).unwrap()).unwrap();
+        // One method writes into the output directory itself.
+        let path = if methods.len() == 1 { dir.join("results.json") } else { dir.join(m).join("results.json") };
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let mut summary = r["summary"].clone();
         for k in ["wall_ms_total", "solve_ms_median", "solve_ms_p95"] {
             summary.as_object_mut().unwrap().remove(k);
@@ -93,7 +161,7 @@ fn replays_to_the_committed_outcome(run: &Run) {
     let dir = tempfile::tempdir().unwrap();
     if std::env::var_os("LUCY_UPDATE_REPLAY").is_some() {
         // Every question the recording covers.
-        let o = bench(run.suite, Path::new(run.cassette), run.recorded, &run.methods.join(","), dir.path());
+        let o = bench(run.suite, Path::new(run.cassette), run.recorded, &run.methods.join(","), run.flags, dir.path());
         assert!(o.status.success(), "{} replay failed: {}", run.suite, String::from_utf8_lossy(&o.stderr));
         std::fs::write(run.expected, serde_json::to_string_pretty(&outcome(dir.path(), run.methods)).unwrap() + "\n")
             .unwrap();
@@ -103,7 +171,7 @@ fn replays_to_the_committed_outcome(run: &Run) {
     let expected: Value = serde_json::from_str(&expected_text).unwrap();
     let n = expected["lucy"]["questions"].as_array().unwrap().len();
     assert!(n >= 6, "the committed {} run covers {n} questions", run.suite);
-    let o = bench(run.suite, Path::new(run.cassette), Some(n), &run.methods.join(","), dir.path());
+    let o = bench(run.suite, Path::new(run.cassette), Some(n), &run.methods.join(","), run.flags, dir.path());
     assert!(o.status.success(), "{} replay failed: {}", run.suite, String::from_utf8_lossy(&o.stderr));
     let got = outcome(dir.path(), run.methods);
     for m in run.methods {
@@ -127,6 +195,13 @@ fn the_recorded_acme_run_replays_to_the_committed_outcome() {
     replays_to_the_committed_outcome(&ACME);
 }
 
+#[test]
+fn the_ddo_lever_runs_replay_to_their_committed_outcomes() {
+    for run in [&DDO_STRICT, &DDO_R1, &DDO_R4] {
+        replays_to_the_committed_outcome(run);
+    }
+}
+
 fn a_stale_prompt_fails_saying_how_to_re_record(run: &Run) {
     // Stand-in for a changed prompt template: the recording of the first
     // MatchTables prompt holds other text (and so another key).
@@ -142,7 +217,7 @@ fn a_stale_prompt_fails_saying_how_to_re_record(run: &Run) {
     let dir = tempfile::tempdir().unwrap();
     let stale = dir.path().join("stale.jsonl");
     std::fs::write(&stale, lines.join("\n") + "\n").unwrap();
-    let o = bench(run.suite, &stale, Some(1), "lucy", &dir.path().join("out"));
+    let o = bench(run.suite, &stale, Some(1), "lucy", run.flags, &dir.path().join("out"));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("did not reproduce the recording") && err.contains("Re-record with --record"), "{err}");

@@ -54,6 +54,12 @@ pub struct AskArgs {
     /// tables that pass join the relevant ones. 0 (default) asks none.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub verify: usize,
+    /// Yes/no verification prompts per question for core tables the votes
+    /// kept although fewer than half the samples named them; the tables
+    /// the verification says no to are dropped (never the last one). 0
+    /// (default) asks none.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
+    pub prune: usize,
     /// Relevant tables, comma-separated: skip MatchTables (all their columns unless --attrs names some).
     #[arg(long, value_delimiter = ',', value_name = "T1,T2")]
     pub tables: Vec<String>,
@@ -162,7 +168,7 @@ pub struct NameFlags {
     /// A QueryView answer that lists columns whose rows the view repeats
     /// (a client once per resource pool it uses): auto adds DISTINCT, off
     /// runs it as written. Aggregates are --fanout's.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = DistinctMode::Off)]
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = DistinctMode::Auto)]
     pub distinct: DistinctMode,
     /// Columns of the view: selected (the attributes MatchTables chose and
     /// the relevant tables' keys, as the paper) or all (every column of
@@ -192,6 +198,7 @@ impl AskArgs {
             matching: MatchOptions {
                 retrieve: self.retrieve == Retrieve::On,
                 verify: self.verify,
+                prune: self.prune,
                 ..MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items)
             },
             sql_temperature: self.temperature,

@@ -61,6 +61,12 @@ pub struct BenchArgs {
     /// tables that pass join the relevant ones. 0 (default) asks none.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub verify: usize,
+    /// Yes/no verification prompts per question for core tables the votes
+    /// kept although fewer than half the samples named them; the tables
+    /// the verification says no to are dropped (never the last one). 0
+    /// (default) asks none.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
+    pub prune: usize,
     /// Show relevant tables' DDL and the evidence to QueryView (PROMPTC').
     #[arg(long)]
     pub schema_context: bool,
@@ -163,6 +169,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         min_votes: args.min_votes,
         retrieve: args.retrieve == Retrieve::On,
         verify: args.verify,
+        prune: args.prune,
         ..MatchOptions::default()
     };
     matching.check()?;

@@ -155,7 +155,7 @@ value_enum! {
 value_enum! {
     /// Which names QueryView's grammar admits where a column may be written.
     QueryNames => LibQueryNames {
-        /// Any identifier that is not a keyword or a name of the model (the recorded grammar).
+        /// Any identifier that is not a keyword or a name of the model (the grammar the first cassettes were recorded with).
         Free,
         /// Without WITH, the select list, WHERE and ON name the view's columns only; one-line strings of at most 200 characters.
         Strict,

@@ -63,6 +63,12 @@ pub struct MatchOptions {
     /// ([`verify`]); 0 (the default) asks none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub verify: usize,
+    /// At most this many yes/no verification prompts per question about
+    /// tables the vote kept although fewer than half the samples named
+    /// them; those the verification says no to are dropped
+    /// ([`verify::narrow`]). 0 (the default) asks none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prune: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -80,6 +86,7 @@ impl Default for MatchOptions {
             values: Vec::new(),
             retrieve: false,
             verify: 0,
+            prune: 0,
         }
     }
 }
@@ -170,7 +177,9 @@ fn run(
             Candidate::Column(_) | Candidate::Instance(..) => None,
         })
         .collect();
-    // Issue #23: retrieval and verification may add tables (off: unchanged).
+    // Issue #23: verification may drop tables few samples named, then
+    // retrieval and verification may add tables (off: unchanged).
+    let relevant_core = verify::narrow(graph, question, relevant_core, opts, llm, prompts, trace)?;
     let relevant_core = verify::widen(graph, question, core, relevant_core, opts, llm, prompts, trace)?;
     // Lines 7–12, each preceded by the table's role question when the
     // model offers a choice. The explorations of different relevant tables

@@ -10,6 +10,12 @@
 //! that pass join the relevant core tables and are explored like the
 //! others (roles, attributes). Unusable answers count for neither side and
 //! are reported; all unusable is a "no".
+//!
+//! [`narrow`] (`--prune N`) asks the same question the other way round:
+//! about each table the vote kept although fewer than half the samples
+//! named it (the paper keeps every table any sample names), least named
+//! first, at most N per question; a table the vote says no to is dropped.
+//! The last table is never dropped.
 
 use serde_json::json;
 
@@ -93,6 +99,110 @@ pub fn uncertain(kept: &[TableId], named: &[TableId], ranked: &[TableId], max: u
     out
 }
 
+/// The kept tables fewer than half of `samples` named (`votes`: each named
+/// table and its votes), least named first (ties in vote order), at most
+/// `max`, and never every kept table.
+pub fn minority(votes: &[(TableId, usize)], kept: &[TableId], samples: usize, max: usize) -> Vec<TableId> {
+    let mut few: Vec<(TableId, usize)> =
+        votes.iter().copied().filter(|&(t, v)| kept.contains(&t) && 2 * v < samples).collect();
+    few.sort_by_key(|&(_, v)| v);
+    let mut out: Vec<TableId> = few.into_iter().map(|(t, _)| t).take(max).collect();
+    if out.len() >= kept.len() {
+        // Keep the most named of them out of the question.
+        out.truncate(kept.len().saturating_sub(1));
+    }
+    out
+}
+
+/// `--prune N`: ask the verification question about the tables the first
+/// prompt's vote kept although fewer than half the samples named them
+/// ([`minority`]) and drop those the vote says no to (in the trace: each
+/// question's step, and a warning naming every table dropped). Off (0),
+/// returns `kept` unchanged and records nothing.
+#[allow(clippy::too_many_arguments)]
+pub fn narrow(
+    graph: &SchemaGraph,
+    question: &str,
+    kept: Vec<TableId>,
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    trace: &mut MatchTrace,
+) -> Result<Vec<TableId>> {
+    if opts.prune == 0 {
+        return Ok(kept);
+    }
+    let votes: Vec<(TableId, usize)> = trace
+        .steps
+        .iter()
+        .rev()
+        .find(|s| s.prompt == "match_tables")
+        .map(|s| s.votes.iter().filter_map(|v| Some((graph.table_id(&v.item)?, v.votes))).collect())
+        .unwrap_or_default();
+    let ask = minority(&votes, &kept, opts.samples, opts.prune);
+    let passed = ask_all(graph, question, &ask, opts, llm, prompts, trace)?;
+    let dropped: Vec<TableId> = ask.iter().zip(&passed).filter(|(_, &p)| !p).map(|(&t, _)| t).collect();
+    if !dropped.is_empty() {
+        let named = |t: TableId| votes.iter().find(|(x, _)| *x == t).map_or(0, |&(_, v)| v);
+        let list: Vec<String> =
+            dropped.iter().map(|&t| format!("{} ({} of {})", graph.name(t), named(t), opts.samples)).collect();
+        trace.warnings.push(format!(
+            "--prune: dropped {}: named by fewer than half the samples, and the verification said no",
+            list.join(", ")
+        ));
+    }
+    Ok(kept.into_iter().filter(|t| !dropped.contains(t)).collect())
+}
+
+/// Ask the verification question of each table of `ask`, concurrently
+/// (the LLM client bounds the requests in flight), each into its own
+/// trace, merged in the order asked so that traces do not depend on
+/// timing; whether each passed, in that order. The first LLM error ends
+/// the phase.
+fn ask_all(
+    graph: &SchemaGraph,
+    question: &str,
+    ask: &[TableId],
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    prompts: &Prompts,
+    trace: &mut MatchTrace,
+) -> Result<Vec<bool>> {
+    let parts: Vec<(MatchTrace, Result<bool>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ask
+            .iter()
+            .map(|&t| {
+                scope.spawn(move || {
+                    let mut part = MatchTrace::default();
+                    let r = verify_table(graph, question, t, opts, llm, prompts, &mut part);
+                    (part, r)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    (MatchTrace::default(), Err(Error::llm("verify_table", "a verification worker panicked")))
+                })
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(ask.len());
+    let mut first_err = None;
+    for (part, r) in parts {
+        super::merge(trace, part);
+        match r {
+            Ok(p) => out.push(p),
+            Err(e) => {
+                first_err.get_or_insert(e);
+                out.push(false);
+            }
+        }
+    }
+    first_err.map_or(Ok(out), Err)
+}
+
 /// After the first prompt kept `kept` out of `core`: with `--retrieve on`,
 /// rank the core tables and record the ranking; with `--verify N`, ask
 /// about the uncertain tables and return `kept` with those that passed
@@ -134,42 +244,10 @@ pub fn widen(
     if let Some(r) = trace.retrieval.as_mut() {
         r.verified = ask.iter().map(|&t| graph.name(t).to_string()).collect();
     }
-    // The questions are independent: they run concurrently (the LLM client
-    // bounds the requests in flight), each into its own trace, merged in
-    // the order asked so that traces do not depend on timing.
-    let parts: Vec<(MatchTrace, Result<bool>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ask
-            .iter()
-            .map(|&t| {
-                scope.spawn(move || {
-                    let mut part = MatchTrace::default();
-                    let r = verify_table(graph, question, t, opts, llm, prompts, &mut part);
-                    (part, r)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    (MatchTrace::default(), Err(Error::llm("verify_table", "a verification worker panicked")))
-                })
-            })
-            .collect()
-    });
+    let passed = ask_all(graph, question, &ask, opts, llm, prompts, trace)?;
     let mut out = kept;
-    let mut first_err = None;
-    for ((part, r), &t) in parts.into_iter().zip(&ask) {
-        super::merge(trace, part);
-        match r {
-            Ok(true) => out.push(t),
-            Ok(false) => {}
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    first_err.map_or(Ok(out), Err)
+    out.extend(ask.iter().zip(&passed).filter(|(_, &p)| p).map(|(&t, _)| t));
+    Ok(out)
 }
 
 /// The `verify_table` variables of table `t`.
@@ -310,6 +388,22 @@ mod tests {
         assert_eq!(all_bad, Verdict { yes: 0, no: 0, unusable: 3 });
         assert!(!all_bad.pass());
         assert!(!v(&[]).pass());
+    }
+
+    #[test]
+    fn minority_tables_are_the_kept_ones_fewer_than_half_named_least_first() {
+        // Five samples: 1 and 2 votes are a minority, 3 is not.
+        let votes = [(1, 5), (2, 1), (3, 2), (4, 3), (5, 1)];
+        assert_eq!(minority(&votes, &[1, 2, 3, 4, 5], 5, 8), [2, 5, 3]);
+        assert_eq!(minority(&votes, &[1, 2, 3, 4, 5], 5, 2), [2, 5]);
+        // Not kept (e.g. --max-items): not asked.
+        assert_eq!(minority(&votes, &[1, 3], 5, 8), [3]);
+        // Never every kept table: the most named stays out of the question.
+        assert_eq!(minority(&[(2, 1), (3, 2)], &[2, 3], 5, 8), [2]);
+        assert!(minority(&[(2, 1)], &[2], 5, 8).is_empty());
+        // One sample: nothing is a minority.
+        assert!(minority(&[(1, 1), (2, 1)], &[1, 2], 1, 8).is_empty());
+        assert!(minority(&votes, &[1, 2, 3], 5, 0).is_empty());
     }
 
     #[test]

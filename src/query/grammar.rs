@@ -310,16 +310,17 @@ fn name_rule(rule: &str, names: &[String], d: Dialect) -> String {
 #[serde(rename_all = "lowercase")]
 pub enum QueryNames {
     /// Any identifier that is not a keyword, function or model name may be
-    /// written wherever a column may (the grammar every committed cassette
-    /// was recorded with).
-    #[default]
+    /// written wherever a column may (the grammar the first committed
+    /// cassettes were recorded with).
     Free,
     /// In a query without WITH, the select list, WHERE, ON and USING name
     /// only the view's columns unqualified; a qualified `t.n` may also be a
     /// derived table's column, and GROUP BY, HAVING and ORDER BY may read
     /// select-list aliases. After WITH, names stay free (CTE columns). The
     /// repair round forbids the names the guard rejected. String literals
-    /// are one line of at most [`MAX_STRING_CHARS`] characters.
+    /// are one line of at most [`MAX_STRING_CHARS`] characters. The default
+    /// since issue 23 (docs/phases.md has the measurements).
+    #[default]
     Strict,
 }
 
@@ -358,11 +359,12 @@ impl NameRules {
     }
 }
 
-/// The grammar for QueryView: SQL over `view` (whose columns are
-/// `columns`) only. `reserved` lists every table and column name of the
-/// model; none of them can be used as a name the query defines.
+/// The free grammar for QueryView ([`QueryNames::Free`]): SQL over `view`
+/// (whose columns are `columns`) only. `reserved` lists every table and
+/// column name of the model; none of them can be used as a name the query
+/// defines. [`view_grammar_with`] takes the name rules.
 pub fn view_grammar(view: &str, columns: &[String], reserved: &[String], dialect: Dialect) -> String {
-    view_grammar_with(view, columns, reserved, dialect, &NameRules::default())
+    view_grammar_with(view, columns, reserved, dialect, &NameRules::new(QueryNames::Free))
 }
 
 /// [`view_grammar`] under the name rules `rules`.
@@ -390,10 +392,10 @@ fn view_prefixes(columns: &[String]) -> Vec<String> {
     out
 }
 
-/// The grammar for the direct baseline: SQL over the model's `tables`
-/// (name, columns).
+/// The free grammar for the direct baseline ([`QueryNames::Free`]): SQL
+/// over the model's `tables` (name, columns).
 pub fn tables_grammar(tables: &[(String, Vec<String>)], dialect: Dialect) -> String {
-    tables_grammar_with(tables, dialect, &NameRules::default())
+    tables_grammar_with(tables, dialect, &NameRules::new(QueryNames::Free))
 }
 
 /// [`tables_grammar`] under the name rules `rules`.

@@ -251,10 +251,10 @@ impl FanoutReport {
 #[serde(rename_all = "lowercase")]
 pub enum DistinctMode {
     /// Run the query as written.
-    #[default]
     Off,
-    /// Add `DISTINCT` when the listed columns' rows are repeated by a join
-    /// of the view.
+    /// Keep one row per listed entity when the listed columns' rows are
+    /// repeated by a join of the view (the default since issue 23).
+    #[default]
     Auto,
 }
 
