@@ -173,8 +173,13 @@ pub struct NameFlags {
     /// Columns of the view: selected (the attributes MatchTables chose and
     /// the relevant tables' keys, as the paper) or all (every column of
     /// every table the view joins, the connecting tables included).
-    #[arg(long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::Selected)]
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::All)]
     pub view_columns: ViewColumns,
+    /// Without --keep: keep every row of the table MatchTables' vote ranked
+    /// first (the view reaches the others by LEFT JOIN), so a table the
+    /// vote added in excess cannot drop its rows.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub keep_top: OnOff,
 }
 
 impl NameFlags {
@@ -184,6 +189,7 @@ impl NameFlags {
         opts.rename_unknown = self.rename_unknown.is_on();
         opts.distinct = self.distinct.into();
         opts.view_columns = self.view_columns.into();
+        opts.keep_top = self.keep_top.is_on();
     }
 }
 

@@ -158,17 +158,31 @@ pub struct AskOptions {
     /// (`--distinct`, `check::distinct`).
     #[serde(default, skip_serializing_if = "is_default_distinct")]
     pub distinct: DistinctMode,
-    /// Which columns GenerateView puts in the view (`--view-columns`).
-    #[serde(default, skip_serializing_if = "is_default_view_columns")]
+    /// Which columns GenerateView puts in the view (`--view-columns`):
+    /// every column of every joined table by default (measured on DDO,
+    /// docs/phases.md), unlike `lucy view`'s paper view.
+    #[serde(default = "default_view_columns", skip_serializing_if = "is_default_view_columns")]
     pub view_columns: ViewColumns,
+    /// Without `keep`: keep every row of the table MatchTables' first
+    /// prompt voted for most ([`top_voted`]; `--keep-top on`), so a table
+    /// the vote added in excess cannot drop its rows.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_top: bool,
 }
 
 fn is_default_distinct(d: &DistinctMode) -> bool {
     *d == DistinctMode::default()
 }
 
+/// QueryView's view: every column ([`AskOptions::view_columns`]).
+pub const DEFAULT_VIEW_COLUMNS: ViewColumns = ViewColumns::All;
+
+fn default_view_columns() -> ViewColumns {
+    DEFAULT_VIEW_COLUMNS
+}
+
 fn is_default_view_columns(c: &ViewColumns) -> bool {
-    *c == ViewColumns::default()
+    *c == DEFAULT_VIEW_COLUMNS
 }
 
 fn exec_vote_off(k: &usize) -> bool {
@@ -219,13 +233,23 @@ impl Default for AskOptions {
             exec_vote: 0,
             values: false,
             distinct: DistinctMode::default(),
-            view_columns: ViewColumns::default(),
+            view_columns: DEFAULT_VIEW_COLUMNS,
+            keep_top: false,
         }
     }
 }
 
 fn default_max_result_bytes() -> usize {
     DEFAULT_MAX_RESULT_BYTES
+}
+
+/// The table MatchTables' first prompt (`match_tables`) gave the most votes,
+/// the first of them in vote order on a tie; `None` when the phase did not
+/// ask it (given tables).
+pub fn top_voted(mt: &MatchTrace) -> Option<String> {
+    let step = mt.steps.iter().find(|s| s.prompt == "match_tables")?;
+    let best = step.votes.iter().filter(|v| v.kept).map(|v| v.votes).max()?;
+    step.votes.iter().find(|v| v.kept && v.votes == best).map(|v| v.item.clone())
 }
 
 /// What [`ask`] produced.
@@ -545,7 +569,10 @@ pub fn ask_with_progress(
         dialect,
         view_name: opts.view_name.clone(),
         time_limit_s: opts.time_limit_s,
-        keep: opts.keep.clone(),
+        keep: opts.keep.clone().or_else(|| {
+            let t = out.trace.match_tables.as_ref().filter(|_| opts.keep_top).and_then(top_voted)?;
+            out.tables.contains(&t).then_some(t)
+        }),
         columns: opts.view_columns,
     };
     let t0 = Instant::now();

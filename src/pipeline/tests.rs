@@ -149,3 +149,45 @@ fn direct_baseline_uses_prompt_b_and_the_table_guard() {
     let o = direct_sql(&ddo(), "total tax?", None, &opts, Some(&chat)).unwrap();
     assert!(o.failure.unwrap().message.contains("column `amount`"));
 }
+
+#[test]
+fn the_top_voted_table_is_the_first_kept_one_with_the_most_votes() {
+    use crate::types::trace::{ListStep, Vote};
+    let vote = |item: &str, votes: usize, kept: bool| Vote { item: item.into(), votes, kept };
+    let step = |prompt: &str, votes: Vec<Vote>| ListStep { prompt: prompt.into(), votes, ..ListStep::default() };
+    let mut mt = MatchTrace::default();
+    assert_eq!(top_voted(&mt), None, "no listing prompt (given tables)");
+    mt.steps.push(step("attributes", vec![vote("name", 9, true)]));
+    mt.steps.push(step(
+        "match_tables",
+        vec![
+            vote("RETENTION", 6, false),
+            vote("CLIENT", 5, true),
+            vote("DATACENTER", 5, true),
+            vote("PAYMENT", 1, true),
+        ],
+    ));
+    // RETENTION was not kept (e.g. --max-items); CLIENT and DATACENTER tie: vote order.
+    assert_eq!(top_voted(&mt).as_deref(), Some("CLIENT"));
+}
+
+#[test]
+fn keep_top_keeps_every_row_of_the_top_voted_table() {
+    let chat = q1_chat();
+    let opts = AskOptions {
+        execute: Some(crate::sql::exec::Database::Sqlite(DB.into())),
+        keep_top: true,
+        ..AskOptions::default()
+    };
+    let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    let req = &o.trace.generate_view.as_ref().unwrap().request;
+    assert_eq!(req.keep.as_deref(), Some("CLIENT"));
+    let view = o.view.as_ref().unwrap();
+    assert!(view.joins.iter().all(|j| j.kind == crate::types::JoinKind::Left), "{:?}", view.joins);
+    // The question filters on the datacenter's name: the same 29 pairs.
+    assert_eq!(o.rows.as_ref().unwrap().rows.len(), 29);
+    // Off (the default): no table is kept.
+    let o = ask(&ddo(), Q1, &AskOptions { keep_top: false, ..opts }, Some(&chat)).unwrap();
+    assert_eq!(o.trace.generate_view.as_ref().unwrap().request.keep, None);
+}
