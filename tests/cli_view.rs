@@ -150,6 +150,9 @@ fn attrs_with_dots_resolve_the_same_in_view_and_ask() {
         attrs,
         "--stop-after",
         "view",
+        // `lucy view`'s paper view (ask's default is every column).
+        "--view-columns",
+        "selected",
         "x",
     ]);
     assert_eq!(code, 0, "{err}");
