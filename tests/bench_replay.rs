@@ -103,6 +103,20 @@ const DDO_R4: Run = Run {
     ],
 };
 
+/// Session 9's fresh run of `lucy bench ddo --method lucy,direct` with the
+/// defaults of that session (strict names, the rename, one row per listed
+/// entity, every column in the view), every call made by the embedded model
+/// on this machine kind; the defaults named, so a later default does not
+/// change the replay.
+const DDO_DEFAULTS_S9: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-defaults-s9.expected.json",
+    methods: &["lucy", "direct"],
+    recorded: None,
+    flags: &["--query-names", "strict", "--rename-unknown", "on", "--distinct", "auto", "--view-columns", "all"],
+};
+
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
 /// with `None`).
 fn bench(
@@ -197,7 +211,7 @@ fn the_recorded_acme_run_replays_to_the_committed_outcome() {
 
 #[test]
 fn the_ddo_lever_runs_replay_to_their_committed_outcomes() {
-    for run in [&DDO_STRICT, &DDO_R1, &DDO_R4] {
+    for run in [&DDO_STRICT, &DDO_R1, &DDO_R4, &DDO_DEFAULTS_S9] {
         replays_to_the_committed_outcome(run);
     }
 }
