@@ -60,6 +60,11 @@ pub struct AskArgs {
     /// (default) asks none.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub prune: usize,
+    /// Ask MatchTables' first prompt once per sample, each listing the
+    /// candidate tables in another order (rotations of the model's order),
+    /// so that a bias for a position in the list does not win the vote.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub permute: OnOff,
     /// Relevant tables, comma-separated: skip MatchTables (all their columns unless --attrs names some).
     #[arg(long, value_delimiter = ',', value_name = "T1,T2")]
     pub tables: Vec<String>,
@@ -205,6 +210,7 @@ impl AskArgs {
                 retrieve: self.retrieve == Retrieve::On,
                 verify: self.verify,
                 prune: self.prune,
+                permute: self.permute.is_on(),
                 ..MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items)
             },
             sql_temperature: self.temperature,

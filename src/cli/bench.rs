@@ -67,6 +67,11 @@ pub struct BenchArgs {
     /// (default) asks none.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub prune: usize,
+    /// Ask MatchTables' first prompt once per sample, each listing the
+    /// candidate tables in another order (rotations of the model's order),
+    /// so that a bias for a position in the list does not win the vote.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub permute: OnOff,
     /// Show relevant tables' DDL and the evidence to QueryView (PROMPTC').
     #[arg(long)]
     pub schema_context: bool,
@@ -170,6 +175,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         retrieve: args.retrieve == Retrieve::On,
         verify: args.verify,
         prune: args.prune,
+        permute: args.permute.is_on(),
         ..MatchOptions::default()
     };
     matching.check()?;

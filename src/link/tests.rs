@@ -370,3 +370,56 @@ fn llm_errors_in_the_role_question_end_the_phase() {
     assert!(r.unwrap_err().to_string().contains("HTTP 500"));
     assert!(t.steps.iter().any(|s| s.prompt == "match_roles" && s.call.error.is_some()));
 }
+
+#[test]
+fn rotations_put_every_candidate_at_different_positions() {
+    assert_eq!(
+        rotations(8, 5),
+        vec![
+            vec![0, 1, 2, 3, 4, 5, 6, 7],
+            vec![1, 2, 3, 4, 5, 6, 7, 0],
+            vec![3, 4, 5, 6, 7, 0, 1, 2],
+            vec![4, 5, 6, 7, 0, 1, 2, 3],
+            vec![6, 7, 0, 1, 2, 3, 4, 5],
+        ]
+    );
+    // The last position is held by a different candidate in every sample.
+    let last: std::collections::BTreeSet<usize> = rotations(8, 5).iter().map(|r| r[7]).collect();
+    assert_eq!(last.len(), 5);
+    assert_eq!(rotations(3, 1), vec![vec![0, 1, 2]]);
+    assert_eq!(rotations(2, 4), vec![vec![0, 1], vec![0, 1], vec![1, 0], vec![1, 0]]);
+    assert_eq!(rotations(0, 2), vec![Vec::<usize>::new(), Vec::new()]);
+}
+
+#[test]
+fn permute_asks_the_first_prompt_once_per_sample_in_other_orders_and_votes_over_all() {
+    let chat = FakeChat::new()
+        .on(&["JSON schema of the database"], &["[\"CLIENT\", \"DATACENTER\"]"])
+        .on(&["JSON schema of the table"], &["[name]"]);
+    let opts = MatchOptions { permute: true, ..MatchOptions::default() };
+    let (r, t) = run_with(&chat, Q1, &opts);
+    r.unwrap();
+    assert_eq!(t.tables, ["CLIENT", "DATACENTER"]);
+    let s0 = &t.steps[0];
+    assert_eq!(s0.prompt, "match_tables");
+    assert_eq!(s0.extra_calls.len(), 4);
+    assert_eq!(s0.samples.len(), 5);
+    assert_eq!(s0.votes[0], Vote { item: "CLIENT".into(), votes: 5, kept: true });
+    let reqs = chat.requests.lock().unwrap();
+    let first: Vec<&ChatRequest> = reqs.iter().filter(|r| r.phase == "match_tables").collect();
+    assert_eq!(first.len(), 5);
+    assert!(first.iter().all(|r| r.n == 1));
+    // The element lists differ; the schema (and so the prompt's start) does not.
+    let list = |r: &ChatRequest| {
+        let c = &r.messages[0].content;
+        let at = c.find("The list of JSON elements").expect("the element list");
+        c[at..].lines().next().unwrap().to_string()
+    };
+    let lists: std::collections::BTreeSet<String> = first.iter().map(|r| list(r)).collect();
+    assert_eq!(lists.len(), 5, "{lists:?}");
+    assert!(list(first[0]).starts_with("The list of JSON elements: [LOCATION, CLIENT"), "{}", list(first[0]));
+    let head = |r: &ChatRequest| r.messages[0].content.split("The list of JSON elements").next().unwrap().to_string();
+    assert!(first.iter().all(|r| head(r) == head(first[0])));
+    // The other prompts are asked as without --permute: one call, 5 samples.
+    assert!(reqs.iter().filter(|r| r.phase == "attributes").all(|r| r.n == 5));
+}
