@@ -117,6 +117,50 @@ const DDO_DEFAULTS_S9: Run = Run {
     flags: &["--query-names", "strict", "--rename-unknown", "on", "--distinct", "auto", "--view-columns", "all"],
 };
 
+/// R6 and R7 over the same cassette (its calls appended): `--permute on`,
+/// and `--permute on --min-votes 3` (benchmarks/results/embedded.md).
+const DDO_PERMUTE: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-permute-s9.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[
+        "--query-names",
+        "strict",
+        "--rename-unknown",
+        "on",
+        "--distinct",
+        "auto",
+        "--view-columns",
+        "all",
+        "--permute",
+        "on",
+    ],
+};
+
+const DDO_PERMUTE_MV3: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-permute-mv3-s9.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[
+        "--query-names",
+        "strict",
+        "--rename-unknown",
+        "on",
+        "--distinct",
+        "auto",
+        "--view-columns",
+        "all",
+        "--permute",
+        "on",
+        "--min-votes",
+        "3",
+    ],
+};
+
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
 /// with `None`).
 fn bench(
@@ -211,7 +255,7 @@ fn the_recorded_acme_run_replays_to_the_committed_outcome() {
 
 #[test]
 fn the_ddo_lever_runs_replay_to_their_committed_outcomes() {
-    for run in [&DDO_STRICT, &DDO_R1, &DDO_R4, &DDO_DEFAULTS_S9] {
+    for run in [&DDO_STRICT, &DDO_R1, &DDO_R4, &DDO_DEFAULTS_S9, &DDO_PERMUTE, &DDO_PERMUTE_MV3] {
         replays_to_the_committed_outcome(run);
     }
 }
