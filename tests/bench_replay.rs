@@ -161,6 +161,30 @@ const DDO_PERMUTE_MV3: Run = Run {
     ],
 };
 
+/// Session 9's fresh Spider dev run: the first 50 questions of the seed-1
+/// sample of 100, lucy and direct, with that session's defaults named.
+const SPIDER_S9: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-s9.expected.json",
+    methods: &["lucy", "direct"],
+    recorded: Some(50),
+    flags: &[
+        "--sample",
+        "100",
+        "--seed",
+        "1",
+        "--query-names",
+        "strict",
+        "--rename-unknown",
+        "on",
+        "--distinct",
+        "auto",
+        "--view-columns",
+        "all",
+    ],
+};
+
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
 /// with `None`).
 fn bench(
@@ -251,6 +275,11 @@ fn the_recorded_ddo_run_replays_to_the_committed_outcome() {
 #[test]
 fn the_recorded_acme_run_replays_to_the_committed_outcome() {
     replays_to_the_committed_outcome(&ACME);
+}
+
+#[test]
+fn the_spider_sample_run_replays_to_its_committed_outcome() {
+    replays_to_the_committed_outcome(&SPIDER_S9);
 }
 
 #[test]
