@@ -37,10 +37,11 @@
 //!   column would depend on which of the repeated rows is kept).
 
 use sqlparser::ast::{
-    Distinct, Expr, GroupByExpr, OrderBy, OrderByKind, Query, Select, SelectItem, SetExpr, Statement, TableFactor,
+    Distinct, Expr, GroupByExpr, OrderBy, OrderByKind, Query, Select, SelectItem, SetExpr, Statement,
 };
 use sqlparser::parser::Parser;
 
+use super::fanout::{parse_select, view_binding};
 use crate::error::{Error, Result};
 use crate::sql::analyze::{column_name, top_level_exprs};
 use crate::sql::guard::parser_dialect;
@@ -67,7 +68,7 @@ pub fn analyze(sql: &str, grain: &Grain, view_name: &str, dialect: Dialect) -> R
         return Ok(None);
     }
     let SetExpr::Select(sel) = q.body.as_ref() else { return Ok(None) };
-    let Some(binding) = binding(sel, view_name) else { return Ok(None) };
+    let Some(binding) = view_binding(sel, view_name) else { return Ok(None) };
     if !plain_list(sel) {
         return Ok(None);
     }
@@ -179,25 +180,6 @@ fn order_reads_only(q: &Query, instances: &[String], resolve: &dyn Fn(Option<&st
     })
 }
 
-/// The name the SELECT reads the view under, when the view is its only
-/// relation (`FROM lucy_view` or `FROM lucy_view AS v`).
-fn binding(sel: &Select, view_name: &str) -> Option<String> {
-    let [twj] = sel.from.as_slice() else { return None };
-    if !twj.joins.is_empty() {
-        return None;
-    }
-    let TableFactor::Table { name, alias, args: None, .. } = &twj.relation else { return None };
-    let [part] = name.0.as_slice() else { return None };
-    let ident = part.as_ident()?;
-    if !ident.value.eq_ignore_ascii_case(view_name) {
-        return None;
-    }
-    Some(match alias {
-        Some(a) => a.name.value.clone(),
-        None => ident.value.clone(),
-    })
-}
-
 /// A SELECT that lists rows: not DISTINCT, no GROUP BY or HAVING, no
 /// aggregate or window function at its top level.
 fn plain_list(sel: &Select) -> bool {
@@ -262,18 +244,6 @@ fn order_items_listed(order: &Option<OrderBy>, sel: &Select) -> bool {
             _ => false,
         })
     })
-}
-
-/// The single SELECT of `sql`.
-fn parse_select(d: &dyn sqlparser::dialect::Dialect, sql: &str) -> std::result::Result<Select, String> {
-    let stmts = Parser::parse_sql(d, sql).map_err(|e| e.to_string())?;
-    match stmts.into_iter().next() {
-        Some(Statement::Query(q)) => match *q.body {
-            SetExpr::Select(s) => Ok(*s),
-            _ => Err("not a SELECT".into()),
-        },
-        _ => Err("not a query".into()),
-    }
 }
 
 #[cfg(test)]

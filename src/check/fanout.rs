@@ -126,7 +126,7 @@ impl Rewriter<'_> {
     }
 
     fn select(&mut self, sel: &mut Select, order: Option<&mut OrderBy>) {
-        let Some(binding) = self.binding(sel) else {
+        let Some(binding) = view_binding(sel, &self.view_name) else {
             if self.reads_view(sel) {
                 let grain = self.grain;
                 let any = |_: Option<&str>, c: &str| grain.instance_of(c).map(|i| i.instance.clone());
@@ -250,25 +250,6 @@ impl Rewriter<'_> {
             self.err = Some(e);
         }
         self.findings.extend(flagged.into_iter().map(|(_, f)| f));
-    }
-
-    /// The name the SELECT reads the view under, when the view is its only
-    /// relation (`FROM lucy_view` or `FROM lucy_view AS v`).
-    fn binding(&self, sel: &Select) -> Option<String> {
-        let [twj] = sel.from.as_slice() else { return None };
-        if !twj.joins.is_empty() {
-            return None;
-        }
-        let TableFactor::Table { name, alias, args: None, .. } = &twj.relation else { return None };
-        let [part] = name.0.as_slice() else { return None };
-        let ident = part.as_ident()?;
-        if !ident.value.eq_ignore_ascii_case(&self.view_name) {
-            return None;
-        }
-        Some(match alias {
-            Some(a) => a.name.to_string(),
-            None => ident.to_string(),
-        })
     }
 
     fn reads_view(&self, sel: &Select) -> bool {
@@ -454,7 +435,29 @@ fn fixed_instances(g: &Grain, groups: &[Expr], resolve: &Resolve<'_>) -> Vec<Str
         .collect()
 }
 
-fn parse_select(d: &dyn SqlDialect, sql: &str) -> std::result::Result<Select, String> {
+/// The name the SELECT reads the view `view_name` under, as written (quotes
+/// kept), when the view is its only relation (`FROM lucy_view` or `FROM
+/// lucy_view AS v`). Shared with [`super::distinct`].
+pub(super) fn view_binding(sel: &Select, view_name: &str) -> Option<String> {
+    let [twj] = sel.from.as_slice() else { return None };
+    if !twj.joins.is_empty() {
+        return None;
+    }
+    let TableFactor::Table { name, alias, args: None, .. } = &twj.relation else { return None };
+    let [part] = name.0.as_slice() else { return None };
+    let ident = part.as_ident()?;
+    if !ident.value.eq_ignore_ascii_case(view_name) {
+        return None;
+    }
+    Some(match alias {
+        Some(a) => a.name.to_string(),
+        None => ident.to_string(),
+    })
+}
+
+/// The single SELECT of `sql` (the rewrites' wrappers). Shared with
+/// [`super::distinct`].
+pub(super) fn parse_select(d: &dyn SqlDialect, sql: &str) -> std::result::Result<Select, String> {
     let stmts = Parser::parse_sql(d, sql).map_err(|e| e.to_string())?;
     match stmts.into_iter().next() {
         Some(Statement::Query(q)) => {
