@@ -133,10 +133,7 @@ pub fn narrow(
         return Ok(kept);
     }
     let votes: Vec<(TableId, usize)> = trace
-        .steps
-        .iter()
-        .rev()
-        .find(|s| s.prompt == "match_tables")
+        .listing_step()
         .map(|s| s.votes.iter().filter_map(|v| Some((graph.table_id(&v.item)?, v.votes))).collect())
         .unwrap_or_default();
     let ask = minority(&votes, &kept, opts.samples, opts.prune);
@@ -225,10 +222,7 @@ pub fn widen(
     }
     // Named by some sample of the first prompt but not kept, in vote order.
     let named: Vec<TableId> = trace
-        .steps
-        .iter()
-        .rev()
-        .find(|s| s.prompt == "match_tables")
+        .listing_step()
         .map(|s| s.votes.iter().filter(|v| !v.kept).filter_map(|v| graph.table_id(&v.item)).collect())
         .unwrap_or_default();
     let mut ranked: Vec<TableId> = Vec::new();

@@ -247,7 +247,7 @@ fn default_max_result_bytes() -> usize {
 /// the first of them in vote order on a tie; `None` when the phase did not
 /// ask it (given tables).
 pub fn top_voted(mt: &MatchTrace) -> Option<String> {
-    let step = mt.steps.iter().find(|s| s.prompt == "match_tables")?;
+    let step = mt.listing_step()?;
     let best = step.votes.iter().filter(|v| v.kept).map(|v| v.votes).max()?;
     step.votes.iter().find(|v| v.kept && v.votes == best).map(|v| v.item.clone())
 }

@@ -318,6 +318,15 @@ pub struct MatchTrace {
     pub retrieval: Option<RetrievalTrace>,
 }
 
+impl MatchTrace {
+    /// The step of the first prompt, the core-table listing
+    /// (`match_tables`; the latest, should a trace hold more than one);
+    /// `None` when the phase did not ask it (given tables).
+    pub fn listing_step(&self) -> Option<&ListStep> {
+        self.steps.iter().rev().find(|s| s.prompt == "match_tables")
+    }
+}
+
 /// What candidate retrieval ranked for one question (docs/phases.md,
 /// "Candidate retrieval").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
