@@ -44,27 +44,8 @@ pub struct AskArgs {
     /// At most this many tables (and attributes) kept per prompt (paper: 8).
     #[arg(long, default_value_t = 8, value_parser = super::num::count)]
     pub max_items: usize,
-    /// Candidate retrieval for MatchTables: rank the core tables by their
-    /// words and MiniLM embeddings, fused with the votes (docs/phases.md).
-    /// Off by default until measured.
-    #[arg(long, value_enum, default_value_t = Retrieve::Off)]
-    pub retrieve: Retrieve,
-    /// Yes/no verification prompts per question for core tables the votes
-    /// did not keep (named by few samples, or ranked by --retrieve); the
-    /// tables that pass join the relevant ones. 0 (default) asks none.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
-    pub verify: usize,
-    /// Yes/no verification prompts per question for core tables the votes
-    /// kept although fewer than half the samples named them; the tables
-    /// the verification says no to are dropped (never the last one). 0
-    /// (default) asks none.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
-    pub prune: usize,
-    /// Ask MatchTables' first prompt once per sample, each listing the
-    /// candidate tables in another order (rotations of the model's order),
-    /// so that a bias for a position in the list does not win the vote.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub permute: OnOff,
+    #[command(flatten)]
+    pub link: LinkFlags,
     /// Relevant tables, comma-separated: skip MatchTables (all their columns unless --attrs names some).
     #[arg(long, value_delimiter = ',', value_name = "T1,T2")]
     pub tables: Vec<String>,
@@ -155,6 +136,43 @@ pub struct AskArgs {
     pub values: OnOff,
 }
 
+/// MatchTables' retrieval, verification and candidate order (issue 23),
+/// shared by `lucy ask` and `lucy bench`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LinkFlags {
+    /// Candidate retrieval for MatchTables: rank the core tables by their
+    /// words and MiniLM embeddings, fused with the votes (docs/phases.md).
+    /// Off by default until measured.
+    #[arg(long, value_enum, default_value_t = Retrieve::Off)]
+    pub retrieve: Retrieve,
+    /// Yes/no verification prompts per question for core tables the votes
+    /// did not keep (named by few samples, or ranked by --retrieve); the
+    /// tables that pass join the relevant ones. 0 (default) asks none.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
+    pub verify: usize,
+    /// Yes/no verification prompts per question for core tables the votes
+    /// kept although fewer than half the samples named them; the tables
+    /// the verification says no to are dropped (never the last one). 0
+    /// (default) asks none.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
+    pub prune: usize,
+    /// Ask MatchTables' first prompt once per sample, each listing the
+    /// candidate tables in another order (rotations of the model's order),
+    /// so that a bias for a position in the list does not win the vote.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub permute: OnOff,
+}
+
+impl LinkFlags {
+    /// Set these options on `m`.
+    pub fn apply(&self, m: &mut MatchOptions) {
+        m.retrieve = self.retrieve == Retrieve::On;
+        m.verify = self.verify;
+        m.prune = self.prune;
+        m.permute = self.permute.is_on();
+    }
+}
+
 /// QueryView's name rules, the view's columns and DISTINCT, shared by
 /// `lucy ask` and `lucy bench`.
 #[derive(Debug, Clone, clap::Args)]
@@ -206,13 +224,7 @@ pub fn exec_vote(s: &str) -> std::result::Result<usize, String> {
 impl AskArgs {
     fn options(&self) -> AskOptions {
         let mut opts = AskOptions {
-            matching: MatchOptions {
-                retrieve: self.retrieve == Retrieve::On,
-                verify: self.verify,
-                prune: self.prune,
-                permute: self.permute.is_on(),
-                ..MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items)
-            },
+            matching: MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items),
             sql_temperature: self.temperature,
             stop_after: self.stop_after.map(Into::into),
             tables: self.tables.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
@@ -232,6 +244,7 @@ impl AskArgs {
             values: self.values == OnOff::On,
             ..AskOptions::default()
         };
+        self.link.apply(&mut opts.matching);
         self.names.apply(&mut opts);
         opts
     }

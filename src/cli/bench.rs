@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::llm::LlmFlags;
 use super::values::OnOff;
-use super::values::{Method, Oracle, Prefilter, Retrieve};
+use super::values::{Method, Oracle, Prefilter};
 use super::Ctx;
 use lucy::bench::meta::{git_commit, today_utc};
 use lucy::bench::report::{render, render_comparison};
@@ -51,27 +51,8 @@ pub struct BenchArgs {
     /// Votes an item needs to be kept (default 1: the paper keeps every named item, ranked by votes).
     #[arg(long, default_value_t = 1, value_parser = super::num::count)]
     pub min_votes: usize,
-    /// Candidate retrieval for MatchTables: rank the core tables by their
-    /// words and MiniLM embeddings, fused with the votes (docs/phases.md).
-    /// Off by default until measured.
-    #[arg(long, value_enum, default_value_t = Retrieve::Off)]
-    pub retrieve: Retrieve,
-    /// Yes/no verification prompts per question for core tables the votes
-    /// did not keep (named by few samples, or ranked by --retrieve); the
-    /// tables that pass join the relevant ones. 0 (default) asks none.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
-    pub verify: usize,
-    /// Yes/no verification prompts per question for core tables the votes
-    /// kept although fewer than half the samples named them; the tables
-    /// the verification says no to are dropped (never the last one). 0
-    /// (default) asks none.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
-    pub prune: usize,
-    /// Ask MatchTables' first prompt once per sample, each listing the
-    /// candidate tables in another order (rotations of the model's order),
-    /// so that a bias for a position in the list does not win the vote.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub permute: OnOff,
+    #[command(flatten)]
+    pub link: super::ask::LinkFlags,
     /// Show relevant tables' DDL and the evidence to QueryView (PROMPTC').
     #[arg(long)]
     pub schema_context: bool,
@@ -168,16 +149,13 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
     }
     // Before any model loads: --min-votes above --samples keeps nothing.
-    let matching = MatchOptions {
+    let mut matching = MatchOptions {
         samples: args.samples,
         temperature: args.temperature,
         min_votes: args.min_votes,
-        retrieve: args.retrieve == Retrieve::On,
-        verify: args.verify,
-        prune: args.prune,
-        permute: args.permute.is_on(),
         ..MatchOptions::default()
     };
+    args.link.apply(&mut matching);
     matching.check()?;
     let path = Suite::find(&args.suite)?;
     let suite = Suite::load(&path)?;
