@@ -27,7 +27,8 @@ struct Run {
     /// The flags the recording was made with, where they differ from
     /// today's defaults (every QueryView lever is named, so a default that
     /// moves later does not change what a replay asks).
-    flags: &'static [&'static str],
+    /// Groups of flags, passed in order.
+    flags: &'static [&'static [&'static str]],
 }
 
 /// The QueryView levers of the first recordings' expected outcomes (issue
@@ -43,7 +44,7 @@ const DDO: Run = Run {
     expected: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b.expected.json",
     methods: &["lucy", "direct", "direct+check"],
     recorded: None,
-    flags: FIRST_RECORDINGS,
+    flags: &[FIRST_RECORDINGS],
 };
 
 const ACME: Run = Run {
@@ -53,8 +54,12 @@ const ACME: Run = Run {
     methods: &["lucy", "direct"],
     // All 44 (session 7; benchmarks/results/embedded.md).
     recorded: None,
-    flags: FIRST_RECORDINGS,
+    flags: &[FIRST_RECORDINGS],
 };
+
+/// Session 9's defaults, named (a later default does not change a replay).
+const S9_DEFAULTS: &[&str] =
+    &["--query-names", "strict", "--rename-unknown", "on", "--distinct", "auto", "--view-columns", "all"];
 
 /// The session-9 lever runs on DDO (benchmarks/results/embedded.md, "QueryView
 /// and linker levers"): one cassette, the session-8 strict-names recording
@@ -68,7 +73,7 @@ const DDO_STRICT: Run = Run {
     expected: "benchmarks/cassettes/ddo-levers-strict.expected.json",
     methods: &["lucy"],
     recorded: None,
-    flags: &["--query-names", "strict", "--rename-unknown", "on", "--distinct", "off", "--view-columns", "selected"],
+    flags: &[&["--query-names", "strict", "--rename-unknown", "on", "--distinct", "off", "--view-columns", "selected"]],
 };
 
 /// R1: + one row per listed entity and every column in the view (today's
@@ -79,7 +84,7 @@ const DDO_R1: Run = Run {
     expected: "benchmarks/cassettes/ddo-levers-r1.expected.json",
     methods: &["lucy"],
     recorded: None,
-    flags: &["--query-names", "strict", "--rename-unknown", "on", "--distinct", "auto", "--view-columns", "all"],
+    flags: &[S9_DEFAULTS],
 };
 
 /// R4: R1 + `--prune 3` (the verification of tables few samples named).
@@ -89,18 +94,7 @@ const DDO_R4: Run = Run {
     expected: "benchmarks/cassettes/ddo-levers-r4.expected.json",
     methods: &["lucy"],
     recorded: None,
-    flags: &[
-        "--query-names",
-        "strict",
-        "--rename-unknown",
-        "on",
-        "--distinct",
-        "auto",
-        "--view-columns",
-        "all",
-        "--prune",
-        "3",
-    ],
+    flags: &[S9_DEFAULTS, &["--prune", "3"]],
 };
 
 /// Session 9's fresh run of `lucy bench ddo --method lucy,direct` with the
@@ -114,7 +108,7 @@ const DDO_DEFAULTS_S9: Run = Run {
     expected: "benchmarks/cassettes/ddo-defaults-s9.expected.json",
     methods: &["lucy", "direct"],
     recorded: None,
-    flags: &["--query-names", "strict", "--rename-unknown", "on", "--distinct", "auto", "--view-columns", "all"],
+    flags: &[S9_DEFAULTS],
 };
 
 /// R6 and R7 over the same cassette (its calls appended): `--permute on`,
@@ -125,18 +119,7 @@ const DDO_PERMUTE: Run = Run {
     expected: "benchmarks/cassettes/ddo-permute-s9.expected.json",
     methods: &["lucy"],
     recorded: None,
-    flags: &[
-        "--query-names",
-        "strict",
-        "--rename-unknown",
-        "on",
-        "--distinct",
-        "auto",
-        "--view-columns",
-        "all",
-        "--permute",
-        "on",
-    ],
+    flags: &[S9_DEFAULTS, &["--permute", "on"]],
 };
 
 const DDO_PERMUTE_MV3: Run = Run {
@@ -145,20 +128,7 @@ const DDO_PERMUTE_MV3: Run = Run {
     expected: "benchmarks/cassettes/ddo-permute-mv3-s9.expected.json",
     methods: &["lucy"],
     recorded: None,
-    flags: &[
-        "--query-names",
-        "strict",
-        "--rename-unknown",
-        "on",
-        "--distinct",
-        "auto",
-        "--view-columns",
-        "all",
-        "--permute",
-        "on",
-        "--min-votes",
-        "3",
-    ],
+    flags: &[S9_DEFAULTS, &["--permute", "on", "--min-votes", "3"]],
 };
 
 /// Session 9's fresh Spider dev run: the first 50 questions of the seed-1
@@ -169,20 +139,7 @@ const SPIDER_S9: Run = Run {
     expected: "benchmarks/cassettes/spider-dev-s9.expected.json",
     methods: &["lucy", "direct"],
     recorded: Some(50),
-    flags: &[
-        "--sample",
-        "100",
-        "--seed",
-        "1",
-        "--query-names",
-        "strict",
-        "--rename-unknown",
-        "on",
-        "--distinct",
-        "auto",
-        "--view-columns",
-        "all",
-    ],
+    flags: &[&["--sample", "100", "--seed", "1"], S9_DEFAULTS],
 };
 
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
@@ -192,11 +149,11 @@ fn bench(
     cassette: &Path,
     limit: Option<usize>,
     methods: &str,
-    flags: &[&str],
+    flags: &[&[&str]],
     out: &Path,
 ) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lucy"));
-    cmd.args(["bench", suite, "--no-progress", "--method", methods]).args(flags);
+    cmd.args(["bench", suite, "--no-progress", "--method", methods]).args(flags.iter().copied().flatten());
     if let Some(n) = limit {
         cmd.args(["--limit", &n.to_string()]);
     }
