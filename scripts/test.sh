@@ -24,27 +24,35 @@ if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 scripts/setup.sh
 # Clippy next, on every target, warnings as errors (lints allowed for this
 # code base are in Cargo.toml's [lints.clippy], each with its reason).
+# Everything here builds with the `spark` feature (Spark Connect): the
+# feature pins in Cargo.toml keep that from rebuilding what a plain
+# `cargo build` built; it only adds tonic, prost and arrow.
 clippy_started=$(date +%s)
-cargo clippy --all-targets --quiet -- -D warnings
+cargo clippy --all-targets --features spark --quiet -- -D warnings
 echo "test.sh: clippy clean in $(( $(date +%s) - clippy_started )) s" >&2
 scripts/cpsat-venv.sh   # OR-Tools for tests/cpsat_baseline.rs (the paper's CP-SAT model)
-# PostgreSQL and MariaDB for tests/db_servers.rs: installed, started and
-# loaded with DDO and ACME by the project (idempotent; ~30 s on a fresh machine).
-# Servers this run starts are stopped when it ends; running ones are left up.
-for e in postgres mysql; do
+# PostgreSQL and MariaDB for tests/db_servers.rs, a Spark Connect server
+# (JDK from Debian, pyspark from PyPI, 1 GiB heap) for tests/spark.rs:
+# installed, started and loaded with DDO and ACME by the project
+# (idempotent; ~30 s for the first two and ~1.5 min for Spark on a fresh
+# machine). Servers this run starts are stopped when it ends; running ones
+# are left up.
+for e in postgres mysql spark; do
   if ! scripts/db.sh status "$e" >/dev/null 2>&1; then started+=("$e"); fi
 done
 stop_started() { for e in "${started[@]}"; do scripts/db.sh stop "$e" || true; done; }
 trap stop_started EXIT
+servers_started=$(date +%s)
 scripts/db.sh start
-scripts/db.sh load ddo
-scripts/db.sh load acme
+scripts/db.sh start spark
+for suite in ddo acme; do scripts/db.sh load "$suite" "postgres mysql spark"; done
+echo "test.sh: database servers up and loaded in $(( $(date +%s) - servers_started )) s" >&2
 export LUCY_DB_TESTS=1
 scripts/setup-serve-tests.sh   # chromium, playwright-core, schemathesis for tests/serve_api.rs
 export LUCY_REQUIRE_SERVE_TOOLS=1
 # Build the test targets first, timed (benchmarks/results/build.md reads
 # this line from CI logs), then run them.
 build_started=$(date +%s)
-cargo test --all-targets --no-run --quiet
+cargo test --all-targets --features spark --no-run --quiet
 echo "test.sh: test targets built in $(( $(date +%s) - build_started )) s" >&2
-cargo test --all-targets "$@"
+cargo test --all-targets --features spark "$@"
