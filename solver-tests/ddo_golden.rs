@@ -181,7 +181,7 @@ fn without_attributes_all_columns_of_relevant_tables() {
 
 #[test]
 fn view_sql_parses_in_every_dialect() {
-    use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+    use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect, SQLiteDialect, SparkSqlDialect};
     use sqlparser::parser::Parser;
     let g = ddo();
     for tables in [
@@ -190,7 +190,7 @@ fn view_sql_parses_in_every_dialect() {
         &["PAYMENT", "TAX", "SUPERCHARGE"],
         &["LOCATION", "COMPUTE"],
     ] {
-        for d in [Dialect::Sqlite, Dialect::Mysql, Dialect::Postgres] {
+        for d in [Dialect::Sqlite, Dialect::Mysql, Dialect::Postgres, Dialect::Spark] {
             let mut r = req(tables);
             r.dialect = d;
             r.view_name = "order".into(); // reserved: must be quoted
@@ -199,12 +199,13 @@ fn view_sql_parses_in_every_dialect() {
                 Dialect::Sqlite => Parser::parse_sql(&SQLiteDialect {}, &res.view_sql),
                 Dialect::Mysql => Parser::parse_sql(&MySqlDialect {}, &res.view_sql),
                 Dialect::Postgres => Parser::parse_sql(&PostgreSqlDialect {}, &res.view_sql),
+                Dialect::Spark => Parser::parse_sql(&SparkSqlDialect {}, &res.view_sql),
             };
             let stmts = parsed.unwrap_or_else(|e| panic!("{d:?}: {e}\n{}", res.view_sql));
             assert_eq!(stmts.len(), 1);
             assert!(matches!(stmts[0], sqlparser::ast::Statement::CreateView(_)));
             match d {
-                Dialect::Mysql => assert!(res.view_sql.contains("`order`")),
+                Dialect::Mysql | Dialect::Spark => assert!(res.view_sql.contains("`order`")),
                 _ => assert!(res.view_sql.contains("\"order\"")),
             }
             if d == Dialect::Postgres {

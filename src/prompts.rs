@@ -151,6 +151,7 @@ pub fn dialect_label(d: Dialect) -> &'static str {
         Dialect::Sqlite => "SQLite",
         Dialect::Mysql => "MySQL",
         Dialect::Postgres => "PostgreSQL",
+        Dialect::Spark => "Spark SQL",
     }
 }
 
@@ -162,6 +163,7 @@ pub fn dialect_notes(d: Dialect) -> &'static str {
         Dialect::Sqlite => "",
         Dialect::Postgres => "PostgreSQL notes: concatenate strings with || or concat(); dates with CURRENT_DATE, EXTRACT(YEAR FROM d), d - INTERVAL '1 day', to_char(d, 'YYYY-MM'), age(); string_agg(x, ', ') instead of group_concat; integer division truncates, so cast to numeric for ratios; unquoted names fold to lower case, so write the view's column names exactly as listed.",
         Dialect::Mysql => "MySQL notes: concatenate strings with CONCAT(a, b) (|| means OR); dates with CURDATE(), YEAR(d), DATE_SUB(d, INTERVAL 1 DAY), DATE_FORMAT(d, '%Y-%m'), DATEDIFF(a, b); GROUP_CONCAT(x SEPARATOR ', '); quote names with backticks, never double quotes; LIMIT n.",
+        Dialect::Spark => "Spark SQL notes: concatenate strings with concat(a, b) or ||; dates with current_date(), year(d), month(d), date_sub(d, 1), date_add(d, 1), add_months(d, n), date_format(d, 'yyyy-MM'), datediff(end, start); concat_ws(', ', collect_list(x)) instead of group_concat; quote names with backticks, never double quotes (a double-quoted text is a string); LIMIT n.",
     }
 }
 

@@ -427,7 +427,8 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
         Err(e) => (GoldStatus::Unparseable(e.to_string()), None),
         Ok(_) => gold_rows(q, db.as_ref(), graph),
     };
-    if let (Some(db @ (Database::Postgres(_) | Database::Mysql(_))), Ok(refs)) = (&db, &gold_refs) {
+    if let (Some(db @ (Database::Postgres(_) | Database::Mysql(_) | Database::Spark(_))), Ok(refs)) = (&db, &gold_refs)
+    {
         r.metrics.gold_engine = Some(super::engine::compare(suite, q, graph, db, refs.ordered));
     }
     let gold_ok = matches!(gold_status, GoldStatus::Ok);

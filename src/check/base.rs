@@ -193,7 +193,10 @@ impl<'g> Checker<'g> {
                     .collect();
                 // SQLite (and MySQL without ANSI_QUOTES) read a double-quoted
                 // name that is no column as a string literal: valid, if fragile.
-                if in_scope.is_empty() || (u.quoted && matches!(self.dialect, Dialect::Sqlite | Dialect::Mysql)) {
+                // (Spark reads every double-quoted text as a string literal.)
+                if in_scope.is_empty()
+                    || (u.quoted && matches!(self.dialect, Dialect::Sqlite | Dialect::Mysql | Dialect::Spark))
+                {
                     return;
                 }
                 let mut hint = match crate::model::closest(&col, in_scope.iter().copied()) {

@@ -211,7 +211,7 @@ impl Rewriter<'_> {
         sel.selection = None;
         let mut m =
             Marker { resolve: &resolve, names: &names, binding: &binding, parser: self.parser, depth: 0, err: None };
-        let quote = if self.dialect == Dialect::Mysql { '`' } else { '"' };
+        let quote = self.dialect.name_quote();
         for item in sel.projection.iter_mut() {
             match item {
                 SelectItem::UnnamedExpr(e) => {

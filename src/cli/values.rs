@@ -34,7 +34,7 @@ macro_rules! value_enum {
 
 value_enum! {
     /// SQL dialects lucy reads and writes.
-    Dialect => LibDialect { Sqlite, Mysql, Postgres }
+    Dialect => LibDialect { Sqlite, Mysql, Postgres, Spark }
 }
 
 value_enum! {
@@ -157,8 +157,10 @@ value_enum! {
     QueryNames => LibQueryNames {
         /// Any identifier that is not a keyword or a name of the model (the grammar the first cassettes were recorded with).
         Free,
-        /// Without WITH, the select list, WHERE and ON name the view's columns only; one-line strings of at most 200 characters.
+        /// Without WITH, the select list, WHERE, ON and FROM name the view and its columns only (no derived table; a CTE instead); one-line strings of at most 200 characters.
         Strict,
+        /// Strict, but FROM may hold a derived table and a qualified name may be any name (session 9's strict rule, which its recordings replay with).
+        StrictDerived,
     }
 }
 
@@ -167,6 +169,7 @@ impl From<LibQueryNames> for QueryNames {
         match v {
             LibQueryNames::Free => QueryNames::Free,
             LibQueryNames::Strict => QueryNames::Strict,
+            LibQueryNames::StrictDerived => QueryNames::StrictDerived,
         }
     }
 }

@@ -172,7 +172,7 @@ fn ident(alias: &str, dialect: Dialect) -> Ident {
     if plain {
         Ident::new(alias)
     } else {
-        Ident::with_quote(if dialect == Dialect::Mysql { '`' } else { '"' }, alias)
+        Ident::with_quote(dialect.name_quote(), alias)
     }
 }
 

@@ -38,16 +38,8 @@ impl Names {
     }
 }
 
-fn quote_char(to: Dialect) -> char {
-    if to == Dialect::Mysql {
-        '`'
-    } else {
-        '"'
-    }
-}
-
 fn requote(id: &mut Ident, spelling: &str, to: Dialect) -> bool {
-    let q = Some(quote_char(to));
+    let q = Some(to.name_quote());
     if id.value == spelling && id.quote_style == q {
         return false;
     }
@@ -86,7 +78,7 @@ pub fn port_sql(sql: &str, to: Dialect, names: &Names) -> Result<(String, usize)
                     // SQLite reads a double-quoted word that names nothing as a string.
                     *e = Expr::Value(Value::SingleQuotedString(id.value.clone()).into());
                     changed += 1;
-                } else if to == Dialect::Mysql && id.quote_style.is_some() {
+                } else if to.backtick_names() && id.quote_style.is_some() {
                     id.quote_style = Some('`');
                 }
             }
@@ -97,7 +89,7 @@ pub fn port_sql(sql: &str, to: Dialect, names: &Names) -> Result<(String, usize)
                     let sp = if i + 1 == n { names.columns.get(&key) } else { names.tables.get(&key) };
                     match sp {
                         Some(sp) => changed += usize::from(requote(id, sp, to)),
-                        None if to == Dialect::Mysql && id.quote_style.is_some() => id.quote_style = Some('`'),
+                        None if to.backtick_names() && id.quote_style.is_some() => id.quote_style = Some('`'),
                         None => {}
                     }
                 }

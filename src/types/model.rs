@@ -300,6 +300,11 @@ pub enum Dialect {
     Sqlite,
     Mysql,
     Postgres,
+    // Apache Spark SQL (also Databricks SQL): backtick-quoted names,
+    // case-insensitive resolution, backslash escapes in strings, and a
+    // double-quoted text is a string literal. (A plain comment: a doc
+    // comment here would turn the JSON Schema's enum into a oneOf.)
+    Spark,
 }
 
 impl Dialect {
@@ -308,16 +313,40 @@ impl Dialect {
             Dialect::Sqlite => "sqlite",
             Dialect::Mysql => "mysql",
             Dialect::Postgres => "postgres",
+            Dialect::Spark => "spark",
         }
+    }
+
+    /// The dialect quotes names with backticks (MySQL, Spark); the others
+    /// with double quotes.
+    pub fn backtick_names(self) -> bool {
+        matches!(self, Dialect::Mysql | Dialect::Spark)
+    }
+
+    /// The quote character of a quoted name.
+    pub fn name_quote(self) -> char {
+        if self.backtick_names() {
+            '`'
+        } else {
+            '"'
+        }
+    }
+
+    /// String literals take backslash escapes (MySQL, Spark).
+    pub fn backslash_escapes(self) -> bool {
+        matches!(self, Dialect::Mysql | Dialect::Spark)
     }
 
     /// The sqlparser dialect that reads this dialect (the one mapping).
     pub fn parser(self) -> Box<dyn sqlparser::dialect::Dialect> {
-        use sqlparser::dialect::{MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+        use sqlparser::dialect::{DatabricksDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
         match self {
             Dialect::Sqlite => Box::new(SQLiteDialect {}),
             Dialect::Mysql => Box::new(MySqlDialect {}),
             Dialect::Postgres => Box::new(PostgreSqlDialect {}),
+            // Databricks SQL is Spark SQL; sqlparser 0.63's SparkSqlDialect
+            // lacks Spark's backslash escapes in strings, this one has them.
+            Dialect::Spark => Box::new(DatabricksDialect {}),
         }
     }
 }

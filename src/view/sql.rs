@@ -107,7 +107,7 @@ fn is_reserved(s: &str) -> bool {
 
 fn wrap(s: &str, dialect: Dialect) -> String {
     match dialect {
-        Dialect::Mysql => format!("`{}`", s.replace('`', "``")),
+        Dialect::Mysql | Dialect::Spark => format!("`{}`", s.replace('`', "``")),
         Dialect::Sqlite | Dialect::Postgres => format!("\"{}\"", s.replace('"', "\"\"")),
     }
 }

@@ -21,6 +21,7 @@ fn text_expr(col: &str, d: Dialect) -> (String, String) {
         Dialect::Sqlite => (q.clone(), format!("typeof({q}) = 'text' AND length({q})")),
         Dialect::Postgres => (format!("{q}::text"), format!("char_length({q}::text)")),
         Dialect::Mysql => (format!("CAST({q} AS CHAR)"), format!("CHAR_LENGTH({q})")),
+        Dialect::Spark => (format!("CAST({q} AS STRING)"), format!("char_length(CAST({q} AS STRING))")),
     }
 }
 

@@ -238,7 +238,7 @@ impl<'m> Analyzer<'m> {
         match self.dialect {
             Dialect::Sqlite => (true, true),
             Dialect::Postgres => (recursive, recursive),
-            Dialect::Mysql => (recursive, false),
+            Dialect::Mysql | Dialect::Spark => (recursive, false),
         }
     }
 
@@ -982,8 +982,8 @@ enum AliasClause {
 
 /// Whether `dialect` reads a select-list alias in `clause` (`Where` also
 /// stands for a join's ON). SQLite resolves an alias in ON, WHERE, GROUP BY,
-/// HAVING and ORDER BY (checked with sqlite3 3.x); MySQL in GROUP BY, HAVING
-/// and ORDER BY; PostgreSQL in GROUP BY and ORDER BY. None reads one inside
+/// HAVING and ORDER BY (checked with sqlite3 3.x); MySQL and Spark in GROUP
+/// BY, HAVING and ORDER BY; PostgreSQL in GROUP BY and ORDER BY. None reads one inside
 /// the select list that defines it: `SELECT x AS x` does not make `x` a
 /// column (SQLite: `no such column: x`).
 fn alias_scope(dialect: Dialect, clause: AliasClause) -> bool {

@@ -87,13 +87,12 @@ impl Database {
         }
     }
 
-    /// The SQL dialect the database speaks. Spark: lucy writes PostgreSQL's
-    /// (double-quoted names, which lucy's Spark sessions read as identifiers:
-    /// `spark.sql.ansi.doubleQuotedIdentifiers`) until it has a Spark dialect.
+    /// The SQL dialect the database speaks.
     pub fn dialect(&self) -> Dialect {
         match self {
             Database::Sqlite(_) => Dialect::Sqlite,
-            Database::Postgres(_) | Database::Spark(_) => Dialect::Postgres,
+            Database::Postgres(_) => Dialect::Postgres,
+            Database::Spark(_) => Dialect::Spark,
             Database::Mysql(_) => Dialect::Mysql,
         }
     }
@@ -349,7 +348,7 @@ mod tests {
     #[test]
     fn spark_urls() {
         let d = Database::Spark(parse_spark("sc://127.0.0.1:15029/ddo", Some("t0ken".into())).unwrap());
-        assert_eq!(d.dialect(), Dialect::Postgres);
+        assert_eq!(d.dialect(), Dialect::Spark);
         assert_eq!(d.to_string(), "sc://127.0.0.1:15029/ddo");
         assert!(!format!("{d:?}").contains("t0ken"), "{d:?}");
         let Database::Spark(s) = &d else { panic!() };
