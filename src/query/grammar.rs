@@ -231,6 +231,47 @@ fn dialect_funcs(d: Dialect) -> (&'static [&'static str], &'static [&'static str
             ],
             &["string_agg", "array_agg", "bool_and", "bool_or"],
         ),
+        Dialect::Spark => (
+            &[
+                "concat",
+                "concat_ws",
+                "if",
+                "ifnull",
+                "nvl",
+                "year",
+                "month",
+                "day",
+                "dayofweek",
+                "hour",
+                "minute",
+                "quarter",
+                "current_date",
+                "current_timestamp",
+                "date_format",
+                "datediff",
+                "months_between",
+                "date_add",
+                "date_sub",
+                "add_months",
+                "date_trunc",
+                "to_date",
+                "to_timestamp",
+                "instr",
+                "locate",
+                "left",
+                "right",
+                "length",
+                "char_length",
+                "floor",
+                "ceil",
+                "greatest",
+                "least",
+                "split_part",
+                "make_date",
+                "cast",
+            ],
+            &["collect_list", "collect_set", "count_if", "string_agg", "any_value", "bool_and", "bool_or"],
+        ),
     }
 }
 
@@ -289,8 +330,11 @@ fn name_rule(rule: &str, names: &[String], d: Dialect) -> String {
             continue;
         }
         alts.push(format!("/{}/", ci_regex(n)));
-        alts.push(lit(&format!("\"{n}\""), false));
-        if d == Dialect::Mysql || d == Dialect::Sqlite {
+        // Spark reads a double-quoted text as a string, never a name.
+        if d != Dialect::Spark {
+            alts.push(lit(&format!("\"{n}\""), false));
+        }
+        if d.backtick_names() || d == Dialect::Sqlite {
             alts.push(lit(&format!("`{n}`"), false));
         }
         if d == Dialect::Sqlite {
@@ -314,14 +358,20 @@ pub enum QueryNames {
     /// cassettes were recorded with).
     Free,
     /// In a query without WITH, the select list, WHERE, ON and USING name
-    /// only the view's columns unqualified; a qualified `t.n` may also be a
-    /// derived table's column, and GROUP BY, HAVING and ORDER BY may read
-    /// select-list aliases. After WITH, names stay free (CTE columns). The
-    /// repair round forbids the names the guard rejected. String literals
-    /// are one line of at most [`MAX_STRING_CHARS`] characters. The default
-    /// since issue 23 (docs/phases.md has the measurements).
+    /// only the view's columns, unqualified or after a qualifier, and FROM
+    /// names only the view (no derived table: a CTE instead); GROUP BY,
+    /// HAVING and ORDER BY may read select-list aliases. After WITH, names
+    /// stay free (CTE columns). The repair round forbids the names the
+    /// guard rejected. String literals are one line of at most
+    /// [`MAX_STRING_CHARS`] characters. The default since issue 23
+    /// (docs/phases.md has the measurements).
     #[default]
     Strict,
+    /// [`QueryNames::Strict`] as session 9 had it: FROM may also hold a
+    /// derived table, and after a qualifier any name is admitted (a derived
+    /// table's column). Its recordings replay with it.
+    #[serde(rename = "strict-derived")]
+    StrictDerived,
 }
 
 impl QueryNames {
@@ -330,7 +380,13 @@ impl QueryNames {
         match self {
             QueryNames::Free => "free",
             QueryNames::Strict => "strict",
+            QueryNames::StrictDerived => "strict-derived",
         }
+    }
+
+    /// Either strict rule.
+    pub fn is_strict(self) -> bool {
+        matches!(self, QueryNames::Strict | QueryNames::StrictDerived)
     }
 }
 
@@ -417,7 +473,8 @@ fn build(
     rules: &NameRules,
     prefixes: &[String],
 ) -> String {
-    let strict = rules.names == QueryNames::Strict;
+    let strict = rules.names.is_strict();
+    let derived = rules.names == QueryNames::StrictDerived;
     let (scalar, extra_aggs) = dialect_funcs(dialect);
     let aggs: Vec<String> = AGGREGATES.iter().chain(extra_aggs).map(|s| s.to_string()).collect();
     let funcs: Vec<String> = COMMON_FUNCS.iter().chain(scalar).map(|s| s.to_string()).collect();
@@ -443,11 +500,12 @@ fn build(
         Dialect::Postgres => ("(\"LIKE\"i | \"ILIKE\"i)", ""),
         Dialect::Sqlite => ("\"LIKE\"i", "\n    | sum_expr{e} \"NOT\"i? \"GLOB\"i sum_expr{e}"),
         Dialect::Mysql => ("\"LIKE\"i", ""),
+        Dialect::Spark => ("(\"LIKE\"i | \"ILIKE\"i)", ""),
     };
     if strict {
         // Without WITH: the select list, WHERE and ON name view columns
         // only, so a name the view lacks cannot be written there.
-        r.push_str(GRAMMAR_QUERY_STRICT);
+        r.push_str(&GRAMMAR_QUERY_STRICT.replace("{derived}", if derived { STRICT_DERIVED_TABLE } else { "" }));
     } else {
         r.push_str(&GRAMMAR_QUERY.replace("{s}", "").replace("{k}", "_k").replace("{cte_ref}", ""));
     }
@@ -464,7 +522,10 @@ fn build(
     }
     r.push_str(GRAMMAR_SHARED);
     if strict {
-        r.push_str(GRAMMAR_SHARED_STRICT);
+        r.push_str(
+            &GRAMMAR_SHARED_STRICT
+                .replace("{after_qualifier}", if derived { "(column_name | IDENT)" } else { "column_name" }),
+        );
     }
     for &(e, ..) in &copies {
         if dialect != Dialect::Sqlite {
@@ -490,12 +551,12 @@ fn build(
     // Strict: one line, at most MAX_STRING_CHARS characters.
     if strict {
         let n = MAX_STRING_CHARS;
-        if dialect == Dialect::Mysql {
+        if dialect.backslash_escapes() {
             g.push_str(&format!("STRING: /'([^'\\\\\\r\\n]|''|\\\\[^\\r\\n]){{0,{n}}}'/\n"));
         } else {
             g.push_str(&format!("STRING: /'([^'\\r\\n]|''){{0,{n}}}'/\n"));
         }
-    } else if dialect == Dialect::Mysql {
+    } else if dialect.backslash_escapes() {
         g.push_str("STRING: /'([^'\\\\]|''|\\\\.)*'/\n");
     } else {
         g.push_str("STRING: /'([^']|'')*'/\n");
@@ -503,7 +564,7 @@ fn build(
     // Identifiers the query defines: anything name-like that is not a
     // keyword or a name of the model.
     g.push_str(&format!("RESERVED: {}\n", names_regex(&forbidden)));
-    let quote = if dialect == Dialect::Mysql { "`" } else { "\"" };
+    let quote = if dialect.backtick_names() { "`" } else { "\"" };
     g.push_str(&format!(
         "IDENT: /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED | /{q}[A-Za-z_][A-Za-z0-9_ ]*{q}/ & ~QUOTED_RESERVED\n",
         q = escape_regex(quote)
@@ -690,24 +751,30 @@ order_item{s}: expr{s} ("ASC"i | "DESC"i)? ("NULLS"i ("FIRST"i | "LAST"i))?
 "#;
 
 /// The query rules without WITH under [`QueryNames::Strict`]. The select
-/// list, WHERE, ON and USING name the allowed relations' columns, unqualified
-/// or after a qualifier; only a qualified name (`t.n`) may be another name,
-/// a derived table's column. A table alias (`QUAL`) does not start like a
-/// view column's table (`CLIENT_…`), so a made-up column cannot be begun as
-/// a qualifier either. GROUP BY, HAVING and ORDER BY also read
-/// select-list aliases, so there any name is admitted. The choice falls
-/// where the name is written, with nothing to undo later: a context-free
-/// grammar cannot see the FROM clause before the select list, so a rule
-/// that let the FROM decide would admit `SELECT CLIENT_CLIENT_name` and
-/// then force a derived table on the answer. A SELECT without FROM is
-/// column-free as in [`GRAMMAR_QUERY`].
+/// list, WHERE, ON and USING name the allowed relations' columns,
+/// unqualified or after a qualifier (`v.CLIENT_name`); FROM names allowed
+/// relations only, no derived table, so a qualifier always stands for one
+/// of them and what follows it is one of their columns. A table alias
+/// (`QUAL`) does not start like a view column's table (`CLIENT_…`), so a
+/// made-up column cannot be begun as a qualifier either. A query that
+/// needs a derived table writes it as a CTE (`WITH t AS (…)`, the free
+/// copy of the rules). Session 9 measured why: after `t.` the earlier rule
+/// admitted any name (a derived table's column), and Spider-style aliases
+/// (`lucy_view AS T1`) led the model to `T1.StuID1` and to names run
+/// together to the token limit; the derived tables it did write in strict
+/// recordings were all runaway nestings (`FROM (SELECT … FROM (SELECT …`).
+/// GROUP BY, HAVING and ORDER BY also read select-list aliases, so there
+/// any name is admitted. The choice falls where the name is written, with
+/// nothing to undo later: a context-free grammar cannot see the FROM clause
+/// before the select list. A SELECT without FROM is column-free as in
+/// [`GRAMMAR_QUERY`].
 const GRAMMAR_QUERY_STRICT: &str = r#"query: compound order_by? limit_clause?
 compound: select_core (set_op select_core)*
 select_core: "SELECT"i ("DISTINCT"i | "ALL"i)? select_item ("," select_item)* from_clause where_clause? group_by? having?
     | "SELECT"i ("DISTINCT"i | "ALL"i)? expr_k ("AS"i? IDENT)? ("," expr_k ("AS"i? IDENT)?)*
 select_item: "*" | qualifier_v "." "*" | expr_v ("AS"i? IDENT)?
 from_clause: "FROM"i from_item join*
-from_item: relation_name ("AS"i? QUAL)? | "(" query ")" ("AS"i? QUAL ("(" IDENT ("," IDENT)* ")")?)?
+from_item: relation_name ("AS"i? QUAL)?{derived}
 join: "," from_item | join_kind? "JOIN"i from_item join_cond?
 join_cond: "ON"i expr_v | "USING"i "(" column_name ("," column_name)* ")"
 where_clause: "WHERE"i expr_v
@@ -716,6 +783,9 @@ having: "HAVING"i expr
 order_by: "ORDER"i "BY"i order_item ("," order_item)*
 order_item: expr ("ASC"i | "DESC"i)? ("NULLS"i ("FIRST"i | "LAST"i))?
 "#;
+
+/// [`QueryNames::StrictDerived`]'s derived table in FROM (session 9's rule).
+const STRICT_DERIVED_TABLE: &str = r#" | "(" query ")" ("AS"i? QUAL ("(" IDENT ("," IDENT)* ")")?)?"#;
 
 /// The expression rules, instantiated four times (five under
 /// [`QueryNames::Strict`]: `_v`, whose unqualified column references are
@@ -763,7 +833,7 @@ NUMBER: /[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?/
 "#;
 
 /// Rules of the strict grammar only.
-const GRAMMAR_SHARED_STRICT: &str = r#"column_ref_v: column_name | qualifier_v "." (column_name | IDENT)
+const GRAMMAR_SHARED_STRICT: &str = r#"column_ref_v: column_name | qualifier_v "." {after_qualifier}
 qualifier_v: relation_name | QUAL
 "#;
 

@@ -324,7 +324,7 @@ pub fn generate_sql(
                 last_err = Some(e);
                 if round == 0 {
                     if let (Some(rg), Some(sql)) = (&task.repair_grammar, &failed_sql) {
-                        if rg.rules.names == grammar::QueryNames::Strict {
+                        if rg.rules.names.is_strict() {
                             // The names the guard rejected cannot be written again.
                             let names: Vec<String> = unknown_columns(sql, &task.allowed.relations(), task.dialect)
                                 .into_iter()

@@ -276,7 +276,9 @@ fn strict_repair_grammar_forbids_the_rejected_names() {
     let mut t = QueryTrace::default();
     let mut task = task(&v, false);
     let cols: Vec<String> = v.columns.iter().map(|c| c.alias.clone()).collect();
-    let rules = NameRules::new(QueryNames::Strict);
+    // strict-derived: a qualified name is free there, so only the repair's
+    // forbidden names keep the rejected one out.
+    let rules = NameRules::new(QueryNames::StrictDerived);
     task.grammar = Some(view_grammar_with("lucy_view", &cols, &[], Dialect::Sqlite, &rules));
     task.repair_grammar = Some(RepairGrammar { reserved: Vec::new(), rules });
     generate_sql(&task, &chat, &Prompts::embedded(), &mut t).unwrap();
