@@ -3,8 +3,11 @@
 //! spark; scripts/db.sh load acme spark`. With LUCY_DB_TESTS=1 a server
 //! that is down fails these tests; without it they are skipped with a note.
 //!
-//! Covered: views over every DDO and ACME relationship (and every table)
-//! return SQLite's rows; hostile SQL, through `lucy ask` and handed
+//! Covered: views over every DDO and ACME relationship (and every table),
+//! written in the Spark dialect, return SQLite's rows; `lucy ask` over a
+//! view answers DDO's Q1 as SQLite does, a double-quoted text being a string
+//! to both lucy's guard and Spark; `lucy model import --spark` reads DDO's
+//! tables and columns (no keys: Spark declares none); hostile SQL, through `lucy ask` and handed
 //! straight to the executor, changes and creates nothing (the catalog and
 //! row counts before and after); the time limit interrupts a slow query
 //! within 10 % + 1 s; the row limit and the byte bound cut a huge result
@@ -101,6 +104,7 @@ fn view(graph: &SchemaGraph, tables: &[String], dialect: Dialect) -> Option<lucy
         view_name: "lucy_view".into(),
         time_limit_s: 10.0,
         keep: None,
+        columns: Default::default(),
     };
     lucy::generate_view(graph, &req).ok().and_then(|v| v.body)
 }
@@ -120,7 +124,7 @@ fn views_on_ddo_and_acme_return_sqlites_rows() {
         let sqlite = Database::Sqlite(sqlite_of(suite).into());
         let mut compared = 0;
         for tables in &sets {
-            let (Some(sv), Some(pv)) = (view(&graph, tables, Dialect::Sqlite), view(&graph, tables, Dialect::Postgres))
+            let (Some(sv), Some(pv)) = (view(&graph, tables, Dialect::Sqlite), view(&graph, tables, Dialect::Spark))
             else {
                 continue;
             };
@@ -313,4 +317,71 @@ fn a_stopped_server_a_silent_port_a_wrong_database_and_a_bad_token_fail_clearly(
     // The right token: the query runs.
     let (o, _) = ask(&u, TOKEN);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// DDO's Q1 as SQLite answers it: the distinct (client, datacenter) pairs.
+fn q1_gold() -> std::collections::BTreeSet<Vec<String>> {
+    let c =
+        rusqlite::Connection::open_with_flags(sqlite_of("ddo"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let gold = "SELECT DISTINCT CLIENT.name, DATACENTER.name FROM DATACENTER JOIN COMPUTE ON COMPUTE.dc_id = DATACENTER.id \
+                JOIN RESOURCEPOOL ON RESOURCEPOOL.compute_id = COMPUTE.id JOIN RSPOOL2CLIENT ON RSPOOL2CLIENT.rspool_id = RESOURCEPOOL.id \
+                JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id WHERE DATACENTER.name LIKE 'dev%'";
+    let mut st = c.prepare(gold).unwrap();
+    st.query_map([], |r| Ok(vec![r.get::<_, String>(0)?, r.get::<_, String>(1)?]))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn ask_over_a_spark_view_returns_q1_gold_rows() {
+    let Some(u) = url("ddo") else { return };
+    let model = format!("{ROOT}/dbmodels/ddo.json");
+    let gold = q1_gold();
+    assert!(gold.len() >= 2);
+    // The second query writes its pattern in double quotes: a string in
+    // Spark SQL, and so to lucy's guard (sqlparser's Databricks dialect) too.
+    for sql in [
+        "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%' ORDER BY 1, 2",
+        "SELECT DISTINCT `CLIENT_name`, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE \"dev%\"",
+    ] {
+        let o = lucy(
+            &["--json", "ask", "--model", &model, "--tables", "CLIENT,DATACENTER", "--sql", sql, "--execute", &u, "Q1"],
+            TOKEN,
+        );
+        assert!(o.status.success(), "{sql}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let rows: std::collections::BTreeSet<Vec<String>> = v["rows"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect())
+            .collect();
+        assert_eq!(rows, gold, "{sql}");
+    }
+}
+
+#[test]
+fn model_import_reads_ddos_tables_and_columns_without_keys() {
+    let Some(u) = url("ddo") else { return };
+    let o = lucy(&["--json", "model", "import", "--spark", &u], TOKEN);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let got: lucy::DbModel = serde_json::from_value(v["model"].clone()).unwrap();
+    assert_eq!(got.dialect, Some(Dialect::Spark));
+    assert!(got.relationships.is_empty() && got.tables.iter().all(|t| t.primary_key.is_empty()));
+    assert!(v["warnings"].to_string().contains("--relationships"), "{}", v["warnings"]);
+    let curated = lucy::load_model(Path::new(&format!("{ROOT}/dbmodels/ddo.json"))).unwrap();
+    let names = |m: &lucy::DbModel| -> std::collections::BTreeSet<String> {
+        m.tables
+            .iter()
+            .flat_map(|t| t.columns.iter().map(move |c| format!("{}.{}", t.name, c.name).to_ascii_lowercase()))
+            .collect()
+    };
+    assert_eq!(names(&got), names(&curated));
+    // A database that does not exist names the ones that do.
+    let o = lucy(&["model", "import", "--spark", &u, "--database", "no_such_db"], TOKEN);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no_such_db") && err.contains("ddo"), "{err}");
 }

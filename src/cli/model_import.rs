@@ -1,6 +1,6 @@
 //! `lucy model import`: build a dbModel from DDL, a SQLite file, a
-//! BIRD/Spider `tables.json`, or the live catalog of a PostgreSQL or MySQL
-//! server. The model goes to stdout (or `--out`),
+//! BIRD/Spider `tables.json`, or the live catalog of a PostgreSQL, MySQL or
+//! Spark server. The model goes to stdout (or `--out`),
 //! import warnings to stderr; with `--json` stdout carries
 //! `{"model": …, "warnings": […]}` instead.
 
@@ -14,7 +14,7 @@ use lucy::sql::exec::Database;
 
 /// Arguments of `lucy model import`.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["ddl", "sqlite", "bird_tables", "postgres", "mysql"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["ddl", "sqlite", "bird_tables", "postgres", "mysql", "spark"])))]
 pub struct ImportArgs {
     /// A file of CREATE TABLE statements (`;` separators optional).
     #[arg(long, value_name = "FILE")]
@@ -46,8 +46,15 @@ pub struct ImportArgs {
     /// (password in the URL or MYSQL_PWD; never printed). Read-only.
     #[arg(long, value_name = "URL")]
     pub mysql: Option<String>,
-    /// The MySQL database to import (default: the URL's).
-    #[arg(long, value_name = "D", requires = "mysql")]
+    /// A Spark server's catalog through Spark Connect: sc://HOST:PORT[/DB]
+    /// (token in LUCY_SPARK_TOKEN; never printed). Tables, columns, types
+    /// and comments; Spark declares no keys (see `lucy model suggest
+    /// --relationships`).
+    #[arg(long, value_name = "URL")]
+    pub spark: Option<String>,
+    /// The MySQL or Spark database to import (default: the URL's; Spark:
+    /// else `default`).
+    #[arg(long, value_name = "D")]
     pub database: Option<String>,
     /// Model name (default: the file stem, or the db id).
     #[arg(long)]
@@ -118,6 +125,17 @@ fn import(args: &ImportArgs) -> Result<Imported> {
             other => Err(Error::Input(format!("--postgres takes a postgresql:// URL, not {other}"))),
         };
     }
+    if args.database.is_some() && args.mysql.is_none() && args.spark.is_none() {
+        return Err(Error::Input("--database goes with --mysql URL or --spark URL".into()));
+    }
+    if let Some(url) = &args.spark {
+        return match Database::parse(url)? {
+            db @ Database::Spark(_) => {
+                lucy::sql::catalog::spark_with_warnings(&db, args.database.as_deref(), args.name.as_deref())
+            }
+            other => Err(Error::Input(format!("--spark takes an sc:// URL, not {other}"))),
+        };
+    }
     if let Some(url) = &args.mysql {
         return match Database::parse(url)? {
             Database::Mysql(server) => {
@@ -127,6 +145,6 @@ fn import(args: &ImportArgs) -> Result<Imported> {
         };
     }
     Err(Error::Input(
-        "give one source: --ddl FILE, --sqlite DB, --bird-tables FILE --db-id ID, --postgres URL or --mysql URL".into(),
+        "give one source: --ddl FILE, --sqlite DB, --bird-tables FILE --db-id ID, --postgres URL, --mysql URL or --spark URL".into(),
     ))
 }

@@ -129,6 +129,63 @@ pub fn spark_catalog(db: &Database, timeout: Duration) -> Result<Vec<String>> {
     }
 }
 
+/// One table of a Spark catalog: its name, comment and columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogTable {
+    pub name: String,
+    pub description: Option<String>,
+    pub columns: Vec<CatalogColumn>,
+}
+
+/// One column of a [`CatalogTable`], as Spark's catalog lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogColumn {
+    pub name: String,
+    /// Spark's type name (`int`, `string`, `decimal(10,2)`, …).
+    pub sql_type: String,
+    pub nullable: bool,
+    pub description: Option<String>,
+}
+
+/// The permanent tables of database `database` on a Spark server (default:
+/// the URL's database, else `default`) with their columns, from Spark
+/// Connect's catalog calls (no SQL), for `lucy model import --spark`.
+pub fn spark_tables(db: &Database, database: Option<&str>, timeout: Duration) -> Result<(String, Vec<CatalogTable>)> {
+    match db {
+        #[cfg(feature = "spark")]
+        Database::Spark(server) => {
+            let name = database.map(str::to_string).unwrap_or_else(|| {
+                if server.database.is_empty() {
+                    "default".into()
+                } else {
+                    server.database.clone()
+                }
+            });
+            let known = spark::databases(server, timeout)?;
+            let missing = |what: &str| {
+                Error::Input(format!(
+                    "{db}: database `{name}` {what} (databases here: {}; pick one with --database)",
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                ))
+            };
+            if !known.iter().any(|k| k.eq_ignore_ascii_case(&name)) {
+                return Err(missing("does not exist"));
+            }
+            let tables = spark::catalog_tables(server, &name, timeout)?;
+            if tables.is_empty() {
+                return Err(missing("has no tables"));
+            }
+            Ok((name, tables))
+        }
+        #[cfg(not(feature = "spark"))]
+        Database::Spark(_) => {
+            let _ = (database, timeout);
+            Err(no_spark(db))
+        }
+        other => Err(Error::Input(format!("{other}: not a Spark Connect URL (sc://host:port)"))),
+    }
+}
+
 pub use self::mysql::{connect as mysql_connect, my_message as my_error_text};
 pub use self::postgres::{connect as postgres_connect, pg_message as pg_error_text};
 

@@ -2,8 +2,9 @@
 //! session per query (a random session id, released at the end), so
 //! nothing of one query is seen by the next. The steps:
 //!
-//! 1. the session's configuration: `spark.sql.ansi.doubleQuotedIdentifiers`
-//!    (lucy writes PostgreSQL-style quoted names) — a session setting, no data;
+//! 1. the session's configuration ([`SESSION_CONF`]): the reading of names
+//!    and strings pinned to the Spark dialect lucy writes and its guard
+//!    parses, whatever the cluster's defaults — session settings, no data;
 //! 2. with a database in the URL, the catalog's `setCurrentDatabase` (Spark
 //!    Connect's catalog relation, not SQL);
 //! 3. the guarded SELECT, with the view inlined as a CTE, as the one SQL
@@ -36,7 +37,7 @@ use tonic::transport::{Channel, Endpoint};
 use super::bound::Collector;
 use super::postgres::{civil, time_of_day};
 use super::target::{Database, SparkServer, SPARK_TOKEN_ENV};
-use super::{server_sql, ExecOptions, QueryRows, SqlValue, ViewDef};
+use super::{server_sql, CatalogColumn, CatalogTable, ExecOptions, QueryRows, SqlValue, ViewDef};
 use crate::error::{Error, Result};
 
 /// The few Spark Connect messages lucy sends and reads (spark/connect/*.proto
@@ -91,7 +92,7 @@ mod proto {
         pub query: String,
     }
 
-    /// `oneof cat_type { SetCurrentDatabase = 2; ListDatabases = 3; ListTables = 4; ... }`
+    /// `oneof cat_type { SetCurrentDatabase = 2; ListDatabases = 3; ListTables = 4; ListColumns = 6; ... }`
     #[derive(Clone, PartialEq, prost::Message)]
     pub struct Catalog {
         #[prost(message, optional, tag = "2")]
@@ -100,6 +101,16 @@ mod proto {
         pub list_databases: Option<ListDatabases>,
         #[prost(message, optional, tag = "4")]
         pub list_tables: Option<ListTables>,
+        #[prost(message, optional, tag = "6")]
+        pub list_columns: Option<ListColumns>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ListColumns {
+        #[prost(string, tag = "1")]
+        pub table_name: String,
+        #[prost(string, optional, tag = "2")]
+        pub db_name: Option<String>,
     }
 
     #[derive(Clone, PartialEq, prost::Message)]
@@ -245,6 +256,12 @@ struct Session {
     id: String,
 }
 
+/// Session settings sent before every query: a double-quoted text is a
+/// string and names resolve case-insensitively, as in lucy's Spark dialect
+/// (`Dialect::Spark`) and its checks (a cluster may default otherwise).
+const SESSION_CONF: &[(&str, &str)] =
+    &[("spark.sql.ansi.doubleQuotedIdentifiers", "false"), ("spark.sql.caseSensitive", "false")];
+
 /// A random UUID (version 4), as Spark wants for session and operation ids.
 fn uuid() -> String {
     let b: [u8; 16] = rand::random();
@@ -378,10 +395,10 @@ impl Session {
             user_context: self.user(),
             operation: Some(ConfigOperation {
                 set: Some(ConfigSet {
-                    pairs: vec![KeyValue {
-                        key: "spark.sql.ansi.doubleQuotedIdentifiers".into(),
-                        value: Some("true".into()),
-                    }],
+                    pairs: SESSION_CONF
+                        .iter()
+                        .map(|(k, v)| KeyValue { key: k.to_string(), value: Some(v.to_string()) })
+                        .collect(),
                 }),
             }),
             client_type: Some(CLIENT_TYPE.into()),
@@ -808,6 +825,89 @@ pub fn list_tables(server: &SparkServer, timeout: Duration) -> Result<Vec<String
         s.release().await;
         r
     })
+}
+
+/// The names of the server's databases (Spark Connect's catalog relation).
+pub fn databases(server: &SparkServer, timeout: Duration) -> Result<Vec<String>> {
+    let rt = runtime()?;
+    rt.block_on(async {
+        let mut s = Session::open(server, timeout).await?;
+        let r = s
+            .catalog(
+                Catalog { list_databases: Some(ListDatabases { pattern: None }), ..Catalog::default() },
+                "listing databases",
+                timeout,
+            )
+            .await;
+        s.release().await;
+        Ok(r?.iter().filter_map(|r| text(r.first())).collect())
+    })
+}
+
+/// The permanent tables of database `db` with their columns, in the
+/// catalog's order (Spark Connect's `listTables` and `listColumns`: catalog
+/// relations, no SQL; views and temporary tables are left out). Bounded by
+/// `timeout` per catalog call.
+pub fn catalog_tables(server: &SparkServer, db: &str, timeout: Duration) -> Result<Vec<CatalogTable>> {
+    let rt = runtime()?;
+    rt.block_on(async {
+        let mut s = Session::open(server, timeout).await?;
+        let r = async {
+            let rows = s
+                .catalog(
+                    Catalog {
+                        list_tables: Some(ListTables { db_name: Some(db.to_string()), pattern: None }),
+                        ..Catalog::default()
+                    },
+                    &format!("listing the tables of `{db}`"),
+                    timeout,
+                )
+                .await?;
+            let mut out = Vec::new();
+            // name, catalog, namespace, description, tableType, isTemporary
+            for r in rows {
+                let (Some(name), kind) = (text(r.first()), text(r.get(4)).unwrap_or_default()) else { continue };
+                if kind.eq_ignore_ascii_case("VIEW") || matches!(r.get(5), Some(SqlValue::Integer(1))) {
+                    continue;
+                }
+                let cols = s
+                    .catalog(
+                        Catalog {
+                            list_columns: Some(ListColumns { table_name: name.clone(), db_name: Some(db.to_string()) }),
+                            ..Catalog::default()
+                        },
+                        &format!("listing the columns of `{db}`.`{name}`"),
+                        timeout,
+                    )
+                    .await?;
+                // name, description, dataType, nullable, isPartition, isBucket, isCluster
+                let columns = cols
+                    .iter()
+                    .filter_map(|c| {
+                        Some(CatalogColumn {
+                            name: text(c.first())?,
+                            description: text(c.get(1)).filter(|d| !d.is_empty()),
+                            sql_type: text(c.get(2)).unwrap_or_default(),
+                            nullable: !matches!(c.get(3), Some(SqlValue::Integer(0))),
+                        })
+                    })
+                    .collect();
+                out.push(CatalogTable { name, description: text(r.get(3)).filter(|d| !d.is_empty()), columns });
+            }
+            Ok(out)
+        }
+        .await;
+        s.release().await;
+        r
+    })
+}
+
+/// A text cell's value.
+fn text(v: Option<&SqlValue>) -> Option<String> {
+    match v {
+        Some(SqlValue::Text(t)) => Some(t.clone()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
