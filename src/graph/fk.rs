@@ -45,7 +45,7 @@
 //! declared primary key of their table (a subtype: Premium → Policy_Amount),
 //! `M:1` otherwise.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -420,22 +420,21 @@ fn letters(s: &str) -> String {
 }
 
 /// How column `c` (of another table) references key `k` of table `b`, if it does.
-fn match_column(c: &Column, b: &Table, k: &Column) -> Option<NameMatch> {
+fn match_column(c: &Column, bw: &[String], k: &Column) -> Option<NameMatch> {
     let (cs, ks) = (split(&c.name), split(&k.name));
     let ckw = cs.key_word.as_deref()?;
     let kkw = ks.key_word.as_deref()?;
     if !types_compatible(&c.sql_type, &k.sql_type) {
         return None;
     }
-    let bw = words(&b.name);
-    let key_names_b = !ks.stem.is_empty() && match_stem(&ks.stem, &bw, ks.glued) == Some(NameMatch::Stem);
+    let key_names_b = !ks.stem.is_empty() && match_stem(&ks.stem, bw, ks.glued) == Some(NameMatch::Stem);
     if !ks.stem.is_empty() && letters(&c.name) == letters(&k.name) {
         return Some(if key_names_b { NameMatch::SameNameHome } else { NameMatch::SameName });
     }
     if !(ks.stem.is_empty() || key_names_b) || !key_words_agree(ckw, kkw) {
         return None;
     }
-    match_stem(&cs.stem, &bw, cs.glued)
+    match_stem(&cs.stem, bw, cs.glued)
 }
 
 /// Whether column `c` names its own table `a` (`Party.Party_Identifier`),
@@ -471,6 +470,23 @@ pub fn candidates(m: &DbModel) -> Vec<Group> {
         }
     }
     let keys: Vec<Vec<(&Column, bool)>> = m.tables.iter().map(single_keys).collect();
+    // The tables a column can match, without trying every table (catalogs
+    // of thousands): by the first letter of the table's name (a stem or an
+    // abbreviation starts with it), and by the letters of its named keys
+    // (same-name matches).
+    let table_words: Vec<Vec<String>> = m.tables.iter().map(|t| words(&t.name)).collect();
+    let mut by_first: HashMap<char, Vec<usize>> = HashMap::new();
+    let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, (w, ks)) in table_words.iter().zip(&keys).enumerate() {
+        if let Some(f) = w.first().and_then(|x| x.chars().next()) {
+            by_first.entry(f).or_default().push(i);
+        }
+        for (k, _) in ks {
+            if !split(&k.name).stem.is_empty() {
+                by_key.entry(letters(&k.name)).or_default().push(i);
+            }
+        }
+    }
     let mut groups: Vec<Group> = Vec::new();
     for (a, a_keys) in m.tables.iter().zip(&keys) {
         let own_key = |cols: &[String]| {
@@ -520,16 +536,28 @@ pub fn candidates(m: &DbModel) -> Vec<Group> {
             if held(&c.name) || names_own_table(a, c) {
                 continue;
             }
+            let cs = split(&c.name);
+            if cs.key_word.is_none() {
+                continue;
+            }
+            let mut near: BTreeSet<usize> = BTreeSet::new();
+            for w in &cs.stem {
+                if let Some(ts) = w.chars().next().and_then(|f| by_first.get(&f)) {
+                    near.extend(ts);
+                }
+            }
+            near.extend(by_key.get(&letters(&c.name)).into_iter().flatten());
             let from_cols = vec![c.name.clone()];
             let mut options: Vec<Candidate> = Vec::new();
-            for (b, bkeys) in m.tables.iter().zip(&keys) {
+            for bi in near {
+                let (b, bkeys) = (&m.tables[bi], &keys[bi]);
                 if b.name.eq_ignore_ascii_case(&a.name) {
                     continue;
                 }
                 // The best of b's keys for c.
                 let best = bkeys
                     .iter()
-                    .filter_map(|&(k, inferred)| match_column(c, b, k).map(|mt| (mt, k, inferred)))
+                    .filter_map(|&(k, inferred)| match_column(c, &table_words[bi], k).map(|mt| (mt, k, inferred)))
                     .max_by(|x, y| x.0.score().total_cmp(&y.0.score()));
                 let Some((matched, k, key_inferred)) = best else { continue };
                 let to_cols = vec![k.name.clone()];

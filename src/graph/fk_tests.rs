@@ -216,3 +216,36 @@ fn ddo_without_relationships_gets_back_its_twenty() {
     let m = crate::model::parse(include_str!("../../dbmodels/ddo.json"), None).unwrap();
     assert!(suggest_relationships(&m).is_empty());
 }
+
+#[test]
+fn thousands_of_tables_in_bounded_time() {
+    // 3,000 tables named by four letters (26 first letters), each with an
+    // `id`, three plain columns and two references to other tables.
+    let name = |i: usize| -> String {
+        let mut s = String::new();
+        let mut x = i;
+        for _ in 0..4 {
+            s.push((b'a' + (x % 26) as u8) as char);
+            x /= 26;
+        }
+        s
+    };
+    let n = 3000;
+    let tables: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            let mut cols = vec![serde_json::json!({"name": "id", "type": "INTEGER"})];
+            for j in 0..3 {
+                cols.push(serde_json::json!({"name": format!("note{j}"), "type": "TEXT"}));
+            }
+            for d in [1, 7] {
+                cols.push(serde_json::json!({"name": format!("{}_id", name((i + d) % n)), "type": "INTEGER"}));
+            }
+            serde_json::json!({"name": name(i), "primary_key": ["id"], "columns": cols})
+        })
+        .collect();
+    let m = model(serde_json::json!({"name": "big", "tables": tables, "relationships": []}));
+    let t = std::time::Instant::now();
+    let p = suggest_relationships(&m);
+    assert!(t.elapsed() < std::time::Duration::from_secs(20), "{:?}", t.elapsed());
+    assert_eq!(p.len(), 2 * n);
+}
