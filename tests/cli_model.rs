@@ -255,3 +255,112 @@ fn non_regular_inputs_are_refused_without_blocking() {
         assert!(err.contains(what), "{args:?}: {err}");
     }
 }
+
+/// DDO with its relationships (and the patterns naming them) removed, and
+/// optionally its primary keys too (what a catalog import gives).
+fn ddo_bare(dir: &std::path::Path, keys: bool) -> std::path::PathBuf {
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(DDO).unwrap()).unwrap();
+    m["relationships"] = Value::Array(vec![]);
+    m["patterns"] = Value::Array(vec![]);
+    if !keys {
+        for t in m["tables"].as_array_mut().unwrap() {
+            t.as_object_mut().unwrap().remove("primary_key");
+        }
+    }
+    let path = dir.join(if keys { "ddo_no_rels.json" } else { "ddo_no_keys.json" });
+    std::fs::write(&path, m.to_string()).unwrap();
+    path
+}
+
+/// The curated relationships of DDO a patch of proposals finds, as
+/// unordered pairs of (table, column) sides.
+fn found_in_ddo(patch: &[Value]) -> usize {
+    let side = |t: &Value, c: &Value| format!("{}.{}", t.as_str().unwrap(), c.as_str().unwrap()).to_lowercase();
+    let pair = |a: String, b: String| if a < b { (a, b) } else { (b, a) };
+    let curated: Value = serde_json::from_str(&std::fs::read_to_string(DDO).unwrap()).unwrap();
+    let truth: std::collections::HashSet<(String, String)> = curated["relationships"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| pair(side(&r["from"], &r["on"][0][0]), side(&r["to"], &r["on"][0][1])))
+        .collect();
+    patch
+        .iter()
+        .filter(|p| {
+            let r = &p["value"];
+            truth.contains(&pair(side(&r["from"], &r["on"][0][0]), side(&r["to"], &r["on"][0][1])))
+        })
+        .count()
+}
+
+#[test]
+fn suggest_relationships_on_ddo_with_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
+    for (keys, expect_proposals, expect_found) in [(true, 20, 20), (false, 20, 20)] {
+        let bare = ddo_bare(dir.path(), keys);
+        let o = run(&["--json", "model", "suggest", "--relationships", "--execute", db, bare.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let patch: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+        for p in &patch {
+            assert_eq!((p["op"].as_str(), p["path"].as_str()), (Some("add"), Some("/relationships/-")));
+            assert!(p["reason"].as_str().unwrap().contains("; values: "), "{p}");
+        }
+        // Recall with values, as measured in benchmarks/results/suggest.md.
+        assert_eq!((patch.len(), found_in_ddo(&patch)), (expect_proposals, expect_found), "keys {keys}: {patch:#?}");
+    }
+    let dc = {
+        let bare = ddo_bare(dir.path(), true);
+        let o = run(&["model", "suggest", "--relationships", "--execute", db, bare.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stderr(&o)
+    };
+    assert!(
+        dc.contains("COMPUTE(dc_id)->DATACENTER(id) M:1: names: COMPUTE.dc_id ~ DATACENTER.id (dc abbreviates DATACENTER); values: 16 of 16 non-null dc_id values found in DATACENTER.id"),
+        "{dc}"
+    );
+
+    // --apply: the model with the relationships, valid, patterns proposable again.
+    let bare = ddo_bare(dir.path(), true);
+    let o = run(&["model", "suggest", "--relationships", "--apply", bare.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let applied = dir.path().join("applied.json");
+    std::fs::write(&applied, stdout(&o)).unwrap();
+    let g = lucy::graph::load(&applied).unwrap();
+    assert_eq!(g.model().relationships.len(), 20);
+    let o = run(&["--json", "model", "suggest", applied.to_str().unwrap()]);
+    let patterns: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(patterns.iter().any(|p| p["value"]["junction"] == "RSPOOL2CLIENT"), "{patterns:?}");
+    // Nothing new once applied.
+    let o = run(&["--json", "model", "suggest", "--relationships", applied.to_str().unwrap()]);
+    assert_eq!(serde_json::from_str::<Vec<Value>>(&stdout(&o)).unwrap(), Vec::<Value>::new());
+}
+
+#[test]
+fn suggest_relationships_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = ddo_bare(dir.path(), true);
+    // --execute belongs to --relationships.
+    let o = run(&["model", "suggest", "--execute", "x.sqlite", bare.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--relationships"), "{}", stderr(&o));
+    // A missing database is named, no panic.
+    let missing = dir.path().join("missing.sqlite");
+    let o =
+        run(&["model", "suggest", "--relationships", "--execute", missing.to_str().unwrap(), bare.to_str().unwrap()]);
+    assert_ne!(o.status.code(), Some(0));
+    assert_ne!(o.status.code(), Some(101), "{}", stderr(&o));
+    assert!(stderr(&o).contains("missing.sqlite: no such SQLite database file"), "{}", stderr(&o));
+    // A database without the model's tables: proposals on names alone, each named in a warning.
+    let empty = dir.path().join("empty.sqlite");
+    write_empty_db(&empty);
+    let o = run(&["model", "suggest", "--relationships", "--execute", empty.to_str().unwrap(), bare.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning: not checked on the data: CLIENT.loc_id: "), "{}", stderr(&o));
+}
+
+/// An empty SQLite database file (the file format's header alone is not
+/// needed: SQLite reads a zero-length file as an empty database).
+fn write_empty_db(path: &std::path::Path) {
+    std::fs::write(path, b"").unwrap();
+}

@@ -1,10 +1,13 @@
 //! Checking SQL against the model: fan-out-safe aggregates over the view
 //! ([`fanout`]), `DISTINCT` for lists of rows the view repeats
-//! ([`distinct`]) and, for SQL over the base tables, `lucy check`.
+//! ([`distinct`]) and, for SQL over the base tables, `lucy check`; the
+//! model checked against the data: value inclusion of proposed
+//! relationships ([`inclusion`], `lucy model suggest --relationships`).
 
 pub mod aggregates;
 pub mod base;
 pub mod distinct;
 pub mod fanout;
+pub mod inclusion;
 
 pub use base::{check_sql, CheckReport, Finding, FindingKind};

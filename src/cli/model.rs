@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::Ctx;
 use lucy::error::{Error, Result};
-use lucy::graph::{render, suggest};
+use lucy::graph::{fk, render, suggest};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ModelCommand {
@@ -21,13 +21,37 @@ pub enum ModelCommand {
     /// the live catalog of a PostgreSQL or MySQL server.
     Import(super::model_import::ImportArgs),
     /// Propose m:m, lookup, star and snowflake patterns from the keys, as a
-    /// JSON patch (RFC 6902) to review and apply.
+    /// JSON patch (RFC 6902) to review and apply; with --relationships,
+    /// propose relationships (foreign keys) from column names instead,
+    /// tested on the data with --execute.
     Suggest {
         file: PathBuf,
         /// Print the whole model with every proposal applied instead of the
         /// patch (review it with a diff).
         #[arg(long)]
         apply: bool,
+        /// Propose relationships (foreign keys) instead of patterns: a column
+        /// whose name references another table's key (`dc_id` →
+        /// DATACENTER.id, `Party_Identifier` → Party.Party_Identifier),
+        /// keys inferred from names where a table declares none. Run
+        /// `model suggest` again on the applied model for patterns.
+        #[arg(long)]
+        relationships: bool,
+        /// With --relationships: test each candidate on this database
+        /// (read-only): every non-null value must be found in the key, an
+        /// inferred key must be unique; a rejected candidate gives way to the
+        /// column's next one. A SQLite file or a server URL
+        /// (postgresql://, mysql://, sc://).
+        #[arg(long, value_name = "DB|URL", value_parser = super::ask::parse_database, requires = "relationships")]
+        execute: Option<lucy::sql::exec::Database>,
+        /// Time limit of one query of --execute, in seconds.
+        #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = super::num::seconds, requires = "execute")]
+        query_timeout: f64,
+        /// Time limit of all the queries of --execute, in seconds; candidates
+        /// left when it is reached are proposed on names alone (their reason
+        /// says so).
+        #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = super::num::seconds, requires = "execute")]
+        time_limit: f64,
     },
     /// What moved between two dbModels (e.g. a curated model and a fresh
     /// `model import` of the warehouse): tables, columns, primary keys and
@@ -98,7 +122,14 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
             }
             Ok(i32::from(!changes.is_empty()))
         }
-        ModelCommand::Suggest { file, apply } => {
+        ModelCommand::Suggest { file, apply, relationships: true, execute, query_timeout, time_limit } => {
+            let bounds = lucy::check::inclusion::InclusionBounds {
+                query_timeout: std::time::Duration::from_secs_f64(query_timeout),
+                budget: std::time::Duration::from_secs_f64(time_limit),
+            };
+            suggest_relationships(&file, apply, execute.as_ref(), &bounds, ctx)
+        }
+        ModelCommand::Suggest { file, apply, .. } => {
             let g = lucy::graph::load(&file)?;
             let proposals = suggest::suggest(&g);
             let roles = suggest::suggest_roles(&g);
@@ -146,6 +177,64 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// `lucy model suggest --relationships`: the proposals from names, tested
+/// on `db` when given; the patch (or the applied model) on stdout, the
+/// reasons, rejections and unchecked candidates on stderr.
+fn suggest_relationships(
+    file: &std::path::Path,
+    apply: bool,
+    db: Option<&lucy::sql::exec::Database>,
+    bounds: &lucy::check::inclusion::InclusionBounds,
+    ctx: Ctx,
+) -> Result<i32> {
+    let g = lucy::graph::load(file)?;
+    let shown = file.display();
+    let (proposals, rejected, unchecked) = match db {
+        None => (fk::suggest_relationships(g.model()), Vec::new(), Vec::new()),
+        Some(db) => {
+            let out = lucy::check::inclusion::suggest_checked(g.model(), db, bounds)?;
+            if !ctx.json {
+                eprintln!("{shown}: {} quer(ies) on {db} in {:.1} s", out.queries, out.elapsed.as_secs_f64());
+            }
+            (out.proposals, out.rejected, out.unchecked)
+        }
+    };
+    if !ctx.json {
+        for w in &unchecked {
+            eprintln!("warning: not checked on the data: {w}");
+        }
+    }
+    if apply {
+        let mut m = g.model().clone();
+        fk::apply(&mut m, &proposals);
+        lucy::model::validate::check(&m, Some(&shown.to_string()))?;
+        if !ctx.json {
+            eprintln!("{shown}: {} relationship(s) applied", proposals.len());
+        }
+        super::print_json(&m)?;
+        return Ok(0);
+    }
+    if !ctx.json {
+        if proposals.is_empty() {
+            eprintln!("{shown}: no new relationships to propose");
+        } else {
+            eprintln!(
+                "{shown}: {} relationship(s); review, then add the chosen values to $.relationships:",
+                proposals.len()
+            );
+            for (i, p) in proposals.iter().enumerate() {
+                let cc = serde_json::to_value(p.value.cardinality).unwrap_or_default();
+                eprintln!("  {}. {} {}: {}", i + 1, p.value.id(), cc.as_str().unwrap_or(""), p.reason);
+            }
+        }
+        for (c, why) in &rejected {
+            eprintln!("  rejected: {}({}) -> {}({}): {why}", c.from, c.from_cols.join(","), c.to, c.to_cols.join(","));
+        }
+    }
+    super::print_json(&proposals)?;
+    Ok(0)
 }
 
 /// Check one file: print its summary (text mode) and warnings; return the

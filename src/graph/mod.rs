@@ -11,6 +11,7 @@
 //! `TABLE.column`, [`SchemaGraph::resolve_relationship_ref`]; a miss is a
 //! [`NotFound`](crate::model::resolve::NotFound) naming the closest names.
 
+pub mod fk;
 pub mod render;
 pub mod suggest;
 
