@@ -153,6 +153,54 @@ const SPIDER_S9: Run = Run {
     flags: &[&["--sample", "100", "--seed", "1"], S9_DEFAULTS],
 };
 
+/// Session 10's defaults, named: the strict rule without derived tables.
+const S10_DEFAULTS: &[&str] =
+    &["--query-names", "strict", "--rename-unknown", "on", "--distinct", "auto", "--view-columns", "all"];
+
+/// Session 10's DDO runs (benchmarks/results/embedded.md): each recorded
+/// into a copy of session 9's defaults cassette, so only the QueryView
+/// prompts the new grammar changes (and what a lever adds) were sent to the
+/// model; their calls are appended to that cassette.
+const DDO_S10: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-defaults-s10.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S10_DEFAULTS],
+};
+
+/// + `--values on` (the value index in the prompts).
+const DDO_S10_VALUES: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-values-s10.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S10_DEFAULTS, &["--values", "on"]],
+};
+
+/// + `--exec-vote 3` (execution-guided choice among 3 answers).
+const DDO_S10_EXEC_VOTE: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-exec-vote-s10.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S10_DEFAULTS, &["--exec-vote", "3"]],
+};
+
+/// Session 10's Spider run (lucy only; direct is unchanged), recorded into
+/// a copy of session 9's and appended to it.
+const SPIDER_S10: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-s10.expected.json",
+    methods: &["lucy"],
+    recorded: Some(50),
+    flags: &[&["--sample", "100", "--seed", "1"], S10_DEFAULTS],
+};
+
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
 /// with `None`).
 fn bench(
@@ -248,11 +296,22 @@ fn the_recorded_acme_run_replays_to_the_committed_outcome() {
 #[test]
 fn the_spider_sample_run_replays_to_its_committed_outcome() {
     replays_to_the_committed_outcome(&SPIDER_S9);
+    replays_to_the_committed_outcome(&SPIDER_S10);
 }
 
 #[test]
 fn the_ddo_lever_runs_replay_to_their_committed_outcomes() {
-    for run in [&DDO_STRICT, &DDO_R1, &DDO_R4, &DDO_DEFAULTS_S9, &DDO_PERMUTE, &DDO_PERMUTE_MV3] {
+    for run in [
+        &DDO_STRICT,
+        &DDO_R1,
+        &DDO_R4,
+        &DDO_DEFAULTS_S9,
+        &DDO_PERMUTE,
+        &DDO_PERMUTE_MV3,
+        &DDO_S10,
+        &DDO_S10_VALUES,
+        &DDO_S10_EXEC_VOTE,
+    ] {
         replays_to_the_committed_outcome(run);
     }
 }
