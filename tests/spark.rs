@@ -7,7 +7,9 @@
 //! written in the Spark dialect, return SQLite's rows; `lucy ask` over a
 //! view answers DDO's Q1 as SQLite does, a double-quoted text being a string
 //! to both lucy's guard and Spark; `lucy model import --spark` reads DDO's
-//! tables and columns (no keys: Spark declares none); hostile SQL, through `lucy ask` and handed
+//! tables and columns (no keys: Spark declares none), and `lucy model
+//! suggest --relationships --execute sc://…` proposes DDO's 20
+//! relationships back from names and the values on Spark; hostile SQL, through `lucy ask` and handed
 //! straight to the executor, changes and creates nothing (the catalog and
 //! row counts before and after); the time limit interrupts a slow query
 //! within 10 % + 1 s; the row limit and the byte bound cut a huge result
@@ -384,4 +386,46 @@ fn model_import_reads_ddos_tables_and_columns_without_keys() {
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no_such_db") && err.contains("ddo"), "{err}");
+}
+
+#[test]
+fn import_then_suggest_relationships_on_spark_finds_ddos_twenty() {
+    let Some(u) = url("ddo") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let imported = dir.path().join("ddo-spark.json");
+    let o = lucy(&["model", "import", "--spark", &u, "--out", imported.to_str().unwrap()], TOKEN);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = lucy(
+        &["--json", "model", "suggest", "--relationships", "--execute", &u, imported.to_str().unwrap()],
+        TOKEN,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let patch: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let side = |t: &serde_json::Value, c: &serde_json::Value| {
+        format!("{}.{}", t.as_str().unwrap(), c.as_str().unwrap()).to_ascii_lowercase()
+    };
+    let pair = |a: String, b: String| if a < b { (a, b) } else { (b, a) };
+    let curated = lucy::load_model(Path::new(&format!("{ROOT}/dbmodels/ddo.json"))).unwrap();
+    let truth: std::collections::HashSet<(String, String)> = curated
+        .relationships
+        .iter()
+        .map(|r| {
+            pair(
+                format!("{}.{}", r.from, r.on[0][0]).to_ascii_lowercase(),
+                format!("{}.{}", r.to, r.on[0][1]).to_ascii_lowercase(),
+            )
+        })
+        .collect();
+    let found = patch
+        .iter()
+        .filter(|p| {
+            let r = &p["value"];
+            truth.contains(&pair(side(&r["from"], &r["on"][0][0]), side(&r["to"], &r["on"][0][1])))
+        })
+        .count();
+    // As on SQLite without keys (benchmarks/results/suggest.md): 20 of 20.
+    assert_eq!((patch.len(), found), (20, 20), "{patch:#?}");
+    for p in &patch {
+        assert!(p["reason"].as_str().unwrap().contains("; values: "), "checked on Spark's data: {p}");
+    }
 }
