@@ -395,10 +395,8 @@ fn import_then_suggest_relationships_on_spark_finds_ddos_twenty() {
     let imported = dir.path().join("ddo-spark.json");
     let o = lucy(&["model", "import", "--spark", &u, "--out", imported.to_str().unwrap()], TOKEN);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = lucy(
-        &["--json", "model", "suggest", "--relationships", "--execute", &u, imported.to_str().unwrap()],
-        TOKEN,
-    );
+    let o =
+        lucy(&["--json", "model", "suggest", "--relationships", "--execute", &u, imported.to_str().unwrap()], TOKEN);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let patch: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
     let side = |t: &serde_json::Value, c: &serde_json::Value| {
