@@ -11,6 +11,8 @@
 //! password or a down server fails with exit 2 and the URL without its
 //! password.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -166,22 +168,9 @@ fn every_oracle_view_of_ddo_and_acme_runs_on_each_engine() {
 const Q1_SQL: &str =
     "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%' ORDER BY 1, 2";
 
-fn q1_gold() -> BTreeSet<Vec<String>> {
-    let c =
-        rusqlite::Connection::open_with_flags(sqlite_of("ddo"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    let gold = "SELECT DISTINCT CLIENT.name, DATACENTER.name FROM DATACENTER JOIN COMPUTE ON COMPUTE.dc_id = DATACENTER.id \
-                JOIN RESOURCEPOOL ON RESOURCEPOOL.compute_id = COMPUTE.id JOIN RSPOOL2CLIENT ON RSPOOL2CLIENT.rspool_id = RESOURCEPOOL.id \
-                JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id WHERE DATACENTER.name LIKE 'dev%'";
-    let mut st = c.prepare(gold).unwrap();
-    st.query_map([], |r| Ok(vec![r.get::<_, String>(0)?, r.get::<_, String>(1)?]))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
-}
-
 #[test]
 fn ask_with_sql_returns_q1_gold_rows_on_each_engine() {
-    let gold = q1_gold();
+    let gold = support::sqlite_rows(&sqlite_of("ddo"), support::DDO_Q1_GOLD);
     assert!(gold.len() >= 2);
     for engine in ENGINES {
         let Some(u) = url(engine, "ddo") else { return };
@@ -200,13 +189,7 @@ fn ask_with_sql_returns_q1_gold_rows_on_each_engine() {
             "Q1",
         ]);
         assert!(o.status.success(), "{engine}: {}", String::from_utf8_lossy(&o.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let rows: BTreeSet<Vec<String>> = v["rows"]["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r.as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect())
-            .collect();
+        let rows = support::rows_of(&serde_json::from_slice(&o.stdout).unwrap());
         assert_eq!(rows, gold, "{engine}");
         assert!(!String::from_utf8_lossy(&o.stdout).contains(":lucy@"), "{engine}: the password is printed");
     }

@@ -41,7 +41,7 @@ use sqlparser::ast::{
 };
 use sqlparser::parser::Parser;
 
-use super::fanout::{parse_select, view_binding};
+use super::fanout::{parse_select, row_number_over, view_binding};
 use crate::error::{Error, Result};
 use crate::sql::analyze::{column_name, top_level_exprs};
 use crate::sql::guard::parser_dialect;
@@ -121,10 +121,10 @@ pub fn analyze(sql: &str, grain: &Grain, view_name: &str, dialect: Dialect) -> R
     let name = format!("{FIRST_PREFIX}1");
     let relation = sel.from[0].relation.to_string();
     let filter = sel.selection.as_ref().map(|w| format!(" WHERE {w}")).unwrap_or_default();
+    let parts: Vec<String> = keys.iter().map(|k| quote_alias(k, dialect)).collect();
     let wrapper = format!(
-        "SELECT 1 FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY {}) AS {name} FROM {relation}{filter}) AS {binding} \
-         WHERE {binding}.{name} = 1",
-        keys.iter().map(|k| quote_alias(k, dialect)).collect::<Vec<_>>().join(", ")
+        "SELECT 1 FROM (SELECT *, {} AS {name} FROM {relation}{filter}) AS {binding} WHERE {binding}.{name} = 1",
+        row_number_over(&parts, dialect)
     );
     let wrapped = parse_select(&*d, &wrapper)
         .map_err(|e| Error::Sql(format!("the DISTINCT rewrite produced unparsable SQL ({e}): {wrapper}")))?;

@@ -150,3 +150,18 @@ fn unparsable_sql_is_an_error_naming_the_analysis() {
     let e = analyze("SELECT FROM WHERE (", &v.grain, &v.view_name, Dialect::Sqlite).unwrap_err();
     assert!(e.to_string().contains("DISTINCT analysis"), "{e}");
 }
+
+/// Spark refuses `row_number` over an unordered window: there the
+/// partition keys order it too (found by a fresh DDO Q1 on Spark).
+#[test]
+fn spark_orders_the_window() {
+    let v = q1();
+    let sql = "SELECT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'";
+    let note = analyze(sql, &v.grain, &v.view_name, Dialect::Spark).unwrap().expect("the view repeats pairs");
+    assert!(
+        note.rewritten
+            .contains("ROW_NUMBER() OVER (PARTITION BY CLIENT_id, DATACENTER_id ORDER BY CLIENT_id, DATACENTER_id)"),
+        "{}",
+        note.rewritten
+    );
+}

@@ -193,7 +193,7 @@ impl Rewriter<'_> {
                     parts.extend(i.key.iter().map(|k| quote_alias(k, self.dialect)));
                 }
             }
-            windows.push(format!("ROW_NUMBER() OVER (PARTITION BY {}) AS {name}", parts.join(", ")));
+            windows.push(format!("{} AS {name}", row_number_over(&parts, self.dialect)));
             names.push((s.clone(), name));
         }
         let relation = sel.from[0].relation.to_string();
@@ -518,6 +518,20 @@ impl VisitorMut for Marker<'_, '_> {
             Err(err) => self.err = Some(Error::Sql(format!("fan-out rewrite produced unparsable SQL ({err}): {text}"))),
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// `ROW_NUMBER() OVER (PARTITION BY parts)`: which row of each partition
+/// comes first does not matter to the rewrites (any one stands for it).
+/// Spark refuses `row_number` over an unordered window
+/// (`WINDOW_FUNCTION_FRAME_NOT_ORDERED`), so there the partition keys also
+/// order it, which picks the same "any row".
+pub(super) fn row_number_over(parts: &[String], dialect: Dialect) -> String {
+    let by = parts.join(", ");
+    if dialect == Dialect::Spark {
+        format!("ROW_NUMBER() OVER (PARTITION BY {by} ORDER BY {by})")
+    } else {
+        format!("ROW_NUMBER() OVER (PARTITION BY {by})")
     }
 }
 

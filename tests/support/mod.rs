@@ -102,6 +102,14 @@ pub fn sqlite_rows(db: &str, sql: &str) -> BTreeSet<Vec<String>> {
     rows.map(|r| r.unwrap()).collect()
 }
 
+/// DDO's Q1 gold over the base tables (the distinct client, datacenter
+/// pairs of datacenters named `dev…`), for [`sqlite_rows`] on
+/// dbmodels/ddo.sqlite.
+pub const DDO_Q1_GOLD: &str = "SELECT DISTINCT CLIENT.name, DATACENTER.name FROM DATACENTER \
+    JOIN COMPUTE ON COMPUTE.dc_id = DATACENTER.id JOIN RESOURCEPOOL ON RESOURCEPOOL.compute_id = COMPUTE.id \
+    JOIN RSPOOL2CLIENT ON RSPOOL2CLIENT.rspool_id = RESOURCEPOOL.id JOIN CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id \
+    WHERE DATACENTER.name LIKE 'dev%'";
+
 /// The trace at `path` (as `lucy ask --trace` wrote it), parsed, after
 /// checking that `lucy explain` renders it: explain succeeds and its report
 /// holds each of `expected` (the report is shown when one is missing).

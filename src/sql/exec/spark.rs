@@ -474,6 +474,22 @@ impl Session {
         self.catalog(cat, &format!("switching to database `{db}`"), limit).await.map(drop)
     }
 
+    /// The names of the server's databases.
+    async fn databases(&mut self, limit: Duration) -> Result<Vec<String>> {
+        let cat = Catalog { list_databases: Some(ListDatabases { pattern: None }), ..Catalog::default() };
+        Ok(self.catalog(cat, "listing databases", limit).await?.iter().filter_map(|r| text(r.first())).collect())
+    }
+
+    /// The catalog's rows for the tables of `db`: name, catalog, namespace,
+    /// description, tableType, isTemporary.
+    async fn tables(&mut self, db: &str, limit: Duration) -> Result<Vec<Vec<SqlValue>>> {
+        let cat = Catalog {
+            list_tables: Some(ListTables { db_name: Some(db.to_string()), pattern: None }),
+            ..Catalog::default()
+        };
+        self.catalog(cat, &format!("listing the tables of `{db}`"), limit).await
+    }
+
     /// Interrupt every operation of this session tagged `tag` (best effort,
     /// bounded): whether the server reported an operation interrupted.
     async fn interrupt(&mut self, tag: &str) -> bool {
@@ -780,33 +796,11 @@ pub fn list_tables(server: &SparkServer, timeout: Duration) -> Result<Vec<String
     rt.block_on(async {
         let mut s = Session::open(server, timeout).await?;
         let r = async {
-            let dbs = s
-                .catalog(
-                    Catalog { list_databases: Some(ListDatabases { pattern: None }), ..Catalog::default() },
-                    "listing databases",
-                    timeout,
-                )
-                .await?;
-            let mut names: Vec<String> = dbs
-                .iter()
-                .filter_map(|r| match r.first() {
-                    Some(SqlValue::Text(t)) => Some(t.clone()),
-                    _ => None,
-                })
-                .collect();
+            let mut names = s.databases(timeout).await?;
             names.push("global_temp".into());
             let mut out = Vec::new();
             for db in names {
-                let rows = s
-                    .catalog(
-                        Catalog {
-                            list_tables: Some(ListTables { db_name: Some(db.clone()), pattern: None }),
-                            ..Catalog::default()
-                        },
-                        &format!("listing the tables of `{db}`"),
-                        timeout,
-                    )
-                    .await?;
+                let rows = s.tables(&db, timeout).await?;
                 out.push(format!("{db} (database)"));
                 for r in rows {
                     let cell = |i: usize| match r.get(i) {
@@ -832,15 +826,9 @@ pub fn databases(server: &SparkServer, timeout: Duration) -> Result<Vec<String>>
     let rt = runtime()?;
     rt.block_on(async {
         let mut s = Session::open(server, timeout).await?;
-        let r = s
-            .catalog(
-                Catalog { list_databases: Some(ListDatabases { pattern: None }), ..Catalog::default() },
-                "listing databases",
-                timeout,
-            )
-            .await;
+        let r = s.databases(timeout).await;
         s.release().await;
-        Ok(r?.iter().filter_map(|r| text(r.first())).collect())
+        r
     })
 }
 
@@ -853,16 +841,7 @@ pub fn catalog_tables(server: &SparkServer, db: &str, timeout: Duration) -> Resu
     rt.block_on(async {
         let mut s = Session::open(server, timeout).await?;
         let r = async {
-            let rows = s
-                .catalog(
-                    Catalog {
-                        list_tables: Some(ListTables { db_name: Some(db.to_string()), pattern: None }),
-                        ..Catalog::default()
-                    },
-                    &format!("listing the tables of `{db}`"),
-                    timeout,
-                )
-                .await?;
+            let rows = s.tables(db, timeout).await?;
             let mut out = Vec::new();
             // name, catalog, namespace, description, tableType, isTemporary
             for r in rows {
