@@ -407,11 +407,12 @@ cmd="${1:-}"
 [ -n "$cmd" ] || { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 shift
 case "$cmd" in
-  start) for e in $(engines_of "${1:-}"); do on "$e" start; done ;;
-  stop) for e in $(engines_of "${1:-}"); do on "$e" stop; done ;;
+  start) engines="$(engines_of "${1:-}")" || exit 2; for e in $engines; do on "$e" start; done ;;
+  stop) engines="$(engines_of "${1:-}")" || exit 2; for e in $engines; do on "$e" stop; done ;;
   status)
     rc=0
-    for e in $(engines_of "${1:-}"); do
+    engines="$(engines_of "${1:-}")" || exit 2
+    for e in $engines; do
       if [ "$e" = spark ]; then
         if sp_ready; then echo "spark: up on 127.0.0.1:$sp_port"; else echo "spark: down"; rc=1; fi
       elif [ "$e" = postgres ]; then
@@ -425,14 +426,16 @@ case "$cmd" in
   url) [ $# -ge 1 ] || die "usage: db.sh url postgres|mysql|spark [SUITE [DB_ID]] [--reader]"; url "$@" ;;
   load)
     [ $# -ge 1 ] || die "usage: db.sh load SUITE [postgres|mysql|spark]"
-    load "$1" "$(engines_of "${2:-}")" ;;
+    engines="$(engines_of "${2:-}")" || exit 2
+    load "$1" "$engines" ;;
   check)
     [ $# -ge 1 ] || die "usage: db.sh check SUITE [postgres|mysql|spark]"
     export LUCY_SPARK_TOKEN="${LUCY_SPARK_TOKEN:-$sp_token}"
-    load "$1" "$(engines_of "${2:-}")"
+    engines="$(engines_of "${2:-}")" || exit 2
+    load "$1" "$engines"
     lucy="${LUCY_BIN:-$root/target/debug/lucy}"
     [ -x "$lucy" ] || (cd "$root" && cargo build --quiet)
-    for e in $(engines_of "${2:-}"); do
+    for e in $engines; do
       out="$(mktemp -d)"
       "$lucy" bench "$1" --oracle tables --database "$(url "$e" "$1")" --no-progress --out "$out" >/dev/null 2> >(grep -v "^wrote " >&2)
       sed -n '/^## Gold SQL on/,$p' "$out/report.md"

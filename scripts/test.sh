@@ -45,7 +45,10 @@ trap stop_started EXIT
 servers_started=$(date +%s)
 scripts/db.sh start
 scripts/db.sh start spark
-for suite in ddo acme; do scripts/db.sh load "$suite" "postgres mysql spark"; done
+for suite in ddo acme; do
+  scripts/db.sh load "$suite"         # PostgreSQL and MariaDB
+  scripts/db.sh load "$suite" spark
+done
 echo "test.sh: database servers up and loaded in $(( $(date +%s) - servers_started )) s" >&2
 export LUCY_DB_TESTS=1
 scripts/setup-serve-tests.sh   # chromium, playwright-core, schemathesis for tests/serve_api.rs
