@@ -201,6 +201,16 @@ const SPIDER_S10: Run = Run {
     flags: &[&["--sample", "100", "--seed", "1"], S10_DEFAULTS],
 };
 
+/// + `--min-votes 3` (a table in MatchTables' answer needs 3 of 5 samples).
+const SPIDER_S10_MV3: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-mv3-s10.expected.json",
+    methods: &["lucy"],
+    recorded: Some(50),
+    flags: &[&["--sample", "100", "--seed", "1"], S10_DEFAULTS, &["--min-votes", "3"]],
+};
+
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
 /// with `None`).
 fn bench(
@@ -297,6 +307,7 @@ fn the_recorded_acme_run_replays_to_the_committed_outcome() {
 fn the_spider_sample_run_replays_to_its_committed_outcome() {
     replays_to_the_committed_outcome(&SPIDER_S9);
     replays_to_the_committed_outcome(&SPIDER_S10);
+    replays_to_the_committed_outcome(&SPIDER_S10_MV3);
 }
 
 #[test]
