@@ -427,8 +427,8 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
         Err(e) => (GoldStatus::Unparseable(e.to_string()), None),
         Ok(_) => gold_rows(q, db.as_ref(), graph),
     };
-    if let (Some(db @ (Database::Postgres(_) | Database::Mysql(_) | Database::Spark(_))), Ok(refs)) = (&db, &gold_refs)
-    {
+    // On a server (not the suite's own SQLite file): the gold there too.
+    if let (Some(db), Ok(refs)) = (db.as_ref().filter(|d| d.sqlite_path().is_none()), &gold_refs) {
         r.metrics.gold_engine = Some(super::engine::compare(suite, q, graph, db, refs.ordered));
     }
     let gold_ok = matches!(gold_status, GoldStatus::Ok);

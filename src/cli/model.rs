@@ -18,7 +18,7 @@ pub enum ModelCommand {
     /// print the normalized model.
     Show { file: PathBuf },
     /// Import a dbModel from DDL, a SQLite file, BIRD/Spider tables.json, or
-    /// the live catalog of a PostgreSQL or MySQL server.
+    /// the live catalog of a PostgreSQL, MySQL or Spark server.
     Import(super::model_import::ImportArgs),
     /// Propose m:m, lookup, star and snowflake patterns from the keys, as a
     /// JSON patch (RFC 6902) to review and apply; with --relationships,

@@ -194,33 +194,12 @@ pub fn relationship_key(r: &Relationship) -> PairKey {
     pair_key(&r.from, &l, &r.to, &rr)
 }
 
-/// The words of a name, lower-cased: split at anything not a letter (digits
-/// included) and where the case changes (`StuID` → `stu`, `id`;
+/// The words of a name, lower-cased: [`crate::model::resolve::words`]
+/// (split at `_`, punctuation and camel case) without its digit runs, so a
+/// digit separates words and is dropped (`StuID` → `stu`, `id`;
 /// `RSPOOL2CLIENT` → `rspool`, `client`; `XMLFile` → `xml`, `file`).
 pub fn words(name: &str) -> Vec<String> {
-    let chars: Vec<char> = name.chars().collect();
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphabetic() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            continue;
-        }
-        if !cur.is_empty() && c.is_uppercase() {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if prev.is_lowercase() || (prev.is_uppercase() && next_lower) {
-                out.push(std::mem::take(&mut cur));
-            }
-        }
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    crate::model::resolve::words(name).into_iter().filter(|w| w.starts_with(char::is_alphabetic)).collect()
 }
 
 /// A column name read as a reference: the words before the key word, and

@@ -33,6 +33,7 @@ use std::sync::OnceLock;
 use crate::crush::embed::{cosine, Embedder, EmbeddingCache, MiniLm};
 use crate::error::Result;
 use crate::graph::{SchemaGraph, TableId};
+use crate::model::resolve::words;
 use crate::types::trace::{RetrievalTrace, Scored};
 
 /// The RRF constant k (Cormack et al. 2009 use 60): large enough that the
@@ -60,39 +61,6 @@ const STOP: &[&str] = &[
     "they", "this", "those", "to", "total", "was", "we", "were", "what", "when", "where", "which", "who", "whose",
     "why", "with", "without",
 ];
-
-/// Split `text` into words: runs of letters or digits, broken at `_`,
-/// punctuation, spaces, letter–digit changes and camel case (`PolicyHolder`
-/// → `policy holder`, `HTTPServer` → `http server`), lower-cased.
-pub fn words(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            continue;
-        }
-        if !cur.is_empty() {
-            // The previous character as written (`cur` is lower-cased).
-            let p = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            let boundary = (p.is_lowercase() && c.is_uppercase())
-                || (p.is_uppercase() && c.is_uppercase() && next_lower)
-                || (p.is_alphabetic() != c.is_alphabetic());
-            if boundary {
-                out.push(std::mem::take(&mut cur));
-            }
-        }
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
 
 /// A light English stemmer for matching question words with schema words:
 /// plural and verb endings (`policies` → `policy`, `claims` → `claim`,

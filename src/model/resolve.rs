@@ -34,6 +34,39 @@ pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
     ranked(name, candidates).into_iter().next()
 }
 
+/// Split `text` (a name or a question) into words: runs of letters or digits, broken at `_`,
+/// punctuation, spaces, letter–digit changes and camel case (`PolicyHolder`
+/// → `policy holder`, `HTTPServer` → `http server`), lower-cased.
+pub fn words(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        if !cur.is_empty() {
+            // The previous character as written (`cur` is lower-cased).
+            let p = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            let boundary = (p.is_lowercase() && c.is_uppercase())
+                || (p.is_uppercase() && c.is_uppercase() && next_lower)
+                || (p.is_alphabetic() != c.is_alphabetic());
+            if boundary {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
 /// What a relationship reference means.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RelRef {

@@ -497,10 +497,9 @@ fn build(
     // (FROM may also name a CTE the query defined).
     // LIKE everywhere, ILIKE in PostgreSQL, GLOB (no ESCAPE) in SQLite.
     let (like, glob) = match dialect {
-        Dialect::Postgres => ("(\"LIKE\"i | \"ILIKE\"i)", ""),
+        Dialect::Postgres | Dialect::Spark => ("(\"LIKE\"i | \"ILIKE\"i)", ""),
         Dialect::Sqlite => ("\"LIKE\"i", "\n    | sum_expr{e} \"NOT\"i? \"GLOB\"i sum_expr{e}"),
         Dialect::Mysql => ("\"LIKE\"i", ""),
-        Dialect::Spark => ("(\"LIKE\"i | \"ILIKE\"i)", ""),
     };
     if strict {
         // Without WITH: the select list, WHERE and ON name view columns
@@ -564,10 +563,10 @@ fn build(
     // Identifiers the query defines: anything name-like that is not a
     // keyword or a name of the model.
     g.push_str(&format!("RESERVED: {}\n", names_regex(&forbidden)));
-    let quote = if dialect.backtick_names() { "`" } else { "\"" };
+    let quote = dialect.name_quote().to_string();
     g.push_str(&format!(
         "IDENT: /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED | /{q}[A-Za-z_][A-Za-z0-9_ ]*{q}/ & ~QUOTED_RESERVED\n",
-        q = escape_regex(quote)
+        q = escape_regex(&quote)
     ));
     if strict {
         // Table aliases and qualifiers of a query without WITH.

@@ -105,11 +105,10 @@ fn is_reserved(s: &str) -> bool {
     RESERVED.contains(&s.to_ascii_lowercase().as_str())
 }
 
+/// `s` in the dialect's name quotes, a quote inside doubled.
 fn wrap(s: &str, dialect: Dialect) -> String {
-    match dialect {
-        Dialect::Mysql | Dialect::Spark => format!("`{}`", s.replace('`', "``")),
-        Dialect::Sqlite | Dialect::Postgres => format!("\"{}\"", s.replace('"', "\"\"")),
-    }
+    let q = dialect.name_quote();
+    format!("{q}{}{q}", s.replace(q, &format!("{q}{q}")))
 }
 
 /// Quote a table or column name of the source database when needed:
