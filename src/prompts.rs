@@ -30,6 +30,10 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("rasl_keywords", include_str!("../prompts/rasl_keywords.j2")),
     ("rasl_tables", include_str!("../prompts/rasl_tables.j2")),
     ("verify_table", include_str!("../prompts/verify_table.j2")),
+    ("tasql_describe", include_str!("../prompts/tasql_describe.j2")),
+    ("tasql_dummy_sql", include_str!("../prompts/tasql_dummy_sql.j2")),
+    ("tasql_talog", include_str!("../prompts/tasql_talog.j2")),
+    ("tasql_sql", include_str!("../prompts/tasql_sql.j2")),
 ];
 
 /// A set of prompt templates ready to render.
@@ -247,6 +251,15 @@ mod tests {
             }
             "verify_table" => json!({"table": "RSPOOL2CLIENT", "summary": "Links pools and clients.", "synonyms": "",
                                      "columns": [{"name": "client_id", "text": ""}], "question": "Q?"}),
+            "tasql_describe" => json!({"database": "ddo", "table": "CLIENT", "column": "name", "type": "TEXT",
+                                       "description": "", "values": "\"acme\", \"globex\""}),
+            "tasql_dummy_sql" => json!({"schema": "{\"CLIENT\": {\"name\": \"client name\"}}", "primary_keys": "{}",
+                                        "foreign_keys": "{}", "question": "Q?", "evidence": ""}),
+            "tasql_talog" => json!({"column_description": "{\"CLIENT.name\": \"client name\"}", "question": "Q?",
+                                    "schema": "[CLIENT.name]", "evidence": ""}),
+            "tasql_sql" => json!({"schema": "{\"CLIENT\": {\"name\": \"client name\"}}", "primary_keys": "{}",
+                                  "foreign_keys": "{}", "question": "Q?", "evidence": "", "sr": "res = df.select(CLIENT.name)",
+                                  "dialect": "SQLite"}),
             other => panic!("no fixture for {other}"),
         }
     }

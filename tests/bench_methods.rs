@@ -391,3 +391,125 @@ fn rasl_extracts_keywords_ranks_tables_then_writes_sql_over_them() {
     assert_eq!(bad["failure"]["phase"], "match_tables");
     assert!(bad["failure"]["message"].as_str().unwrap().contains("not a JSON list"), "{}", bad["failure"]);
 }
+
+#[test]
+fn rasl_follows_up_on_an_empty_result_at_most_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Script::new()
+        .rule(Rule::when_contains(["Only output the json list"]).reply(Reply::ok(["[\"customers\"]"])))
+        .rule(Rule::when_contains(["rank tables in strict order of relevance"]).reply(Reply::ok([
+            "<relevant_tables><database name=\"ddo\"><table rank=\"1\">CLIENT</table></database></relevant_tables>",
+        ])))
+        // Each follow-up says the result was empty; the second one is answered with rows.
+        .rule(
+            Rule::when_contains(["returned no rows"])
+                .reply(Reply::ok(["```sql\nSELECT name FROM CLIENT WHERE name = 'nobody either'\n```"]))
+                .reply(Reply::ok(["```sql\nSELECT name FROM CLIENT\n```"])),
+        )
+        .rule(
+            Rule::when_contains(["Given the database described by the following DDL"])
+                .reply(Reply::ok(["```sql\nSELECT name FROM CLIENT WHERE name = 'nobody'\n```"])),
+        );
+    let mock = MockServer::start(script);
+    let out = dir.path().join("out");
+    let url = mock.url();
+    let args = [
+        "bench",
+        "ddo",
+        "--method",
+        "rasl",
+        "--embedder",
+        "hash",
+        "--limit",
+        "1",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+        "--llm-url",
+        &url,
+        "--llm-model",
+        "mock-model",
+        "--llm-retries",
+        "0",
+    ];
+    let o = lucy(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = results(&out);
+    let q = &r["questions"][0]["prediction"];
+    assert_eq!(q["sql"], "SELECT name FROM CLIENT", "{q}");
+    let calls = prompts_of(&mock);
+    assert_eq!(calls.len(), 5, "keywords, ranking, SQL and two follow-ups: {calls:?}");
+    assert!(calls[3].1.contains("returned no rows") && calls[4].1.contains("returned no rows"));
+}
+
+#[test]
+fn ta_sql_links_with_a_dummy_sql_then_writes_an_sr_then_sql() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Script::new()
+        .rule(Rule::when_contains(["def question_to_SQL", "List customers who use datacenters"]).reply(Reply::ok([
+            " CLIENT.name, DATACENTER.name FROM CLIENT JOIN RSPOOL2CLIENT ON CLIENT.id = RSPOOL2CLIENT.client_id \
+             JOIN DATACENTER WHERE DATACENTER.name LIKE 'dev%'\"",
+        ])))
+        .rule(Rule::when_contains(["def question_to_SQL"]).reply(Reply::ok(["Sorry, I cannot."])))
+        .rule(Rule::when_contains(["SR is a piece of pandas-like code"]).reply(Reply::ok([
+            "SR = \"df1 = df.where(element = DATACENTER.name, filter = 'LIKE dev%')\n  res = df1.select(CLIENT.name)\"",
+        ])))
+        .rule(Rule::when_contains(["Convert SR into one"]).reply(Reply::ok(["```sql\nSELECT name FROM CLIENT\n```"])));
+    let mock = MockServer::start(script);
+    let out = dir.path().join("out");
+    let url = mock.url();
+    let args = [
+        "bench",
+        "ddo",
+        "--method",
+        "ta-sql",
+        "--limit",
+        "2",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+        "--llm-url",
+        &url,
+        "--llm-model",
+        "mock-model",
+        "--llm-retries",
+        "0",
+    ];
+    let o = lucy(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let r = results(&out);
+    assert_eq!(r["method"], "ta-sql");
+    let q0 = &r["questions"][0]["prediction"];
+    assert_eq!(q0["tables"], serde_json::json!(["CLIENT", "DATACENTER", "RSPOOL2CLIENT"]), "{q0}");
+    assert_eq!(q0["sql"], "SELECT name FROM CLIENT");
+    let calls = prompts_of(&mock);
+    let kind = |p: &str| {
+        if p.contains("def question_to_SQL") {
+            "tasl"
+        } else if p.contains("SR is a piece of pandas-like code") {
+            "talog"
+        } else {
+            "sql"
+        }
+    };
+    // DDO describes every column: no description call. The second question's
+    // dummy SQL names no table: it stops in phase 1.
+    let phases: Vec<&str> = calls.iter().map(|(p, _)| kind(p)).collect();
+    assert_eq!(phases, vec!["tasl", "talog", "sql", "tasl"], "{calls:?}");
+    // TASL sees the whole schema as a Python dict; the SQL call only the linked tables.
+    assert!(calls[0].0.contains("database_schema = {\"") && calls[0].0.contains("\"LOCATION\": {"));
+    assert!(calls[0].0.trim_end().ends_with("SQL = \"SELECT"));
+    assert!(
+        calls[1].0.contains("schema = [CLIENT.name, DATACENTER.name, CLIENT.id, RSPOOL2CLIENT.client_id]"),
+        "{}",
+        calls[1].0
+    );
+    assert!(!calls[2].0.contains("\"LOCATION\": {") && calls[2].0.contains("\"RSPOOL2CLIENT\": {"));
+    let mut traces: Vec<_> = std::fs::read_dir(out.join("traces")).unwrap().map(|e| e.unwrap().path()).collect();
+    traces.sort();
+    let ts: Vec<Value> =
+        traces.iter().map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()).collect();
+    let bad = ts.iter().find(|t| !t["failure"].is_null()).expect("the second question fails");
+    assert_eq!(bad["failure"]["phase"], "match_tables");
+    assert!(bad["failure"]["message"].as_str().unwrap().contains("names no table"), "{}", bad["failure"]);
+}

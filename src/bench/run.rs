@@ -56,12 +56,20 @@ pub enum Method {
     /// RASL: keywords, keyword-level entity retrieval, top tables, a
     /// table-ranking call, the direct baseline's SQL call over them.
     Rasl,
+    /// TA-SQL: a dummy SQL over the whole schema (TASL) whose names are
+    /// the linked schema, a pandas-like symbolic representation (TALOG),
+    /// then the direct baseline's call turning it into SQL over the linked
+    /// tables.
+    TaSql,
 }
 
 impl Method {
     /// Whether this is the direct baseline (with or without the check).
     pub fn is_direct(self) -> bool {
-        matches!(self, Method::Direct | Method::DirectCheck | Method::Fewshot | Method::Crush | Method::Rasl)
+        matches!(
+            self,
+            Method::Direct | Method::DirectCheck | Method::Fewshot | Method::Crush | Method::Rasl | Method::TaSql
+        )
     }
 
     /// Name in reports and output directories.
@@ -73,6 +81,7 @@ impl Method {
             Method::Fewshot => "fewshot",
             Method::Crush => "crush",
             Method::Rasl => "rasl",
+            Method::TaSql => "ta-sql",
         }
     }
 }
@@ -625,6 +634,7 @@ fn pipeline_question(
                 pipeline::rasl::rasl_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm, e.as_ref())
             }
             (None, Method::Crush | Method::Rasl) => Err(Error::Input("--method crush/rasl needs an embedder".into())),
+            (_, Method::TaSql) => pipeline::tasql::tasql_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm),
             _ => pipeline::direct_sql(graph, &q.question, q.evidence.as_deref(), &ask, llm),
         };
         match out {

@@ -143,7 +143,8 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         || methods.contains(&Method::DirectCheck)
         || methods.contains(&Method::Fewshot)
         || methods.contains(&Method::Crush)
-        || methods.contains(&Method::Rasl))
+        || methods.contains(&Method::Rasl)
+        || methods.contains(&Method::TaSql))
         && args.oracle.is_some()
     {
         return Err(Error::Input("--method direct has no phases to replace: drop --oracle".into()));
@@ -207,6 +208,7 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
             || methods == [Method::Fewshot]
             || methods == [Method::Crush]
             || methods == [Method::Rasl]
+            || methods == [Method::TaSql]
         {
             method_name(methods[0]).to_string()
         } else {

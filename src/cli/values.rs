@@ -115,8 +115,11 @@ value_enum! {
         Fewshot,
         /// CRUSH4SQL end to end: hallucinated schema, greedy selection of --budget elements (default 10), SQL over their tables.
         Crush,
-        /// RASL: keywords, keyword-level retrieval of tables and columns, a table-ranking call, SQL over the ranked tables.
+        /// RASL: keywords, keyword-level retrieval of tables and columns, a table-ranking call, SQL over the ranked tables (two follow-ups on an error or empty result).
         Rasl,
+        /// TA-SQL: a dummy SQL over the whole schema names the linked schema, a pandas-like symbolic representation, then SQL over the linked tables.
+        #[value(name = "ta-sql")]
+        TaSql,
     }
 }
 

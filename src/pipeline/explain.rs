@@ -33,6 +33,7 @@ pub fn render(t: &Trace) -> String {
             "fewshot" => "Few-shot SQL (DynVS: the retrieved examples, the schema, one call)",
             "crush" => "SQL over the tables CRUSH chose (CRUSH4SQL)",
             "rasl" => "SQL over the tables RASL ranked",
+            "ta-sql" => "SQL from TA-SQL's symbolic representation over the linked tables",
             _ => "Phase 3: QueryView",
         };
         query_section(&mut s, title, q);

@@ -13,6 +13,7 @@ pub mod explain;
 pub mod linker;
 pub mod progress;
 pub mod rasl;
+pub mod tasql;
 
 pub use linker::Linker;
 pub use progress::{NoProgress, Progress, Step};
@@ -168,6 +169,11 @@ pub struct AskOptions {
     /// the vote added in excess cannot drop its rows.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_top: bool,
+    /// Follow-up rounds of the SQL call (the default: one repair after a
+    /// rejected or failing query; RASL: two, also after an empty result).
+    /// Set by a method, not a flag.
+    #[serde(skip)]
+    pub sql_feedback: query::Feedback,
 }
 
 fn is_default_distinct(d: &DistinctMode) -> bool {
@@ -235,6 +241,7 @@ impl Default for AskOptions {
             distinct: DistinctMode::default(),
             view_columns: DEFAULT_VIEW_COLUMNS,
             keep_top: false,
+            sql_feedback: query::Feedback::default(),
         }
     }
 }
@@ -636,6 +643,7 @@ pub fn ask_with_progress(
             repair_grammar: None,
             rename: None,
             distinct: None,
+            feedback: query::Feedback::default(),
         };
         query::run_given(&task, sql, &mut qt)
     } else {
@@ -681,6 +689,7 @@ pub fn ask_with_progress(
             }),
             rename: opts.rename_unknown.then_some(view.columns.as_slice()),
             distinct: (opts.distinct == DistinctMode::Auto).then_some(&view),
+            feedback: query::Feedback::default(),
         };
         query::choose::generate_sql_voted(&task, opts.exec_vote, llm, &prompts, &mut qt)
     };
@@ -854,7 +863,7 @@ pub fn direct_sql_with_progress(
         (None, false) => "direct",
     };
     let trace = new_trace(graph, method, question, opts, llm.filter(|_| opts.sql.is_none()));
-    direct_over(graph, question, evidence, opts, llm, None, trace, Instant::now())
+    direct_over(graph, question, evidence, opts, llm, None, trace, Instant::now(), None)
 }
 
 /// CRUSH4SQL end to end (Kothyari et al., 2023, §3 and §4.3): one
@@ -937,11 +946,19 @@ pub fn crush_sql(
     mt.attributes = out.columns.clone();
     mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
     trace.match_tables = Some(mt);
-    direct_over(graph, question, evidence, opts, Some(llm), Some(&ids), trace, started)
+    direct_over(graph, question, evidence, opts, Some(llm), Some(&ids), trace, started, None)
+}
+
+/// A method's own SQL prompt for [`direct_over`]: its name and variables
+/// (`dialect` is added).
+pub(crate) struct SqlPrompt {
+    pub name: &'static str,
+    pub vars: serde_json::Value,
 }
 
 /// The direct baseline's SQL call over `tables` (all of the model's when
-/// `None`), into `trace`.
+/// `None`), into `trace`; with `prompt`, that prompt instead of
+/// `direct_sql`/`fewshot_sql` (same grammar, guard and execution).
 #[allow(clippy::too_many_arguments)]
 fn direct_over(
     graph: &SchemaGraph,
@@ -952,6 +969,7 @@ fn direct_over(
     only: Option<&[TableId]>,
     mut trace: Trace,
     started: Instant,
+    prompt: Option<SqlPrompt>,
 ) -> Result<DirectOutcome> {
     let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
     let dialect = dialect_for(graph, opts)?;
@@ -998,6 +1016,7 @@ fn direct_over(
                 repair_grammar: None,
                 rename: None,
                 distinct: None,
+                feedback: query::Feedback::default(),
             };
             query::run_given(&task, sql, &mut qt)
         }
@@ -1008,8 +1027,14 @@ fn direct_over(
                 "ddl": ddl::ddl(graph, only, opts.schema_context),
                 "evidence": trace.evidence.clone().unwrap_or_default(),
             });
-            let prompt_name = match &opts.fewshot {
-                Some(ex) => {
+            let prompt_name = match (&opts.fewshot, prompt) {
+                (_, Some(p)) => {
+                    let mut v = p.vars;
+                    v["dialect"] = vars["dialect"].clone();
+                    vars = v;
+                    p.name
+                }
+                (Some(ex), None) => {
                     vars["examples"] = ex
                         .retrieved
                         .iter()
@@ -1017,7 +1042,7 @@ fn direct_over(
                         .collect();
                     "fewshot_sql"
                 }
-                None => "direct_sql",
+                (None, None) => "direct_sql",
             };
             let prompt = prompts.render(prompt_name, &vars)?;
             let rules = NameRules::new(opts.query_names);
@@ -1035,6 +1060,7 @@ fn direct_over(
                 repair_grammar: Some(RepairGrammar { reserved: Vec::new(), rules }),
                 rename: None,
                 distinct: None,
+                feedback: opts.sql_feedback,
             };
             query::generate_sql(&task, llm, &prompts, &mut qt)
         }

@@ -1,7 +1,9 @@
 //! RASL (Eben et al., 2025; `docs/benchmarks.md`, "Seed methods"): keyword
 //! extraction (one call, a JSON list), keyword-level retrieval of table and
 //! column entities, the top N tables by relevance, one table-ranking call,
-//! then the direct baseline's SQL call over the predicted tables.
+//! then the direct baseline's SQL call over the predicted tables, with up to
+//! two follow-ups on an error or an empty result (the paper's
+//! self-correction).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -154,7 +156,15 @@ pub fn parse_ranking(answer: &str, offered: &[String]) -> Result<Vec<String>> {
     Ok(out)
 }
 
-fn ask_once(llm: &dyn ChatModel, phase: &str, prompt: String, mt: &mut MatchTrace) -> Result<String> {
+/// One temperature-0 call with `prompt`, recorded as a step of `mt`; the
+/// answer's text (`max_tokens`: the method's cap, if any).
+pub(super) fn ask_once(
+    llm: &dyn ChatModel,
+    phase: &str,
+    prompt: String,
+    mt: &mut MatchTrace,
+    max_tokens: Option<usize>,
+) -> Result<String> {
     let req = ChatRequest {
         phase: phase.into(),
         messages: vec![Message::user(prompt)],
@@ -162,7 +172,7 @@ fn ask_once(llm: &dyn ChatModel, phase: &str, prompt: String, mt: &mut MatchTrac
         n: 1,
         response_schema: None,
         grammar: None,
-        max_tokens: None,
+        max_tokens: max_tokens.map(|n| n.min(u32::MAX as usize) as u32),
     };
     let (call, result) = traced::call(llm, &req);
     mt.cost.add_call(&call);
@@ -189,7 +199,7 @@ pub fn rasl_sql(
     };
     let linked = (|| -> Result<Vec<String>> {
         let kw_prompt = prompts.render("rasl_keywords", serde_json::json!({ "question": question }))?;
-        let keywords = parse_keywords(&ask_once(llm, "rasl_keywords", kw_prompt, &mut mt)?)?;
+        let keywords = parse_keywords(&ask_once(llm, "rasl_keywords", kw_prompt, &mut mt, None)?)?;
         if let Some(s) = mt.steps.last_mut() {
             s.samples = vec![keywords.clone()];
         }
@@ -203,7 +213,7 @@ pub fn rasl_sql(
             "schema": super::ddl::ddl(graph, Some(&ids), true),
             "evidence": evidence.unwrap_or(""),
         });
-        let answer = ask_once(llm, "rasl_tables", prompts.render("rasl_tables", &vars)?, &mut mt)?;
+        let answer = ask_once(llm, "rasl_tables", prompts.render("rasl_tables", &vars)?, &mut mt, None)?;
         parse_ranking(&answer, &offered)
     })();
     let tables = match linked {
@@ -224,7 +234,11 @@ pub fn rasl_sql(
     mt.tables = tables;
     mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
     trace.match_tables = Some(mt);
-    direct_over(graph, question, evidence, opts, Some(llm), Some(&ids), trace, started)
+    // The paper's self-correction: up to two follow-ups, on an error or an
+    // empty result.
+    let mut opts = opts.clone();
+    opts.sql_feedback = crate::query::Feedback::RASL;
+    direct_over(graph, question, evidence, &opts, Some(llm), Some(&ids), trace, started, None)
 }
 
 #[cfg(test)]

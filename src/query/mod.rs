@@ -126,7 +126,36 @@ pub struct SqlTask<'a> {
     /// renamed to when they mean exactly one ([`rename`]), before any repair
     /// call.
     pub rename: Option<&'a [ViewColumn]>,
+    /// How many follow-up rounds the answer gets, and on what.
+    pub feedback: Feedback,
 }
+
+/// The follow-up rounds of [`generate_sql`]: after a rejected or failing
+/// query always, after an empty result only with `on_empty`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Feedback {
+    /// Follow-up calls at most (lucy's default: 1, the repair round).
+    pub rounds: usize,
+    /// Also follow up when the query ran and returned no rows; the last
+    /// query that ran is the answer when every follow-up fails or is empty.
+    pub on_empty: bool,
+}
+
+impl Feedback {
+    /// RASL's self-correction (Eben et al., 2025, C.2): up to two
+    /// follow-ups, on an error or an empty result.
+    pub const RASL: Feedback = Feedback { rounds: 2, on_empty: true };
+}
+
+impl Default for Feedback {
+    fn default() -> Self {
+        Feedback { rounds: 1, on_empty: false }
+    }
+}
+
+/// The follow-up message after a query that ran and returned no rows.
+pub const EMPTY_RESULT: &str = "it ran and returned no rows. If the question expects rows, \
+the query is probably wrong (a filter value, a join or a column)";
 
 /// What a task's grammar is built from besides the allowed relations.
 #[derive(Debug, Clone)]
@@ -242,9 +271,12 @@ pub fn generate_sql(
     let mut messages = vec![Message::user(task.prompt.clone())];
     let mut last_err: Option<Error> = None;
     let mut grammar = task.grammar.clone();
-    // The first answer's SQL when the guard or the run refused it.
+    // The last refused SQL, when the guard or the run refused it.
     let mut rejected: Option<String> = None;
-    for round in 0..2 {
+    // The last query that ran and returned no rows (`feedback.on_empty`).
+    let mut empty: Option<SqlOutcome> = None;
+    let rounds = task.feedback.rounds;
+    for round in 0..=rounds {
         let req = ChatRequest {
             phase: if round == 0 { task.prompt_name.clone() } else { format!("{}_repair", task.prompt_name) },
             messages: messages.clone(),
@@ -307,6 +339,21 @@ pub fn generate_sql(
                 outcome = renamed;
             }
         }
+        let no_rows = |o: &SqlOutcome| o.rows.as_ref().is_some_and(|r| r.rows.is_empty());
+        if let Ok(o) = &outcome {
+            if task.feedback.on_empty && round < rounds && no_rows(o) {
+                let vars = serde_json::json!({
+                    "sql": crate::error::cut(&o.checked.sql, REPAIR_SQL_CHARS),
+                    "error": EMPTY_RESULT,
+                    "dialect": dialect_label(task.dialect),
+                    "allowed": task.allowed.describe(),
+                });
+                empty = outcome.ok();
+                messages.push(Message { role: "assistant".into(), content: answer });
+                messages.push(Message::user(prompts.render("repair_sql", &vars)?));
+                continue;
+            }
+        }
         match outcome {
             Ok(o) => {
                 trace.sql = Some(o.checked.sql.clone());
@@ -322,7 +369,7 @@ pub fn generate_sql(
                     "allowed": task.allowed.describe(),
                 });
                 last_err = Some(e);
-                if round == 0 {
+                if round < rounds {
                     if let (Some(rg), Some(sql)) = (&task.repair_grammar, &failed_sql) {
                         if rg.rules.names.is_strict() {
                             // The names the guard rejected cannot be written again.
@@ -341,6 +388,12 @@ pub fn generate_sql(
         }
     }
     trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+    if let Some(o) = empty {
+        // Every follow-up failed: the query that ran (empty) is the answer.
+        trace.sql = Some(o.checked.sql.clone());
+        trace.repaired = false;
+        return Ok(o);
+    }
     Err(last_err.unwrap_or_else(|| Error::Sql("no attempt made".into())))
 }
 

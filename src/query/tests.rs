@@ -50,6 +50,7 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
         repair_grammar: None,
         distinct: None,
         rename: None,
+        feedback: crate::query::Feedback::default(),
     }
 }
 
