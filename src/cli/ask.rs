@@ -203,6 +203,11 @@ pub struct NameFlags {
     /// vote added in excess cannot drop its rows.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub keep_top: OnOff,
+    /// After the SQL runs: drop the relevant tables it reads no column of,
+    /// solve the view again without them and run the same SQL over it (a
+    /// table listed in excess cannot remove or repeat rows); no LLM call.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub narrow_view: OnOff,
 }
 
 impl NameFlags {
@@ -213,6 +218,7 @@ impl NameFlags {
         opts.distinct = self.distinct.into();
         opts.view_columns = self.view_columns.into();
         opts.keep_top = self.keep_top.is_on();
+        opts.narrow_view = self.narrow_view.is_on();
     }
 }
 

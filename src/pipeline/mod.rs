@@ -11,6 +11,7 @@
 pub mod ddl;
 pub mod explain;
 pub mod linker;
+pub mod narrow;
 pub mod progress;
 pub mod rasl;
 pub mod tasql;
@@ -174,6 +175,11 @@ pub struct AskOptions {
     /// Set by a method, not a flag.
     #[serde(skip)]
     pub sql_feedback: query::Feedback,
+    /// `--narrow-view on`: after the SQL runs, drop the relevant tables it
+    /// reads no column of, solve again and run the same SQL over the
+    /// narrower view (`narrow`). Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub narrow_view: bool,
 }
 
 fn is_default_distinct(d: &DistinctMode) -> bool {
@@ -242,6 +248,7 @@ impl Default for AskOptions {
             view_columns: DEFAULT_VIEW_COLUMNS,
             keep_top: false,
             sql_feedback: query::Feedback::default(),
+            narrow_view: false,
         }
     }
 }
@@ -699,6 +706,32 @@ pub fn ask_with_progress(
         Ok(o) => {
             out.sql = Some(o.checked.sql);
             out.rows = o.rows;
+            if let (true, Some(db), Some(_), Some(vt)) =
+                (opts.narrow_view, opts.execute.as_ref().filter(|_| run_it), &out.rows, &out.trace.generate_view)
+            {
+                let exec = crate::sql::exec::ExecOptions {
+                    limit: opts.row_limit,
+                    timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
+                    max_result_bytes: opts.max_result_bytes,
+                };
+                let sql = out.sql.clone().unwrap_or_default();
+                let written = out
+                    .trace
+                    .query_view
+                    .as_ref()
+                    .and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok))
+                    .and_then(|a| a.extracted.clone())
+                    .unwrap_or_else(|| sql.clone());
+                match narrow::narrow(graph, &found, &vt.request, &view, &sql, &written, db, &exec) {
+                    narrow::Narrowed::NotTried => {}
+                    narrow::Narrowed::Tried(nt) => out.trace.narrowed = Some(nt),
+                    narrow::Narrowed::Used(v, rows, nt) => {
+                        out.rows = Some(rows);
+                        out.view = Some(*v);
+                        out.trace.narrowed = Some(nt);
+                    }
+                }
+            }
             if stop == Some(StopAfter::Sql) {
                 out.stopped_after = Some(StopAfter::Sql);
             }

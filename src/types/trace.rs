@@ -48,6 +48,10 @@ pub struct Trace {
     /// Verified examples retrieved for the question, and how each was used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub examples: Option<ExamplesTrace>,
+    /// `--narrow-view on`: the relevant tables QueryView's SQL reads no
+    /// column of, dropped, and the view solved again without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub narrowed: Option<NarrowTrace>,
     /// Wall time of the whole run.
     pub total_ms: f64,
 }
@@ -365,6 +369,24 @@ pub struct ViewTrace {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub cost: PhaseCost,
+}
+
+/// `--narrow-view on` for one question (`pipeline::narrow`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NarrowTrace {
+    /// Relevant tables the SQL reads no column of.
+    pub dropped: Vec<String>,
+    /// GenerateView without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<ViewTrace>,
+    /// Rows of the SQL over the narrower view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<usize>,
+    /// Whether these rows are the answer.
+    pub used: bool,
+    /// Why not, when not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// What the guard said about one SQL answer.

@@ -1,0 +1,231 @@
+//! `--narrow-view on` (issue 23): after QueryView's SQL runs, the relevant
+//! tables it reads no column of are dropped, GenerateView solves again for
+//! the rest, and the same SQL runs over the narrower view. A table MatchTables
+//! listed in excess can only remove rows (an inner join with no match) or
+//! repeat them; the SQL shows which tables the answer needs. No LLM call.
+//!
+//! Role instances stay; a query that selects `*` is left alone; when the
+//! narrower view lacks a column the SQL reads, or the SQL fails on it, the
+//! first answer stands. The trace's `narrowed` section says what happened.
+
+use std::collections::BTreeSet;
+
+use crate::graph::{SchemaGraph, TableId};
+use crate::sql::exec::{run, ExecOptions, QueryRows, ViewDef};
+use crate::types::trace::{NarrowTrace, ViewTrace};
+use crate::types::{Relevance, SolveStatus, ViewRequest, ViewResult};
+
+/// The view columns `sql` names (identifiers compared case-insensitively,
+/// quotes dropped), or `None` when `written` (the query as QueryView wrote
+/// it, before lucy's fan-out or DISTINCT rewrite wrapped it in a `SELECT *`)
+/// selects `*` (every column).
+pub fn used_columns(sql: &str, written: &str, view: &ViewResult) -> Option<BTreeSet<String>> {
+    let flat = written.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_uppercase();
+    let star = flat.contains(".*")
+        || ["SELECT *", "SELECT DISTINCT *", ", *"].iter().any(|p| flat.contains(p))
+        || flat.contains(",*");
+    if star {
+        return None;
+    }
+    let tokens: BTreeSet<String> = sql
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|t| !t.is_empty())
+        .map(|t| t.to_ascii_lowercase())
+        .collect();
+    Some(
+        view.columns
+            .iter()
+            .filter(|c| tokens.contains(&c.alias.to_ascii_lowercase()))
+            .map(|c| c.alias.clone())
+            .collect(),
+    )
+}
+
+/// The relevance without the plain tables none of `used`'s columns belongs
+/// to (role instances and `keep` stay), and the names it dropped; `None`
+/// when it would drop nothing or everything.
+pub fn narrower(
+    graph: &SchemaGraph,
+    found: &Relevance,
+    view: &ViewResult,
+    used: &BTreeSet<String>,
+    keep: Option<&str>,
+) -> Option<(Relevance, Vec<String>)> {
+    let used_tables: BTreeSet<String> =
+        view.columns.iter().filter(|c| used.contains(&c.alias)).map(|c| c.table.to_ascii_lowercase()).collect();
+    let needed = |t: TableId| {
+        let name = graph.name(t).to_ascii_lowercase();
+        used_tables.contains(&name) || keep.is_some_and(|k| k.eq_ignore_ascii_case(&name))
+    };
+    let mut kept: Vec<TableId> = found.tables.iter().copied().filter(|&t| needed(t)).collect();
+    if kept.len() == found.tables.len() {
+        return None;
+    }
+    // A table the solver joined to connect others, whose columns the SQL
+    // reads, becomes relevant: the narrower view must still hold it.
+    for name in &used_tables {
+        if let Some(t) = graph.table_id(name) {
+            if graph.name(t).eq_ignore_ascii_case(name) && !kept.contains(&t) {
+                kept.push(t);
+            }
+        }
+    }
+    if kept.is_empty() && found.roles.is_empty() {
+        return None;
+    }
+    let dropped: Vec<String> =
+        found.tables.iter().filter(|&&t| !needed(t)).map(|&t| graph.name(t).to_string()).collect();
+    let columns = found.columns.iter().copied().filter(|&c| kept.contains(&c.table)).collect();
+    Some((Relevance { tables: kept, columns, roles: found.roles.clone() }, dropped))
+}
+
+/// What [`narrow`] did.
+#[derive(Debug)]
+pub enum Narrowed {
+    /// Nothing to drop (or the SQL selects `*`).
+    NotTried,
+    /// Tried; the first answer stands (the trace says why).
+    Tried(NarrowTrace),
+    /// The narrower view and the SQL's rows over it.
+    Used(Box<ViewResult>, QueryRows, NarrowTrace),
+}
+
+/// Solve for the narrower relevance and run `sql` (QueryView's `written`
+/// query after lucy's rewrites) over its view; the new view and rows when
+/// every used column is still there and the SQL runs.
+#[allow(clippy::too_many_arguments)]
+pub fn narrow(
+    graph: &SchemaGraph,
+    found: &Relevance,
+    request: &ViewRequest,
+    view: &ViewResult,
+    sql: &str,
+    written: &str,
+    db: &crate::sql::exec::Database,
+    exec: &ExecOptions,
+) -> Narrowed {
+    let Some(used) = used_columns(sql, written, view) else { return Narrowed::NotTried };
+    let Some((rel, dropped)) = narrower(graph, found, view, &used, request.keep.as_deref()) else {
+        return Narrowed::NotTried;
+    };
+    let (tables, attributes) = super::relevance_names(graph, &rel);
+    let req = ViewRequest { tables, attributes, ..request.clone() };
+    let t0 = std::time::Instant::now();
+    let solved = crate::solve::generate(graph, &rel, &req.options());
+    let mut vt = ViewTrace { request: req, result: None, error: None, cost: Default::default() };
+    vt.cost.ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let mut nt = NarrowTrace { dropped, view: None, rows: None, used: false, note: None };
+    let v = match solved {
+        Ok(v) if v.status != SolveStatus::Infeasible => v,
+        Ok(v) => {
+            nt.note = Some(v.explanation.clone().unwrap_or_else(|| "infeasible".into()));
+            vt.result = Some(v);
+            nt.view = Some(vt);
+            return Narrowed::Tried(nt);
+        }
+        Err(e) => {
+            vt.error = Some(e.to_string());
+            nt.view = Some(vt);
+            nt.note = Some("GenerateView failed".into());
+            return Narrowed::Tried(nt);
+        }
+    };
+    vt.result = Some(v.clone());
+    nt.view = Some(vt);
+    let have: BTreeSet<String> = v.columns.iter().map(|c| c.alias.to_ascii_lowercase()).collect();
+    if let Some(missing) = used.iter().find(|c| !have.contains(&c.to_ascii_lowercase())) {
+        nt.note = Some(format!("the narrower view lacks {missing}"));
+        return Narrowed::Tried(nt);
+    }
+    let Some(body) = v.body.as_ref() else {
+        nt.note = Some("the narrower view has no SQL".into());
+        return Narrowed::Tried(nt);
+    };
+    match run(db, Some(ViewDef::from(body)), sql, exec) {
+        Ok(rows) => {
+            nt.rows = Some(rows.rows.len());
+            nt.used = true;
+            Narrowed::Used(Box::new(v), rows, nt)
+        }
+        Err(e) => {
+            nt.note = Some(format!("the SQL failed on the narrower view: {e}"));
+            Narrowed::Tried(nt)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::exec::Database;
+    use crate::types::ViewColumns;
+
+    fn ddo() -> SchemaGraph {
+        SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap())
+            .unwrap()
+    }
+
+    fn request(tables: &[&str]) -> ViewRequest {
+        ViewRequest { columns: ViewColumns::All, ..ViewRequest::new(tables.iter().map(|t| t.to_string()).collect()) }
+    }
+
+    fn relevance(g: &SchemaGraph, tables: &[&str]) -> Relevance {
+        let mut r = Relevance::default();
+        for t in tables {
+            r.add_table(g.table_id(t).unwrap());
+        }
+        r
+    }
+
+    #[test]
+    fn a_star_is_left_alone_and_names_are_matched_whole() {
+        let g = ddo();
+        let req = request(&["CLIENT", "DATACENTER"]);
+        let v = crate::solve::generate(&g, &relevance(&g, &["CLIENT", "DATACENTER"]), &req.options()).unwrap();
+        let s = "SELECT * FROM lucy_view";
+        assert!(used_columns(s, s, &v).is_none());
+        let s = "SELECT v.* FROM lucy_view v";
+        assert!(used_columns(s, s, &v).is_none());
+        let s = "SELECT \"CLIENT_name\", COUNT(*) FROM lucy_view GROUP BY 1";
+        let used = used_columns(s, s, &v).unwrap();
+        assert_eq!(used.into_iter().collect::<Vec<_>>(), vec!["CLIENT_name"]);
+    }
+
+    #[test]
+    fn an_unread_relevant_table_is_dropped_and_its_rows_come_back() {
+        let g = ddo();
+        let tables = ["CLIENT", "DATACENTER", "PAYMENT"];
+        let found = relevance(&g, &tables);
+        let req = request(&tables);
+        let v = crate::solve::generate(&g, &found, &req.options()).unwrap();
+        let sql = "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view";
+        let db = Database::Sqlite(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite").into());
+        let exec = ExecOptions { limit: None, timeout: std::time::Duration::from_secs(10), max_result_bytes: 1 << 24 };
+        let before = run(&db, Some(ViewDef::from(v.body.as_ref().unwrap())), sql, &exec).unwrap();
+        let Narrowed::Used(nv, rows, nt) = narrow(&g, &found, &req, &v, sql, sql, &db, &exec) else {
+            panic!("not used")
+        };
+        assert_eq!(nt.dropped, vec!["PAYMENT"]);
+        assert!(!nv.tables.iter().any(|t| t == "PAYMENT"), "{:?}", nv.tables);
+        assert!(rows.rows.len() >= before.rows.len());
+        assert_eq!(nt.rows, Some(rows.rows.len()));
+        // A connecting table whose column the SQL reads stays (CLIENT here,
+        // between DATACENTER and PAYMENT).
+        let pd = ["DATACENTER", "PAYMENT"];
+        let found2 = relevance(&g, &pd);
+        let v2 = crate::solve::generate(&g, &found2, &request(&pd).options()).unwrap();
+        assert!(v2.tables.iter().any(|t| t == "CLIENT"), "{:?}", v2.tables);
+        let s2 = "SELECT CLIENT_name, COUNT(*) FROM lucy_view GROUP BY CLIENT_name";
+        let Narrowed::Used(nv2, _, nt2) = narrow(&g, &found2, &request(&pd), &v2, s2, s2, &db, &exec) else {
+            panic!("not used")
+        };
+        assert_eq!(nt2.dropped, vec!["DATACENTER", "PAYMENT"]);
+        assert_eq!(nv2.tables, vec!["CLIENT"]);
+        // The table `keep` names stays; nothing else to drop: not tried.
+        let req = ViewRequest { keep: Some("PAYMENT".into()), ..req };
+        assert!(matches!(narrow(&g, &found, &req, &v, sql, sql, &db, &exec), Narrowed::NotTried));
+        // Every relevant table read: not tried.
+        let sql = "SELECT CLIENT_name, DATACENTER_name, PAYMENT_date FROM lucy_view";
+        assert!(matches!(narrow(&g, &found, &request(&tables), &v, sql, sql, &db, &exec), Narrowed::NotTried));
+    }
+}
