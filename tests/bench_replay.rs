@@ -29,6 +29,9 @@ struct Run {
     /// moves later does not change what a replay asks).
     /// Groups of flags, passed in order.
     flags: &'static [&'static [&'static str]],
+    /// An example pool the run used (`--examples`): its kind, built from
+    /// the suite by `lucy examples pool` before the replay.
+    pool: Option<&'static str>,
 }
 
 /// The QueryView levers of the first recordings' expected outcomes (issue
@@ -45,6 +48,7 @@ const DDO: Run = Run {
     methods: &["lucy", "direct", "direct+check"],
     recorded: None,
     flags: &[FIRST_RECORDINGS],
+    pool: None,
 };
 
 const ACME: Run = Run {
@@ -55,6 +59,7 @@ const ACME: Run = Run {
     // All 44 (session 7; benchmarks/results/embedded.md).
     recorded: None,
     flags: &[FIRST_RECORDINGS],
+    pool: None,
 };
 
 /// Session 9's defaults, named (a later default does not change a replay;
@@ -85,6 +90,7 @@ const DDO_STRICT: Run = Run {
         "--view-columns",
         "selected",
     ]],
+    pool: None,
 };
 
 /// R1: + one row per listed entity and every column in the view (today's
@@ -96,6 +102,7 @@ const DDO_R1: Run = Run {
     methods: &["lucy"],
     recorded: None,
     flags: &[S9_DEFAULTS],
+    pool: None,
 };
 
 /// R4: R1 + `--prune 3` (the verification of tables few samples named).
@@ -106,6 +113,7 @@ const DDO_R4: Run = Run {
     methods: &["lucy"],
     recorded: None,
     flags: &[S9_DEFAULTS, &["--prune", "3"]],
+    pool: None,
 };
 
 /// Session 9's fresh run of `lucy bench ddo --method lucy,direct` with the
@@ -120,6 +128,7 @@ const DDO_DEFAULTS_S9: Run = Run {
     methods: &["lucy", "direct"],
     recorded: None,
     flags: &[S9_DEFAULTS],
+    pool: None,
 };
 
 /// R6 and R7 over the same cassette (its calls appended): `--permute on`,
@@ -131,6 +140,7 @@ const DDO_PERMUTE: Run = Run {
     methods: &["lucy"],
     recorded: None,
     flags: &[S9_DEFAULTS, &["--permute", "on"]],
+    pool: None,
 };
 
 const DDO_PERMUTE_MV3: Run = Run {
@@ -140,6 +150,7 @@ const DDO_PERMUTE_MV3: Run = Run {
     methods: &["lucy"],
     recorded: None,
     flags: &[S9_DEFAULTS, &["--permute", "on", "--min-votes", "3"]],
+    pool: None,
 };
 
 /// Session 9's fresh Spider dev run: the first 50 questions of the seed-1
@@ -151,6 +162,7 @@ const SPIDER_S9: Run = Run {
     methods: &["lucy", "direct"],
     recorded: Some(50),
     flags: &[&["--sample", "100", "--seed", "1"], S9_DEFAULTS],
+    pool: None,
 };
 
 /// Session 10's defaults, named: the strict rule without derived tables.
@@ -168,6 +180,7 @@ const DDO_S10: Run = Run {
     methods: &["lucy"],
     recorded: None,
     flags: &[S10_DEFAULTS],
+    pool: None,
 };
 
 /// + `--values on` (the value index in the prompts).
@@ -178,6 +191,7 @@ const DDO_S10_VALUES: Run = Run {
     methods: &["lucy"],
     recorded: None,
     flags: &[S10_DEFAULTS, &["--values", "on"]],
+    pool: None,
 };
 
 /// + `--exec-vote 3` (execution-guided choice among 3 answers).
@@ -188,6 +202,7 @@ const DDO_S10_EXEC_VOTE: Run = Run {
     methods: &["lucy"],
     recorded: None,
     flags: &[S10_DEFAULTS, &["--exec-vote", "3"]],
+    pool: None,
 };
 
 /// Session 10's Spider run (lucy only; direct is unchanged), recorded into
@@ -199,6 +214,7 @@ const SPIDER_S10: Run = Run {
     methods: &["lucy"],
     recorded: Some(50),
     flags: &[&["--sample", "100", "--seed", "1"], S10_DEFAULTS],
+    pool: None,
 };
 
 /// + `--min-votes 3` (a table in MatchTables' answer needs 3 of 5 samples).
@@ -209,10 +225,24 @@ const SPIDER_S10_MV3: Run = Run {
     methods: &["lucy"],
     recorded: Some(50),
     flags: &[&["--sample", "100", "--seed", "1"], S10_DEFAULTS, &["--min-votes", "3"]],
+    pool: None,
+};
+
+/// Session 11's seed-method runs on DDO (issue 24; benchmarks/results/
+/// methods.md): each method recorded fresh, one after the other, into one
+/// cassette (which also holds a `crush` run stopped after one question).
+const DDO_METHODS_S11: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-methods-s11.jsonl",
+    expected: "benchmarks/cassettes/ddo-methods-s11.expected.json",
+    methods: &["ta-sql", "rasl"],
+    recorded: None,
+    flags: &[S10_DEFAULTS],
+    pool: None,
 };
 
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
-/// with `None`).
+/// with `None`), with a freshly built pool of kind `pool` when given.
 fn bench(
     suite: &str,
     cassette: &Path,
@@ -220,9 +250,21 @@ fn bench(
     methods: &str,
     flags: &[&[&str]],
     out: &Path,
+    pool: Option<&str>,
 ) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lucy"));
     cmd.args(["bench", suite, "--no-progress", "--method", methods]).args(flags.iter().copied().flatten());
+    if let Some(kind) = pool {
+        std::fs::create_dir_all(out).unwrap();
+        let file = out.join("pool.jsonl");
+        let o = Command::new(env!("CARGO_BIN_EXE_lucy"))
+            .args(["examples", "pool", "--suite", suite, "--kind", kind, "--out"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "examples pool: {}", String::from_utf8_lossy(&o.stderr));
+        cmd.arg("--examples").arg(file);
+    }
     if let Some(n) = limit {
         cmd.args(["--limit", &n.to_string()]);
     }
@@ -269,7 +311,15 @@ fn replays_to_the_committed_outcome(run: &Run) {
     let dir = tempfile::tempdir().unwrap();
     if std::env::var_os("LUCY_UPDATE_REPLAY").is_some() {
         // Every question the recording covers.
-        let o = bench(run.suite, Path::new(run.cassette), run.recorded, &run.methods.join(","), run.flags, dir.path());
+        let o = bench(
+            run.suite,
+            Path::new(run.cassette),
+            run.recorded,
+            &run.methods.join(","),
+            run.flags,
+            dir.path(),
+            run.pool,
+        );
         assert!(o.status.success(), "{} replay failed: {}", run.suite, String::from_utf8_lossy(&o.stderr));
         std::fs::write(run.expected, serde_json::to_string_pretty(&outcome(dir.path(), run.methods)).unwrap() + "\n")
             .unwrap();
@@ -277,9 +327,10 @@ fn replays_to_the_committed_outcome(run: &Run) {
     }
     let expected_text = std::fs::read_to_string(run.expected).unwrap();
     let expected: Value = serde_json::from_str(&expected_text).unwrap();
-    let n = expected["lucy"]["questions"].as_array().unwrap().len();
+    let first = run.methods[0];
+    let n = expected[first]["questions"].as_array().unwrap().len();
     assert!(n >= 6, "the committed {} run covers {n} questions", run.suite);
-    let o = bench(run.suite, Path::new(run.cassette), Some(n), &run.methods.join(","), run.flags, dir.path());
+    let o = bench(run.suite, Path::new(run.cassette), Some(n), &run.methods.join(","), run.flags, dir.path(), run.pool);
     assert!(o.status.success(), "{} replay failed: {}", run.suite, String::from_utf8_lossy(&o.stderr));
     let got = outcome(dir.path(), run.methods);
     for m in run.methods {
@@ -287,9 +338,9 @@ fn replays_to_the_committed_outcome(run: &Run) {
         assert_eq!(got[m]["questions"], expected[m]["questions"], "{} {m}: questions", run.suite);
     }
     assert!(
-        got["lucy"]["llm"].as_str().unwrap().contains("sha256:cc324af070c2"),
+        got[first]["llm"].as_str().unwrap().contains("sha256:cc324af070c2"),
         "recorded with the default model: {}",
-        got["lucy"]["llm"]
+        got[first]["llm"]
     );
 }
 
@@ -308,6 +359,11 @@ fn the_spider_sample_run_replays_to_its_committed_outcome() {
     replays_to_the_committed_outcome(&SPIDER_S9);
     replays_to_the_committed_outcome(&SPIDER_S10);
     replays_to_the_committed_outcome(&SPIDER_S10_MV3);
+}
+
+#[test]
+fn the_seed_method_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&DDO_METHODS_S11);
 }
 
 #[test]
@@ -342,7 +398,7 @@ fn a_stale_prompt_fails_saying_how_to_re_record(run: &Run) {
     let dir = tempfile::tempdir().unwrap();
     let stale = dir.path().join("stale.jsonl");
     std::fs::write(&stale, lines.join("\n") + "\n").unwrap();
-    let o = bench(run.suite, &stale, Some(1), "lucy", run.flags, &dir.path().join("out"));
+    let o = bench(run.suite, &stale, Some(1), "lucy", run.flags, &dir.path().join("out"), None);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("did not reproduce the recording") && err.contains("Re-record with --record"), "{err}");
