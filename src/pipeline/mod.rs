@@ -964,11 +964,7 @@ pub fn crush_sql(
                 Err(e) => failure("match_tables", kind_of(&e), e.to_string()),
                 Ok(_) => failure("match_tables", "nothing_matched", "CRUSH chose no schema element"),
             };
-            mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
-            trace.match_tables = Some(mt);
-            trace.failure = Some(f.clone());
-            trace.total_ms = started.elapsed().as_secs_f64() * 1000.0;
-            return Ok(DirectOutcome { trace, sql: None, rows: None, failure: Some(f) });
+            return Ok(phase1_failed(trace, mt, f, started));
         }
     };
     let mut ids = Vec::new();
@@ -980,6 +976,15 @@ pub fn crush_sql(
     mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
     trace.match_tables = Some(mt);
     direct_over(graph, question, evidence, opts, Some(llm), Some(&ids), trace, started, None)
+}
+
+/// A seed method's outcome when its phase 1 (`mt`) failed with `f`.
+fn phase1_failed(mut trace: Trace, mut mt: MatchTrace, f: Failure, started: Instant) -> DirectOutcome {
+    mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+    trace.match_tables = Some(mt);
+    trace.failure = Some(f.clone());
+    trace.total_ms = started.elapsed().as_secs_f64() * 1000.0;
+    DirectOutcome { trace, sql: None, rows: None, failure: Some(f) }
 }
 
 /// A method's own SQL prompt for [`direct_over`]: its name and variables

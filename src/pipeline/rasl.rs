@@ -220,11 +220,7 @@ pub fn rasl_sql(
         Ok(t) => t,
         Err(e) => {
             let f = failure("match_tables", kind_of(&e), e.to_string());
-            mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
-            trace.match_tables = Some(mt);
-            trace.failure = Some(f.clone());
-            trace.total_ms = started.elapsed().as_secs_f64() * 1000.0;
-            return Ok(DirectOutcome { trace, sql: None, rows: None, failure: Some(f) });
+            return Ok(super::phase1_failed(trace, mt, f, started));
         }
     };
     let mut ids = Vec::new();

@@ -329,11 +329,7 @@ pub fn tasql_sql(
         Ok(x) => x,
         Err(e) => {
             let f = failure("match_tables", kind_of(&e), e.to_string());
-            mt.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
-            trace.match_tables = Some(mt);
-            trace.failure = Some(f.clone());
-            trace.total_ms = started.elapsed().as_secs_f64() * 1000.0;
-            return Ok(DirectOutcome { trace, sql: None, rows: None, failure: Some(f) });
+            return Ok(super::phase1_failed(trace, mt, f, started));
         }
     };
     mt.tables = ids.iter().map(|&t| graph.name(t).to_string()).collect();
