@@ -273,8 +273,9 @@ pub fn generate_sql(
     let mut grammar = task.grammar.clone();
     // The last refused SQL, when the guard or the run refused it.
     let mut rejected: Option<String> = None;
-    // The last query that ran and returned no rows (`feedback.on_empty`).
-    let mut empty: Option<SqlOutcome> = None;
+    // The last query that ran and returned no rows (`feedback.on_empty`),
+    // with its round.
+    let mut empty: Option<(usize, SqlOutcome)> = None;
     let rounds = task.feedback.rounds;
     for round in 0..=rounds {
         let req = ChatRequest {
@@ -342,13 +343,8 @@ pub fn generate_sql(
         let no_rows = |o: &SqlOutcome| o.rows.as_ref().is_some_and(|r| r.rows.is_empty());
         if let Ok(o) = &outcome {
             if task.feedback.on_empty && round < rounds && no_rows(o) {
-                let vars = serde_json::json!({
-                    "sql": crate::error::cut(&o.checked.sql, REPAIR_SQL_CHARS),
-                    "error": EMPTY_RESULT,
-                    "dialect": dialect_label(task.dialect),
-                    "allowed": task.allowed.describe(),
-                });
-                empty = outcome.ok();
+                let vars = repair_vars(task, &o.checked.sql, EMPTY_RESULT);
+                empty = outcome.ok().map(|o| (round, o));
                 messages.push(Message { role: "assistant".into(), content: answer });
                 messages.push(Message::user(prompts.render("repair_sql", &vars)?));
                 continue;
@@ -362,12 +358,11 @@ pub fn generate_sql(
                 return Ok(o);
             }
             Err(e) => {
-                let vars = serde_json::json!({
-                    "sql": crate::error::cut(failed_sql.as_deref().unwrap_or_default(), REPAIR_SQL_CHARS),
-                    "error": crate::error::cut(&error_text(&e), REPAIR_ERROR_CHARS),
-                    "dialect": dialect_label(task.dialect),
-                    "allowed": task.allowed.describe(),
-                });
+                let vars = repair_vars(
+                    task,
+                    failed_sql.as_deref().unwrap_or_default(),
+                    &crate::error::cut(&error_text(&e), REPAIR_ERROR_CHARS),
+                );
                 last_err = Some(e);
                 if round < rounds {
                     if let (Some(rg), Some(sql)) = (&task.repair_grammar, &failed_sql) {
@@ -388,13 +383,25 @@ pub fn generate_sql(
         }
     }
     trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
-    if let Some(o) = empty {
-        // Every follow-up failed: the query that ran (empty) is the answer.
+    if let Some((round, o)) = empty {
+        // Every later follow-up failed: the last query that ran (empty) is
+        // the answer; repaired when a follow-up wrote it.
         trace.sql = Some(o.checked.sql.clone());
-        trace.repaired = false;
+        trace.repaired = round > 0;
         return Ok(o);
     }
     Err(last_err.unwrap_or_else(|| Error::Sql("no attempt made".into())))
+}
+
+/// The `repair_sql` prompt's variables: the SQL that failed (cut to
+/// [`REPAIR_SQL_CHARS`]) and what went wrong.
+fn repair_vars(task: &SqlTask, sql: &str, error: &str) -> serde_json::Value {
+    serde_json::json!({
+        "sql": crate::error::cut(sql, REPAIR_SQL_CHARS),
+        "error": error,
+        "dialect": dialect_label(task.dialect),
+        "allowed": task.allowed.describe(),
+    })
 }
 
 /// Whether two queries are the same text up to blanks and a final `;`.

@@ -321,3 +321,26 @@ mod never_panics {
         }
     }
 }
+
+/// RASL's follow-ups: when every follow-up after an empty result fails,
+/// the last query that ran is the answer, and the trace says a follow-up
+/// wrote it.
+#[test]
+fn the_last_empty_result_is_the_answer_when_later_follow_ups_fail() {
+    let v = q1_view();
+    let empty = "```sql\nSELECT CLIENT_name FROM lucy_view WHERE DATACENTER_name = 'nowhere'\n```";
+    let empty_again = "```sql\nSELECT CLIENT_name FROM lucy_view WHERE DATACENTER_name = 'nowhere either'\n```";
+    let chat = FakeChat::new()
+        .on(&["returned no rows", "'nowhere either'"], &["```sql\nDROP TABLE CLIENT;\n```"])
+        .on(&["returned no rows", "'nowhere'"], &[empty_again])
+        .on(&["I created a view table"], &[empty]);
+    let mut tk = task(&v, true);
+    tk.feedback = Feedback::RASL;
+    let mut t = QueryTrace::default();
+    let o = generate_sql(&tk, &chat, &Prompts::embedded(), &mut t).unwrap();
+    assert!(o.rows.unwrap().rows.is_empty());
+    assert!(o.checked.sql.contains("nowhere either"), "{}", o.checked.sql);
+    assert_eq!(t.attempts.len(), 3);
+    assert!(t.repaired, "the first follow-up wrote the answer");
+    assert_eq!(chat.requests.lock().unwrap().len(), 3);
+}
