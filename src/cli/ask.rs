@@ -208,6 +208,11 @@ pub struct NameFlags {
     /// table listed in excess cannot remove or repeat rows); no LLM call.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub narrow_view: OnOff,
+    /// Under --query-names strict: SUM, AVG, TOTAL and + - * / % read only
+    /// view columns that can be quantities (not keys, dates, or text whose
+    /// values are not numbers); the value index is read to tell.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub typed_measures: OnOff,
 }
 
 impl NameFlags {
@@ -219,6 +224,7 @@ impl NameFlags {
         opts.view_columns = self.view_columns.into();
         opts.keep_top = self.keep_top.is_on();
         opts.narrow_view = self.narrow_view.is_on();
+        opts.typed_measures = self.typed_measures.is_on();
     }
 }
 

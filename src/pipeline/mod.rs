@@ -11,6 +11,7 @@
 pub mod ddl;
 pub mod explain;
 pub mod linker;
+pub mod measures;
 pub mod narrow;
 pub mod progress;
 pub mod rasl;
@@ -180,6 +181,12 @@ pub struct AskOptions {
     /// narrower view (`narrow`). Off by default.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub narrow_view: bool,
+    /// `--typed-measures on`: QueryView's strict grammar lets SUM, AVG,
+    /// TOTAL and arithmetic read only the view columns that can be
+    /// quantities (not keys, dates or text whose values are not numbers;
+    /// `measures`). Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub typed_measures: bool,
 }
 
 fn is_default_distinct(d: &DistinctMode) -> bool {
@@ -249,6 +256,7 @@ impl Default for AskOptions {
             keep_top: false,
             sql_feedback: query::Feedback::default(),
             narrow_view: false,
+            typed_measures: false,
         }
     }
 }
@@ -664,6 +672,20 @@ pub fn ask_with_progress(
             None
         };
         let shown = examples_over_view(graph, &view, dialect, out.trace.examples.as_mut());
+        let mut name_rules = NameRules::new(opts.query_names);
+        if opts.typed_measures {
+            let mut warning = None;
+            let index = opts.execute.as_ref().and_then(|db| match link::values::shared(graph, db) {
+                Ok((index, _)) => Some(index),
+                Err(e) => {
+                    warning = Some(format!("the value index of {db} could not be read: {e}"));
+                    None
+                }
+            });
+            let columns = measures::measure_columns(graph, &view.columns, index.as_deref());
+            name_rules.measures = Some(columns.clone());
+            qt.measures = Some(crate::types::trace::TypedMeasures { columns, warning });
+        }
         let notes = link::values::view_notes(graph, &values, &view.columns);
         let (prompt_name, prompt) = query::view_prompt_full(
             &prompts,
@@ -688,12 +710,9 @@ pub fn ask_with_progress(
                 &view_columns,
                 &model_names(graph),
                 dialect,
-                &NameRules::new(opts.query_names),
+                &name_rules,
             )),
-            repair_grammar: Some(RepairGrammar {
-                reserved: model_names(graph),
-                rules: NameRules::new(opts.query_names),
-            }),
+            repair_grammar: Some(RepairGrammar { reserved: model_names(graph), rules: name_rules.clone() }),
             rename: opts.rename_unknown.then_some(view.columns.as_slice()),
             distinct: (opts.distinct == DistinctMode::Auto).then_some(&view),
             feedback: query::Feedback::default(),

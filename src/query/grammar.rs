@@ -136,6 +136,10 @@ const SYSTEM_RELATIONS: &[&str] = &[
 /// Aggregate functions (all dialects).
 const AGGREGATES: &[&str] = &["count", "sum", "avg", "min", "max"];
 
+/// The aggregates that read a measure under typed measures (SQLite's
+/// TOTAL is SUM).
+const MEASURE_AGGREGATES: &[&str] = &["sum", "avg", "total"];
+
 /// Scalar functions every dialect here has.
 const COMMON_FUNCS: &[&str] = &[
     "abs",
@@ -406,12 +410,18 @@ pub struct NameRules {
     /// and the model's names. Ignored by the free grammar, which stays the
     /// recorded one byte for byte.
     pub forbidden: Vec<String>,
+    /// Typed measures (`--typed-measures on`): the columns SUM, AVG and
+    /// TOTAL may read and `+ - * / %` may combine, in a query without WITH
+    /// under the strict rules (a CTE's and GROUP BY's, HAVING's and ORDER
+    /// BY's expressions are not typed). `None`: any column. Ignored by the
+    /// free grammar.
+    pub measures: Option<Vec<String>>,
 }
 
 impl NameRules {
-    /// The rules of `names`, forbidding nothing more.
+    /// The rules of `names`, forbidding nothing more, measures untyped.
     pub fn new(names: QueryNames) -> Self {
-        NameRules { names, forbidden: Vec::new() }
+        NameRules { names, forbidden: Vec::new(), measures: None }
     }
 }
 
@@ -510,14 +520,38 @@ fn build(
     }
     r.push_str(&GRAMMAR_QUERY.replace("{s}", "_w").replace("{k}", "_kw").replace("{cte_ref}", " | IDENT"));
     let expr = GRAMMAR_EXPR.replace("{like}", like).replace("{glob}", glob);
-    // (suffix, subqueries' rules, the column references admitted)
-    let mut copies = vec![("", "", "column_ref"), ("_w", "_w", "column_ref"), ("_k", "", ""), ("_kw", "_w", "")];
+    let measures = rules.measures.as_ref().filter(|_| strict);
+    // No measure column: SUM/AVG read no column at all (a rule of no names
+    // would be the never-matching placeholder, which a model can write).
+    let measure_cols = measures.is_some_and(|m| !m.is_empty());
+    // (suffix, subqueries' rules, the column references admitted, the copy
+    // of function arguments and CASE conditions)
+    let mut copies = vec![
+        ("", "", "column_ref", ""),
+        ("_w", "_w", "column_ref", "_w"),
+        ("_k", "", "", "_k"),
+        ("_kw", "_w", "", "_kw"),
+    ];
     if strict {
-        copies.push(("_v", "", "column_ref_v"));
+        copies.push(("_v", "", "column_ref_v", "_v"));
     }
-    for &(e, q, colref) in &copies {
+    if measures.is_some() {
+        copies.push(("_m", "", if measure_cols { "measure_ref" } else { "" }, "_v"));
+    }
+    for &(e, q, colref, a) in &copies {
         let colref = if colref.is_empty() { String::new() } else { format!("\n    | {colref}") };
-        r.push_str(&expr.replace("{e}", e).replace("{q}", q).replace("{colref}", &colref));
+        let typed = measures.is_some() && (e == "_v" || e == "_m");
+        let arith = if typed && e == "_v" { ARITH_TYPED_V } else { ARITH_ANY };
+        let agg = if typed { AGG_TYPED } else { AGG_ANY };
+        r.push_str(
+            &expr
+                .replace("{arith}", arith)
+                .replace("{agg}", agg)
+                .replace("{a}", a)
+                .replace("{e}", e)
+                .replace("{q}", q)
+                .replace("{colref}", &colref),
+        );
     }
     r.push_str(GRAMMAR_SHARED);
     if strict {
@@ -525,6 +559,9 @@ fn build(
             &GRAMMAR_SHARED_STRICT
                 .replace("{after_qualifier}", if derived { "(column_name | IDENT)" } else { "column_name" }),
         );
+    }
+    if measure_cols {
+        r.push_str("measure_ref: measure_name | qualifier_v \".\" measure_name\n");
     }
     for &(e, ..) in &copies {
         if dialect != Dialect::Sqlite {
@@ -544,6 +581,15 @@ fn build(
     g.push_str(&name_rule("relation_name", relations, dialect));
     g.push_str(&name_rule("column_name", columns, dialect));
     g.push_str(&format!("AGG_NAME: {}\n", names_regex(&aggs)));
+    if let Some(m) = measures {
+        if measure_cols {
+            g.push_str(&name_rule("measure_name", m, dialect));
+        }
+        let (typed, other): (Vec<String>, Vec<String>) =
+            aggs.iter().cloned().partition(|a| MEASURE_AGGREGATES.contains(&a.as_str()));
+        g.push_str(&format!("MEASURE_AGG: {}\n", names_regex(&typed)));
+        g.push_str(&format!("AGG_OTHER: {}\n", names_regex(&other)));
+    }
     g.push_str(&format!("FUNC_NAME: {}\n", names_regex(&funcs)));
     g.push_str(&format!("DATE_UNIT: {}\n", names_regex(&words(DATE_UNITS))));
     // MySQL strings take backslash escapes; standard SQL strings do not.
@@ -572,6 +618,15 @@ fn build(
         // Table aliases and qualifiers of a query without WITH.
         if prefixes.is_empty() {
             g.push_str("QUAL: IDENT\n");
+        } else if measures.is_some() {
+            // Typed measures: a qualifier is at most 32 characters and does
+            // not start with a view table's name at all (`SUPERCHARGEReasons…`),
+            // so a column the grammar refuses inside SUM cannot turn into a
+            // made-up qualifier running to the token limit (session 12, DDO
+            // Q3 and Q22). Names of one or two letters keep the `_` rule.
+            let heads: Vec<String> =
+                prefixes.iter().map(|p| if p.len() >= 3 { ci_regex(p) } else { format!("{}_", ci_regex(p)) }).collect();
+            g.push_str(&format!("QUAL: IDENT & /.{{1,32}}/ & ~/({})[A-Za-z0-9_]*/\n", heads.join("|")));
         } else {
             let heads: Vec<String> = prefixes.iter().map(|p| format!("{}_", ci_regex(p))).collect();
             g.push_str(&format!("QUAL: IDENT & ~/({})[A-Za-z0-9_]*/\n", heads.join("|")));
@@ -788,10 +843,15 @@ const STRICT_DERIVED_TABLE: &str = r#" | "(" query ")" ("AS"i? QUAL ("(" IDENT (
 
 /// The expression rules, instantiated four times (five under
 /// [`QueryNames::Strict`]: `_v`, whose unqualified column references are
-/// the allowed relations' columns only): `{e}` is the copy's
-/// suffix and `{q}` the query rules its subqueries use ("" and "_w" with
-/// column references; "_k" and "_kw", the column-free copies for a SELECT
-/// without FROM, with `{colref}` empty).
+/// the allowed relations' columns only; six with typed measures: `_m`,
+/// whose column references are [`NameRules::measures`]): `{e}` is the
+/// copy's suffix and `{q}` the query rules its subqueries use ("" and "_w"
+/// with column references; "_k" and "_kw", the column-free copies for a
+/// SELECT without FROM, with `{colref}` empty). `{a}` is the copy that
+/// function arguments, CAST and CASE conditions use (`{e}` itself, except
+/// in `_m`, where they are `_v`: `SUM(CASE WHEN CLIENT_gender = 'F' THEN
+/// PAYAMOUNT_amount END)`); `{agg}` and `{arith}` are [`AGG_ANY`] and
+/// [`ARITH_ANY`] or their typed forms.
 const GRAMMAR_EXPR: &str = r#"expr{e}: or_expr{e}
 or_expr{e}: and_expr{e} ("OR"i and_expr{e})*
 and_expr{e}: not_expr{e} ("AND"i not_expr{e})*
@@ -804,19 +864,37 @@ predicate{e}: sum_expr{e}
     | sum_expr{e} "NOT"i? "BETWEEN"i sum_expr{e} "AND"i sum_expr{e}
     | sum_expr{e} "NOT"i? {like} sum_expr{e} ("ESCAPE"i STRING)?{glob}
     | "EXISTS"i "(" query{q} ")"
-sum_expr{e}: product{e} (("+" | "-" | "||") product{e})*
-product{e}: unary{e} (("*" | "/" | "%") unary{e})*
-unary{e}: "-" unary{e} | "+" unary{e} | primary{e}
+{arith}unary{e}: "-" unary{e} | "+" unary{e} | primary{e}
 primary{e}: literal{colref}
-    | AGG_NAME "(" "DISTINCT"i? expr{e} ")"
+    | {agg}
     | "COUNT"i "(" "*" ")"
-    | FUNC_NAME "(" (expr{e} ("," expr{e})*)? ")"
+    | FUNC_NAME "(" (expr{a} ("," expr{a})*)? ")"
     | "(" expr{e} ")"
     | "(" query{q} ")"
-    | "CASE"i expr{e}? ("WHEN"i expr{e} "THEN"i expr{e})+ ("ELSE"i expr{e})? "END"i
-    | "CAST"i "(" expr{e} "AS"i type_name ")"
+    | "CASE"i expr{a}? ("WHEN"i expr{a} "THEN"i expr{e})+ ("ELSE"i expr{e})? "END"i
+    | "CAST"i "(" expr{a} "AS"i type_name ")"
     | primary_extra{e}
 "#;
+
+/// The arithmetic rules of a copy of [`GRAMMAR_EXPR`] (`{arith}`).
+const ARITH_ANY: &str = r#"sum_expr{e}: product{e} (("+" | "-" | "||") product{e})*
+product{e}: unary{e} (("*" | "/" | "%") unary{e})*
+"#;
+
+/// `{arith}` of the `_v` copy under typed measures: an operand of `+`,
+/// `-`, `*`, `/` or `%` is a measure expression (`_m`), so a text, date or
+/// key column cannot be added to or multiplied.
+const ARITH_TYPED_V: &str = r#"sum_expr_v: product_v ("||" product_v)* | product_m (("+" | "-") product_m)+
+product_v: unary_v | unary_m (("*" | "/" | "%") unary_m)+
+"#;
+
+/// The aggregate call of a copy of [`GRAMMAR_EXPR`] (`{agg}`).
+const AGG_ANY: &str = r#"AGG_NAME "(" "DISTINCT"i? expr{e} ")""#;
+
+/// `{agg}` of the `_v` and `_m` copies under typed measures: SUM, AVG and
+/// TOTAL read a measure expression, the other aggregates any expression.
+const AGG_TYPED: &str = r#"AGG_OTHER "(" "DISTINCT"i? expr_v ")"
+    | MEASURE_AGG "(" "DISTINCT"i? expr_m ")""#;
 
 /// Rules that do not contain queries.
 const GRAMMAR_SHARED: &str = r#"set_op: "UNION"i "ALL"i? | "INTERSECT"i | "EXCEPT"i

@@ -462,6 +462,21 @@ pub struct QueryTrace {
     /// K ≥ 2); absent when it was off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_vote: Option<ExecVote>,
+    /// `--typed-measures on`: the view columns the grammar let SUM, AVG,
+    /// TOTAL and arithmetic read; absent when it was off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measures: Option<TypedMeasures>,
+}
+
+/// The columns typed measures admitted, and why the data could not help.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TypedMeasures {
+    /// View columns that can be measures.
+    pub columns: Vec<String>,
+    /// Set when the value index could not be read (text columns then stay
+    /// measures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// Execution-guided choice (`--exec-vote K`): K answers sampled in one call,

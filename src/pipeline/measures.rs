@@ -1,0 +1,214 @@
+//! `--typed-measures on` (issue 23): the view columns QueryView's grammar
+//! lets SUM, AVG and TOTAL read and `+ - * / %` combine
+//! ([`crate::query::grammar::NameRules::measures`]).
+//!
+//! On DDO the 1.5B model summed `SUPERCHARGE_reason` (text),
+//! `INCOME_payamt_id` (a key) and `PAYMENT_date` where the question asked
+//! for `PAYAMOUNT_amount`, and wrote `RUNTIME_overallstatus + 100` (text)
+//! for `RCPU_overallusage + 100`. A column is left out when the model or the
+//! data says it cannot be a quantity:
+//!
+//! - a key: in its table's primary key or on either end of a relationship
+//!   (no gold query of DDO, ACME or Spider dev sums or averages one);
+//! - a date, time or boolean by its declared type;
+//! - a text column whose values in the value index are not all numbers
+//!   (Spider's `cars_data.mpg` is TEXT holding numbers and stays a
+//!   measure). Without an index, a text column stays a measure: the grammar
+//!   only refuses what it knows to be wrong.
+//!
+//! Numeric types and columns without a declared type are measures.
+
+use crate::graph::SchemaGraph;
+use crate::link::values::ValueIndex;
+use crate::types::ViewColumn;
+
+/// What a column can be, by its declared SQL type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeClass {
+    /// INT, REAL, FLOAT, DOUBLE, NUMERIC, DECIMAL, NUMBER, MONEY.
+    Number,
+    /// DATE, TIME, DATETIME, TIMESTAMP, INTERVAL; BOOL, BOOLEAN.
+    Temporal,
+    /// CHAR, VARCHAR, TEXT, STRING, CLOB, ENUM, and no declared type.
+    Text,
+    /// Anything else (BLOB, JSON, …).
+    Other,
+}
+
+/// The class of a declared SQL type (case-insensitive; `DECIMAL(10,2)`
+/// reads as DECIMAL).
+pub fn type_class(sql_type: &str) -> TypeClass {
+    let u = sql_type.trim().to_ascii_uppercase();
+    if u.is_empty() {
+        return TypeClass::Text;
+    }
+    // Whole words only (`POINT` ends in INT): the first word decides a
+    // date or time; any word a number (`UNSIGNED INT`, `INT UNSIGNED`).
+    let words: Vec<&str> = u.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).collect();
+    let first = words.first().copied().unwrap_or("");
+    if ["DATE", "TIME", "DATETIME", "TIMESTAMP", "TIMESTAMPTZ", "INTERVAL", "YEAR", "BOOL", "BOOLEAN"].contains(&first)
+    {
+        return TypeClass::Temporal;
+    }
+    const NUMBER_WORDS: &[&str] = &[
+        "INT",
+        "INTEGER",
+        "BIGINT",
+        "SMALLINT",
+        "TINYINT",
+        "MEDIUMINT",
+        "SERIAL",
+        "BIGSERIAL",
+        "SMALLSERIAL",
+        "REAL",
+        "FLOAT",
+        "DOUBLE",
+        "NUMERIC",
+        "DECIMAL",
+        "DEC",
+        "NUMBER",
+        "MONEY",
+        "FIXED",
+    ];
+    if words.iter().any(|w| NUMBER_WORDS.contains(w)) {
+        return TypeClass::Number;
+    }
+    if crate::link::values::is_text_type(&u) {
+        return TypeClass::Text;
+    }
+    TypeClass::Other
+}
+
+/// Whether `s` reads as a number (`12`, `-3.5`, `1e3`, blanks around).
+fn is_number(s: &str) -> bool {
+    s.trim().parse::<f64>().is_ok_and(f64::is_finite)
+}
+
+/// Whether `column` of `table` is a key: in the table's primary key or on
+/// its end of a relationship (names compared case-insensitively).
+fn is_key(graph: &SchemaGraph, table: &str, column: &str) -> bool {
+    let model = graph.model();
+    let pk = model
+        .tables
+        .iter()
+        .filter(|t| t.name.eq_ignore_ascii_case(table))
+        .any(|t| t.primary_key.iter().any(|k| k.eq_ignore_ascii_case(column)));
+    pk || model.relationships.iter().any(|r| {
+        r.on.iter().any(|[from, to]| {
+            (r.from.eq_ignore_ascii_case(table) && from.eq_ignore_ascii_case(column))
+                || (r.to.eq_ignore_ascii_case(table) && to.eq_ignore_ascii_case(column))
+        })
+    })
+}
+
+/// Whether `column` of `table` can be a measure (see the module's rules);
+/// `index`'s values decide for text columns it holds.
+pub fn is_measure(graph: &SchemaGraph, table: &str, column: &str, index: Option<&ValueIndex>) -> bool {
+    if is_key(graph, table, column) {
+        return false;
+    }
+    let ty = graph
+        .model()
+        .tables
+        .iter()
+        .find(|t| t.name.eq_ignore_ascii_case(table))
+        .and_then(|t| t.columns.iter().find(|c| c.name.eq_ignore_ascii_case(column)))
+        .map(|c| c.sql_type.as_str());
+    match ty.map(type_class) {
+        // A column the model does not know: leave it to the guard.
+        None | Some(TypeClass::Number) => true,
+        Some(TypeClass::Temporal) | Some(TypeClass::Other) => false,
+        Some(TypeClass::Text) => {
+            let values = index.and_then(|i| {
+                i.columns.iter().find(|c| c.table.eq_ignore_ascii_case(table) && c.column.eq_ignore_ascii_case(column))
+            });
+            match values {
+                Some(v) if !v.values.is_empty() => v.values.iter().all(|s| is_number(s)),
+                _ => true,
+            }
+        }
+    }
+}
+
+/// The aliases of the view's columns that can be measures.
+pub fn measure_columns(graph: &SchemaGraph, columns: &[ViewColumn], index: Option<&ValueIndex>) -> Vec<String> {
+    columns.iter().filter(|c| is_measure(graph, &c.table, &c.column, index)).map(|c| c.alias.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::values::ColumnValues;
+
+    fn ddo() -> SchemaGraph {
+        crate::graph::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap()
+    }
+
+    #[test]
+    fn type_classes() {
+        for t in [
+            "INTEGER",
+            "int",
+            "BIGINT",
+            "REAL",
+            "DOUBLE PRECISION",
+            "DECIMAL(10,2)",
+            "numeric",
+            "NUMBER(5)",
+            "unsigned int",
+        ] {
+            assert_eq!(type_class(t), TypeClass::Number, "{t}");
+        }
+        for t in ["DATE", "datetime", "TIMESTAMP WITH TIME ZONE", "TIME", "BOOLEAN", "bool"] {
+            assert_eq!(type_class(t), TypeClass::Temporal, "{t}");
+        }
+        for t in ["TEXT", "VARCHAR(20)", "char(3)", "", "STRING"] {
+            assert_eq!(type_class(t), TypeClass::Text, "{t}");
+        }
+        assert_eq!(type_class("POINT"), TypeClass::Other);
+        assert_eq!(type_class("BLOB"), TypeClass::Other);
+    }
+
+    #[test]
+    fn keys_dates_and_text_are_not_measures() {
+        let g = ddo();
+        assert!(is_measure(&g, "PAYAMOUNT", "amount", None));
+        assert!(is_measure(&g, "RCPU", "overallusage", None));
+        // Primary key, a relationship's end on either side.
+        assert!(!is_measure(&g, "PAYAMOUNT", "id", None));
+        assert!(!is_measure(&g, "INCOME", "payamt_id", None));
+        assert!(!is_measure(&g, "PAYMENT", "client_id", None));
+        // Text without an index: left to the model.
+        assert!(is_measure(&g, "SUPERCHARGE", "reason", None));
+        let index = |values: &[&str]| ValueIndex {
+            columns: vec![ColumnValues {
+                table: "SUPERCHARGE".into(),
+                column: "reason".into(),
+                values: values.iter().map(|s| s.to_string()).collect(),
+                complete: true,
+            }],
+            ..ValueIndex::default()
+        };
+        assert!(!is_measure(&g, "SUPERCHARGE", "reason", Some(&index(&["late fee", "12"]))));
+        assert!(is_measure(&g, "SUPERCHARGE", "reason", Some(&index(&["12", " 3.5", "-1e3"]))));
+        // A column the model does not have is left to the guard.
+        assert!(is_measure(&g, "PAYAMOUNT", "nothing", None));
+    }
+
+    #[test]
+    fn date_columns_are_not_measures() {
+        let g = ddo();
+        let dates: Vec<(String, String)> = g
+            .model()
+            .tables
+            .iter()
+            .flat_map(|t| t.columns.iter().map(move |c| (t.name.clone(), c.clone())))
+            .filter(|(_, c)| type_class(&c.sql_type) == TypeClass::Temporal)
+            .map(|(t, c)| (t, c.name))
+            .collect();
+        assert!(!dates.is_empty(), "DDO has date columns");
+        for (t, c) in dates {
+            assert!(!is_measure(&g, &t, &c, None), "{t}.{c}");
+        }
+    }
+}
