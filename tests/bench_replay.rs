@@ -241,6 +241,66 @@ const DDO_METHODS_S11: Run = Run {
     pool: None,
 };
 
+/// Session 12's: `crush` on DDO, recorded into the same cassette (it
+/// resumed the stopped run's first question).
+const DDO_CRUSH_S12: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-methods-s11.jsonl",
+    expected: "benchmarks/cassettes/ddo-crush-s12.expected.json",
+    methods: &["crush"],
+    recorded: None,
+    flags: &[S10_DEFAULTS],
+    pool: None,
+};
+
+/// `fewshot` (DynVS) on DDO with the in-database pool (`lucy examples pool
+/// --suite ddo --kind in-database`), into the same cassette.
+const DDO_FEWSHOT_S12: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-methods-s11.jsonl",
+    expected: "benchmarks/cassettes/ddo-fewshot-s12.expected.json",
+    methods: &["fewshot"],
+    recorded: None,
+    flags: &[S10_DEFAULTS],
+    pool: Some("in-database"),
+};
+
+/// Session 12's `--typed-measures on` on DDO (issue 23), recorded into
+/// session 9's defaults cassette (phase 1 replayed, QueryView fresh) and
+/// appended to it.
+const DDO_S12_TYPED: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-typed-s12.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S10_DEFAULTS, &["--typed-measures", "on"]],
+    pool: None,
+};
+
+/// The same on the Spider sample's first 50.
+const SPIDER_S12_TYPED: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-typed-s12.expected.json",
+    methods: &["lucy"],
+    recorded: Some(50),
+    flags: &[&["--sample", "100", "--seed", "1"], S10_DEFAULTS, &["--typed-measures", "on"]],
+    pool: None,
+};
+
+/// Session 12's `lucy --examples` on DDO (issue 24) with the in-database
+/// pool, recorded into session 9's defaults cassette and appended to it.
+const DDO_S12_EXAMPLES: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-examples-s12.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S10_DEFAULTS],
+    pool: Some("in-database"),
+};
+
 /// `lucy bench SUITE --replay CASSETTE` on the first `limit` questions (all
 /// with `None`), with a freshly built pool of kind `pool` when given.
 fn bench(
@@ -364,6 +424,15 @@ fn the_spider_sample_run_replays_to_its_committed_outcome() {
 #[test]
 fn the_seed_method_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_METHODS_S11);
+    replays_to_the_committed_outcome(&DDO_CRUSH_S12);
+    replays_to_the_committed_outcome(&DDO_FEWSHOT_S12);
+    replays_to_the_committed_outcome(&DDO_S12_EXAMPLES);
+}
+
+#[test]
+fn the_typed_measure_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&DDO_S12_TYPED);
+    replays_to_the_committed_outcome(&SPIDER_S12_TYPED);
 }
 
 #[test]
