@@ -18,7 +18,7 @@
 //!
 //! Numeric types and columns without a declared type are measures.
 
-use crate::graph::SchemaGraph;
+use crate::graph::{SchemaGraph, TableId};
 use crate::link::values::ValueIndex;
 use crate::types::ViewColumn;
 
@@ -84,43 +84,34 @@ fn is_number(s: &str) -> bool {
     s.trim().parse::<f64>().is_ok_and(f64::is_finite)
 }
 
-/// Whether `column` of `table` is a key: in the table's primary key or on
-/// its end of a relationship (names compared case-insensitively).
-fn is_key(graph: &SchemaGraph, table: &str, column: &str) -> bool {
-    let model = graph.model();
-    let pk = model
-        .tables
-        .iter()
-        .filter(|t| t.name.eq_ignore_ascii_case(table))
-        .any(|t| t.primary_key.iter().any(|k| k.eq_ignore_ascii_case(column)));
-    pk || model.relationships.iter().any(|r| {
-        r.on.iter().any(|[from, to]| {
-            (r.from.eq_ignore_ascii_case(table) && from.eq_ignore_ascii_case(column))
-                || (r.to.eq_ignore_ascii_case(table) && to.eq_ignore_ascii_case(column))
+/// Whether `column` of table `t` is a key: in its primary key or on its
+/// end of a relationship (column names compared case-insensitively).
+fn is_key(graph: &SchemaGraph, t: TableId, column: &str) -> bool {
+    graph.table(t).primary_key.iter().any(|k| k.eq_ignore_ascii_case(column))
+        || graph.petgraph().edge_weights().any(|&rel| {
+            let (from, to) = graph.endpoints(rel);
+            graph.relationship(rel).on.iter().any(|[f, o]| {
+                (from == t && f.eq_ignore_ascii_case(column)) || (to == t && o.eq_ignore_ascii_case(column))
+            })
         })
-    })
 }
 
 /// Whether `column` of `table` can be a measure (see the module's rules);
 /// `index`'s values decide for text columns it holds.
 pub fn is_measure(graph: &SchemaGraph, table: &str, column: &str, index: Option<&ValueIndex>) -> bool {
-    if is_key(graph, table, column) {
+    // A table or column the model does not know: leave it to the guard.
+    let Some(t) = graph.table_id(table) else { return true };
+    if is_key(graph, t, column) {
         return false;
     }
-    let ty = graph
-        .model()
-        .tables
-        .iter()
-        .find(|t| t.name.eq_ignore_ascii_case(table))
-        .and_then(|t| t.columns.iter().find(|c| c.name.eq_ignore_ascii_case(column)))
-        .map(|c| c.sql_type.as_str());
+    let ty = graph.table(t).columns.iter().find(|c| c.name.eq_ignore_ascii_case(column)).map(|c| c.sql_type.as_str());
     match ty.map(type_class) {
-        // A column the model does not know: leave it to the guard.
         None | Some(TypeClass::Number) => true,
         Some(TypeClass::Temporal) | Some(TypeClass::Other) => false,
         Some(TypeClass::Text) => {
+            let name = graph.name(t);
             let values = index.and_then(|i| {
-                i.columns.iter().find(|c| c.table.eq_ignore_ascii_case(table) && c.column.eq_ignore_ascii_case(column))
+                i.columns.iter().find(|c| c.table.eq_ignore_ascii_case(name) && c.column.eq_ignore_ascii_case(column))
             });
             match values {
                 Some(v) if !v.values.is_empty() => v.values.iter().all(|s| is_number(s)),
