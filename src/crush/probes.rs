@@ -5,7 +5,7 @@
 //! question's own phrases.
 
 use crate::error::{Error, Result};
-use crate::llm::{ChatModel, ChatRequest, Message};
+use crate::llm::{ChatModel, ChatRequest};
 use crate::prompts::Prompts;
 
 /// Parse a hallucinated schema into probe texts.
@@ -88,15 +88,7 @@ pub fn hallucinate(llm: &dyn ChatModel, question: &str) -> Result<Vec<String>> {
 /// [`hallucinate`] with a given prompt set (e.g. `--prompts DIR` overrides).
 pub fn hallucinate_with(llm: &dyn ChatModel, prompts: &Prompts, question: &str) -> Result<Vec<String>> {
     let prompt = prompts.render("crush_hallucinate", serde_json::json!({ "question": question }))?;
-    let req = ChatRequest {
-        phase: "crush_hallucinate".into(),
-        messages: vec![Message::user(prompt)],
-        temperature: 0.0,
-        n: 1,
-        response_schema: None,
-        grammar: None,
-        max_tokens: None,
-    };
+    let req = ChatRequest::greedy("crush_hallucinate", prompt);
     let resp = llm.chat(&req)?;
     let answer = resp.choices.first().ok_or_else(|| Error::llm("crush_hallucinate", "the model returned no answer"))?;
     // Models sometimes echo the "Schema:" label or wrap in a code fence.

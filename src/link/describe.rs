@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::graph::{SchemaGraph, TableId};
 use crate::llm::traced;
-use crate::llm::{ChatModel, ChatRequest, Message};
+use crate::llm::{ChatModel, ChatRequest};
 use crate::prompts::Prompts;
 use crate::types::trace::LlmCall;
 
@@ -29,15 +29,7 @@ pub fn describe_table(
         .map(|c| serde_json::json!({"name": c.name, "type": c.sql_type, "description": c.description.clone().unwrap_or_default()}))
         .collect();
     let vars = serde_json::json!({"table": table.name, "columns": columns, "max_words": max_words});
-    let req = ChatRequest {
-        phase: "describe_table".into(),
-        messages: vec![Message::user(prompts.render("describe_table", &vars)?)],
-        temperature: 0.0,
-        n: 1,
-        response_schema: None,
-        grammar: None,
-        max_tokens: None,
-    };
+    let req = ChatRequest::greedy("describe_table", prompts.render("describe_table", &vars)?);
     let (call, result) = traced::call(llm, &req);
     let answer = result?.choices.into_iter().next().unwrap_or_default();
     let text = clean_description(&answer, max_words);

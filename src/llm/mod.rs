@@ -68,6 +68,21 @@ pub enum Constraint {
 }
 
 impl ChatRequest {
+    /// One greedy answer (temperature 0, `n` 1) to `prompt` as a single user
+    /// message, unconstrained and with no length cap of its own: the
+    /// seed methods' free-text calls and table descriptions.
+    pub fn greedy(phase: &str, prompt: String) -> Self {
+        ChatRequest {
+            phase: phase.into(),
+            messages: vec![Message::user(prompt)],
+            temperature: 0.0,
+            n: 1,
+            response_schema: None,
+            grammar: None,
+            max_tokens: None,
+        }
+    }
+
     /// The constraint a grammar-capable backend applies: the Lark grammar
     /// when given, else the JSON Schema.
     pub fn constraint(&self) -> Option<Constraint> {

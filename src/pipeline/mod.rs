@@ -943,17 +943,10 @@ pub fn crush_sql(
         source: format!("crush (hallucinated schema, greedy, {}, budget {budget})", embedder.id()),
         ..MatchTrace::default()
     };
-    let req = crate::llm::ChatRequest {
-        phase: "crush_hallucinate".into(),
-        messages: vec![crate::llm::Message::user(
-            prompts.render("crush_hallucinate", serde_json::json!({ "question": question }))?,
-        )],
-        temperature: 0.0,
-        n: 1,
-        response_schema: None,
-        grammar: None,
-        max_tokens: None,
-    };
+    let req = crate::llm::ChatRequest::greedy(
+        "crush_hallucinate",
+        prompts.render("crush_hallucinate", serde_json::json!({ "question": question }))?,
+    );
     let (call, result) = crate::llm::traced::call(llm, &req);
     mt.cost.add_call(&call);
     let answer = result.map(|r| r.choices.into_iter().next().unwrap_or_default());

@@ -12,7 +12,7 @@ use super::{direct_over, failure, kind_of, new_trace, no_llm, AskOptions, Direct
 use crate::crush::embed::{cosine, Embedder};
 use crate::error::{Error, Result};
 use crate::graph::{SchemaGraph, TableId};
-use crate::llm::{traced, ChatModel, ChatRequest, Message};
+use crate::llm::{traced, ChatModel, ChatRequest};
 use crate::prompts::Prompts;
 use crate::types::trace::{ListStep, MatchTrace};
 
@@ -166,13 +166,8 @@ pub(super) fn ask_once(
     max_tokens: Option<usize>,
 ) -> Result<String> {
     let req = ChatRequest {
-        phase: phase.into(),
-        messages: vec![Message::user(prompt)],
-        temperature: 0.0,
-        n: 1,
-        response_schema: None,
-        grammar: None,
         max_tokens: max_tokens.map(|n| n.min(u32::MAX as usize) as u32),
+        ..ChatRequest::greedy(phase, prompt)
     };
     let (call, result) = traced::call(llm, &req);
     mt.cost.add_call(&call);
