@@ -167,3 +167,54 @@ fn bird_models_are_the_import_plus_curation() {
         .iter()
         .any(|p| matches!(p, Pattern::Lookup { tables, .. } if tables == &["district".to_string()])));
 }
+
+/// Where acme.json says a star root's children are `exclusive` (each root
+/// row is exactly one kind), the data agrees: every row of the root has a
+/// row in exactly one child, joined by the relationship between the two.
+#[test]
+fn acme_exclusive_kinds_partition_their_root_in_the_data() {
+    let m = load("dbmodels/acme.json");
+    let db = root().join("../shared/benchmarks/acme/acme_small.sqlite");
+    let conn = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut checked = 0;
+    for p in &m.patterns {
+        let (root, children) = match p {
+            Pattern::Star { root, children, exclusive: true, .. }
+            | Pattern::Snowflake { root, children, exclusive: true, .. } => (root, children),
+            _ => continue,
+        };
+        let kinds: Vec<String> = children
+            .iter()
+            .map(|c| {
+                let r = m
+                    .relationships
+                    .iter()
+                    .find(|r| {
+                        (r.from.eq_ignore_ascii_case(&c.table) && r.to.eq_ignore_ascii_case(root))
+                            || (r.to.eq_ignore_ascii_case(&c.table) && r.from.eq_ignore_ascii_case(root))
+                    })
+                    .unwrap_or_else(|| panic!("no relationship joins {} to {root}", c.table));
+                let on: Vec<String> =
+                    r.on.iter()
+                        .map(|[a, b]| {
+                            if r.from.eq_ignore_ascii_case(root) {
+                                format!("k.{b} = r.{a}")
+                            } else {
+                                format!("k.{a} = r.{b}")
+                            }
+                        })
+                        .collect();
+                format!("(SELECT COUNT(*) FROM {} k WHERE {})", c.table, on.join(" AND "))
+            })
+            .collect();
+        let rows = q(&conn, &format!("SELECT COUNT(*) FROM {root}"));
+        assert!(rows > 0, "{root} is empty: nothing to check");
+        let not_one = q(&conn, &format!("SELECT COUNT(*) FROM {root} r WHERE {} <> 1", kinds.join(" + ")));
+        assert_eq!(
+            not_one, 0,
+            "{not_one} of {rows} {root} rows are not exactly one kind, but acme.json marks its children exclusive"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 1, "acme.json marks one star exclusive (Claim_Amount)");
+}
