@@ -501,8 +501,7 @@ fn spark_grammar_quotes_with_backticks() {
 /// measure columns as `--typed-measures on` computes them, reading the
 /// value index of `db` (a SQLite file) when given.
 fn typed(model: &str, db: Option<&str>) -> (Vec<String>, Vec<String>, NameRules) {
-    let path = format!("{}/dbmodels/{model}", env!("CARGO_MANIFEST_DIR"));
-    let graph = crate::graph::load(&path).unwrap();
+    let graph = model_graph(model);
     let view: Vec<crate::types::ViewColumn> = model_tables(model)
         .into_iter()
         .flat_map(|(t, cs)| {
@@ -514,14 +513,34 @@ fn typed(model: &str, db: Option<&str>) -> (Vec<String>, Vec<String>, NameRules)
             })
         })
         .collect();
-    let index = db.map(|f| {
-        let db = crate::sql::exec::Database::Sqlite(std::path::PathBuf::from(f));
-        crate::link::values::build(&graph, &db, &crate::link::values::ValueBounds::default()).unwrap()
-    });
-    let mut rules = strict();
-    rules.measures = Some(crate::pipeline::measures::measure_columns(&graph, &view, index.as_ref()));
+    let rules = typed_rules(&graph, &view, sqlite_index(&graph, db).as_ref());
     let (cols, reserved) = wide_view(model);
     (cols, reserved, rules)
+}
+
+/// The schema graph of `dbmodels/{model}`.
+fn model_graph(model: &str) -> crate::graph::SchemaGraph {
+    crate::graph::load(format!("{}/dbmodels/{model}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// The value index of the SQLite file `db`, when given.
+fn sqlite_index(graph: &crate::graph::SchemaGraph, db: Option<&str>) -> Option<crate::link::values::ValueIndex> {
+    db.map(|f| {
+        let db = crate::sql::exec::Database::Sqlite(std::path::PathBuf::from(f));
+        crate::link::values::build(graph, &db, &crate::link::values::ValueBounds::default()).unwrap()
+    })
+}
+
+/// The strict rules with the measure columns `--typed-measures on`
+/// computes for `view`.
+fn typed_rules(
+    graph: &crate::graph::SchemaGraph,
+    view: &[crate::types::ViewColumn],
+    index: Option<&crate::link::values::ValueIndex>,
+) -> NameRules {
+    let mut rules = strict();
+    rules.measures = Some(crate::pipeline::measures::measure_columns(graph, view, index));
+    rules
 }
 
 fn ddo_db() -> String {
@@ -643,20 +662,12 @@ fn typed_measures_on_the_corpus_and_the_recordings() {
     let corpus_refused = refused.len();
     // Each recorded prompt's own view (an instance's columns, such as
     // `Claim_Amount_Loss_Payment_Claim_Amount`, read their base table's).
-    let index = |g: &crate::graph::SchemaGraph, db: Option<&str>| {
-        db.map(|f| {
-            let db = crate::sql::exec::Database::Sqlite(std::path::PathBuf::from(f));
-            crate::link::values::build(g, &db, &crate::link::values::ValueBounds::default()).unwrap()
-        })
-    };
-    let graph = |m: &str| crate::graph::load(format!("{}/dbmodels/{m}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let (ddo_graph, acme_graph) = (graph("ddo.json"), graph("acme.json"));
-    let (ddo_index, acme_index) = (index(&ddo_graph, Some(&ddo_db())), index(&acme_graph, acme_db.as_deref()));
+    let (ddo_graph, acme_graph) = (model_graph("ddo.json"), model_graph("acme.json"));
+    let ddo_index = sqlite_index(&ddo_graph, Some(&ddo_db()));
+    let acme_index = sqlite_index(&acme_graph, acme_db.as_deref());
     let (checked, recorded) = recorded_answers_with(&|model, prompt| {
         let (g, i) = if model == "ddo.json" { (&ddo_graph, &ddo_index) } else { (&acme_graph, &acme_index) };
-        let mut rules = strict();
-        rules.measures = Some(crate::pipeline::measures::measure_columns(g, &prompt_view_columns(prompt), i.as_ref()));
-        rules
+        typed_rules(g, &prompt_view_columns(prompt), i.as_ref())
     });
     eprintln!(
         "typed measures: corpus {} of {n} admitted; recorded accepted answers {} of {checked} admitted",
