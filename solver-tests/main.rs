@@ -6,4 +6,5 @@ mod gen;
 mod brute_force;
 mod crush_brute;
 mod ddo_golden;
+mod merge_equal;
 mod oracle_joins;

@@ -418,3 +418,28 @@ fn subtype_instances_and_tables_hanging_off_a_junction() {
         "{v}"
     );
 }
+
+#[test]
+fn all_once_lists_the_columns_it_leaves_out() {
+    let args = ["view", "--model", DDO, "--tables", "CLIENT,RESOURCEPOOL", "--view-columns"];
+    let (code, all, err) = lucy(&[&args[..], &["all"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (code, once, err) = lucy(&[&args[..], &["all-once"]].concat());
+    assert_eq!(code, 0, "{err}");
+    // The junction's keys repeat CLIENT's and RESOURCEPOOL's: left out.
+    assert!(all.contains("AS RSPOOL2CLIENT_client_id") && !all.contains("left out"), "{all}");
+    assert!(!once.contains("AS RSPOOL2CLIENT_client_id"), "{once}");
+    assert!(once.contains("left out (an INNER join makes each equal to the view column named):"), "{once}");
+    assert!(once.contains("  RSPOOL2CLIENT.client_id (RSPOOL2CLIENT) = CLIENT_id"), "{once}");
+    // The joins are the same.
+    let from = |s: &str| s[s.find("FROM ").unwrap()..].to_string();
+    assert_eq!(from(&all), from(&once));
+    let (code, json, err) = lucy(&[&["--json"][..], &args[..], &["all-once"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let merged = v["merged"].as_array().unwrap();
+    let found = merged
+        .iter()
+        .any(|m| m["table"] == "RSPOOL2CLIENT" && m["column"] == "client_id" && m["same_as"] == "CLIENT_id");
+    assert!(found, "{v}");
+}

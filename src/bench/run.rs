@@ -380,8 +380,12 @@ fn gold_rows(q: &Question, db: Option<&Database>, graph: &SchemaGraph) -> (GoldS
 }
 
 /// Base columns exposed by a view (lower-case).
+/// The base columns a view holds, those it left out as equal to a view
+/// column (`--view-columns all-once`) included.
 fn view_columns(v: &ViewResult) -> BTreeSet<ColumnRef> {
-    v.columns.iter().map(|c| ColumnRef::new(c.table.to_ascii_lowercase(), c.column.to_ascii_lowercase())).collect()
+    let shown = v.columns.iter().map(|c| (&c.table, &c.column));
+    let merged = v.merged.iter().map(|m| (&m.table, &m.column));
+    shown.chain(merged).map(|(t, c)| ColumnRef::new(t.to_ascii_lowercase(), c.to_ascii_lowercase())).collect()
 }
 
 /// The view's base tables and instances, as attribution compares them with

@@ -161,6 +161,16 @@ pub struct LinkFlags {
     /// so that a bias for a position in the list does not win the vote.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub permute: OnOff,
+    /// At a star's root, also keep the kinds (subtype children) the
+    /// question names word for word ("premiums" → Premium) although no
+    /// sample listed them.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub kind_names: OnOff,
+    /// One chosen kind that holds nothing but its key (a marker such as
+    /// Premium): the view keeps only the root's rows of that kind (the
+    /// instance ROOT@CHILD) instead of every row with a LEFT JOIN.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub kind_instance: OnOff,
 }
 
 impl LinkFlags {
@@ -170,6 +180,8 @@ impl LinkFlags {
         m.verify = self.verify;
         m.prune = self.prune;
         m.permute = self.permute.is_on();
+        m.kind_names = self.kind_names.is_on();
+        m.kind_instance = self.kind_instance.is_on();
     }
 }
 
@@ -194,8 +206,10 @@ pub struct NameFlags {
     #[arg(long, value_enum, value_name = "MODE", default_value_t = DistinctMode::Auto)]
     pub distinct: DistinctMode,
     /// Columns of the view: selected (the attributes MatchTables chose and
-    /// the relevant tables' keys, as the paper) or all (every column of
-    /// every table the view joins, the connecting tables included).
+    /// the relevant tables' keys, as the paper), all (every column of
+    /// every table the view joins, the connecting tables included) or
+    /// all-once (as all, but of the columns an INNER join makes equal only
+    /// the referenced key).
     #[arg(long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::All)]
     pub view_columns: ViewColumns,
     /// Without --keep: keep every row of the table MatchTables' vote ranked

@@ -152,6 +152,8 @@ value_enum! {
         Selected,
         /// Every column of every table the view joins, connecting tables included.
         All,
+        /// As all, but one column for each set an INNER join makes equal (the referenced key).
+        AllOnce,
     }
 }
 

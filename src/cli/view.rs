@@ -44,8 +44,10 @@ pub struct ViewArgs {
     #[arg(long, value_name = "TABLE")]
     pub keep: Option<String>,
     /// Columns of the view: selected (the --attrs and the relevant tables'
-    /// keys; every column of a relevant table without --attrs) or all
-    /// (every column of every table the view joins).
+    /// keys; every column of a relevant table without --attrs), all
+    /// (every column of every table the view joins) or all-once (as all,
+    /// but of the columns an INNER join makes equal only the referenced
+    /// key; `merged` lists the others).
     #[arg(long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::Selected)]
     pub view_columns: ViewColumns,
 }
@@ -105,6 +107,12 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
             }
             for line in lucy::view::grain::describe(&res.grain) {
                 println!("{line}");
+            }
+            if !res.merged.is_empty() {
+                println!("left out (an INNER join makes each equal to the view column named):");
+                for m in &res.merged {
+                    println!("  {}.{} ({}) = {}", m.table, m.column, m.instance, m.same_as);
+                }
             }
             if let Some(n) = &res.explanation {
                 println!("note: {n}");

@@ -13,6 +13,7 @@
 
 pub mod context;
 pub mod describe;
+pub mod kinds;
 pub mod names;
 pub mod parse;
 pub mod retrieve;
@@ -75,6 +76,20 @@ pub struct MatchOptions {
     /// position in the list does not win the vote. Off by default.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub permute: bool,
+    /// At a pattern node, also keep the subtype children the question
+    /// names (their name or a synonym, word for word: "premiums" →
+    /// `Premium`) although no sample chose them ([`kinds::named`]). Off by
+    /// default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kind_names: bool,
+    /// A single chosen subtype child that holds nothing but its key (a
+    /// marker such as `Premium(Policy_Amount_Identifier)`) makes the view
+    /// hold only the root's rows of that kind: the instance `ROOT@CHILD`
+    /// (INNER-joined) replaces the plain root ([`kinds::is_marker`]),
+    /// instead of a LEFT JOIN branch QueryView would have to filter. Off by
+    /// default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kind_instance: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -94,6 +109,8 @@ impl Default for MatchOptions {
             verify: 0,
             prune: 0,
             permute: false,
+            kind_names: false,
+            kind_instance: false,
         }
     }
 }
@@ -463,9 +480,35 @@ fn iterative_prompting(
                 Candidate::Instance(..) => {}
             }
         }
+        if opts.kind_names {
+            let named: Vec<TableId> =
+                kinds::named(graph, question, r).into_iter().filter(|c| !kids.contains(c)).collect();
+            if !named.is_empty() {
+                let names: Vec<&str> = named.iter().map(|&c| graph.name(c)).collect();
+                if let Some(step) = found.trace.steps.last_mut() {
+                    step.warnings.push(format!("--kind-names: the question names {}: kept", names.join(", ")));
+                }
+                kids.extend(named);
+            }
+        }
         let subtypes = subtype_ways(graph, r, &kids);
         if subtypes.len() >= 2 {
             ask_subtypes(graph, question, r, &subtypes, opts, llm, prompts, found)?;
+        } else if opts.kind_instance {
+            if let Some((child, rel)) = kinds::single_marker(graph, r, &kids) {
+                found.role(graph, r, rel);
+                found.drop_plain(graph, r);
+                if let Some(step) = found.trace.steps.last_mut() {
+                    step.warnings.push(format!(
+                        "--kind-instance: {} holds only {}'s key: the view keeps the {} rows that are {} ({})",
+                        graph.name(child),
+                        graph.name(r),
+                        graph.name(r),
+                        graph.name(child),
+                        graph.instance_label(r, Some(rel))
+                    ));
+                }
+            }
         }
         queue.extend(kids);
     }

@@ -51,8 +51,17 @@ pub fn narrower(
     used: &BTreeSet<String>,
     keep: Option<&str>,
 ) -> Option<(Relevance, Vec<String>)> {
-    let used_tables: BTreeSet<String> =
+    let mut used_tables: BTreeSet<String> =
         view.columns.iter().filter(|c| used.contains(&c.alias)).map(|c| c.table.to_ascii_lowercase()).collect();
+    // `--view-columns all-once`: a column left out is read through the one
+    // that stands for it, and a table all of whose columns were left out
+    // (a subtype joined only by its key) cannot be named but still filters.
+    for m in &view.merged {
+        let shows_none = !view.columns.iter().any(|c| c.table.eq_ignore_ascii_case(&m.table));
+        if used.contains(&m.same_as) || shows_none {
+            used_tables.insert(m.table.to_ascii_lowercase());
+        }
+    }
     let needed = |t: TableId| {
         let name = graph.name(t).to_ascii_lowercase();
         used_tables.contains(&name) || keep.is_some_and(|k| k.eq_ignore_ascii_case(&name))

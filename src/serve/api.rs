@@ -206,7 +206,9 @@ pub struct ViewBody {
     #[serde(default)]
     pub svg: bool,
     /// Columns of the view: `selected` (default: the attributes and the
-    /// relevant tables' keys) or `all` (every column of every joined table).
+    /// relevant tables' keys), `all` (every column of every joined table)
+    /// or `all-once` (as `all`, one column per set an INNER join makes
+    /// equal; the others are listed in `merged`).
     #[serde(default)]
     pub columns: crate::types::ViewColumns,
 }

@@ -347,6 +347,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         view_name: opts.view_name.clone(),
         view_sql: String::new(),
         columns: Vec::new(),
+        merged: Vec::new(),
         walk: Vec::new(),
         ambiguities: Vec::new(),
         explanation: None,
@@ -397,7 +398,8 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         dialect: opts.dialect,
         name: &opts.view_name,
         keep,
-        all_columns: opts.columns == crate::types::ViewColumns::All,
+        all_columns: opts.columns.every_table(),
+        merge_equal: opts.columns == crate::types::ViewColumns::AllOnce,
     };
     let built = crate::view::build_instances(graph, &walk, &spec).map_err(Error::Solver)?;
     res.status = core.status;
@@ -407,6 +409,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
     res.joins = built.joins;
     res.ambiguities = built.ambiguities;
     res.columns = built.columns;
+    res.merged = built.merged;
     res.grain = built.grain;
     res.view_sql = built.sql;
     res.objective = cost as f64;

@@ -144,6 +144,12 @@ pub enum ViewColumns {
     /// solver added to connect the relevant ones included: an attribute
     /// MatchTables did not name is still there for QueryView.
     All,
+    /// As `all`, but of the columns an INNER join makes equal on every row
+    /// (a foreign key and the key it points to, a subtype's key and its
+    /// supertype's) only one, the referenced key: a key is not shown twice
+    /// under two names (`view::merge`).
+    #[serde(rename = "all-once")]
+    AllOnce,
 }
 
 impl ViewColumns {
@@ -152,11 +158,18 @@ impl ViewColumns {
         match self {
             ViewColumns::Selected => "selected",
             ViewColumns::All => "all",
+            ViewColumns::AllOnce => "all-once",
         }
     }
 
     fn is_default(&self) -> bool {
         *self == ViewColumns::default()
+    }
+
+    /// Whether the view holds every column of every instance it joins
+    /// (`all` and `all-once`).
+    pub fn every_table(self) -> bool {
+        matches!(self, ViewColumns::All | ViewColumns::AllOnce)
     }
 }
 
@@ -319,6 +332,18 @@ pub struct ViewColumn {
     pub description: Option<String>,
 }
 
+/// A column `--view-columns all-once` left out of the view: an INNER join
+/// makes it equal to the view column `same_as` on every row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MergedColumn {
+    /// The instance it belongs to (`tables` names it).
+    pub instance: String,
+    pub table: String,
+    pub column: String,
+    /// The view column (alias) that holds the same value.
+    pub same_as: String,
+}
+
 /// Size of the solved optimisation model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ModelSize {
@@ -344,6 +369,10 @@ pub struct ViewResult {
     pub view_sql: String,
     #[serde(default)]
     pub columns: Vec<ViewColumn>,
+    /// Columns left out because an INNER join makes them equal to a view
+    /// column (`--view-columns all-once`); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<MergedColumn>,
     /// The core walk as solved (tables may repeat, e.g. around a lookup).
     #[serde(default)]
     pub walk: Vec<String>,

@@ -21,8 +21,16 @@ pub struct BuiltColumn<'a> {
     pub column: &'a str,
 }
 
-/// The grain of a view built from `jt` with these columns.
-pub fn of_view(graph: &SchemaGraph, jt: &JoinTree, columns: &[BuiltColumn<'_>]) -> Grain {
+/// The grain of a view built from `jt` with these columns. `stand_ins`
+/// are the columns the view left out because an INNER join makes them
+/// equal to a view column (`alias` names that column): an instance whose
+/// key is among them still has a usable key.
+pub fn of_view(
+    graph: &SchemaGraph,
+    jt: &JoinTree,
+    columns: &[BuiltColumn<'_>],
+    stand_ins: &[BuiltColumn<'_>],
+) -> Grain {
     let n = jt.instances.len();
     let mut edges = Vec::with_capacity(jt.joins.len());
     let mut links = Vec::with_capacity(jt.joins.len());
@@ -54,6 +62,7 @@ pub fn of_view(graph: &SchemaGraph, jt: &JoinTree, columns: &[BuiltColumn<'_>]) 
                 .filter_map(|k| {
                     columns
                         .iter()
+                        .chain(stand_ins)
                         .find(|c| c.instance == i && c.column.eq_ignore_ascii_case(k))
                         .map(|c| c.alias.to_string())
                 })

@@ -338,6 +338,7 @@ mod tests {
             name: "v",
             keep: None,
             all_columns: false,
+            merge_equal: false,
         };
         for (walk, cond) in [
             (vec![(0, None, 0), (0, Some(0), 0)], "EMPLOYEE.manager_id = EMPLOYEE_manager.id"),

@@ -6,13 +6,15 @@
 pub mod alias;
 pub mod grain;
 pub mod joins;
+pub mod merge;
 pub mod sql;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::graph::{ColumnId, RelId, SchemaGraph, TableId};
 use crate::types::{
-    Ambiguity, Dialect, Grain, Instance, InstanceColumn, Join, JoinKind, RoleInstance, ViewBody, ViewColumn,
+    Ambiguity, Dialect, Grain, Instance, InstanceColumn, Join, JoinKind, MergedColumn, RoleInstance, ViewBody,
+    ViewColumn,
 };
 
 use alias::Aliaser;
@@ -41,6 +43,9 @@ pub struct ViewSpec<'a> {
     /// Expose every column of every instance the view joins (`--view-columns
     /// all`), not only the relevant instances' requested attributes and keys.
     pub all_columns: bool,
+    /// Of the columns an INNER join makes equal, keep one (`--view-columns
+    /// all-once`, [`merge`]).
+    pub merge_equal: bool,
 }
 
 /// The built view.
@@ -53,6 +58,9 @@ pub struct BuiltView {
     pub joins: Vec<Join>,
     pub ambiguities: Vec<Ambiguity>,
     pub columns: Vec<ViewColumn>,
+    /// The columns left out because an INNER join makes them equal to a
+    /// view column (`merge_equal`).
+    pub merged: Vec<MergedColumn>,
     /// `CREATE VIEW` text (`body.create_sql()`).
     pub sql: String,
     /// Instance of every column and the joins that repeat its rows.
@@ -88,11 +96,9 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'
     }
     let d = spec.dialect;
     let inst_ref = |i: usize| &jt.instances[i].alias;
-    // Columns.
-    let mut aliaser = Aliaser::new();
-    let mut columns = Vec::new();
-    let mut select = Vec::new();
-    let mut col_inst: Vec<usize> = Vec::new();
+    // Columns: first which ones, then (with `merge_equal`) without those an
+    // INNER join makes equal to another one the view shows.
+    let mut picked: Vec<(usize, &str)> = Vec::new();
     for (ii, inst) in jt.instances.iter().enumerate() {
         let wanted = spec.all_columns
             || match inst.role {
@@ -103,7 +109,6 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'
             continue;
         }
         let table = graph.table(inst.table);
-        let role_note = inst.role.map(|r| role_note(graph, inst.table, r));
         let requested: Vec<&str> = spec
             .attributes
             .iter()
@@ -121,27 +126,68 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'
                 }
             }
         }
-        for c in cols {
-            let alias = aliaser.alias(&inst.alias, c);
-            select.push(format!(
-                "  {}.{} AS {}",
-                quote_name_or_alias(graph, inst.table, &inst.alias, d),
-                quote_name(c, d),
-                quote_alias(&alias, d)
-            ));
-            col_inst.push(ii);
-            columns.push(ViewColumn {
-                alias,
-                table: table.name.clone(),
-                column: c.to_string(),
-                description: match (&role_note, table.column(c).and_then(|x| x.description.clone())) {
-                    (Some(n), Some(d)) => Some(format!("{n} — {d}")),
-                    (Some(n), None) => Some(n.clone()),
-                    (None, d) => d,
-                },
-            });
-        }
+        picked.extend(cols.into_iter().map(|c| (ii, c)));
     }
+    let slot = |ii: usize, c: &str| {
+        graph.names().column(jt.instances[ii].table, c).map(|column| InstanceColumn { instance: ii, column })
+    };
+    let mut left_out: BTreeMap<InstanceColumn, InstanceColumn> = BTreeMap::new();
+    if spec.merge_equal {
+        let shown: BTreeSet<InstanceColumn> = picked.iter().filter_map(|&(ii, c)| slot(ii, c)).collect();
+        left_out = merge::stand_ins(graph, &jt)
+            .into_iter()
+            .filter(|(gone, keep)| shown.contains(gone) && shown.contains(keep))
+            .collect();
+    }
+    let mut aliaser = Aliaser::new();
+    let mut columns = Vec::new();
+    let mut select = Vec::new();
+    let mut col_inst: Vec<usize> = Vec::new();
+    let mut alias_of: BTreeMap<InstanceColumn, String> = BTreeMap::new();
+    for &(ii, c) in &picked {
+        if slot(ii, c).is_some_and(|s| left_out.contains_key(&s)) {
+            continue;
+        }
+        let inst = &jt.instances[ii];
+        let table = graph.table(inst.table);
+        let role_note = inst.role.map(|r| role_note(graph, inst.table, r));
+        let alias = aliaser.alias(&inst.alias, c);
+        if let Some(s) = slot(ii, c) {
+            alias_of.insert(s, alias.clone());
+        }
+        select.push(format!(
+            "  {}.{} AS {}",
+            quote_name_or_alias(graph, inst.table, &inst.alias, d),
+            quote_name(c, d),
+            quote_alias(&alias, d)
+        ));
+        col_inst.push(ii);
+        columns.push(ViewColumn {
+            alias,
+            table: table.name.clone(),
+            column: c.to_string(),
+            description: match (&role_note, table.column(c).and_then(|x| x.description.clone())) {
+                (Some(n), Some(d)) => Some(format!("{n} — {d}")),
+                (Some(n), None) => Some(n.clone()),
+                (None, d) => d,
+            },
+        });
+    }
+    // Each column left out, with its instance's index.
+    let merged_at: Vec<(usize, MergedColumn)> = left_out
+        .iter()
+        .filter_map(|(gone, keep)| {
+            let inst = &jt.instances[gone.instance];
+            let (_, column) = graph.column_names(gone.column);
+            let m = MergedColumn {
+                instance: inst.alias.clone(),
+                table: graph.name(inst.table).to_string(),
+                column: column.to_string(),
+                same_as: alias_of.get(keep)?.clone(),
+            };
+            Some((gone.instance, m))
+        })
+        .collect();
     // FROM and joins.
     let first = &jt.instances[0];
     let mut from = vec![format!("FROM {}", table_ref(graph, first.table, &first.alias, d))];
@@ -203,13 +249,19 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'
         .zip(&col_inst)
         .map(|(c, &i)| grain::BuiltColumn { alias: &c.alias, instance: i, column: &c.column })
         .collect();
-    let grain = grain::of_view(graph, &jt, &built_cols);
+    // A key left out is still in the view under its stand-in's name.
+    let stand_in_cols: Vec<grain::BuiltColumn<'_>> = merged_at
+        .iter()
+        .map(|(i, m)| grain::BuiltColumn { alias: &m.same_as, instance: *i, column: &m.column })
+        .collect();
+    let grain = grain::of_view(graph, &jt, &built_cols, &stand_in_cols);
     Ok(BuiltView {
         tables: jt.instances.iter().map(|i| i.alias.clone()).collect(),
         instances: jt.instances,
         joins: out_joins,
         ambiguities: jt.ambiguities,
         columns,
+        merged: merged_at.into_iter().map(|(_, m)| m).collect(),
         sql: body.create_sql(),
         grain,
         body,

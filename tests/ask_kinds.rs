@@ -1,0 +1,97 @@
+//! The kinds of a star's root, read without the LLM (issue 23;
+//! `link::kinds`): `--kind-names on` keeps a subtype child the question
+//! names although the pattern-children answer left it out, and
+//! `--kind-instance on` makes a single chosen marker kind (a table holding
+//! only its key, ACME's `Premium`) the instance `ROOT@CHILD`, so the view
+//! holds only the root's rows of that kind. End to end through `lucy ask`
+//! with a scripted OpenAI-compatible mock on 127.0.0.1, on ACME's curated
+//! model and data (../shared/benchmarks/acme/acme_small.sqlite): the levers
+//! change the answer to the gold rows; off, the same model answers sum
+//! every policy amount.
+
+mod support;
+
+use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use support::{json_ok, rows_of, run_mock, sqlite_rows};
+
+const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json");
+const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/benchmarks/acme/acme_small.sqlite");
+const Q: &str = "Show the sum of premiums for every policy number.";
+
+fn rule(needles: &[&str], answers: &[&str]) -> Rule {
+    Rule::when_contains(needles.iter().copied()).reply(Reply::ok(answers.iter().copied()))
+}
+
+/// A model that lists Policy_Amount and Policy, leaves `Premium` out of
+/// Policy_Amount's children, and sums whichever amount column the view has.
+fn script() -> Script {
+    Script::new()
+        .rule(rule(&["JSON schema of the database"], &["[\"Policy_Amount\", \"Policy\"]"]))
+        .rule(rule(&["The table Policy_Amount is part of a star"], &["[\"Policy_Amount\"]"]))
+        .rule(rule(&["JSON schema of the table"], &["[\"Policy_Number\"]"]))
+        .rule(rule(
+            &["I created a view table lucy_view", "Policy_Amount_Premium_Policy_Amount ("],
+            &["SELECT Policy_Policy_Number, SUM(Policy_Amount_Premium_Policy_Amount) FROM lucy_view GROUP BY Policy_Policy_Number"],
+        ))
+        .rule(rule(
+            &["I created a view table lucy_view"],
+            &["SELECT Policy_Policy_Number, SUM(Policy_Amount_Policy_Amount) FROM lucy_view GROUP BY Policy_Policy_Number"],
+        ))
+}
+
+/// The relevant tables of an answer, sorted.
+fn tables(v: &serde_json::Value) -> Vec<String> {
+    let mut t: Vec<String> = v["tables"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+    t.sort();
+    t
+}
+
+/// `lucy --json ask` with `extra` flags: its output, its trace and the mock.
+fn ask(extra: &[&str]) -> (serde_json::Value, String, MockServer) {
+    let server = MockServer::start(script());
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let mut args = vec!["--json", "ask", "--model", MODEL, Q, "--samples", "1", "--execute", DB];
+    args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    let out = run_mock(&args, &server.url());
+    let v = json_ok(&out);
+    (v, std::fs::read_to_string(&trace).unwrap(), server)
+}
+
+#[test]
+fn a_named_marker_kind_filters_the_view_to_its_rows() {
+    assert!(std::path::Path::new(DB).is_file(), "{DB} is missing: ../shared sits beside the clone");
+    let gold = sqlite_rows(
+        DB,
+        "SELECT p.Policy_Number, SUM(pa.Policy_Amount) FROM Policy p \
+         JOIN Policy_Amount pa ON pa.Policy_Identifier = p.Policy_Identifier \
+         JOIN Premium pr ON pr.Policy_Amount_Identifier = pa.Policy_Amount_Identifier \
+         GROUP BY p.Policy_Number",
+    );
+    assert!(!gold.is_empty());
+
+    // Off: no Premium, every policy amount summed.
+    let (off, _, _) = ask(&[]);
+    assert_eq!(tables(&off), ["Policy", "Policy_Amount"]);
+    assert_ne!(rows_of(&off), gold, "without the levers the sums include amounts that are not premiums");
+
+    // --kind-names alone: Premium kept, joined by a LEFT JOIN branch; the
+    // same SQL still sums every amount.
+    let (named, trace, _) = ask(&["--kind-names", "on"]);
+    assert_eq!(tables(&named), ["Policy", "Policy_Amount", "Premium"]);
+    assert!(trace.contains("--kind-names: the question names Premium: kept"), "{trace}");
+    assert!(named["view"]["view_sql"].as_str().unwrap().contains("LEFT JOIN Premium"));
+
+    // Both: the view holds the premium rows only, and the answer is gold.
+    let (both, trace, server) = ask(&["--kind-names", "on", "--kind-instance", "on"]);
+    assert_eq!(tables(&both), ["Policy", "Policy_Amount@Premium.Policy_Amount_Identifier", "Premium"]);
+    let view_sql = both["view"]["view_sql"].as_str().unwrap();
+    assert!(view_sql.contains("INNER JOIN Premium"), "{view_sql}");
+    assert_eq!(rows_of(&both), gold);
+    assert!(trace.contains("--kind-instance: Premium holds only Policy_Amount's key"), "{trace}");
+    // One call more than without the levers: Premium's attribute prompt
+    // (the match, the star's prompt, Policy's and Premium's attributes,
+    // QueryView).
+    assert_eq!(server.chat_requests().len(), 5);
+}
