@@ -69,6 +69,51 @@ const ACME: Run = Run {
     pool: None,
 };
 
+/// Session 10's defaults with session 14's levers (issue 23): one view
+/// column per set of INNER-join-equal columns, a star's kinds read without
+/// the LLM.
+const S14_LEVERS: &[&str] = &[
+    "--query-names",
+    "strict",
+    "--rename-unknown",
+    "on",
+    "--distinct",
+    "auto",
+    "--view-columns",
+    "all-once",
+    "--kind-names",
+    "on",
+    "--kind-instance",
+    "on",
+];
+
+/// Session 14's levers on ACME's first 24 (issue 23): the view keeps one
+/// column per set an INNER join makes equal (`--view-columns all-once`),
+/// and a star's kinds are read without the LLM (`--kind-names on
+/// --kind-instance on`); recorded into the same cassette (phase 1 replayed
+/// where it did not change).
+const ACME_S14_KINDS: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
+    expected: "benchmarks/cassettes/acme-s14-kinds.expected.json",
+    methods: &["lucy"],
+    recorded: Some(24),
+    flags: &[S14_LEVERS],
+    pool: None,
+};
+
+/// The same levers on DDO, all 24 (session 14), recorded into session 9's
+/// defaults cassette (phase 1 replayed: no kind fired; QueryView fresh).
+const DDO_S14_KINDS: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-s14-kinds.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S14_LEVERS],
+    pool: None,
+};
+
 /// Session 7's `direct` on ACME, all 44, as recorded (the free grammar
 /// it was recorded with; the strict one asks other prompts). acme.json's
 /// `exclusive` flag does not reach `direct`, whose prompt holds no pattern.
@@ -433,6 +478,16 @@ fn the_recorded_ddo_run_replays_to_the_committed_outcome() {
 fn the_recorded_acme_run_replays_to_the_committed_outcome() {
     replays_to_the_committed_outcome(&ACME);
     replays_to_the_committed_outcome(&ACME_DIRECT_S7);
+}
+
+#[test]
+fn the_acme_kinds_run_replays_to_its_committed_outcome() {
+    replays_to_the_committed_outcome(&ACME_S14_KINDS);
+}
+
+#[test]
+fn the_ddo_kinds_run_replays_to_its_committed_outcome() {
+    replays_to_the_committed_outcome(&DDO_S14_KINDS);
 }
 
 #[test]
