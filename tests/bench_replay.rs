@@ -114,6 +114,18 @@ const DDO_S14_KINDS: Run = Run {
     pool: None,
 };
 
+/// The same levers on the Spider sample's first 50 (session 14), recorded
+/// into the session-9 Spider cassette (phase 1 replayed; no kind fired).
+const SPIDER_S14_KINDS: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-s14-kinds.expected.json",
+    methods: &["lucy"],
+    recorded: Some(50),
+    flags: &[&["--sample", "100", "--seed", "1"], S14_LEVERS],
+    pool: None,
+};
+
 /// Session 7's `direct` on ACME, all 44, as recorded (the free grammar
 /// it was recorded with; the strict one asks other prompts). acme.json's
 /// `exclusive` flag does not reach `direct`, whose prompt holds no pattern.
@@ -486,8 +498,9 @@ fn the_acme_kinds_run_replays_to_its_committed_outcome() {
 }
 
 #[test]
-fn the_ddo_kinds_run_replays_to_its_committed_outcome() {
+fn the_ddo_and_spider_kinds_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S14_KINDS);
+    replays_to_the_committed_outcome(&SPIDER_S14_KINDS);
 }
 
 #[test]

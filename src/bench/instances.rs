@@ -10,7 +10,10 @@
 //!   `EMPLOYEE@manager`, `e` the plain instance);
 //! - a pattern root joined to one of its own children (`ca.id = lp.id` with
 //!   LOSS_PAYMENT a child of CLAIM_AMOUNT): the root's subtype instance
-//!   `CLAIM_AMOUNT@LOSS_PAYMENT`;
+//!   `CLAIM_AMOUNT@LOSS_PAYMENT`; also a root used once, when the child is a
+//!   marker kind (a table holding only its key: `policy_amount JOIN
+//!   premium` reads the premium rows, `POLICY_AMOUNT@PREMIUM`, the instance
+//!   `--kind-instance` builds);
 //! - otherwise, an alias attached through exactly one relationship to one
 //!   other alias: that relationship (`AIRPORTS@FLIGHTS.source`); an alias
 //!   with several attachments (a connector) stays the plain instance.
@@ -94,6 +97,30 @@ fn attachments(graph: &SchemaGraph, t: TableId, col: &str, other: TableId, other
     v
 }
 
+/// The subtype instance a single occurrence of core table `t` stands for
+/// when it is joined to one of its pattern children that is a marker kind
+/// (`policy_amount JOIN premium ON … = premium.policy_amount_identifier`:
+/// the policy amounts that are premiums, `POLICY_AMOUNT@PREMIUM`, as the
+/// view's `--kind-instance` holds them); `partners` are the occurrence's
+/// equalities (the other table, this column, the other column).
+fn marker_kind<'a>(
+    graph: &SchemaGraph,
+    t: TableId,
+    partners: impl Iterator<Item = (TableId, &'a str, &'a str)>,
+) -> Option<RelId> {
+    if !graph.is_core(t) {
+        return None;
+    }
+    for (u, col, other_col) in partners {
+        let Some(pos) = graph.inner_position(u).filter(|p| p.parent == t) else { continue };
+        let joined = attachments(graph, t, col, u, other_col).iter().any(|&(r, _)| r == pos.rel);
+        if joined && crate::link::kinds::is_marker(graph, pos.rel, u) {
+            return Some(pos.rel);
+        }
+    }
+    None
+}
+
 /// Derive the gold query's instances (see the module documentation).
 /// Occurrences of tables the model lacks are left out (the oracle reports
 /// those tables before it gets here).
@@ -126,7 +153,8 @@ pub fn gold_instances(graph: &SchemaGraph, refs: &QueryRefs) -> GoldInstances {
     // Role occurrence → the occurrence it attaches to.
     let mut anchored: Vec<(usize, usize)> = Vec::new();
     for (&(_, t), members) in &groups {
-        if members.len() < 2 {
+        if let &[i] = members.as_slice() {
+            role[i] = marker_kind(graph, t, partners(i).filter_map(|(j, c, oc)| Some((ids[j]?, c, oc))));
             continue;
         }
         for &i in members {

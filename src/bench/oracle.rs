@@ -729,6 +729,39 @@ mod tests {
     }
 
     #[test]
+    fn acme_a_root_used_once_with_a_marker_kind_is_that_kinds_instance() {
+        // policy_amount INNER JOIN premium: the premium rows, the instance
+        // `--kind-instance` builds; the plain Policy_Amount with Premium as
+        // a LEFT JOIN branch holds every amount and does not match.
+        let g =
+            SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap())
+                .unwrap();
+        let sql = "SELECT policy_number, SUM(policy_amount) FROM policy \
+            JOIN policy_amount ON policy.policy_identifier = policy_amount.policy_identifier \
+            JOIN premium ON premium.policy_amount_identifier = policy_amount.policy_amount_identifier \
+            GROUP BY policy_number";
+        let c = oracle_case(&g, "t", None, sql, Dialect::Sqlite, 5.0);
+        assert!(c.matched(), "{c:?}");
+        assert_eq!(c.gold_roles, ["Policy_Amount@Premium.Policy_Amount_Identifier"]);
+        let gi = gold_instances(&g, c.gold_refs.as_ref().unwrap());
+        let mut plain = ViewRequest::new(["Policy", "Policy_Amount", "Premium"].map(String::from).to_vec());
+        plain.time_limit_s = 5.0;
+        let v = crate::solve::generate_view(&g, &plain).unwrap();
+        assert!(!instance_join_accuracy(&g, &gi, &v).matched);
+        let mut inst = ViewRequest::new(["Policy", "Policy_Amount@Premium", "Premium"].map(String::from).to_vec());
+        inst.time_limit_s = 5.0;
+        let v = crate::solve::generate_view(&g, &inst).unwrap();
+        assert!(instance_join_accuracy(&g, &gi, &v).matched);
+        // A child with data of its own (DDO's BONUS) is not a marker: plain.
+        let d =
+            SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap())
+                .unwrap();
+        let sql = "SELECT SUM(bonus.amount) FROM retention JOIN bonus ON bonus.retention_id = retention.id";
+        let c = oracle_case(&d, "t", None, sql, Dialect::Sqlite, 5.0);
+        assert!(c.gold_roles.is_empty(), "{:?}", c.gold_roles);
+    }
+
+    #[test]
     fn acme_the_same_role_twice_is_two_copies_of_one_role_instance() {
         // apr1/apr2: a policy holder and an agent of one policy, two rows
         // attached by the same relationship and told apart by a filter.
