@@ -507,10 +507,7 @@ mod tests {
     use super::*;
     use crate::bench::metrics::join_accuracy;
 
-    fn ddo() -> SchemaGraph {
-        let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
-        SchemaGraph::new(m).unwrap()
-    }
+    use crate::graph::fixtures::ddo;
 
     fn case(sql: &str) -> OracleCase {
         oracle_case(&ddo(), "t", None, sql, Dialect::Sqlite, 5.0)
@@ -701,9 +698,7 @@ mod tests {
     /// Claim_Amount (the table-level oracle's request) no longer matches.
     #[test]
     fn acme_claim_amount_aliases_are_subtype_instances() {
-        let g =
-            SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap())
-                .unwrap();
+        let g = crate::graph::fixtures::acme();
         let sql = "SELECT company_claim_number, (ca_lp.claim_amount + ca_lr.claim_amount) FROM Claim \
             JOIN claim_amount ca_lp ON claim.claim_identifier = ca_lp.claim_identifier \
             JOIN loss_payment ON ca_lp.claim_amount_identifier = loss_payment.claim_amount_identifier \
@@ -733,9 +728,7 @@ mod tests {
         // policy_amount INNER JOIN premium: the premium rows, the instance
         // `--kind-instance` builds; the plain Policy_Amount with Premium as
         // a LEFT JOIN branch holds every amount and does not match.
-        let g =
-            SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap())
-                .unwrap();
+        let g = crate::graph::fixtures::acme();
         let sql = "SELECT policy_number, SUM(policy_amount) FROM policy \
             JOIN policy_amount ON policy.policy_identifier = policy_amount.policy_identifier \
             JOIN premium ON premium.policy_amount_identifier = policy_amount.policy_amount_identifier \
@@ -753,9 +746,7 @@ mod tests {
         let v = crate::solve::generate_view(&g, &inst).unwrap();
         assert!(instance_join_accuracy(&g, &gi, &v).matched);
         // A child with data of its own (DDO's BONUS) is not a marker: plain.
-        let d =
-            SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap())
-                .unwrap();
+        let d = crate::graph::fixtures::ddo();
         let sql = "SELECT SUM(bonus.amount) FROM retention JOIN bonus ON bonus.retention_id = retention.id";
         let c = oracle_case(&d, "t", None, sql, Dialect::Sqlite, 5.0);
         assert!(c.gold_roles.is_empty(), "{:?}", c.gold_roles);
@@ -765,9 +756,7 @@ mod tests {
     fn acme_the_same_role_twice_is_two_copies_of_one_role_instance() {
         // apr1/apr2: a policy holder and an agent of one policy, two rows
         // attached by the same relationship and told apart by a filter.
-        let g =
-            SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap())
-                .unwrap();
+        let g = crate::graph::fixtures::acme();
         let sql = "SELECT apr2.party_identifier, apr1.party_identifier, policy_number FROM policy \
             JOIN agreement_party_role apr1 ON apr1.agreement_identifier = policy.policy_identifier \
             JOIN agreement_party_role apr2 ON apr2.agreement_identifier = policy.policy_identifier \
@@ -805,9 +794,7 @@ mod tests {
     #[test]
     fn acme_policy_amount_joins_its_policy_through_the_coverage_detail_when_relevant() {
         // Policy_Amount → Policy is declared `via` Policy_Coverage_Detail.
-        let g =
-            SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap())
-                .unwrap();
+        let g = crate::graph::fixtures::acme();
         let sql = "SELECT policy_number, policy_amount FROM claim_coverage \
             JOIN policy_coverage_detail ON claim_coverage.policy_coverage_detail_identifier = policy_coverage_detail.policy_coverage_detail_identifier \
             JOIN policy ON policy.policy_identifier = policy_coverage_detail.policy_identifier \

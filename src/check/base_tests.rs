@@ -7,9 +7,7 @@ use super::*;
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 
-fn ddo() -> SchemaGraph {
-    SchemaGraph::new(crate::model::load(Path::new(MODEL)).unwrap()).unwrap()
-}
+use crate::graph::fixtures::ddo;
 
 fn kinds(sql: &str) -> Vec<FindingKind> {
     let r = check_sql(&ddo(), sql, Dialect::Sqlite).unwrap();

@@ -499,6 +499,27 @@ fn issue(path: String, message: String, hint: &str) -> ModelIssue {
     ModelIssue { file: None, path, message, hint: hint.to_string() }
 }
 
+/// The bundled curated models as graphs, for the crate's tests.
+#[cfg(test)]
+pub mod fixtures {
+    use super::SchemaGraph;
+
+    /// dbmodels/ddo.json, the paper's DDO.
+    pub fn ddo() -> SchemaGraph {
+        bundled("ddo.json")
+    }
+
+    /// dbmodels/acme.json, the curated ACME insurance model.
+    pub fn acme() -> SchemaGraph {
+        bundled("acme.json")
+    }
+
+    fn bundled(name: &str) -> SchemaGraph {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("dbmodels").join(name);
+        super::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

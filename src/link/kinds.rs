@@ -71,15 +71,9 @@ pub fn single_marker(graph: &SchemaGraph, r: TableId, kids: &[TableId]) -> Optio
 mod tests {
     use super::*;
 
-    fn acme() -> SchemaGraph {
-        let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json")).unwrap();
-        SchemaGraph::new(m).unwrap()
-    }
+    use crate::graph::fixtures::acme;
 
-    fn ddo() -> SchemaGraph {
-        let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
-        SchemaGraph::new(m).unwrap()
-    }
+    use crate::graph::fixtures::ddo;
 
     fn names(g: &SchemaGraph, ts: &[TableId]) -> Vec<String> {
         ts.iter().map(|&t| g.name(t).to_string()).collect()

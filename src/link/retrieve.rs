@@ -319,10 +319,7 @@ mod tests {
     use super::*;
     use crate::crush::embed::HashEmbedder;
 
-    fn ddo() -> SchemaGraph {
-        let m = crate::model::parse(include_str!("../../dbmodels/ddo.json"), None).expect("ddo parses");
-        SchemaGraph::new(m).expect("ddo graph")
-    }
+    use crate::graph::fixtures::ddo;
 
     #[test]
     fn words_split_on_underscores_camel_case_and_digits() {

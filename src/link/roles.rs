@@ -116,10 +116,7 @@ pub fn describe(graph: &SchemaGraph, t: TableId, way: Way) -> String {
 mod tests {
     use super::*;
 
-    fn ddo() -> SchemaGraph {
-        let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
-        SchemaGraph::new(m).unwrap()
-    }
+    use crate::graph::fixtures::ddo;
 
     fn ids(g: &SchemaGraph, names: &[&str]) -> Vec<TableId> {
         names.iter().map(|n| g.table_id(n).unwrap()).collect()

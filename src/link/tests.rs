@@ -3,10 +3,7 @@
 use super::*;
 use crate::llm::fake::FakeChat;
 
-fn ddo() -> SchemaGraph {
-    let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
-    SchemaGraph::new(m).unwrap()
-}
+use crate::graph::fixtures::ddo;
 
 const Q1: &str =
     "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";

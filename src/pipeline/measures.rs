@@ -131,9 +131,7 @@ mod tests {
     use super::*;
     use crate::link::values::ColumnValues;
 
-    fn ddo() -> SchemaGraph {
-        crate::graph::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap()
-    }
+    use crate::graph::fixtures::ddo;
 
     #[test]
     fn type_classes() {

@@ -169,10 +169,7 @@ mod tests {
     use crate::sql::exec::Database;
     use crate::types::ViewColumns;
 
-    fn ddo() -> SchemaGraph {
-        SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap())
-            .unwrap()
-    }
+    use crate::graph::fixtures::ddo;
 
     fn request(tables: &[&str]) -> ViewRequest {
         ViewRequest { columns: ViewColumns::All, ..ViewRequest::new(tables.iter().map(|t| t.to_string()).collect()) }

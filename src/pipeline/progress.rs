@@ -194,7 +194,6 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::graph::SchemaGraph;
     use crate::llm::fake::FakeChat;
     use crate::pipeline::{ask_with_progress, direct_sql_with_progress, AskOptions};
 
@@ -223,10 +222,7 @@ mod tests {
         }
     }
 
-    fn ddo() -> SchemaGraph {
-        let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
-        SchemaGraph::new(m).unwrap()
-    }
+    use crate::graph::fixtures::ddo;
 
     const Q1: &str =
         "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";

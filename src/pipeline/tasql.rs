@@ -353,10 +353,7 @@ pub fn tasql_sql(
 mod tests {
     use super::*;
 
-    fn ddo() -> SchemaGraph {
-        SchemaGraph::new(crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap())
-            .unwrap()
-    }
+    use crate::graph::fixtures::ddo;
 
     #[test]
     fn dummy_sql_restores_the_primed_select_and_stops_at_the_string_end() {

@@ -3,10 +3,7 @@
 use super::*;
 use crate::llm::fake::FakeChat;
 
-fn ddo() -> SchemaGraph {
-    let m = crate::model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")).unwrap();
-    SchemaGraph::new(m).unwrap()
-}
+use crate::graph::fixtures::ddo;
 
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 const Q1: &str =

@@ -3,9 +3,7 @@ use crate::types::{ColumnRef, ViewRequest};
 
 const DDO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 
-fn ddo() -> SchemaGraph {
-    SchemaGraph::new(crate::model::load(std::path::Path::new(DDO)).unwrap()).unwrap()
-}
+use crate::graph::fixtures::ddo;
 
 fn solve(g: &SchemaGraph, tables: &[&str], attrs: &[(&str, &str)]) -> ViewResult {
     let mut r = ViewRequest::new(tables.iter().map(|s| s.to_string()).collect());
