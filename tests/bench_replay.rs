@@ -51,12 +51,12 @@ const DDO: Run = Run {
     pool: None,
 };
 
-/// ACME's first 24 questions (session 13): session 7's recording (phase 1)
+/// ACME's first 41 questions (sessions 13 and 14): session 7's recording (phase 1)
 /// with the calls session 13 added when acme.json marked Claim_Amount's
 /// kinds `exclusive` (the subtype prompt, the attribute prompts of the
 /// subtype instances) and QueryView under session 10's defaults
 /// (benchmarks/results/embedded.md, session 13; the recording stopped
-/// after 24 questions). Session 7's own lucy outcome (the free grammar,
+/// after 24 questions; session 14 resumed it to 41 with the same flags). Session 7's own lucy outcome (the free grammar,
 /// the model before the flag) no longer replays: the flag adds prompts to
 /// its questions.
 const ACME: Run = Run {
@@ -64,7 +64,7 @@ const ACME: Run = Run {
     cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
     expected: "benchmarks/cassettes/acme-s13.expected.json",
     methods: &["lucy"],
-    recorded: Some(24),
+    recorded: Some(41),
     flags: &[S10_DEFAULTS],
     pool: None,
 };
