@@ -379,9 +379,8 @@ fn gold_rows(q: &Question, db: Option<&Database>, graph: &SchemaGraph) -> (GoldS
     }
 }
 
-/// Base columns exposed by a view (lower-case).
-/// The base columns a view holds, those it left out as equal to a view
-/// column (`--view-columns all-once`) included.
+/// The base columns a view holds (lower-case), those it left out as equal
+/// to a view column (`--view-columns all-once`) included.
 fn view_columns(v: &ViewResult) -> BTreeSet<ColumnRef> {
     let shown = v.columns.iter().map(|c| (&c.table, &c.column));
     let merged = v.merged.iter().map(|m| (&m.table, &m.column));

@@ -40,7 +40,7 @@ fn holds(words: &[String], phrase: &[String]) -> bool {
 }
 
 /// The relationship joining subtype child `c` to `r`, when `c` is one.
-fn child_rel(graph: &SchemaGraph, r: TableId, c: TableId) -> Option<RelId> {
+pub fn child_rel(graph: &SchemaGraph, r: TableId, c: TableId) -> Option<RelId> {
     let rel = graph.inner_position(c)?.rel;
     (graph.subtype_child(r, rel) == Some(c)).then_some(rel)
 }

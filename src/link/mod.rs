@@ -525,12 +525,7 @@ fn subtype_ways(graph: &SchemaGraph, r: TableId, kids: &[TableId]) -> Vec<(Table
     if !graph.exclusive_children(r) {
         return Vec::new();
     }
-    kids.iter()
-        .filter_map(|&c| {
-            let rel = graph.inner_position(c)?.rel;
-            (graph.subtype_child(r, rel) == Some(c)).then_some((c, rel))
-        })
-        .collect()
+    kids.iter().filter_map(|&c| kinds::child_rel(graph, r, c).map(|rel| (c, rel))).collect()
 }
 
 /// One line of the subtype prompt: what instance `r@child` is, in the
