@@ -227,6 +227,11 @@ pub struct NameFlags {
     /// values are not numbers); the value index is read to tell.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub typed_measures: OnOff,
+    /// QueryView's prompt lists the phrases of the question that spell one
+    /// view column's name or synonym ("claim number":
+    /// Claim_Company_Claim_Number); no LLM call, the grammar unchanged.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub name_hints: OnOff,
 }
 
 impl NameFlags {
@@ -239,6 +244,7 @@ impl NameFlags {
         opts.keep_top = self.keep_top.is_on();
         opts.narrow_view = self.narrow_view.is_on();
         opts.typed_measures = self.typed_measures.is_on();
+        opts.name_hints = self.name_hints.is_on();
     }
 }
 

@@ -13,6 +13,7 @@
 
 pub mod context;
 pub mod describe;
+pub mod hints;
 pub mod kinds;
 pub mod names;
 pub mod parse;

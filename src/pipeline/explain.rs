@@ -249,6 +249,12 @@ fn view_section(s: &mut String, v: &ViewTrace) {
 fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
     let _ = writeln!(s, "\n== {title} (prompt {}; {})", q.prompt, cost(&q.cost));
     let voted = q.exec_vote.as_ref().and_then(|v| v.chosen);
+    if !q.hints.is_empty() {
+        let _ = writeln!(s, "- name hints shown (--name-hints):");
+        for h in &q.hints {
+            let _ = writeln!(s, "    {h}");
+        }
+    }
     if let Some(v) = &q.exec_vote {
         vote_section(s, v);
     }

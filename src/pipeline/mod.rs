@@ -187,6 +187,11 @@ pub struct AskOptions {
     /// `measures`). Off by default.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub typed_measures: bool,
+    /// `--name-hints on`: QueryView's prompt lists the phrases of the
+    /// question that spell one view column's name or synonym
+    /// (`link::hints`). Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub name_hints: bool,
 }
 
 fn is_default_distinct(d: &DistinctMode) -> bool {
@@ -257,6 +262,7 @@ impl Default for AskOptions {
             sql_feedback: query::Feedback::default(),
             narrow_view: false,
             typed_measures: false,
+            name_hints: false,
         }
     }
 }
@@ -687,6 +693,10 @@ pub fn ask_with_progress(
             qt.measures = Some(crate::types::trace::TypedMeasures { columns, warning });
         }
         let notes = link::values::view_notes(graph, &values, &view.columns);
+        if opts.name_hints {
+            qt.hints =
+                link::hints::view_hints(graph, question, &view.columns).iter().map(link::hints::Hint::line).collect();
+        }
         let (prompt_name, prompt) = query::view_prompt_full(
             &prompts,
             &view,
@@ -694,7 +704,7 @@ pub fn ask_with_progress(
             dialect,
             schema,
             opts.evidence.as_deref(),
-            query::PromptExtras { examples: &shown, values: &notes },
+            query::PromptExtras { examples: &shown, values: &notes, hints: &qt.hints },
         )?;
         let task = SqlTask {
             prompt_name,

@@ -219,6 +219,10 @@ pub struct PromptExtras<'a> {
     /// Lines of matched database values (`ALIAS: 'value'`,
     /// `link::values::view_notes`; `--values on`, issue 23).
     pub values: &'a [String],
+    /// Lines naming the view column a phrase of the question spells
+    /// (`"claim number": Claim_Company_Claim_Number`,
+    /// `link::hints::view_hints`; `--name-hints on`, issue 23).
+    pub hints: &'a [String],
 }
 
 /// [`view_prompt`] with [`PromptExtras`].
@@ -231,7 +235,7 @@ pub fn view_prompt_full(
     evidence: Option<&str>,
     extras: PromptExtras<'_>,
 ) -> Result<(String, String)> {
-    let PromptExtras { examples, values } = extras;
+    let PromptExtras { examples, values, hints } = extras;
     let columns: Vec<serde_json::Value> = view
         .columns
         .iter()
@@ -247,6 +251,7 @@ pub fn view_prompt_full(
         "evidence": evidence.unwrap_or(""),
         "examples": examples,
         "values": values,
+        "hints": hints,
     });
     let name = match schema {
         Some(ddl) => {

@@ -466,6 +466,10 @@ pub struct QueryTrace {
     /// TOTAL and arithmetic read; absent when it was off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measures: Option<TypedMeasures>,
+    /// `--name-hints on`: the lines naming the view column a phrase of the
+    /// question spells, as the prompt showed them; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<String>,
 }
 
 /// The columns typed measures admitted, and why the data could not help.
