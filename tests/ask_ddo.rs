@@ -8,8 +8,8 @@ mod support;
 use std::path::Path;
 use std::process::Output;
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
-use support::{json_ok, rows_of, run, run_mock, sqlite_rows, trace_and_explain};
+use lucy::llm::mock::{MockServer, Script};
+use support::{json_ok, rows_of, rule, run, run_mock, sqlite_rows, trace_and_explain};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
@@ -20,10 +20,6 @@ const Q1_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/moc
 const Q1: &str =
     "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 const Q2: &str = "List resource pool names with CPU overhead limit greater than runtime overall usage by 100";
-
-fn rule(needle: &str, answers: &[&str]) -> Rule {
-    Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()))
-}
 
 fn no_secret(out: &Output, trace: &Path) {
     let all = format!(

@@ -4,10 +4,13 @@
 //! 0), lucy answers the first; with the vote, the gold rows. The trace and
 //! `lucy explain` show every candidate, its result hash and the vote.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::process::{Command, Output};
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use lucy::llm::mock::{MockServer, Script};
+use support::rule;
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
@@ -20,10 +23,6 @@ const GOOD: &str =
     "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```";
 const GOOD_GROUPED: &str = "```sql\nSELECT CLIENT_name AS client, DATACENTER_name AS datacenter FROM lucy_view WHERE substr(DATACENTER_name, 1, 3) = 'dev' GROUP BY CLIENT_name, DATACENTER_name\n```";
 const REJECTED: &str = "```sql\nDELETE FROM CLIENT\n```";
-
-fn rule(needle: &str, answers: &[&str]) -> Rule {
-    Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()))
-}
 
 /// Q1's phase 1 picks CLIENT and DATACENTER; QueryView's answers, in order,
 /// are `answers` (cycled to fill `n`).

@@ -11,16 +11,12 @@
 
 mod support;
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
-use support::{json_ok, rows_of, run_mock, sqlite_rows};
+use lucy::llm::mock::{MockServer, Script};
+use support::{json_ok, rows_of, rule, run_mock, sqlite_rows};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/benchmarks/acme/acme_small.sqlite");
 const Q: &str = "Show the sum of premiums for every policy number.";
-
-fn rule(needles: &[&str], answers: &[&str]) -> Rule {
-    Rule::when_contains(needles.iter().copied()).reply(Reply::ok(answers.iter().copied()))
-}
 
 /// A model that lists Policy_Amount and Policy, leaves `Premium` out of
 /// Policy_Amount's children, and sums whichever amount column the view has.

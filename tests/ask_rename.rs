@@ -4,20 +4,19 @@
 //! `DATACENTER_DATACENTER_name` (the view has `CLIENT_name` and
 //! `DATACENTER_name`) and repeating that SQL in the repair round.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::process::{Command, Output};
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use lucy::llm::mock::{MockServer, Script};
+use support::rule;
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 const Q1: &str =
     "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 const DOUBLED: &str = "```sql\nSELECT DISTINCT CLIENT_CLIENT_name, DATACENTER_DATACENTER_name FROM lucy_view WHERE DATACENTER_DATACENTER_name LIKE 'dev%'\n```";
-
-fn rule(needle: &str, answers: &[&str]) -> Rule {
-    Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()))
-}
 
 fn script() -> Script {
     Script::new()

@@ -8,17 +8,13 @@
 
 mod support;
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
-use support::{json_ok, rows_of, run_mock, sqlite_rows, trace_and_explain};
+use lucy::llm::mock::{MockServer, Script};
+use support::{json_ok, rows_of, rule, run_mock, sqlite_rows, trace_and_explain};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 const Q20: &str = "Which clients use a resource pool hosted in a datacenter located in their own city? Output client and datacenter names.";
 const ROLE_PROMPT: &str = "The table LOCATION can be joined to the other tables of the question in several ways";
-
-fn rule(needles: &[&str], answers: &[&str]) -> Rule {
-    Rule::when_contains(needles.iter().copied()).reply(Reply::ok(answers.iter().copied()))
-}
 
 /// ddo-20's answers: LOCATION in both roles, compared city to city.
 fn q20_script(role_answers: &[&str]) -> Script {

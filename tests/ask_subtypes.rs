@@ -16,18 +16,14 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
-use support::{json_ok, rows_of, run, run_mock, sqlite_rows, trace_and_explain};
+use lucy::llm::mock::{MockServer, Script};
+use support::{json_ok, rows_of, rule, run, run_mock, sqlite_rows, trace_and_explain};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 const Q: &str = "For each payment, show its tax amount next to its supercharge amount.";
 const SUBTYPE_PROMPT: &str = "Each row of the table PAYAMOUNT is exactly one of several kinds";
 const ROLE_WORDS: &str = "can be joined to the other tables of the question in several ways";
-
-fn rule(needles: &[&str], answers: &[&str]) -> Rule {
-    Rule::when_contains(needles.iter().copied()).reply(Reply::ok(answers.iter().copied()))
-}
 
 /// DDO with its PAYMENT star replaced by an exclusive star rooted at
 /// PAYAMOUNT (PAYMENT becomes a plain core table).

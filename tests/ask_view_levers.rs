@@ -11,9 +11,9 @@ mod support;
 
 use std::process::Output;
 
-use support::{json_ok, run_mock, sqlite_rows, trace_and_explain};
+use support::{json_ok, rule, run_mock, sqlite_rows, trace_and_explain};
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use lucy::llm::mock::{MockServer, Script};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
@@ -22,10 +22,6 @@ const Q1: &str =
 const GOLD_FROM: &str = "FROM CLIENT c JOIN RSPOOL2CLIENT j ON j.client_id = c.id \
      JOIN RESOURCEPOOL p ON p.id = j.rspool_id JOIN COMPUTE k ON k.id = p.compute_id \
      JOIN DATACENTER d ON d.id = k.dc_id WHERE d.name LIKE 'dev%'";
-
-fn rule(needle: &str, answers: &[&str]) -> Rule {
-    Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()))
-}
 
 /// MatchTables names CLIENT and DATACENTER and only their names; QueryView
 /// (and the repair round) answer `sql`.

@@ -10,9 +10,9 @@
 
 mod support;
 
-use support::{json_ok, run_mock, sqlite_rows, trace_and_explain};
+use support::{json_ok, rule, run_mock, sqlite_rows, trace_and_explain};
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use lucy::llm::mock::{MockServer, Script};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
@@ -20,10 +20,6 @@ const Q1: &str =
     "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
 const SQL: &str =
     "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```";
-
-fn rule(needle: &str, answers: &[&str]) -> Rule {
-    Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()))
-}
 
 fn script() -> Script {
     let both = "[\"CLIENT\", \"DATACENTER\"]";

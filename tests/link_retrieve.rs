@@ -8,20 +8,19 @@
 //! an empty directory), so the ranking is the lexical one and the test
 //! does not depend on the machine's model files.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
+use lucy::llm::mock::{MockServer, Script};
+use support::rule;
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
 const Q1: &str =
     "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
-
-fn rule(needle: &str, answers: &[&str]) -> Rule {
-    Rule::when_contains([needle]).reply(Reply::ok(answers.iter().copied()))
-}
 
 /// The listing misses DATACENTER; the verification says yes to DATACENTER
 /// only; QueryView answers `sql`.

@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests that run the `lucy` binary: one
 //! runner (no LLM from the environment, or the scripted mock on
-//! 127.0.0.1), the rows `lucy ask --json` printed and the rows of SQL on a
+//! 127.0.0.1), the mock's rules ([`rule`]), the rows `lucy ask --json` printed and the rows of SQL on a
 //! SQLite file in the same text form, and one check of a trace and its
 //! `lucy explain` report. A test file includes it with `mod support;`.
 
@@ -10,6 +10,38 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
+
+use lucy::llm::mock::{Reply, Rule};
+
+/// What a scripted mock rule looks for in a request's last user message:
+/// one text, or several that must all be there.
+pub trait Needles {
+    fn needles(self) -> Vec<String>;
+}
+
+impl Needles for &str {
+    fn needles(self) -> Vec<String> {
+        vec![self.to_string()]
+    }
+}
+
+impl Needles for &[&str] {
+    fn needles(self) -> Vec<String> {
+        self.iter().map(|s| s.to_string()).collect()
+    }
+}
+
+impl<const N: usize> Needles for &[&str; N] {
+    fn needles(self) -> Vec<String> {
+        self.iter().map(|s| s.to_string()).collect()
+    }
+}
+
+/// A mock rule: a request whose last user message holds every needle gets
+/// `answers` (the choices of one response).
+pub fn rule(needles: impl Needles, answers: &[&str]) -> Rule {
+    Rule::when_contains(needles.needles()).reply(Reply::ok(answers.iter().copied()))
+}
 
 /// The environment variables that would configure an LLM; every run here
 /// removes them, so a developer's own settings never reach a test.
