@@ -225,11 +225,12 @@ mod tests {
                                              {"label": "LOCATION@DATACENTER.loc_id", "text": "where a datacenter is"}],
                                     "elements": ["LOCATION@CLIENT.loc_id", "LOCATION@DATACENTER.loc_id"], "subtypes": false}),
             "query_view" => {
-                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": "", "examples": [], "values": []})
+                json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "", "view_name": "lucy_view", "view_sql": "CREATE VIEW lucy_view AS SELECT 1", "columns": cols, "evidence": "", "examples": [], "values": [], "hints": []})
             }
             "query_view_schema" => {
                 json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "MySQL notes: …", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development",
-                       "examples": [{"question": "Q0?", "sql": "SELECT CLIENT_name FROM lucy_view"}]})
+                       "examples": [{"question": "Q0?", "sql": "SELECT CLIENT_name FROM lucy_view"}],
+                       "hints": ["\"client name\": CLIENT_name"]})
             }
             "repair_sql" => {
                 json!({"sql": "SELECT x", "error": "no x", "dialect": "SQLite", "allowed": "the view lucy_view"})
@@ -300,6 +301,12 @@ mod tests {
         assert!(qv.contains("- CLIENT_name (CLIENT.name): Client name.\n- CLIENT_id (CLIENT.id)\n"), "{qv}");
         let qs = p.render("query_view_schema", fixture("query_view_schema")).unwrap();
         assert!(qs.contains("Additional knowledge to answer: dev means development"));
+        // The name hints sit after the evidence, just before the question.
+        assert!(
+            qs.contains("Columns that words of the question name:\n- \"client name\": CLIENT_name\nThe question: Q?"),
+            "{qs}"
+        );
+        assert!(!qv.contains("Columns that words of the question name"), "{qv}");
         let d = p.render("direct_sql", fixture("direct_sql")).unwrap();
         assert!(d.contains("MySQL query") && !d.contains("Additional knowledge"));
     }

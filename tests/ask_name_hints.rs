@@ -1,5 +1,5 @@
-//! Name hints (issue 23; `link::hints`): with `--name-hints on`,
-//! QueryView's prompt names the view column each phrase of the question
+//! Name hints (issue 23; `link::hints`): with `--name-hints on` (the
+//! default since session 15), QueryView's prompt names the view column each phrase of the question
 //! spells ("claim number" → `Claim_Company_Claim_Number`, through ACME's
 //! synonym), and `lucy explain` shows the lines. End to end through `lucy
 //! ask` with a scripted OpenAI-compatible mock on 127.0.0.1 that writes the
@@ -8,17 +8,13 @@
 
 mod support;
 
-use lucy::llm::mock::{MockServer, Reply, Rule, Script};
-use support::{json_ok, rows_of, run_mock, sqlite_rows};
+use lucy::llm::mock::{MockServer, Script};
+use support::{json_ok, rows_of, rule, run_mock, sqlite_rows};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/benchmarks/acme/acme_small.sqlite");
 const Q: &str = "Return all the claims by claim number and close date";
 const HINT: &str = "- \"claim number\": Claim_Company_Claim_Number";
-
-fn rule(needles: &[&str], answers: &[&str]) -> Rule {
-    Rule::when_contains(needles.iter().copied()).reply(Reply::ok(answers.iter().copied()))
-}
 
 fn script() -> Script {
     Script::new()
@@ -63,17 +59,21 @@ fn the_hinted_column_reaches_the_prompt_and_the_explanation() {
     assert!(!gold.is_empty());
 
     // Off: no hint lines; the model writes the claim's key.
-    let (off, _dir, prompt) = ask(&[]);
+    let (off, _dir, prompt) = ask(&["--name-hints", "off"]);
     assert!(!prompt.contains("Columns that words of the question name"), "{prompt}");
     assert_ne!(rows_of(&off), gold);
 
-    // On: the lines are in the prompt, before the question, and the answer is gold.
-    let (on, dir, prompt) = ask(&["--name-hints", "on"]);
+    // On (the default): the lines are in the prompt, before the question,
+    // and the answer is gold.
+    let (on, dir, prompt) = ask(&[]);
     let hints = prompt.find("Columns that words of the question name").expect("the hint block");
     assert!(prompt[hints..].contains("claim number"), "{prompt}");
     assert!(prompt[hints..].contains("close date"), "{prompt}");
     assert!(hints < prompt.rfind("The question:").unwrap());
     assert_eq!(rows_of(&on), gold);
+    let (explicit, _, prompt_on) = ask(&["--name-hints", "on"]);
+    assert_eq!(prompt_on, prompt);
+    assert_eq!(rows_of(&explicit), gold);
 
     let trace = dir.path().join("t.json");
     let out = support::lucy().args(["explain", trace.to_str().unwrap()]).output().unwrap();

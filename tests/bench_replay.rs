@@ -26,7 +26,8 @@ struct Run {
     recorded: Option<usize>,
     /// The flags the recording was made with, where they differ from
     /// today's defaults (every QueryView lever is named, so a default that
-    /// moves later does not change what a replay asks).
+    /// moves later does not change what a replay asks; `--name-hints off`
+    /// is added by [`bench`] when a run does not name it).
     /// Groups of flags, passed in order.
     flags: &'static [&'static [&'static str]],
     /// An example pool the run used (`--examples`): its kind, built from
@@ -51,12 +52,13 @@ const DDO: Run = Run {
     pool: None,
 };
 
-/// ACME's first 41 questions (sessions 13 and 14): session 7's recording (phase 1)
+/// ACME, all 44 questions (sessions 13 to 15): session 7's recording (phase 1)
 /// with the calls session 13 added when acme.json marked Claim_Amount's
 /// kinds `exclusive` (the subtype prompt, the attribute prompts of the
 /// subtype instances) and QueryView under session 10's defaults
 /// (benchmarks/results/embedded.md, session 13; the recording stopped
-/// after 24 questions; session 14 resumed it to 41 with the same flags). Session 7's own lucy outcome (the free grammar,
+/// after 24 questions; session 14 resumed it to 41 and session 15 to 44
+/// with the same flags). Session 7's own lucy outcome (the free grammar,
 /// the model before the flag) no longer replays: the flag adds prompts to
 /// its questions.
 const ACME: Run = Run {
@@ -64,7 +66,7 @@ const ACME: Run = Run {
     cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
     expected: "benchmarks/cassettes/acme-s13.expected.json",
     methods: &["lucy"],
-    recorded: Some(41),
+    recorded: None,
     flags: &[S10_DEFAULTS],
     pool: None,
 };
@@ -342,6 +344,66 @@ const DDO_FEWSHOT_S12: Run = Run {
     pool: Some("in-database"),
 };
 
+/// `fewshot` (DynVS) on the Spider sample's first 50 with the
+/// cross-database pool (`lucy examples pool --suite spider-dev --kind
+/// cross-database`: the other databases' questions), session 15.
+const SPIDER_FEWSHOT_S15: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-methods-s15.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-fewshot-s15.expected.json",
+    methods: &["fewshot"],
+    recorded: Some(50),
+    flags: &[&["--sample", "100", "--seed", "1"], S10_DEFAULTS],
+    pool: Some("cross-database"),
+};
+
+/// Session 15's `--name-hints on` (issue 23): session 10's defaults, and
+/// QueryView's prompt names the view columns phrases of the question
+/// spell; phase 1 replays, QueryView was recorded fresh into each suite's
+/// cassette.
+const S15_HINTS: &[&str] = &[
+    "--query-names",
+    "strict",
+    "--rename-unknown",
+    "on",
+    "--distinct",
+    "auto",
+    "--view-columns",
+    "all",
+    "--name-hints",
+    "on",
+];
+
+const DDO_S15_HINTS: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-s15-hints.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS],
+    pool: None,
+};
+
+const SPIDER_S15_HINTS: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-s15-hints.expected.json",
+    methods: &["lucy"],
+    recorded: Some(50),
+    flags: &[&["--sample", "100", "--seed", "1"], S15_HINTS],
+    pool: None,
+};
+
+const ACME_S15_HINTS: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
+    expected: "benchmarks/cassettes/acme-s15-hints.expected.json",
+    methods: &["lucy"],
+    recorded: Some(24),
+    flags: &[S15_HINTS],
+    pool: None,
+};
+
 /// Session 12's `--typed-measures on` on DDO (issue 23), recorded into
 /// session 9's defaults cassette (phase 1 replayed, QueryView fresh) and
 /// appended to it.
@@ -391,6 +453,11 @@ fn bench(
 ) -> std::process::Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lucy"));
     cmd.args(["bench", suite, "--no-progress", "--method", methods]).args(flags.iter().copied().flatten());
+    // Name hints are on by default since session 15; the runs recorded
+    // before were asked without them.
+    if !flags.iter().copied().flatten().any(|f| *f == "--name-hints") {
+        cmd.args(["--name-hints", "off"]);
+    }
     if let Some(kind) = pool {
         std::fs::create_dir_all(out).unwrap();
         let file = out.join("pool.jsonl");
@@ -516,6 +583,18 @@ fn the_seed_method_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_CRUSH_S12);
     replays_to_the_committed_outcome(&DDO_FEWSHOT_S12);
     replays_to_the_committed_outcome(&DDO_S12_EXAMPLES);
+}
+
+#[test]
+fn the_spider_seed_method_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&SPIDER_FEWSHOT_S15);
+}
+
+#[test]
+fn the_name_hint_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&DDO_S15_HINTS);
+    replays_to_the_committed_outcome(&SPIDER_S15_HINTS);
+    replays_to_the_committed_outcome(&ACME_S15_HINTS);
 }
 
 #[test]

@@ -234,6 +234,9 @@ fn ask_shows_the_examples_sql_over_the_view_and_traces_it() {
         // The paper's view: CLIENT.loc_id is not in it, so the example
         // that reads it is left out (every column would keep it in).
         args.extend_from_slice(&["--view-columns", "selected"]);
+        // The examples block is to be the only difference with and
+        // without: the name hints (on by default) would be a second block.
+        args.extend_from_slice(&["--name-hints", "off"]);
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--llm-url", url.as_str(), "--llm-model", "mock-model", "--llm-retries", "0"]);
         let o = lucy(&args);

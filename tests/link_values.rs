@@ -217,6 +217,9 @@ fn ask(url: &str, cache: &Path, extra: &[&str]) -> std::process::Output {
         .args(["--json", "ask", "--model", &format!("{ROOT}/dbmodels/ddo.json"), Q1])
         .args(["--execute", &format!("{ROOT}/dbmodels/ddo.sqlite")])
         .args(["--min-votes", "2"])
+        // The values block is to be the only difference between on and
+        // off: the name hints (on by default) would be a second block.
+        .args(["--name-hints", "off"])
         .args(extra)
         .args(["--llm-url", url, "--llm-model", "mock-model", "--llm-retries", "0"])
         .env("LUCY_CACHE", cache)

@@ -230,7 +230,7 @@ pub struct NameFlags {
     /// QueryView's prompt lists the phrases of the question that spell one
     /// view column's name or synonym ("claim number":
     /// Claim_Company_Claim_Number); no LLM call, the grammar unchanged.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::hints::DEFAULT_ON))]
     pub name_hints: OnOff,
 }
 

@@ -187,10 +187,10 @@ pub struct AskOptions {
     /// `measures`). Off by default.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub typed_measures: bool,
-    /// `--name-hints on`: QueryView's prompt lists the phrases of the
+    /// `--name-hints`: QueryView's prompt lists the phrases of the
     /// question that spell one view column's name or synonym
-    /// (`link::hints`). Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// (`link::hints`). On by default ([`link::hints::DEFAULT_ON`]).
+    #[serde(default = "default_name_hints", skip_serializing_if = "is_default_name_hints")]
     pub name_hints: bool,
 }
 
@@ -215,6 +215,14 @@ fn exec_vote_off(k: &usize) -> bool {
 
 fn is_default_names(n: &QueryNames) -> bool {
     *n == QueryNames::default()
+}
+
+fn default_name_hints() -> bool {
+    link::hints::DEFAULT_ON
+}
+
+fn is_default_name_hints(b: &bool) -> bool {
+    *b == link::hints::DEFAULT_ON
 }
 
 fn default_rename() -> bool {
@@ -262,7 +270,7 @@ impl Default for AskOptions {
             sql_feedback: query::Feedback::default(),
             narrow_view: false,
             typed_measures: false,
-            name_hints: false,
+            name_hints: link::hints::DEFAULT_ON,
         }
     }
 }
