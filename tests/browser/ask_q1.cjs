@@ -47,6 +47,8 @@ function check(what, ok, detail) {
     check("picture shows the refused lookup", svgKeys.includes("LOCATION"), svgKeys.join(","));
     const view = await text("#view-body");
     check("view SQL shown", view.includes("CREATE VIEW") && view.includes("RSPOOL2CLIENT"), view.slice(0, 200));
+    const hints = await text("#name-hints");
+    check("name hints shown", hints.includes("DATACENTER_name"), hints);
     const sql = await text("#final-sql");
     check("final SQL over the view", sql.includes("FROM lucy_view"), sql);
     const rows = await text("#rows-badge");

@@ -130,6 +130,8 @@ function showQuery(qt) {
   const body = $("query-body");
   body.replaceChildren();
   badge("query-badge", qt.sql ? (qt.repaired ? "accepted after repair" : "accepted") : "rejected", qt.sql ? "ok" : "fail");
+  const hints = qt.hints || [];
+  if (hints.length) body.append(el("h3", {}, "Name hints in the prompt"), el("ul", { id: "name-hints" }, ...hints.map((h) => el("li", {}, h))));
   if (qt.sql) body.append(el("h3", {}, "Final SQL"), el("pre", { id: "final-sql" }, qt.sql));
   for (const a of qt.attempts || []) {
     const val = a.validation || {};
