@@ -357,6 +357,18 @@ const SPIDER_FEWSHOT_S15: Run = Run {
     pool: Some("cross-database"),
 };
 
+/// `crush` (budget 10) on the Spider sample's first 25 (session 15; the
+/// first half of the 50 the other rows use), into the same cassette.
+const SPIDER_CRUSH_S15: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-methods-s15.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-crush-s15.expected.json",
+    methods: &["crush"],
+    recorded: Some(25),
+    flags: &[&["--sample", "100", "--seed", "1"]],
+    pool: None,
+};
+
 /// Session 15's `--name-hints on` (issue 23): session 10's defaults, and
 /// QueryView's prompt names the view columns phrases of the question
 /// spell; phase 1 replays, QueryView was recorded fresh into each suite's
@@ -588,6 +600,7 @@ fn the_seed_method_runs_replay_to_their_committed_outcomes() {
 #[test]
 fn the_spider_seed_method_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&SPIDER_FEWSHOT_S15);
+    replays_to_the_committed_outcome(&SPIDER_CRUSH_S15);
 }
 
 #[test]
