@@ -143,20 +143,17 @@ fn column_words(graph: &SchemaGraph, c: &ViewColumn) -> ColumnWords {
 
 /// The question's runs of consecutive content words: each word as written
 /// and in canonical form.
-fn runs(question: &str) -> Vec<Vec<(String, String)>> {
+fn runs(question: &str) -> Vec<Vec<Word>> {
     let mut out = Vec::new();
-    let mut cur: Vec<(String, String)> = Vec::new();
+    let mut cur: Vec<Word> = Vec::new();
     let mut word = String::new();
-    let flush_word = |word: &mut String, cur: &mut Vec<(String, String)>, out: &mut Vec<Vec<(String, String)>>| {
+    let flush_word = |word: &mut String, cur: &mut Vec<Word>, out: &mut Vec<Vec<Word>>| {
         if word.is_empty() {
             return;
         }
         let w = std::mem::take(word);
         if !is_content(&w) {
-            if cur.len() > 1 {
-                out.push(std::mem::take(cur));
-            }
-            cur.clear();
+            end_run(cur, out);
         } else {
             let c = canon(&w);
             cur.push((w, c));
@@ -175,18 +172,24 @@ fn runs(question: &str) -> Vec<Vec<(String, String)>> {
         } else {
             flush_word(&mut word, &mut cur, &mut out);
             if !ch.is_whitespace() {
-                if cur.len() > 1 {
-                    out.push(std::mem::take(&mut cur));
-                }
-                cur.clear();
+                end_run(&mut cur, &mut out);
             }
         }
     }
     flush_word(&mut word, &mut cur, &mut out);
-    if cur.len() > 1 {
-        out.push(cur);
-    }
+    end_run(&mut cur, &mut out);
     out
+}
+
+/// A question word as written and in canonical form ([`canon`]).
+type Word = (String, String);
+
+/// Ends the current run: kept when it can hold a phrase (2 words or more).
+fn end_run(cur: &mut Vec<Word>, out: &mut Vec<Vec<Word>>) {
+    if cur.len() > 1 {
+        out.push(std::mem::take(cur));
+    }
+    cur.clear();
 }
 
 /// The hints of `question` over the view's `columns` ([module docs](self)).
