@@ -1,13 +1,14 @@
-//! The kinds of a star's root, read without the LLM (issue 23;
-//! `link::kinds`): `--kind-names on` keeps a subtype child the question
-//! names although the pattern-children answer left it out, and
-//! `--kind-instance on` makes a single chosen marker kind (a table holding
-//! only its key, ACME's `Premium`) the instance `ROOT@CHILD`, so the view
-//! holds only the root's rows of that kind. End to end through `lucy ask`
+//! The kinds of a star's root and the core tables a question names, read
+//! without the LLM (issue 23; `link::kinds`, `link::named`):
+//! `--kind-names on` keeps a subtype child the question names although
+//! the pattern-children answer left it out, `--kind-instance on` makes a
+//! single chosen marker kind (a table holding only its key, ACME's
+//! `Premium`) the instance `ROOT@CHILD`, so the view holds only the root's
+//! rows of that kind, and `--table-names on` keeps a core table the
+//! question names that the vote left out. End to end through `lucy ask`
 //! with a scripted OpenAI-compatible mock on 127.0.0.1, on ACME's curated
 //! model and data (../shared/benchmarks/acme/acme_small.sqlite): the levers
-//! change the answer to the gold rows; off, the same model answers sum
-//! every policy amount.
+//! change the answer to the gold rows.
 
 mod support;
 
@@ -90,4 +91,56 @@ fn a_named_marker_kind_filters_the_view_to_its_rows() {
     // (the match, the star's prompt, Policy's and Premium's attributes,
     // QueryView).
     assert_eq!(server.chat_requests().len(), 5);
+}
+
+/// A model that lists Claim alone for a question that says "policy", and
+/// reads the policy number when the view has it.
+fn claims_script() -> Script {
+    Script::new()
+        .rule(rule(&["JSON schema of the database"], &["[\"Claim\"]"]))
+        .rule(rule(&["JSON schema of the table"], &["[\"Company_Claim_Number\", \"Policy_Number\"]"]))
+        .rule(rule(
+            &["I created a view table lucy_view", "Policy_Policy_Number ("],
+            &["SELECT DISTINCT Claim_Company_Claim_Number, Policy_Policy_Number FROM lucy_view"],
+        ))
+        .rule(rule(
+            &["I created a view table lucy_view"],
+            &["SELECT DISTINCT Claim_Company_Claim_Number FROM lucy_view"],
+        ))
+}
+
+#[test]
+fn a_core_table_the_question_names_joins_the_relevant_tables() {
+    let q = "List the claim number and policy number of every claim.";
+    let run = |extra: &[&str]| {
+        let server = MockServer::start(claims_script());
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("t.json");
+        let mut args = vec!["--json", "ask", "--model", MODEL, q, "--samples", "1", "--execute", DB];
+        args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        let v = json_ok(&run_mock(&args, &server.url()));
+        (v, std::fs::read_to_string(&trace).unwrap(), server.chat_requests().len())
+    };
+    // Off: the vote's Claim alone; the SQL cannot read a policy number.
+    let (off, _, calls_off) = run(&[]);
+    assert_eq!(tables(&off), ["Claim"]);
+    assert!(!off["sql"].as_str().unwrap().contains("Policy_Policy_Number"), "{off}");
+    // On: "policy" names Policy, which is kept, explored (one attribute
+    // prompt more) and joined; the answer reads its number.
+    let (on, trace, calls_on) = run(&["--table-names", "on"]);
+    assert!(tables(&on).contains(&"Policy".to_string()), "{on}");
+    assert!(trace.contains("--table-names: the question names Policy: kept"), "{trace}");
+    assert_eq!(calls_on, calls_off + 1);
+    assert!(on["sql"].as_str().unwrap().contains("Policy_Policy_Number"), "{on}");
+    let gold = sqlite_rows(
+        DB,
+        "SELECT DISTINCT c.Company_Claim_Number, p.Policy_Number FROM Policy p \
+         JOIN Policy_Coverage_Detail d ON d.Policy_Identifier = p.Policy_Identifier \
+         JOIN Claim_Coverage cc ON cc.Policy_Coverage_Detail_Identifier = d.Policy_Coverage_Detail_Identifier \
+         AND cc.Effective_Date = d.Effective_Date \
+         JOIN Claim c ON c.Claim_Identifier = cc.Claim_Identifier",
+    );
+    assert!(!gold.is_empty());
+    assert_eq!(rows_of(&on), gold);
 }

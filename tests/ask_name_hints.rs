@@ -5,6 +5,8 @@
 //! ask` with a scripted OpenAI-compatible mock on 127.0.0.1 that writes the
 //! hinted column when the prompt names it and the claim's key otherwise,
 //! on ACME's curated model and data (../shared/benchmarks/acme/acme_small.sqlite).
+//! With `--group-hints on`, a phrase the question asks "by" also names its
+//! grouping.
 
 mod support;
 
@@ -81,4 +83,52 @@ fn the_hinted_column_reaches_the_prompt_and_the_explanation() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("name hints shown (--name-hints):"), "{text}");
     assert!(text.contains("\"claim number\": Claim_Company_Claim_Number"), "{text}");
+}
+
+/// `--group-hints on`: a hinted phrase the question asks "by" also says to
+/// group by its column; the mock groups only when the prompt says so.
+#[test]
+fn a_phrase_asked_by_tells_query_view_to_group() {
+    const Q2: &str = "Count the claims by policy number";
+    const GROUP: &str = "(by policy number: one row per value, GROUP BY Policy_Policy_Number)";
+    let script = Script::new()
+        .rule(rule(&["JSON schema of the database"], &["[\"Claim\", \"Policy\"]"]))
+        .rule(rule(&["JSON schema of the table"], &["[\"Policy_Number\", \"Claim_Identifier\"]"]))
+        .rule(rule(
+            &["I created a view table lucy_view", GROUP],
+            &["SELECT Policy_Policy_Number, COUNT(DISTINCT Claim_Claim_Identifier) FROM lucy_view GROUP BY Policy_Policy_Number"],
+        ))
+        .rule(rule(&["I created a view table lucy_view"], &["SELECT COUNT(DISTINCT Claim_Claim_Identifier) FROM lucy_view"]));
+    let run = |extra: &[&str]| {
+        let server = MockServer::start(script.clone());
+        let mut args = vec!["--json", "ask", "--model", MODEL, Q2, "--samples", "1", "--execute", DB];
+        args.extend_from_slice(extra);
+        let v = json_ok(&run_mock(&args, &server.url()));
+        let prompt = server
+            .chat_requests()
+            .iter()
+            .filter_map(|r| r.json())
+            .filter_map(|j| j["messages"][0]["content"].as_str().map(str::to_string))
+            .find(|m| m.contains("I created a view table lucy_view"))
+            .expect("a QueryView request");
+        (v, prompt)
+    };
+    let gold = sqlite_rows(
+        DB,
+        "SELECT p.Policy_Number, COUNT(DISTINCT c.Claim_Identifier) FROM Policy p \
+         JOIN Policy_Coverage_Detail d ON d.Policy_Identifier = p.Policy_Identifier \
+         JOIN Claim_Coverage cc ON cc.Policy_Coverage_Detail_Identifier = d.Policy_Coverage_Detail_Identifier \
+         AND cc.Effective_Date = d.Effective_Date \
+         JOIN Claim c ON c.Claim_Identifier = cc.Claim_Identifier GROUP BY p.Policy_Number",
+    );
+    assert!(!gold.is_empty());
+    // Off (the default): the plain hint line; the mock counts every claim.
+    let (off, prompt) = run(&[]);
+    assert!(prompt.contains("- \"policy number\": Policy_Policy_Number\n"), "{prompt}");
+    assert!(!prompt.contains(GROUP));
+    assert_ne!(rows_of(&off), gold);
+    // On: the line says to group; the answer is one row per policy number.
+    let (on, prompt) = run(&["--group-hints", "on"]);
+    assert!(prompt.contains(&format!("- \"policy number\": Policy_Policy_Number {GROUP}")), "{prompt}");
+    assert_eq!(rows_of(&on), gold);
 }

@@ -171,6 +171,11 @@ pub struct LinkFlags {
     /// instance ROOT@CHILD) instead of every row with a LEFT JOIN.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub kind_instance: OnOff,
+    /// Also keep the core tables the question names word for word
+    /// ("policies" → Policy, or a synonym) although no sample listed them;
+    /// they are explored like the listed ones.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub table_names: OnOff,
 }
 
 impl LinkFlags {
@@ -182,6 +187,7 @@ impl LinkFlags {
         m.permute = self.permute.is_on();
         m.kind_names = self.kind_names.is_on();
         m.kind_instance = self.kind_instance.is_on();
+        m.table_names = self.table_names.is_on();
     }
 }
 
@@ -232,6 +238,11 @@ pub struct NameFlags {
     /// Claim_Company_Claim_Number); no LLM call, the grammar unchanged.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::hints::DEFAULT_ON))]
     pub name_hints: OnOff,
+    /// With --name-hints on: a hinted phrase the question asks "by" ("by
+    /// policy number", "per client name", and the list after it) also
+    /// tells QueryView to group by its column.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub group_hints: OnOff,
 }
 
 impl NameFlags {
@@ -245,6 +256,7 @@ impl NameFlags {
         opts.narrow_view = self.narrow_view.is_on();
         opts.typed_measures = self.typed_measures.is_on();
         opts.name_hints = self.name_hints.is_on();
+        opts.group_hints = self.group_hints.is_on();
     }
 }
 

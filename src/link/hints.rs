@@ -73,6 +73,8 @@ pub struct Hint {
     pub phrase: String,
     /// The aliases, in view order.
     pub aliases: Vec<String>,
+    /// The question asks "by" this phrase ([`runs`]): a grouping.
+    pub by: bool,
 }
 
 impl Hint {
@@ -80,7 +82,33 @@ impl Hint {
     pub fn line(&self) -> String {
         format!("\"{}\": {}", self.phrase, self.aliases.join(" or "))
     }
+
+    /// The prompt line with `--group-hints on`: a phrase the question asks
+    /// "by" that names one column also says to group by it
+    /// (`"policy number": Policy_Policy_Number (by policy number: one row per
+    /// value, GROUP BY Policy_Policy_Number)`); otherwise [`Hint::line`].
+    pub fn grouping_line(&self) -> String {
+        match self.aliases.as_slice() {
+            [alias] if self.by => {
+                format!("{} (by {}: one row per value, GROUP BY {alias})", self.line(), self.phrase)
+            }
+            _ => self.line(),
+        }
+    }
 }
+
+/// The words before a run that make it a grouping: "by policy number",
+/// "per client name".
+const BY_WORDS: &[&str] = &["by", "per"];
+/// The words before "by" that make it an ordering, not a grouping
+/// ("sorted by close date").
+const ORDER_WORDS: &[&str] = &["order", "ordered", "sort", "sorted", "rank", "ranked", "orders", "sorts", "ranks"];
+/// Words between "by" and the phrase that leave it a grouping ("by each
+/// agent id", "by the claim number").
+const ARTICLES: &[&str] = &["the", "a", "an", "each", "every", "their", "its"];
+/// What may separate the items of one grouping list ("by claim number,
+/// open date and close date").
+const LIST_WORDS: &[&str] = &["and", "&"];
 
 /// One word in the form both sides are compared in.
 fn canon(word: &str) -> String {
@@ -142,23 +170,13 @@ fn column_words(graph: &SchemaGraph, c: &ViewColumn) -> ColumnWords {
 }
 
 /// The question's runs of consecutive content words: each word as written
-/// and in canonical form.
-fn runs(question: &str) -> Vec<Vec<Word>> {
-    let mut out = Vec::new();
-    let mut cur: Vec<Word> = Vec::new();
+/// and in canonical form, and whether the question asks "by" the run: the
+/// words between it and the run before are "by" or "per" (not after
+/// "sorted", "ordered", "ranked"), or only commas and "and" after a run
+/// asked "by" ("by claim number, open date and close date").
+fn runs(question: &str) -> Vec<Run> {
+    let mut b = Runs::default();
     let mut word = String::new();
-    let flush_word = |word: &mut String, cur: &mut Vec<Word>, out: &mut Vec<Vec<Word>>| {
-        if word.is_empty() {
-            return;
-        }
-        let w = std::mem::take(word);
-        if !is_content(&w) {
-            end_run(cur, out);
-        } else {
-            let c = canon(&w);
-            cur.push((w, c));
-        }
-    };
     let mut seen = 0;
     for ch in question.chars() {
         if ch.is_alphanumeric() || ch == '_' || ch == '-' {
@@ -170,33 +188,95 @@ fn runs(question: &str) -> Vec<Vec<Word>> {
             }
             word.push(ch);
         } else {
-            flush_word(&mut word, &mut cur, &mut out);
+            b.word(std::mem::take(&mut word));
             if !ch.is_whitespace() {
-                end_run(&mut cur, &mut out);
+                b.end_run();
+                b.gap.push(ch.to_string());
             }
         }
     }
-    flush_word(&mut word, &mut cur, &mut out);
-    end_run(&mut cur, &mut out);
-    out
+    b.word(word);
+    b.end_run();
+    b.out
 }
 
 /// A question word as written and in canonical form ([`canon`]).
 type Word = (String, String);
 
-/// Ends the current run: kept when it can hold a phrase (2 words or more).
-fn end_run(cur: &mut Vec<Word>, out: &mut Vec<Vec<Word>>) {
-    if cur.len() > 1 {
-        out.push(std::mem::take(cur));
+/// A run of content words and whether the question asks "by" it.
+#[derive(Debug, Default)]
+struct Run {
+    words: Vec<Word>,
+    by: bool,
+}
+
+/// [`runs`]' state: the runs so far, the current one, and what separates
+/// it from the run before (words and punctuation, lowercase).
+#[derive(Default)]
+struct Runs {
+    out: Vec<Run>,
+    cur: Vec<Word>,
+    gap: Vec<String>,
+    /// Whether the last run ended (kept or not) was asked "by".
+    last_by: bool,
+    /// The last word of that run, lowercase ("sorted" in "sorted by").
+    last_word: String,
+}
+
+impl Runs {
+    fn word(&mut self, w: String) {
+        if w.is_empty() {
+            return;
+        }
+        if !is_content(&w) {
+            self.end_run();
+            self.gap.push(w.to_lowercase());
+        } else {
+            let c = canon(&w);
+            self.cur.push((w, c));
+        }
     }
-    cur.clear();
+
+    /// Ends the current run: kept when it can hold a phrase (2 words or more).
+    fn end_run(&mut self) {
+        if self.cur.is_empty() {
+            return;
+        }
+        let by = self.asked_by();
+        let words = std::mem::take(&mut self.cur);
+        self.last_word = words.last().map(|(w, _)| w.to_lowercase()).unwrap_or_default();
+        if words.len() > 1 {
+            self.out.push(Run { words, by });
+        }
+        self.last_by = by;
+        self.gap.clear();
+    }
+
+    /// Whether the gap before the current run makes it a grouping.
+    fn asked_by(&self) -> bool {
+        let mut g: &[String] = &self.gap;
+        while let [rest @ .., last] = g {
+            if !ARTICLES.contains(&last.as_str()) {
+                break;
+            }
+            g = rest;
+        }
+        match g.iter().rposition(|w| BY_WORDS.contains(&w.as_str())) {
+            Some(i) if i + 1 == g.len() => {
+                let before = if i == 0 { self.last_word.as_str() } else { g[i - 1].as_str() };
+                !ORDER_WORDS.contains(&before)
+            }
+            Some(_) => false,
+            None => self.last_by && !g.is_empty() && g.iter().all(|w| w == "," || LIST_WORDS.contains(&w.as_str())),
+        }
+    }
 }
 
 /// The hints of `question` over the view's `columns` ([module docs](self)).
 pub fn view_hints(graph: &SchemaGraph, question: &str, columns: &[ViewColumn]) -> Vec<Hint> {
     let cols: Vec<ColumnWords> = columns.iter().map(|c| column_words(graph, c)).collect();
     let mut out: Vec<Hint> = Vec::new();
-    for run in runs(question) {
+    for Run { words: run, by } in runs(question) {
         let mut used = vec![false; run.len()];
         for len in (2..=MAX_SPAN.min(run.len())).rev() {
             for start in 0..=run.len() - len {
@@ -225,7 +305,7 @@ pub fn view_hints(graph: &SchemaGraph, question: &str, columns: &[ViewColumn]) -
                 let text = span.iter().map(|(w, _)| w.as_str()).collect::<Vec<_>>().join(" ");
                 let aliases: Vec<String> = hit.iter().map(|&i| columns[i].alias.clone()).collect();
                 if !out.iter().any(|h| h.aliases == aliases && h.phrase.eq_ignore_ascii_case(&text)) {
-                    out.push(Hint { phrase: text, aliases });
+                    out.push(Hint { phrase: text, aliases, by: by && start == 0 });
                 }
             }
         }
@@ -355,6 +435,34 @@ mod tests {
         assert!(view_hints(&g, &long, &cols).is_empty());
         let short = format!("{} client name", "word ".repeat(MAX_WORDS - 2));
         assert_eq!(lines(&view_hints(&g, &short, &cols)), ["\"client name\": CLIENT_name"]);
+    }
+
+    fn grouped(hints: &[Hint]) -> Vec<String> {
+        hints.iter().filter(|h| h.by).map(|h| h.phrase.clone()).collect()
+    }
+
+    #[test]
+    fn by_and_per_make_a_grouping_list() {
+        let g = fixtures::acme();
+        let v = acme_claim_view();
+        let h = view_hints(&g, "Return all the claims we have by claim number, open date and close date?", &v);
+        assert_eq!(grouped(&h), ["claim number", "open date", "close date"]);
+        assert_eq!(
+            h[0].grouping_line(),
+            "\"claim number\": Claim_Company_Claim_Number (by claim number: one row per value, GROUP BY Claim_Company_Claim_Number)"
+        );
+        let h = view_hints(&g, "What are the loss payment amounts by agent id and policy number?", &v);
+        assert_eq!(grouped(&h), ["agent id", "policy number"]);
+        assert_eq!(h[0].grouping_line(), h[0].line(), "not asked by: the plain line");
+        assert_eq!(grouped(&view_hints(&g, "the total loss per each policy number", &v)), ["policy number"]);
+        // Sorting is not grouping; a list ends at any other word.
+        assert!(grouped(&view_hints(&g, "claims sorted by close date", &v)).is_empty());
+        assert!(grouped(&view_hints(&g, "claims ordered by the close date", &v)).is_empty());
+        let h = view_hints(&g, "the claims by claim number where the open date is recent", &v);
+        assert_eq!(grouped(&h), ["claim number"]);
+        assert_eq!(h.len(), 2);
+        // "by" far before the phrase does not count.
+        assert!(grouped(&view_hints(&g, "paid by agents with a close date", &v)).is_empty());
     }
 
     #[test]

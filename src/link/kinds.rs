@@ -14,6 +14,7 @@
 
 use crate::graph::{RelId, SchemaGraph, TableId};
 
+use super::named::holds;
 use super::retrieve::tokens;
 
 /// The subtype children of pattern node `r` ([`SchemaGraph::subtype_child`])
@@ -32,11 +33,6 @@ pub fn named(graph: &SchemaGraph, question: &str, r: TableId) -> Vec<TableId> {
             std::iter::once(&t.name).chain(&t.synonyms).any(|name| holds(&q, &tokens(name)))
         })
         .collect()
-}
-
-/// Whether `phrase` (non-empty) occurs in `words` as consecutive words.
-fn holds(words: &[String], phrase: &[String]) -> bool {
-    !phrase.is_empty() && words.windows(phrase.len()).any(|w| w == phrase)
 }
 
 /// The relationship joining subtype child `c` to `r`, when `c` is one.

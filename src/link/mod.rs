@@ -15,6 +15,7 @@ pub mod context;
 pub mod describe;
 pub mod hints;
 pub mod kinds;
+pub mod named;
 pub mod names;
 pub mod parse;
 pub mod retrieve;
@@ -91,6 +92,12 @@ pub struct MatchOptions {
     /// default.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub kind_instance: bool,
+    /// Also keep the core tables the question names (their name or a
+    /// synonym, word for word: "policies" → `Policy`) although no sample
+    /// chose them ([`named::core_tables`]); they are then explored like
+    /// the voted ones. Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub table_names: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -112,6 +119,7 @@ impl Default for MatchOptions {
             permute: false,
             kind_names: false,
             kind_instance: false,
+            table_names: false,
         }
     }
 }
@@ -216,7 +224,15 @@ fn run(
     // Issue #23: verification may drop tables few samples named, then
     // retrieval and verification may add tables (off: unchanged).
     let relevant_core = verify::narrow(graph, question, relevant_core, opts, llm, prompts, trace)?;
-    let relevant_core = verify::widen(graph, question, core, relevant_core, opts, llm, prompts, trace)?;
+    let mut relevant_core = verify::widen(graph, question, core, relevant_core, opts, llm, prompts, trace)?;
+    if opts.table_names {
+        let named = named::core_tables(graph, question, core, &relevant_core);
+        if !named.is_empty() {
+            let names: Vec<&str> = named.iter().map(|&t| graph.name(t)).collect();
+            trace.warnings.push(format!("--table-names: the question names {}: kept", names.join(", ")));
+            relevant_core.extend(named);
+        }
+    }
     // Lines 7–12, each preceded by the table's role question when the
     // model offers a choice. The explorations of different relevant tables
     // are independent, so they run concurrently (the LLM client bounds the

@@ -192,6 +192,11 @@ pub struct AskOptions {
     /// (`link::hints`). On by default ([`link::hints::DEFAULT_ON`]).
     #[serde(default = "default_name_hints", skip_serializing_if = "is_default_name_hints")]
     pub name_hints: bool,
+    /// `--group-hints`: a hinted phrase the question asks "by" ("by policy
+    /// number") also tells QueryView to group by its column
+    /// ([`link::hints::Hint::grouping_line`]). Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub group_hints: bool,
 }
 
 fn is_default_distinct(d: &DistinctMode) -> bool {
@@ -271,6 +276,7 @@ impl Default for AskOptions {
             narrow_view: false,
             typed_measures: false,
             name_hints: link::hints::DEFAULT_ON,
+            group_hints: false,
         }
     }
 }
@@ -702,8 +708,8 @@ pub fn ask_with_progress(
         }
         let notes = link::values::view_notes(graph, &values, &view.columns);
         if opts.name_hints {
-            qt.hints =
-                link::hints::view_hints(graph, question, &view.columns).iter().map(link::hints::Hint::line).collect();
+            let line = if opts.group_hints { link::hints::Hint::grouping_line } else { link::hints::Hint::line };
+            qt.hints = link::hints::view_hints(graph, question, &view.columns).iter().map(line).collect();
         }
         let (prompt_name, prompt) = query::view_prompt_full(
             &prompts,

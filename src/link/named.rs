@@ -1,0 +1,103 @@
+//! Core tables the question names word for word (`--table-names on`,
+//! issue 23), read without the LLM.
+//!
+//! The 1.5B model, asked to list a 15-table schema's relevant core tables,
+//! leaves out tables the question spells: "How many policies have agents
+//! sold by agent id?" gets `Agreement_Party_Role`, `Agreement` and `Party`
+//! but never `Policy`. A core table whose name or one of whose synonyms
+//! the question holds (stemmed words in a row) joins the relevant tables
+//! the vote kept, and is then explored like them (its role question and
+//! attribute prompt).
+//!
+//! Only a name whose every word counts is read: `car_names` spells "car"
+//! once its stop word "names" is dropped, and "cars" does not name that
+//! table (Spider's `car_1`, where "cars" means `cars_data`).
+
+use crate::graph::{SchemaGraph, TableId};
+
+use crate::model::resolve::words;
+
+use super::retrieve::{stem, tokens};
+
+/// The core tables of `core` that `relevant` lacks and whose name or one of
+/// whose synonyms the question holds word for word ([`spelling`]), in
+/// `core`'s order.
+pub fn core_tables(graph: &SchemaGraph, question: &str, core: &[TableId], relevant: &[TableId]) -> Vec<TableId> {
+    let q = tokens(question);
+    core.iter()
+        .copied()
+        .filter(|t| !relevant.contains(t))
+        .filter(|&t| {
+            let table = graph.table(t);
+            std::iter::once(&table.name)
+                .chain(&table.synonyms)
+                .filter_map(|name| spelling(name))
+                .any(|phrase| holds(&q, &phrase))
+        })
+        .collect()
+}
+
+/// The stemmed words of `name` when every word of it counts (no stop word,
+/// digit or one-letter word dropped by [`tokens`]); `None` otherwise.
+pub fn spelling(name: &str) -> Option<Vec<String>> {
+    let all = words(name);
+    let kept = tokens(name);
+    (!kept.is_empty() && kept.len() == all.len() && kept.iter().zip(&all).all(|(k, w)| *k == stem(w))).then_some(kept)
+}
+
+/// Whether `phrase` (non-empty) occurs in `words` as consecutive words.
+pub fn holds(words: &[String], phrase: &[String]) -> bool {
+    !phrase.is_empty() && words.windows(phrase.len()).any(|w| w == phrase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::graph::fixtures::{acme, ddo};
+
+    fn ids(g: &SchemaGraph, names: &[&str]) -> Vec<TableId> {
+        names.iter().map(|n| g.table_id(n).unwrap()).collect()
+    }
+
+    fn names(g: &SchemaGraph, ts: &[TableId]) -> Vec<String> {
+        ts.iter().map(|&t| g.name(t).to_string()).collect()
+    }
+
+    #[test]
+    fn a_core_table_the_question_spells_is_found() {
+        let g = acme();
+        let core = ids(&g, &["Policy", "Agreement", "Agreement_Party_Role", "Party", "Claim"]);
+        let relevant = ids(&g, &["Agreement_Party_Role", "Agreement", "Party"]);
+        let q = "How many policies have agents sold by agent id?";
+        assert_eq!(names(&g, &core_tables(&g, q, &core, &relevant)), ["Policy"]);
+        // Already relevant: nothing to add.
+        assert!(core_tables(&g, q, &core, &ids(&g, &["Policy", "Agreement_Party_Role"])).is_empty());
+        // A synonym counts: "policy holders" is Agreement_Party_Role's.
+        let q = "What are all the premiums that have been paid by policy holders?";
+        assert_eq!(names(&g, &core_tables(&g, q, &core, &ids(&g, &["Party"]))), ["Policy", "Agreement_Party_Role"]);
+        // Words out of order or apart do not spell a name.
+        assert!(core_tables(&g, "Which claims were paid?", &ids(&g, &["Policy"]), &[]).is_empty());
+    }
+
+    #[test]
+    fn only_names_whose_every_word_counts_are_read() {
+        assert_eq!(spelling("Policy"), Some(vec!["policy".to_string()]));
+        assert_eq!(spelling("Agreement_Party_Role"), Some(vec!["agreement".into(), "party".into(), "role".into()]));
+        assert_eq!(spelling("policy holder"), Some(vec!["policy".into(), "holder".into()]));
+        // "names" is a stop word: "car" alone would read every "cars".
+        assert_eq!(spelling("car_names"), None);
+        assert_eq!(spelling("RSPOOL2CLIENT"), None);
+        assert_eq!(spelling("the"), None);
+        assert_eq!(spelling(""), None);
+    }
+
+    #[test]
+    fn ddo_tables_spelled_in_its_questions() {
+        let g = ddo();
+        let core = g.core_tables();
+        let q = "What is the average tax rate applied to payments of female clients?";
+        let found = names(&g, &core_tables(&g, q, &core, &[]));
+        assert!(found.contains(&"CLIENT".to_string()), "{found:?}");
+    }
+}
