@@ -357,14 +357,14 @@ const SPIDER_FEWSHOT_S15: Run = Run {
     pool: Some("cross-database"),
 };
 
-/// `crush` (budget 10) on the Spider sample's first 25 (session 15; the
-/// first half of the 50 the other rows use), into the same cassette.
+/// `crush` (budget 10) on the Spider sample's first 50 (the first 25 in
+/// session 15, 26–50 in session 16), into the same cassette.
 const SPIDER_CRUSH_S15: Run = Run {
     suite: "spider-dev",
     cassette: "benchmarks/cassettes/spider-dev-methods-s15.jsonl",
     expected: "benchmarks/cassettes/spider-dev-crush-s15.expected.json",
     methods: &["crush"],
-    recorded: Some(25),
+    recorded: Some(50),
     flags: &[&["--sample", "100", "--seed", "1"]],
     pool: None,
 };
