@@ -43,12 +43,17 @@ fn tables(v: &serde_json::Value) -> Vec<String> {
     t
 }
 
-/// `lucy --json ask` with `extra` flags: its output, its trace and the mock.
+/// `lucy --json ask` of [`Q`] with `extra` flags: its output, its trace and the mock.
 fn ask(extra: &[&str]) -> (serde_json::Value, String, MockServer) {
-    let server = MockServer::start(script());
+    ask_with(script(), Q, extra)
+}
+
+/// `lucy --json ask` of `q` on the mock `script` with `extra` flags.
+fn ask_with(script: Script, q: &str, extra: &[&str]) -> (serde_json::Value, String, MockServer) {
+    let server = MockServer::start(script);
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
-    let mut args = vec!["--json", "ask", "--model", MODEL, Q, "--samples", "1", "--execute", DB];
+    let mut args = vec!["--json", "ask", "--model", MODEL, q, "--samples", "1", "--execute", DB];
     args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
     args.extend_from_slice(extra);
     let out = run_mock(&args, &server.url());
@@ -113,14 +118,8 @@ fn claims_script() -> Script {
 fn a_core_table_the_question_names_joins_the_relevant_tables() {
     let q = "List the claim number and policy number of every claim.";
     let run = |extra: &[&str]| {
-        let server = MockServer::start(claims_script());
-        let dir = tempfile::tempdir().unwrap();
-        let trace = dir.path().join("t.json");
-        let mut args = vec!["--json", "ask", "--model", MODEL, q, "--samples", "1", "--execute", DB];
-        args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
-        args.extend_from_slice(extra);
-        let v = json_ok(&run_mock(&args, &server.url()));
-        (v, std::fs::read_to_string(&trace).unwrap(), server.chat_requests().len())
+        let (v, trace, server) = ask_with(claims_script(), q, extra);
+        (v, trace, server.chat_requests().len())
     };
     // Off: the vote's Claim alone; the SQL cannot read a policy number.
     let (off, _, calls_off) = run(&[]);

@@ -44,14 +44,18 @@ fn ask(extra: &[&str]) -> (serde_json::Value, tempfile::TempDir, String) {
     args.extend_from_slice(extra);
     let out = run_mock(&args, &server.url());
     let v = json_ok(&out);
-    let prompt = server
+    (v, dir, query_view_prompt(&server))
+}
+
+/// The QueryView prompt the mock received.
+fn query_view_prompt(server: &MockServer) -> String {
+    server
         .chat_requests()
         .iter()
         .filter_map(|r| r.json())
         .filter_map(|j| j["messages"][0]["content"].as_str().map(str::to_string))
         .find(|m| m.contains("I created a view table lucy_view"))
-        .expect("a QueryView request");
-    (v, dir, prompt)
+        .expect("a QueryView request")
 }
 
 #[test]
@@ -103,15 +107,7 @@ fn a_phrase_asked_by_tells_query_view_to_group() {
         let server = MockServer::start(script.clone());
         let mut args = vec!["--json", "ask", "--model", MODEL, Q2, "--samples", "1", "--execute", DB];
         args.extend_from_slice(extra);
-        let v = json_ok(&run_mock(&args, &server.url()));
-        let prompt = server
-            .chat_requests()
-            .iter()
-            .filter_map(|r| r.json())
-            .filter_map(|j| j["messages"][0]["content"].as_str().map(str::to_string))
-            .find(|m| m.contains("I created a view table lucy_view"))
-            .expect("a QueryView request");
-        (v, prompt)
+        (json_ok(&run_mock(&args, &server.url())), query_view_prompt(&server))
     };
     let gold = sqlite_rows(
         DB,

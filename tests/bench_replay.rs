@@ -416,6 +416,55 @@ const ACME_S15_HINTS: Run = Run {
     pool: None,
 };
 
+/// Session 16's `--table-names on --group-hints on` (issue 23) over
+/// session 15's hints: core tables the question names join the voted ones,
+/// and a hinted phrase asked "by" says to group by its column; phase 1
+/// replays where its prompts did not change, the rest was recorded fresh
+/// into each suite's cassette.
+const S16_NAMES_GROUPS: &[&str] = &["--table-names", "on", "--group-hints", "on"];
+
+const DDO_S16_NAMES_GROUPS: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-s16-names-groups.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S16_NAMES_GROUPS],
+    pool: None,
+};
+
+const SPIDER_S16_NAMES_GROUPS: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-s16-names-groups.expected.json",
+    methods: &["lucy"],
+    recorded: Some(50),
+    flags: &[&["--sample", "100", "--seed", "1"], S15_HINTS, S16_NAMES_GROUPS],
+    pool: None,
+};
+
+const ACME_S16_NAMES_GROUPS: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
+    expected: "benchmarks/cassettes/acme-s16-names-groups.expected.json",
+    methods: &["lucy"],
+    recorded: Some(24),
+    flags: &[S15_HINTS, S16_NAMES_GROUPS],
+    pool: None,
+};
+
+/// Session 16's `--table-names on` alone on ACME's first 24: the two
+/// levers above measured apart where they changed a view.
+const ACME_S16_TABLE_NAMES: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
+    expected: "benchmarks/cassettes/acme-s16-table-names.expected.json",
+    methods: &["lucy"],
+    recorded: Some(24),
+    flags: &[S15_HINTS, &["--table-names", "on"]],
+    pool: None,
+};
+
 /// Session 12's `--typed-measures on` on DDO (issue 23), recorded into
 /// session 9's defaults cassette (phase 1 replayed, QueryView fresh) and
 /// appended to it.
@@ -608,6 +657,14 @@ fn the_name_hint_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S15_HINTS);
     replays_to_the_committed_outcome(&SPIDER_S15_HINTS);
     replays_to_the_committed_outcome(&ACME_S15_HINTS);
+}
+
+#[test]
+fn the_table_name_and_group_hint_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&DDO_S16_NAMES_GROUPS);
+    replays_to_the_committed_outcome(&SPIDER_S16_NAMES_GROUPS);
+    replays_to_the_committed_outcome(&ACME_S16_NAMES_GROUPS);
+    replays_to_the_committed_outcome(&ACME_S16_TABLE_NAMES);
 }
 
 #[test]
