@@ -19,11 +19,15 @@ use crate::model::resolve::words;
 
 use super::retrieve::{stem, tokens};
 
+/// Question words read at most ([`super::hints::MAX_WORDS`]'s bound): the
+/// work is words × core tables × names, so a pasted document stays bounded.
+pub const MAX_WORDS: usize = super::hints::MAX_WORDS;
+
 /// The core tables of `core` that `relevant` lacks and whose name or one of
 /// whose synonyms the question holds word for word ([`spelling`]), in
-/// `core`'s order.
+/// `core`'s order. Only the first [`MAX_WORDS`] words are read.
 pub fn core_tables(graph: &SchemaGraph, question: &str, core: &[TableId], relevant: &[TableId]) -> Vec<TableId> {
-    let q = tokens(question);
+    let q: Vec<String> = tokens(question).into_iter().take(MAX_WORDS).collect();
     core.iter()
         .copied()
         .filter(|t| !relevant.contains(t))
@@ -90,6 +94,16 @@ mod tests {
         assert_eq!(spelling("RSPOOL2CLIENT"), None);
         assert_eq!(spelling("the"), None);
         assert_eq!(spelling(""), None);
+    }
+
+    #[test]
+    fn a_long_question_is_read_up_to_its_word_bound() {
+        let g = acme();
+        let core = ids(&g, &["Policy"]);
+        let long = format!("{} policies", "claim ".repeat(MAX_WORDS));
+        assert!(core_tables(&g, &long, &core, &[]).is_empty());
+        let short = format!("{} policies", "claim ".repeat(MAX_WORDS - 1));
+        assert_eq!(names(&g, &core_tables(&g, &short, &core, &[])), ["Policy"]);
     }
 
     #[test]
