@@ -369,6 +369,18 @@ const SPIDER_CRUSH_S15: Run = Run {
     pool: None,
 };
 
+/// `rasl` on the Spider sample's first 25 (session 16), into the same
+/// cassette as the other Spider seed methods.
+const SPIDER_RASL_S16: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-methods-s15.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-rasl-s16.expected.json",
+    methods: &["rasl"],
+    recorded: Some(25),
+    flags: &[&["--sample", "100", "--seed", "1"]],
+    pool: None,
+};
+
 /// Session 15's `--name-hints on` (issue 23): session 10's defaults, and
 /// QueryView's prompt names the view columns phrases of the question
 /// spell; phase 1 replays, QueryView was recorded fresh into each suite's
@@ -650,6 +662,7 @@ fn the_seed_method_runs_replay_to_their_committed_outcomes() {
 fn the_spider_seed_method_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&SPIDER_FEWSHOT_S15);
     replays_to_the_committed_outcome(&SPIDER_CRUSH_S15);
+    replays_to_the_committed_outcome(&SPIDER_RASL_S16);
 }
 
 #[test]
