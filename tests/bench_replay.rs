@@ -369,14 +369,14 @@ const SPIDER_CRUSH_S15: Run = Run {
     pool: None,
 };
 
-/// `rasl` on the Spider sample's first 25 (session 16), into the same
-/// cassette as the other Spider seed methods.
+/// `rasl` on the Spider sample's first 45 (session 16, stopped by the
+/// session's end), into the same cassette as the other Spider seed methods.
 const SPIDER_RASL_S16: Run = Run {
     suite: "spider-dev",
     cassette: "benchmarks/cassettes/spider-dev-methods-s15.jsonl",
     expected: "benchmarks/cassettes/spider-dev-rasl-s16.expected.json",
     methods: &["rasl"],
-    recorded: Some(25),
+    recorded: Some(45),
     flags: &[&["--sample", "100", "--seed", "1"]],
     pool: None,
 };
