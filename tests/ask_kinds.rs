@@ -122,12 +122,15 @@ fn a_core_table_the_question_names_joins_the_relevant_tables() {
         (v, trace, server.chat_requests().len())
     };
     // Off: the vote's Claim alone; the SQL cannot read a policy number.
-    let (off, _, calls_off) = run(&[]);
+    let (off, _, calls_off) = run(&["--table-names", "off"]);
     assert_eq!(tables(&off), ["Claim"]);
     assert!(!off["sql"].as_str().unwrap().contains("Policy_Policy_Number"), "{off}");
-    // On: "policy" names Policy, which is kept, explored (one attribute
-    // prompt more) and joined; the answer reads its number.
-    let (on, trace, calls_on) = run(&["--table-names", "on"]);
+    // On (the default since session 17): "policy" names Policy, which is
+    // kept, explored (one attribute prompt more) and joined; the answer
+    // reads its number.
+    let (on, trace, calls_on) = run(&[]);
+    let (explicit, _, _) = run(&["--table-names", "on"]);
+    assert_eq!(explicit["sql"], on["sql"]);
     assert!(tables(&on).contains(&"Policy".to_string()), "{on}");
     assert!(trace.contains("--table-names: the question names Policy: kept"), "{trace}");
     assert_eq!(calls_on, calls_off + 1);

@@ -26,8 +26,9 @@ struct Run {
     recorded: Option<usize>,
     /// The flags the recording was made with, where they differ from
     /// today's defaults (every QueryView lever is named, so a default that
-    /// moves later does not change what a replay asks; `--name-hints off`
-    /// is added by [`bench`] when a run does not name it).
+    /// moves later does not change what a replay asks; `--name-hints off`,
+    /// `--count-names off`, `--table-names off` and `--narrow-view off`
+    /// are added by [`bench`] when a run does not name them).
     /// Groups of flags, passed in order.
     flags: &'static [&'static [&'static str]],
     /// An example pool the run used (`--examples`): its kind, built from
@@ -369,14 +370,15 @@ const SPIDER_CRUSH_S15: Run = Run {
     pool: None,
 };
 
-/// `rasl` on the Spider sample's first 45 (session 16, stopped by the
-/// session's end), into the same cassette as the other Spider seed methods.
+/// `rasl` on the Spider sample's first 50 (the first 45 in session 16,
+/// 46–50 in session 17), into the same cassette as the other Spider seed
+/// methods.
 const SPIDER_RASL_S16: Run = Run {
     suite: "spider-dev",
     cassette: "benchmarks/cassettes/spider-dev-methods-s15.jsonl",
     expected: "benchmarks/cassettes/spider-dev-rasl-s16.expected.json",
     methods: &["rasl"],
-    recorded: Some(45),
+    recorded: Some(50),
     flags: &[&["--sample", "100", "--seed", "1"]],
     pool: None,
 };
@@ -477,6 +479,59 @@ const ACME_S16_TABLE_NAMES: Run = Run {
     pool: None,
 };
 
+/// `ta-sql` on the Spider sample's first 50 (session 17), into the same
+/// cassette: the column descriptions it generated once per database (244
+/// calls) are the first calls of each database's first question.
+const SPIDER_TASQL_S17: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-methods-s15.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-tasql-s17.expected.json",
+    methods: &["ta-sql"],
+    recorded: Some(50),
+    flags: &[&["--sample", "100", "--seed", "1"]],
+    pool: None,
+};
+
+/// Session 17's defaults (issue 23): a QueryView `COUNT(*)` over a view
+/// that repeats the rows of the table the question counts by name counts
+/// that table's rows (`--count-names on`), MatchTables keeps the core
+/// tables the question names (`--table-names on`, recorded in session 16)
+/// and an answer with no row runs again over the view without the tables
+/// its SQL reads nothing of (`--narrow-view empty`). Neither the first nor
+/// the last adds a prompt, so each run replays the suite's recordings of
+/// sessions 15 and 16.
+const S17_DEFAULTS: &[&str] = &["--count-names", "on", "--table-names", "on", "--narrow-view", "empty"];
+
+const DDO_S17_DEFAULTS: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-s17-defaults.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S17_DEFAULTS],
+    pool: None,
+};
+
+const SPIDER_S17_DEFAULTS: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-s17-defaults.expected.json",
+    methods: &["lucy"],
+    recorded: Some(50),
+    flags: &[&["--sample", "100", "--seed", "1"], S15_HINTS, S17_DEFAULTS],
+    pool: None,
+};
+
+const ACME_S17_DEFAULTS: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
+    expected: "benchmarks/cassettes/acme-s17-defaults.expected.json",
+    methods: &["lucy"],
+    recorded: Some(24),
+    flags: &[S15_HINTS, S17_DEFAULTS],
+    pool: None,
+};
+
 /// Session 12's `--typed-measures on` on DDO (issue 23), recorded into
 /// session 9's defaults cassette (phase 1 replayed, QueryView fresh) and
 /// appended to it.
@@ -530,6 +585,17 @@ fn bench(
     // before were asked without them.
     if !flags.iter().copied().flatten().any(|f| *f == "--name-hints") {
         cmd.args(["--name-hints", "off"]);
+    }
+    // COUNT(*) reads the counted table since session 17; the runs recorded
+    // before ran their SQL as written.
+    // Session 17 moved three defaults: COUNT(*) reads the counted table,
+    // MatchTables keeps the core tables the question names, and an empty
+    // answer is run again over a narrower view. The runs recorded before
+    // had none of them.
+    for (flag, off) in [("--count-names", "off"), ("--table-names", "off"), ("--narrow-view", "off")] {
+        if !flags.iter().copied().flatten().any(|f| *f == flag) {
+            cmd.args([flag, off]);
+        }
     }
     if let Some(kind) = pool {
         std::fs::create_dir_all(out).unwrap();
@@ -663,6 +729,7 @@ fn the_spider_seed_method_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&SPIDER_FEWSHOT_S15);
     replays_to_the_committed_outcome(&SPIDER_CRUSH_S15);
     replays_to_the_committed_outcome(&SPIDER_RASL_S16);
+    replays_to_the_committed_outcome(&SPIDER_TASQL_S17);
 }
 
 #[test]
@@ -678,6 +745,13 @@ fn the_table_name_and_group_hint_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&SPIDER_S16_NAMES_GROUPS);
     replays_to_the_committed_outcome(&ACME_S16_NAMES_GROUPS);
     replays_to_the_committed_outcome(&ACME_S16_TABLE_NAMES);
+}
+
+#[test]
+fn the_session_17_default_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&DDO_S17_DEFAULTS);
+    replays_to_the_committed_outcome(&SPIDER_S17_DEFAULTS);
+    replays_to_the_committed_outcome(&ACME_S17_DEFAULTS);
 }
 
 #[test]

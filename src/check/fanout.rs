@@ -211,41 +211,7 @@ impl Rewriter<'_> {
         sel.selection = None;
         let mut m =
             Marker { resolve: &resolve, names: &names, binding: &binding, parser: self.parser, depth: 0, err: None };
-        let quote = self.dialect.name_quote();
-        for item in sel.projection.iter_mut() {
-            match item {
-                SelectItem::UnnamedExpr(e) => {
-                    // Keep the result column's name: SQLite and MySQL name an
-                    // unnamed expression after its text, which the rewrite
-                    // changes; PostgreSQL names an aggregate after its function.
-                    let before = e.to_string();
-                    let pg_name = match &*e {
-                        Expr::Function(f) => {
-                            f.name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_ascii_lowercase())
-                        }
-                        _ => None,
-                    };
-                    let _ = e.visit(&mut m);
-                    let name = if self.dialect == Dialect::Postgres { pg_name } else { Some(before.clone()) };
-                    if let (true, Some(name)) = (e.to_string() != before, name) {
-                        let expr = std::mem::replace(e, Expr::Value(Value::Null.into()));
-                        *item = SelectItem::ExprWithAlias { expr, alias: Ident::with_quote(quote, name) };
-                    }
-                }
-                SelectItem::ExprWithAlias { expr: e, .. } | SelectItem::ExprWithAliases { expr: e, .. } => {
-                    let _ = e.visit(&mut m);
-                }
-                _ => {}
-            }
-        }
-        if let Some(h) = sel.having.as_mut() {
-            let _ = h.visit(&mut m);
-        }
-        if let Some(OrderBy { kind: OrderByKind::Expressions(v), .. }) = order {
-            for o in v.iter_mut() {
-                let _ = o.expr.visit(&mut m);
-            }
-        }
+        visit_aggregate_places(sel, order, &mut m, self.dialect);
         if let Some(e) = m.err {
             self.err = Some(e);
         }
@@ -364,10 +330,56 @@ impl Rewriter<'_> {
     }
 }
 
+/// Visit the places of one SELECT where its aggregates stand — the select
+/// list, HAVING and its query's ORDER BY — with `v`. An unnamed select item
+/// that `v` changes keeps the name the engine gave it as written: SQLite,
+/// MySQL and Spark name an unnamed expression after its text, which a
+/// rewrite changes; PostgreSQL names an aggregate after its function.
+/// Shared with [`super::counted`].
+pub(super) fn visit_aggregate_places<V: VisitorMut>(
+    sel: &mut Select,
+    order: Option<&mut OrderBy>,
+    v: &mut V,
+    dialect: Dialect,
+) {
+    let quote = dialect.name_quote();
+    for item in sel.projection.iter_mut() {
+        match item {
+            SelectItem::UnnamedExpr(e) => {
+                let before = e.to_string();
+                let pg_name = match &*e {
+                    Expr::Function(f) => {
+                        f.name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_ascii_lowercase())
+                    }
+                    _ => None,
+                };
+                let _ = e.visit(v);
+                let name = if dialect == Dialect::Postgres { pg_name } else { Some(before.clone()) };
+                if let (true, Some(name)) = (e.to_string() != before, name) {
+                    let expr = std::mem::replace(e, Expr::Value(Value::Null.into()));
+                    *item = SelectItem::ExprWithAlias { expr, alias: Ident::with_quote(quote, name) };
+                }
+            }
+            SelectItem::ExprWithAlias { expr: e, .. } | SelectItem::ExprWithAliases { expr: e, .. } => {
+                let _ = e.visit(v);
+            }
+            _ => {}
+        }
+    }
+    if let Some(h) = sel.having.as_mut() {
+        let _ = h.visit(v);
+    }
+    if let Some(OrderBy { kind: OrderByKind::Expressions(list), .. }) = order {
+        for o in list.iter_mut() {
+            let _ = o.expr.visit(v);
+        }
+    }
+}
+
 /// The SELECT's grouping expressions, with `GROUP BY 2` and select-list
 /// aliases replaced by the expressions they stand for (the row numbering
 /// runs before the select list exists). `None` for `GROUP BY ALL`.
-fn group_exprs(sel: &Select) -> Option<Vec<Expr>> {
+pub(super) fn group_exprs(sel: &Select) -> Option<Vec<Expr>> {
     let exprs = match &sel.group_by {
         GroupByExpr::All(_) => return None,
         GroupByExpr::Expressions(v, _) => v,
@@ -414,7 +426,7 @@ fn group_exprs(sel: &Select) -> Option<Vec<Expr>> {
 /// analysis flag such aggregates, and the rewrite (partitioned by the group
 /// and the aggregated instance's key) counts each row once in every group,
 /// the NULL one included.
-fn fixed_instances(g: &Grain, groups: &[Expr], resolve: &Resolve<'_>) -> Vec<String> {
+pub(super) fn fixed_instances(g: &Grain, groups: &[Expr], resolve: &Resolve<'_>) -> Vec<String> {
     let grouped: Vec<String> = groups
         .iter()
         .filter_map(|e| match e {

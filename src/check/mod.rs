@@ -6,6 +6,7 @@
 
 pub mod aggregates;
 pub mod base;
+pub mod counted;
 pub mod distinct;
 pub mod fanout;
 pub mod inclusion;

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::llm::LlmFlags;
 use super::values::{
-    Dialect, DistinctMode, FanoutMode, OnOff, Prefilter, QueryNames, Retrieve, StopAfter, ViewColumns,
+    Dialect, DistinctMode, FanoutMode, NarrowView, OnOff, Prefilter, QueryNames, Retrieve, StopAfter, ViewColumns,
 };
 use super::Ctx;
 use lucy::error::{Error, Result};
@@ -174,7 +174,7 @@ pub struct LinkFlags {
     /// Also keep the core tables the question names word for word
     /// ("policies" → Policy, or a synonym) although no sample listed them;
     /// they are explored like the listed ones.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::named::DEFAULT_ON))]
     pub table_names: OnOff,
 }
 
@@ -223,11 +223,12 @@ pub struct NameFlags {
     /// vote added in excess cannot drop its rows.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub keep_top: OnOff,
-    /// After the SQL runs: drop the relevant tables it reads no column of,
-    /// solve the view again without them and run the same SQL over it (a
-    /// table listed in excess cannot remove or repeat rows); no LLM call.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub narrow_view: OnOff,
+    /// After the SQL runs (on: always; empty: only when it returned no
+    /// row): drop the relevant tables it reads no column of, solve the view
+    /// again without them and run the same SQL over it (a table listed in
+    /// excess cannot remove or repeat rows); no LLM call.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = NarrowView::Empty)]
+    pub narrow_view: NarrowView,
     /// Under --query-names strict: SUM, AVG, TOTAL and + - * / % read only
     /// view columns that can be quantities (not keys, dates, or text whose
     /// values are not numbers); the value index is read to tell.
@@ -243,6 +244,11 @@ pub struct NameFlags {
     /// tells QueryView to group by its column.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub group_hints: OnOff,
+    /// A QueryView COUNT(*) over a view that repeats the rows of the table
+    /// the question counts by name ("how many players", "the number of
+    /// claims") counts that table's rows: COUNT(DISTINCT <its key>).
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::counted::DEFAULT_ON))]
+    pub count_names: OnOff,
 }
 
 impl NameFlags {
@@ -253,10 +259,11 @@ impl NameFlags {
         opts.distinct = self.distinct.into();
         opts.view_columns = self.view_columns.into();
         opts.keep_top = self.keep_top.is_on();
-        opts.narrow_view = self.narrow_view.is_on();
+        opts.narrow_view = self.narrow_view.into();
         opts.typed_measures = self.typed_measures.is_on();
         opts.name_hints = self.name_hints.is_on();
         opts.group_hints = self.group_hints.is_on();
+        opts.count_names = self.count_names.is_on();
     }
 }
 

@@ -6,6 +6,7 @@ use lucy::bench::{Method as LibMethod, Oracle as LibOracle};
 use lucy::crush::SolverKind as LibSolverKind;
 use lucy::llm::ServerGrammar as LibServerGrammar;
 use lucy::llm::StructuredMode as LibStructuredMode;
+use lucy::pipeline::narrow::NarrowView as LibNarrowView;
 use lucy::pipeline::StopAfter as LibStopAfter;
 use lucy::query::grammar::QueryNames as LibQueryNames;
 use lucy::types::Dialect as LibDialect;
@@ -142,6 +143,18 @@ value_enum! {
         Off,
         /// Add DISTINCT when a join of the view repeats the listed columns' rows.
         Auto,
+    }
+}
+
+value_enum! {
+    /// When to run the answer's SQL again over a view without the tables it reads nothing of.
+    NarrowView => LibNarrowView {
+        /// Never: the first answer stands.
+        Off,
+        /// Only when the first answer has no row.
+        Empty,
+        /// After every answer that ran.
+        On,
     }
 }
 

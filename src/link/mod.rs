@@ -95,9 +95,17 @@ pub struct MatchOptions {
     /// Also keep the core tables the question names (their name or a
     /// synonym, word for word: "policies" → `Policy`) although no sample
     /// chose them ([`named::core_tables`]); they are then explored like
-    /// the voted ones. Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// the voted ones. On by default ([`named::DEFAULT_ON`]).
+    #[serde(default = "default_table_names", skip_serializing_if = "is_default_table_names")]
     pub table_names: bool,
+}
+
+fn default_table_names() -> bool {
+    named::DEFAULT_ON
+}
+
+fn is_default_table_names(b: &bool) -> bool {
+    *b == named::DEFAULT_ON
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -119,7 +127,7 @@ impl Default for MatchOptions {
             permute: false,
             kind_names: false,
             kind_instance: false,
-            table_names: false,
+            table_names: named::DEFAULT_ON,
         }
     }
 }
@@ -225,7 +233,10 @@ fn run(
     // retrieval and verification may add tables (off: unchanged).
     let relevant_core = verify::narrow(graph, question, relevant_core, opts, llm, prompts, trace)?;
     let mut relevant_core = verify::widen(graph, question, core, relevant_core, opts, llm, prompts, trace)?;
-    if opts.table_names {
+    // Named tables join a vote that kept something: when every sample was
+    // empty or garbage, that is the failure to report, not a view to build
+    // from the question's words alone.
+    if opts.table_names && !relevant_core.is_empty() {
         let named = named::core_tables(graph, question, core, &relevant_core);
         if !named.is_empty() {
             let names: Vec<&str> = named.iter().map(|&t| graph.name(t)).collect();

@@ -317,6 +317,9 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
                 let _ = writeln!(s, "    rewritten to:\n{}", indent(&indent(rw)));
             }
         }
+        if let Some(c) = &a.counted {
+            let _ = writeln!(s, "    {} (--count-names on)", c.describe());
+        }
         if let Some(d) = &a.distinct {
             let _ = writeln!(s, "    {} (--distinct auto)", d.describe());
         }

@@ -176,11 +176,12 @@ pub struct AskOptions {
     /// Set by a method, not a flag.
     #[serde(skip)]
     pub sql_feedback: query::Feedback,
-    /// `--narrow-view on`: after the SQL runs, drop the relevant tables it
-    /// reads no column of, solve again and run the same SQL over the
-    /// narrower view (`narrow`). Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub narrow_view: bool,
+    /// `--narrow-view on|empty`: after the SQL runs (with `empty`: only
+    /// when it returned no row), drop the relevant tables it reads no
+    /// column of, solve again and run the same SQL over the narrower view
+    /// (`narrow`). `empty` by default ([`narrow::DEFAULT`]).
+    #[serde(default = "default_narrow", skip_serializing_if = "is_default_narrow")]
+    pub narrow_view: narrow::NarrowView,
     /// `--typed-measures on`: QueryView's strict grammar lets SUM, AVG,
     /// TOTAL and arithmetic read only the view columns that can be
     /// quantities (not keys, dates or text whose values are not numbers;
@@ -197,6 +198,12 @@ pub struct AskOptions {
     /// ([`link::hints::Hint::grouping_line`]). Off by default.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub group_hints: bool,
+    /// Read a QueryView `COUNT(*)` as a count of the view table the
+    /// question counts by name ("how many players", `link::named::counted`)
+    /// where the view repeats that table's rows (`check::counted`;
+    /// `--count-names`). On by default ([`crate::check::counted::DEFAULT_ON`]).
+    #[serde(default = "default_count_names", skip_serializing_if = "is_default_count_names")]
+    pub count_names: bool,
 }
 
 fn is_default_distinct(d: &DistinctMode) -> bool {
@@ -220,6 +227,22 @@ fn exec_vote_off(k: &usize) -> bool {
 
 fn is_default_names(n: &QueryNames) -> bool {
     *n == QueryNames::default()
+}
+
+fn default_narrow() -> narrow::NarrowView {
+    narrow::DEFAULT
+}
+
+fn is_default_narrow(n: &narrow::NarrowView) -> bool {
+    *n == narrow::DEFAULT
+}
+
+fn default_count_names() -> bool {
+    crate::check::counted::DEFAULT_ON
+}
+
+fn is_default_count_names(b: &bool) -> bool {
+    *b == crate::check::counted::DEFAULT_ON
 }
 
 fn default_name_hints() -> bool {
@@ -273,10 +296,11 @@ impl Default for AskOptions {
             view_columns: DEFAULT_VIEW_COLUMNS,
             keep_top: false,
             sql_feedback: query::Feedback::default(),
-            narrow_view: false,
+            narrow_view: narrow::DEFAULT,
             typed_measures: false,
             name_hints: link::hints::DEFAULT_ON,
             group_hints: false,
+            count_names: crate::check::counted::DEFAULT_ON,
         }
     }
 }
@@ -469,6 +493,21 @@ impl Drop for Finish<'_> {
 }
 
 /// The model's table names (for [`progress::Reporting`]).
+/// The view instance the question counts by name (`--count-names`):
+/// among the tables the view holds exactly once, the one
+/// [`link::named::counted`] finds.
+fn counted_instance(graph: &SchemaGraph, question: &str, view: &ViewResult) -> Option<String> {
+    let once: Vec<TableId> = view
+        .grain
+        .instances
+        .iter()
+        .filter(|i| view.grain.instances.iter().filter(|j| j.table == i.table).count() == 1)
+        .filter_map(|i| graph.table_id(&i.table))
+        .collect();
+    let t = link::named::counted(graph, question, &once)?;
+    view.grain.instances.iter().find(|i| i.table == graph.name(t)).map(|i| i.instance.clone())
+}
+
 fn table_names(graph: &SchemaGraph) -> Vec<String> {
     graph.model().tables.iter().map(|t| t.name.clone()).collect()
 }
@@ -678,6 +717,7 @@ pub fn ask_with_progress(
             repair_grammar: None,
             rename: None,
             distinct: None,
+            counted: None,
             feedback: query::Feedback::default(),
         };
         query::run_given(&task, sql, &mut qt)
@@ -707,6 +747,7 @@ pub fn ask_with_progress(
             qt.measures = Some(crate::types::trace::TypedMeasures { columns, warning });
         }
         let notes = link::values::view_notes(graph, &values, &view.columns);
+        let counted = if opts.count_names { counted_instance(graph, question, &view) } else { None };
         if opts.name_hints {
             let line = if opts.group_hints { link::hints::Hint::grouping_line } else { link::hints::Hint::line };
             qt.hints = link::hints::view_hints(graph, question, &view.columns).iter().map(line).collect();
@@ -739,6 +780,7 @@ pub fn ask_with_progress(
             repair_grammar: Some(RepairGrammar { reserved: model_names(graph), rules: name_rules.clone() }),
             rename: opts.rename_unknown.then_some(view.columns.as_slice()),
             distinct: (opts.distinct == DistinctMode::Auto).then_some(&view),
+            counted: counted.as_deref().map(|i| (&view, i)),
             feedback: query::Feedback::default(),
         };
         query::choose::generate_sql_voted(&task, opts.exec_vote, llm, &prompts, &mut qt)
@@ -749,8 +791,9 @@ pub fn ask_with_progress(
         Ok(o) => {
             out.sql = Some(o.checked.sql);
             out.rows = o.rows;
-            if let (true, Some(db), Some(_), Some(vt)) =
-                (opts.narrow_view, opts.execute.as_ref().filter(|_| run_it), &out.rows, &out.trace.generate_view)
+            let narrow_it = out.rows.as_ref().is_some_and(|rows| opts.narrow_view.applies(rows));
+            if let (true, Some(db), Some(vt)) =
+                (narrow_it, opts.execute.as_ref().filter(|_| run_it), &out.trace.generate_view)
             {
                 let exec = crate::sql::exec::ExecOptions {
                     limit: opts.row_limit,
@@ -1090,6 +1133,7 @@ fn direct_over(
                 repair_grammar: None,
                 rename: None,
                 distinct: None,
+                counted: None,
                 feedback: query::Feedback::default(),
             };
             query::run_given(&task, sql, &mut qt)
@@ -1134,6 +1178,7 @@ fn direct_over(
                 repair_grammar: Some(RepairGrammar { reserved: Vec::new(), rules }),
                 rename: None,
                 distinct: None,
+                counted: None,
                 feedback: opts.sql_feedback,
             };
             query::generate_sql(&task, llm, &prompts, &mut qt)

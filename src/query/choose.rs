@@ -121,6 +121,7 @@ pub fn generate_sql_voted(
             execution: attempt.execution,
             fanout: attempt.fanout,
             distinct: attempt.distinct,
+            counted: attempt.counted,
             ..SqlCandidate::default()
         });
     }
@@ -161,6 +162,7 @@ pub fn generate_sql_voted(
         execution: cand.execution.clone(),
         fanout: cand.fanout.clone(),
         distinct: cand.distinct.clone(),
+        counted: cand.counted.clone(),
         check: None,
     });
     trace.sql = Some(outcome.checked.sql.clone());

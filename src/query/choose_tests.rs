@@ -165,6 +165,7 @@ fn task<'a>(view: &'a ViewResult, db: Option<&'a crate::sql::exec::Database>) ->
         grammar: None,
         repair_grammar: None,
         distinct: None,
+        counted: None,
         rename: None,
         feedback: crate::query::Feedback::default(),
     }

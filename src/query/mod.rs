@@ -110,6 +110,10 @@ pub struct SqlTask<'a> {
     /// `--distinct auto`: add `DISTINCT` to a list of rows this view
     /// repeats (`check::distinct`), after the guard admits the query.
     pub distinct: Option<&'a ViewResult>,
+    /// `--count-names on`: a `COUNT(*)` over this view counts the rows of
+    /// this instance, the table the question counts (`check::counted`),
+    /// where the view repeats them; applied before the fan-out analysis.
+    pub counted: Option<(&'a ViewResult, &'a str)>,
     /// Check SQL over base tables against this model (`lucy check`) before
     /// running it: findings in the first answer become the repair round's
     /// message (the `direct+check` baseline); in the repair they are only
@@ -514,7 +518,8 @@ fn check_and_run(task: &SqlTask, sql: String, attempt: &mut SqlAttempt) -> (Resu
     };
     attempt.validation =
         Validation { ok: true, error: None, relations: checked.relations.clone(), columns: checked.columns.clone() };
-    let checked = match apply_fanout(task, checked, attempt)
+    let checked = match apply_counted(task, checked, attempt)
+        .and_then(|c| apply_fanout(task, c, attempt))
         .and_then(|c| apply_distinct(task, c, attempt))
         .and_then(|c| apply_model_check(task, c, attempt))
     {
@@ -576,6 +581,23 @@ fn apply_fanout(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -
             })
         }
     }
+}
+
+/// `--count-names on`: `COUNT(*)` read as a count of the instance the
+/// question counts where the view repeats its rows; the rewrite must pass
+/// the guard too.
+fn apply_counted(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -> Result<CheckedSql> {
+    let Some((view, instance)) = task.counted else { return Ok(checked) };
+    let Some(note) =
+        crate::check::counted::rewrite(&checked.sql, &view.grain, &view.view_name, instance, task.dialect)?
+    else {
+        return Ok(checked);
+    };
+    let rewritten = task.allowed.check(&note.rewritten, task.dialect).map_err(|e| {
+        Error::Sql(format!("the COUNT(*) rewrite was rejected by the guard ({e}); rerun with --count-names off"))
+    })?;
+    attempt.counted = Some(note);
+    Ok(rewritten)
 }
 
 /// `--distinct auto` on an admitted query over the view: a list of rows the

@@ -49,6 +49,7 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
         grammar: None,
         repair_grammar: None,
         distinct: None,
+        counted: None,
         rename: None,
         feedback: crate::query::Feedback::default(),
     }

@@ -303,6 +303,36 @@ impl DistinctNote {
     }
 }
 
+/// `COUNT(*)` read as a count of the table the question counts
+/// (`--count-names on`, `check::counted`): over a view whose joins repeat
+/// that table's rows, `COUNT(*)` counts rows of the view, so it became
+/// `COUNT(DISTINCT <key>)`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CountNote {
+    /// The instance the question counts ("how many players" → `players`).
+    pub instance: String,
+    /// Its key column in the view, counted once per value.
+    pub key: String,
+    /// Instances whose joins repeat its rows (within a group).
+    pub repeated_by: Vec<String>,
+    /// The query as written.
+    pub original: String,
+    /// The query that ran.
+    pub rewritten: String,
+}
+
+impl CountNote {
+    /// One line for traces and `lucy explain`.
+    pub fn describe(&self) -> String {
+        format!(
+            "COUNT(*) counts {} rows (the table the question counts): COUNT(DISTINCT {}), as the view repeats them once per row of {}",
+            self.instance,
+            self.key,
+            self.repeated_by.join(", ")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

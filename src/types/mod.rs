@@ -11,7 +11,7 @@ pub mod resolved;
 pub mod trace;
 pub mod value;
 
-pub use grain::{DistinctMode, DistinctNote, FanoutFinding, FanoutMode, FanoutReport, Grain};
+pub use grain::{CountNote, DistinctMode, DistinctNote, FanoutFinding, FanoutMode, FanoutReport, Grain};
 pub use ids::{ColumnId, RelId, TableId};
 pub use model::*;
 pub use plan::*;

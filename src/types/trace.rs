@@ -441,6 +441,10 @@ pub struct SqlAttempt {
     /// auto`; only when it was added).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distinct: Option<super::grain::DistinctNote>,
+    /// `COUNT(*)` read as a count of the table the question counts
+    /// (`--count-names on`; only when it was rewritten).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<super::grain::CountNote>,
     /// `lucy check` of the SQL against the model (the `direct+check`
     /// baseline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -522,6 +526,9 @@ pub struct SqlCandidate {
     /// `DISTINCT` added to it (`--distinct auto`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distinct: Option<super::grain::DistinctNote>,
+    /// `COUNT(*)` read as a count of the counted table (`--count-names on`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<super::grain::CountNote>,
     /// An earlier candidate with the same SQL: this one shares its outcome
     /// and was not run again.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,73 @@
+//! `--narrow-view empty` (issue 23; the default since session 17): an
+//! answer with no row runs again over the view without the relevant tables
+//! its SQL reads nothing of. End to end through `lucy ask` with a scripted
+//! OpenAI-compatible mock on 127.0.0.1 on the paper's DDO data: MatchTables
+//! lists RETENTION beside CLIENT and LOCATION, so the view holds only
+//! clients with a retention strategy, and no client in Nairobi has one.
+
+mod support;
+
+use lucy::llm::mock::{MockServer, Script};
+use support::{json_ok, rows_of, rule, run_mock, sqlite_rows};
+
+const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
+const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
+
+fn script(city: &str) -> Script {
+    Script::new()
+        .rule(rule(&["JSON schema of the database"], &["[\"CLIENT\", \"LOCATION\", \"RETENTION\"]"]))
+        .rule(rule(&["is part of a star"], &["[]"]))
+        .rule(rule(&["JSON schema of the table"], &["[\"name\", \"city\"]"]))
+        .rule(rule(
+            &["I created a view table lucy_view"],
+            &[&format!("SELECT CLIENT_name FROM lucy_view WHERE LOCATION_city = '{city}'")],
+        ))
+}
+
+/// `lucy --json ask` about `city` with `extra` flags, and its trace.
+fn ask(city: &str, extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
+    let server = MockServer::start(script(city));
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let q = format!("Which clients are located in {city}?");
+    let mut args = vec!["--json", "ask", "--model", MODEL, &q, "--samples", "1", "--execute", DB];
+    args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    let out = run_mock(&args, &server.url());
+    let v = json_ok(&out);
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    (v, t)
+}
+
+fn gold(city: &str) -> std::collections::BTreeSet<Vec<String>> {
+    sqlite_rows(DB, &format!("SELECT c.name FROM CLIENT c JOIN LOCATION l ON l.id = c.loc_id WHERE l.city = '{city}'"))
+}
+
+#[test]
+fn an_empty_answer_runs_again_without_the_unread_table() {
+    let gold = gold("Nairobi");
+    assert_eq!(gold.len(), 3);
+
+    // Off: RETENTION's inner join leaves no client.
+    let (off, t) = ask("Nairobi", &["--narrow-view", "off"]);
+    assert!(rows_of(&off).is_empty(), "{off}");
+    assert!(t.get("narrowed").is_none());
+
+    // The default (empty): dropped, run again, the three clients.
+    let (on, t) = ask("Nairobi", &[]);
+    assert_eq!(rows_of(&on), gold);
+    assert_eq!(t["narrowed"]["dropped"], serde_json::json!(["RETENTION"]), "{}", t["narrowed"]);
+    assert_eq!(t["narrowed"]["used"], true);
+}
+
+#[test]
+fn an_answer_with_rows_stands_unless_narrowing_is_on() {
+    // Clients of this city have strategy rows: the view's answer has
+    // rows, so `empty` leaves it alone; `on` narrows it all the same.
+    let city = "Madrid";
+    let (empty, t) = ask(city, &["--narrow-view", "empty"]);
+    assert!(!rows_of(&empty).is_empty(), "{empty}");
+    assert!(t.get("narrowed").is_none(), "{}", t["narrowed"]);
+    let (_, t) = ask(city, &["--narrow-view", "on"]);
+    assert_eq!(t["narrowed"]["dropped"], serde_json::json!(["RETENTION"]), "{}", t["narrowed"]);
+}
