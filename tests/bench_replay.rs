@@ -499,7 +499,7 @@ const SPIDER_TASQL_S17: Run = Run {
 /// and an answer with no row runs again over the view without the tables
 /// its SQL reads nothing of (`--narrow-view empty`). Neither the first nor
 /// the last adds a prompt, so each run replays the suite's recordings of
-/// sessions 15 and 16 (the Spider sample's questions 51–75 were recorded
+/// sessions 15 and 16 (the Spider sample's questions 51–100 were recorded
 /// fresh with them in session 17).
 const S17_DEFAULTS: &[&str] = &["--count-names", "on", "--table-names", "on", "--narrow-view", "empty"];
 
@@ -518,20 +518,20 @@ const SPIDER_S17_DEFAULTS: Run = Run {
     cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
     expected: "benchmarks/cassettes/spider-dev-s17-defaults.expected.json",
     methods: &["lucy"],
-    recorded: Some(75),
+    recorded: Some(100),
     flags: &[&["--sample", "100", "--seed", "1"], S15_HINTS, S17_DEFAULTS],
     pool: None,
 };
 
-/// `direct` on the Spider sample's first 75 with session 9's flags (the
-/// grammar its first 50 were recorded with; questions 51–75 recorded in
-/// session 17 beside lucy's, which `SPIDER_S17_DEFAULTS` replays).
+/// `direct` on the Spider sample's 100 with session 9's flags (the grammar
+/// its first 50 were recorded with; questions 51–100 recorded in session 17
+/// beside lucy's, which `SPIDER_S17_DEFAULTS` replays).
 const SPIDER_DIRECT_S17: Run = Run {
     suite: "spider-dev",
     cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
     expected: "benchmarks/cassettes/spider-dev-direct-s17.expected.json",
     methods: &["direct"],
-    recorded: Some(75),
+    recorded: Some(100),
     flags: &[&["--sample", "100", "--seed", "1"], S9_DEFAULTS],
     pool: None,
 };
