@@ -4,20 +4,12 @@
 
 use std::path::Path;
 
+use super::super::fixture::ddo_view as view;
 use super::*;
 use crate::sql::exec::run_readonly;
-use crate::types::{ColumnRef, ViewRequest, ViewResult};
-use crate::SchemaGraph;
+use crate::types::ViewResult;
 
-const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
-
-fn view(tables: &[&str], attrs: &[(&str, &str)]) -> ViewResult {
-    let g = SchemaGraph::new(crate::model::load(Path::new(MODEL)).unwrap()).unwrap();
-    let mut req = ViewRequest::new(tables.iter().map(|t| t.to_string()).collect());
-    req.attributes = attrs.iter().map(|(t, c)| ColumnRef::new(*t, *c)).collect();
-    crate::solve::generate_view(&g, &req).unwrap()
-}
 
 /// CLIENT 1:M PAYMENT: each client once per payment.
 fn clients_payments() -> ViewResult {

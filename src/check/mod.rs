@@ -12,3 +12,7 @@ pub mod fanout;
 pub mod inclusion;
 
 pub use base::{check_sql, CheckReport, Finding, FindingKind};
+
+#[cfg(test)]
+#[path = "fixture_tests.rs"]
+mod fixture;
