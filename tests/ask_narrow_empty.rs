@@ -1,9 +1,11 @@
-//! `--narrow-view empty` (issue 23; the default since session 17): an
-//! answer with no row runs again over the view without the relevant tables
-//! its SQL reads nothing of. End to end through `lucy ask` with a scripted
-//! OpenAI-compatible mock on 127.0.0.1 on the paper's DDO data: MatchTables
-//! lists RETENTION beside CLIENT and LOCATION, so the view holds only
-//! clients with a retention strategy, and no client in Nairobi has one.
+//! `--narrow-view empty` (issue 23; session 17's default) and `unnamed`
+//! (session 18's): an answer (with `empty`: one with no row) runs again over
+//! the view without the relevant tables its SQL reads nothing of (with
+//! `unnamed`: and the question does not name). End to end through `lucy
+//! ask` with a scripted OpenAI-compatible mock on 127.0.0.1 on the paper's
+//! DDO data: MatchTables lists RETENTION beside CLIENT and LOCATION, so the
+//! view holds only clients with a retention strategy, and no client in
+//! Nairobi has one.
 
 mod support;
 
@@ -26,11 +28,15 @@ fn script(city: &str) -> Script {
 
 /// `lucy --json ask` about `city` with `extra` flags, and its trace.
 fn ask(city: &str, extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
+    ask_question(city, &format!("Which clients are located in {city}?"), extra)
+}
+
+/// [`ask`] with the question's words given.
+fn ask_question(city: &str, q: &str, extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
     let server = MockServer::start(script(city));
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.json");
-    let q = format!("Which clients are located in {city}?");
-    let mut args = vec!["--json", "ask", "--model", MODEL, &q, "--samples", "1", "--execute", DB];
+    let mut args = vec!["--json", "ask", "--model", MODEL, q, "--samples", "1", "--execute", DB];
     args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
     args.extend_from_slice(extra);
     let out = run_mock(&args, &server.url());
@@ -53,11 +59,14 @@ fn an_empty_answer_runs_again_without_the_unread_table() {
     assert!(rows_of(&off).is_empty(), "{off}");
     assert!(t.get("narrowed").is_none());
 
-    // The default (empty): dropped, run again, the three clients.
-    let (on, t) = ask("Nairobi", &[]);
+    // Empty (and the default, unnamed): dropped, run again, the three clients.
+    let (on, t) = ask("Nairobi", &["--narrow-view", "empty"]);
     assert_eq!(rows_of(&on), gold);
     assert_eq!(t["narrowed"]["dropped"], serde_json::json!(["RETENTION"]), "{}", t["narrowed"]);
     assert_eq!(t["narrowed"]["used"], true);
+    let (on, t2) = ask("Nairobi", &[]);
+    assert_eq!(rows_of(&on), gold);
+    assert_eq!(t2["narrowed"]["dropped"], t["narrowed"]["dropped"]);
 }
 
 #[test]
@@ -70,4 +79,28 @@ fn an_answer_with_rows_stands_unless_narrowing_is_on() {
     assert!(t.get("narrowed").is_none(), "{}", t["narrowed"]);
     let (_, t) = ask(city, &["--narrow-view", "on"]);
     assert_eq!(t["narrowed"]["dropped"], serde_json::json!(["RETENTION"]), "{}", t["narrowed"]);
+}
+
+#[test]
+fn unnamed_narrows_every_answer_but_keeps_a_table_the_question_names() {
+    // The default (unnamed): Madrid's answer has rows, but RETENTION, read
+    // by nothing and named by nothing, still drops clients without a
+    // strategy: narrowed, every Madrid client.
+    let city = "Madrid";
+    let gold = gold(city);
+    let (v, t) = ask(city, &[]);
+    assert_eq!(t["narrowed"]["dropped"], serde_json::json!(["RETENTION"]), "{}", t["narrowed"]);
+    assert_eq!(rows_of(&v), gold);
+    // The question names the retention strategies: RETENTION stays, and
+    // the answer is the clients that have one.
+    let q = "Which clients with a retention strategy are located in Madrid?";
+    let (v, t) = ask_question(city, q, &[]);
+    assert!(t.get("narrowed").is_none(), "{}", t["narrowed"]);
+    let with = sqlite_rows(
+        DB,
+        "SELECT DISTINCT c.name FROM CLIENT c JOIN LOCATION l ON l.id = c.loc_id \
+         JOIN RETENTION r ON r.client_id = c.id WHERE l.city = 'Madrid'",
+    );
+    assert!(with.len() < gold.len(), "{with:?} vs {gold:?}");
+    assert_eq!(rows_of(&v), with);
 }

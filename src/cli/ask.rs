@@ -224,10 +224,11 @@ pub struct NameFlags {
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub keep_top: OnOff,
     /// After the SQL runs (on: always; empty: only when it returned no
-    /// row): drop the relevant tables it reads no column of, solve the view
+    /// row; unnamed: always, but never dropping a table the question names):
+    /// drop the relevant tables it reads no column of, solve the view
     /// again without them and run the same SQL over it (a table listed in
     /// excess cannot remove or repeat rows); no LLM call.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = NarrowView::Empty)]
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = NarrowView::Unnamed)]
     pub narrow_view: NarrowView,
     /// Under --query-names strict: SUM, AVG, TOTAL and + - * / % read only
     /// view columns that can be quantities (not keys, dates, or text whose
@@ -249,6 +250,12 @@ pub struct NameFlags {
     /// claims") counts that table's rows: COUNT(DISTINCT <its key>).
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::counted::DEFAULT_ON))]
     pub count_names: OnOff,
+    /// When the tables MatchTables found lie in parts of the model no
+    /// relationship joins (no view can hold them all), keep the part the
+    /// question names (then the larger part, then the vote's first table)
+    /// and solve again without the rest; no LLM call.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::pipeline::unjoinable::DEFAULT_ON))]
+    pub drop_unjoinable: OnOff,
 }
 
 impl NameFlags {
@@ -264,6 +271,7 @@ impl NameFlags {
         opts.name_hints = self.name_hints.is_on();
         opts.group_hints = self.group_hints.is_on();
         opts.count_names = self.count_names.is_on();
+        opts.drop_unjoinable = self.drop_unjoinable.is_on();
     }
 }
 

@@ -155,6 +155,9 @@ value_enum! {
         Empty,
         /// After every answer that ran.
         On,
+        /// After every answer that ran, dropping only tables the question
+        /// does not name.
+        Unnamed,
     }
 }
 

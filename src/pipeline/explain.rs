@@ -5,7 +5,10 @@ use std::fmt::Write;
 
 use serde_json::json;
 
-use crate::types::trace::{ExamplesTrace, ExecVote, ListStep, MatchTrace, PhaseCost, QueryTrace, Trace, ViewTrace};
+use crate::types::trace::{
+    ExamplesTrace, ExecVote, ListStep, MatchTrace, NarrowTrace, PhaseCost, QueryTrace, Trace, UnjoinableTrace,
+    ViewTrace,
+};
 
 /// The whole report.
 pub fn render(t: &Trace) -> String {
@@ -23,6 +26,9 @@ pub fn render(t: &Trace) -> String {
     if let Some(m) = &t.match_tables {
         match_section(&mut s, m);
     }
+    if let Some(u) = &t.unjoinable {
+        unjoinable_section(&mut s, u);
+    }
     if let Some(v) = &t.generate_view {
         view_section(&mut s, v);
     }
@@ -38,7 +44,37 @@ pub fn render(t: &Trace) -> String {
         };
         query_section(&mut s, title, q);
     }
+    if let Some(n) = &t.narrowed {
+        narrowed_section(&mut s, n);
+    }
     s
+}
+
+/// `--drop-unjoinable`: the parts, the one kept and why.
+fn unjoinable_section(s: &mut String, u: &UnjoinableTrace) {
+    let why = u.first.result.as_ref().and_then(|r| r.explanation.as_deref()).unwrap_or("infeasible");
+    let _ = writeln!(s, "\n== Phase 2: GenerateView over every relevant table: infeasible ({why})");
+    let parts: Vec<String> = u.parts.iter().map(|p| format!("[{}]", p.join(", "))).collect();
+    let _ = writeln!(s, "parts no relationship joins: {}", parts.join(" "));
+    let _ = writeln!(s, "kept {} ({}); dropped {}", u.kept.join(", "), u.why, list_or_none(&u.dropped));
+}
+
+/// `--narrow-view`: what was dropped and whether the narrower view's rows
+/// are the answer.
+fn narrowed_section(s: &mut String, n: &NarrowTrace) {
+    let _ = writeln!(s, "\n== Narrowed view (--narrow-view): without {}", list_or_none(&n.dropped));
+    let rows = n.rows.map(|r| format!("{r} row(s)")).unwrap_or_else(|| "no rows".into());
+    match (n.used, &n.note) {
+        (true, _) => {
+            let _ = writeln!(s, "the same SQL over it: {rows}, the answer");
+        }
+        (false, Some(note)) => {
+            let _ = writeln!(s, "not used: {note}");
+        }
+        (false, None) => {
+            let _ = writeln!(s, "not used");
+        }
+    }
 }
 
 /// One line: how the run ended.

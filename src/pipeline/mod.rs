@@ -16,6 +16,7 @@ pub mod narrow;
 pub mod progress;
 pub mod rasl;
 pub mod tasql;
+pub mod unjoinable;
 
 pub use linker::Linker;
 pub use progress::{NoProgress, Progress, Step};
@@ -40,7 +41,7 @@ use crate::query::grammar::{NameRules, QueryNames};
 use crate::query::{self, Allowed, ExecTarget, RepairGrammar, SqlTask};
 use crate::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
 use crate::types::trace::{
-    ExamplesTrace, Failure, MatchTrace, QueryTrace, Trace, UsedExample, ViewTrace, TRACE_VERSION,
+    ExamplesTrace, Failure, MatchTrace, QueryTrace, Trace, UnjoinableTrace, UsedExample, ViewTrace, TRACE_VERSION,
 };
 use crate::types::{
     ColumnRef, Dialect, DistinctMode, FanoutMode, Relevance, SolveStatus, ViewColumns, ViewRequest, ViewResult,
@@ -176,10 +177,11 @@ pub struct AskOptions {
     /// Set by a method, not a flag.
     #[serde(skip)]
     pub sql_feedback: query::Feedback,
-    /// `--narrow-view on|empty`: after the SQL runs (with `empty`: only
-    /// when it returned no row), drop the relevant tables it reads no
-    /// column of, solve again and run the same SQL over the narrower view
-    /// (`narrow`). `empty` by default ([`narrow::DEFAULT`]).
+    /// `--narrow-view on|empty|unnamed`: after the SQL runs (with
+    /// `empty`: only when it returned no row), drop the relevant tables it
+    /// reads no column of (with `unnamed`: and the question does not name),
+    /// solve again and run the same SQL over the narrower view (`narrow`).
+    /// `unnamed` by default ([`narrow::DEFAULT`]).
     #[serde(default = "default_narrow", skip_serializing_if = "is_default_narrow")]
     pub narrow_view: narrow::NarrowView,
     /// `--typed-measures on`: QueryView's strict grammar lets SUM, AVG,
@@ -204,6 +206,20 @@ pub struct AskOptions {
     /// `--count-names`). On by default ([`crate::check::counted::DEFAULT_ON`]).
     #[serde(default = "default_count_names", skip_serializing_if = "is_default_count_names")]
     pub count_names: bool,
+    /// When MatchTables' relevant tables lie in parts of the model no
+    /// relationship joins, keep the best part and solve again
+    /// (`unjoinable`; `--drop-unjoinable`). On by default
+    /// ([`unjoinable::DEFAULT_ON`]).
+    #[serde(default = "default_drop_unjoinable", skip_serializing_if = "is_default_drop_unjoinable")]
+    pub drop_unjoinable: bool,
+}
+
+fn default_drop_unjoinable() -> bool {
+    unjoinable::DEFAULT_ON
+}
+
+fn is_default_drop_unjoinable(b: &bool) -> bool {
+    *b == unjoinable::DEFAULT_ON
 }
 
 fn is_default_distinct(d: &DistinctMode) -> bool {
@@ -301,6 +317,7 @@ impl Default for AskOptions {
             name_hints: link::hints::DEFAULT_ON,
             group_hints: false,
             count_names: crate::check::counted::DEFAULT_ON,
+            drop_unjoinable: unjoinable::DEFAULT_ON,
         }
     }
 }
@@ -660,6 +677,35 @@ pub fn ask_with_progress(
     let solved = crate::solve::generate(graph, &found, &req.options());
     let mut vt = ViewTrace { request: req, result: None, error: None, cost: Default::default() };
     vt.cost.ms = t0.elapsed().as_secs_f64() * 1000.0;
+    // `--drop-unjoinable`: relevant tables no relationship joins to the
+    // rest; keep the best part and solve again.
+    let solved = match solved {
+        Ok(first) if first.status == SolveStatus::Infeasible && opts.drop_unjoinable && !given => {
+            let top = out.trace.match_tables.as_ref().and_then(top_voted).and_then(|t| graph.table_id(&t));
+            match unjoinable::keep_best(graph, question, &found, top) {
+                Some(k) => {
+                    vt.result = Some(first);
+                    let (tables, attributes) = relevance_names(graph, &k.relevance);
+                    let req = ViewRequest { tables, attributes, ..vt.request.clone() };
+                    let t1 = Instant::now();
+                    let again = crate::solve::generate(graph, &k.relevance, &req.options());
+                    let first = std::mem::replace(
+                        &mut vt,
+                        ViewTrace { request: req, result: None, error: None, cost: Default::default() },
+                    );
+                    vt.cost.ms = t1.elapsed().as_secs_f64() * 1000.0;
+                    out.trace.unjoinable =
+                        Some(UnjoinableTrace { parts: k.parts, kept: k.kept, dropped: k.dropped, why: k.why, first });
+                    found = k.relevance;
+                    out.tables = vt.request.tables.clone();
+                    out.attributes = vt.request.attributes.clone();
+                    again
+                }
+                None => Ok(first),
+            }
+        }
+        other => other,
+    };
     let view = match solved {
         Ok(v) if v.status == SolveStatus::Infeasible => {
             let why = v.explanation.clone().unwrap_or_else(|| "no view satisfies the model's constraints".into());
@@ -808,7 +854,11 @@ pub fn ask_with_progress(
                     .and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok))
                     .and_then(|a| a.extracted.clone())
                     .unwrap_or_else(|| sql.clone());
-                match narrow::narrow(graph, &found, &vt.request, &view, &sql, &written, db, &exec) {
+                let named = match opts.narrow_view {
+                    narrow::NarrowView::Unnamed => link::named::core_tables(graph, question, &found.tables, &[]),
+                    _ => Vec::new(),
+                };
+                match narrow::narrow(graph, &found, &vt.request, &view, &sql, &written, &named, db, &exec) {
                     narrow::Narrowed::NotTried => {}
                     narrow::Narrowed::Tried(nt) => out.trace.narrowed = Some(nt),
                     narrow::Narrowed::Used(v, rows, nt) => {

@@ -52,6 +52,11 @@ pub struct Trace {
     /// column of, dropped, and the view solved again without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub narrowed: Option<NarrowTrace>,
+    /// `--drop-unjoinable on`: MatchTables' relevant tables lay in parts
+    /// of the model no relationship joins; the part kept and the rest
+    /// dropped before GenerateView solved again (`pipeline::unjoinable`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unjoinable: Option<UnjoinableTrace>,
     /// Wall time of the whole run.
     pub total_ms: f64,
 }
@@ -387,6 +392,21 @@ pub struct NarrowTrace {
     /// Why not, when not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// `--drop-unjoinable on` for one question (`pipeline::unjoinable`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnjoinableTrace {
+    /// The relevant tables grouped by the part of the model each lies in.
+    pub parts: Vec<Vec<String>>,
+    /// The tables of the part kept.
+    pub kept: Vec<String>,
+    /// The relevant tables dropped.
+    pub dropped: Vec<String>,
+    /// Why that part.
+    pub why: String,
+    /// GenerateView over every relevant table (infeasible).
+    pub first: ViewTrace,
 }
 
 /// What the guard said about one SQL answer.
