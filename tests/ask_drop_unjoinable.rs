@@ -9,7 +9,7 @@
 mod support;
 
 use lucy::llm::mock::{MockServer, Script};
-use support::{json_ok, rows_of, rule, run_mock, sqlite_rows};
+use support::{rows_of, rule, sqlite_rows};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/spider/flight_2.json");
 const DB: &str =
@@ -29,16 +29,9 @@ fn script() -> Script {
 
 /// `lucy --json ask` with `extra` flags: its output (or the failure) and
 /// trace.
-fn ask(extra: &[&str]) -> (std::process::Output, serde_json::Value) {
+fn ask(extra: &[&str]) -> support::Asked {
     let server = MockServer::start(script());
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("t.json");
-    let mut args = vec!["--json", "ask", "--model", MODEL, QUESTION, "--samples", "1", "--execute", DB];
-    args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
-    args.extend_from_slice(extra);
-    let out = run_mock(&args, &server.url());
-    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
-    (out, t)
+    support::ask_traced(&server.url(), MODEL, DB, QUESTION, extra)
 }
 
 #[test]
@@ -50,15 +43,16 @@ fn the_part_the_question_names_is_kept_and_answers() {
     assert_eq!(gold.len(), 12);
 
     // Off: no relationship path between airlines and airports.
-    let (out, t) = ask(&["--drop-unjoinable", "off"]);
-    assert!(!out.status.success());
+    let a = ask(&["--drop-unjoinable", "off"]);
+    let t = a.trace();
+    assert!(!a.out.status.success());
     assert_eq!(t["failure"]["phase"], "generate_view", "{}", t["failure"]);
     assert!(t["failure"]["message"].as_str().unwrap().contains("no relationship path"), "{}", t["failure"]);
     assert!(t.get("unjoinable").is_none());
 
     // On: airports dropped, the view over airlines alone, the gold rows.
-    let (out, t) = ask(&["--drop-unjoinable", "on"]);
-    let v = json_ok(&out);
+    let a = ask(&["--drop-unjoinable", "on"]);
+    let (v, t) = (a.json(), a.trace());
     assert_eq!(rows_of(&v), gold);
     let u = &t["unjoinable"];
     assert_eq!(u["kept"], serde_json::json!(["airlines"]), "{u}");
@@ -68,11 +62,7 @@ fn the_part_the_question_names_is_kept_and_answers() {
     assert_eq!(t["generate_view"]["request"]["tables"], serde_json::json!(["airlines"]));
 
     // `lucy explain` says what was dropped and why.
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("t.json");
-    std::fs::write(&f, t.to_string()).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_lucy")).arg("explain").arg(&f).output().unwrap();
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = a.explain();
     assert!(text.contains("parts no relationship joins: [airlines] [airports]"), "{text}");
     assert!(text.contains("kept airlines (the question names airlines); dropped airports"), "{text}");
 }

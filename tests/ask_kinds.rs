@@ -13,7 +13,7 @@
 mod support;
 
 use lucy::llm::mock::{MockServer, Script};
-use support::{json_ok, rows_of, rule, run_mock, sqlite_rows};
+use support::{rows_of, rule, sqlite_rows};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/benchmarks/acme/acme_small.sqlite");
@@ -51,14 +51,8 @@ fn ask(extra: &[&str]) -> (serde_json::Value, String, MockServer) {
 /// `lucy --json ask` of `q` on the mock `script` with `extra` flags.
 fn ask_with(script: Script, q: &str, extra: &[&str]) -> (serde_json::Value, String, MockServer) {
     let server = MockServer::start(script);
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("t.json");
-    let mut args = vec!["--json", "ask", "--model", MODEL, q, "--samples", "1", "--execute", DB];
-    args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
-    args.extend_from_slice(extra);
-    let out = run_mock(&args, &server.url());
-    let v = json_ok(&out);
-    (v, std::fs::read_to_string(&trace).unwrap(), server)
+    let a = support::ask_traced(&server.url(), MODEL, DB, q, extra);
+    (a.json(), a.trace_text(), server)
 }
 
 #[test]

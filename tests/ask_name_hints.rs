@@ -11,7 +11,7 @@
 mod support;
 
 use lucy::llm::mock::{MockServer, Script};
-use support::{json_ok, rows_of, rule, run_mock, sqlite_rows};
+use support::{rows_of, rule, sqlite_rows};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/acme.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/benchmarks/acme/acme_small.sqlite");
@@ -33,18 +33,12 @@ fn script() -> Script {
         ))
 }
 
-/// `lucy --json ask` with `extra` flags: its output, the trace's path (in
-/// the returned directory) and the QueryView prompt the mock received.
-fn ask(extra: &[&str]) -> (serde_json::Value, tempfile::TempDir, String) {
+/// `lucy --json ask` with `extra` flags: its output, the run (its trace)
+/// and the QueryView prompt the mock received.
+fn ask(extra: &[&str]) -> (serde_json::Value, support::Asked, String) {
     let server = MockServer::start(script());
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("t.json");
-    let mut args = vec!["--json", "ask", "--model", MODEL, Q, "--samples", "1", "--execute", DB];
-    args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
-    args.extend_from_slice(extra);
-    let out = run_mock(&args, &server.url());
-    let v = json_ok(&out);
-    (v, dir, query_view_prompt(&server))
+    let a = support::ask_traced(&server.url(), MODEL, DB, Q, extra);
+    (a.json(), a, query_view_prompt(&server))
 }
 
 /// The QueryView prompt the mock received.
@@ -71,7 +65,7 @@ fn the_hinted_column_reaches_the_prompt_and_the_explanation() {
 
     // On (the default): the lines are in the prompt, before the question,
     // and the answer is gold.
-    let (on, dir, prompt) = ask(&[]);
+    let (on, run, prompt) = ask(&[]);
     let hints = prompt.find("Columns that words of the question name").expect("the hint block");
     assert!(prompt[hints..].contains("claim number"), "{prompt}");
     assert!(prompt[hints..].contains("close date"), "{prompt}");
@@ -81,10 +75,7 @@ fn the_hinted_column_reaches_the_prompt_and_the_explanation() {
     assert_eq!(prompt_on, prompt);
     assert_eq!(rows_of(&explicit), gold);
 
-    let trace = dir.path().join("t.json");
-    let out = support::lucy().args(["explain", trace.to_str().unwrap()]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = run.explain();
     assert!(text.contains("name hints shown (--name-hints):"), "{text}");
     assert!(text.contains("\"claim number\": Claim_Company_Claim_Number"), "{text}");
 }
@@ -105,9 +96,8 @@ fn a_phrase_asked_by_tells_query_view_to_group() {
         .rule(rule(&["I created a view table lucy_view"], &["SELECT COUNT(DISTINCT Claim_Claim_Identifier) FROM lucy_view"]));
     let run = |extra: &[&str]| {
         let server = MockServer::start(script.clone());
-        let mut args = vec!["--json", "ask", "--model", MODEL, Q2, "--samples", "1", "--execute", DB];
-        args.extend_from_slice(extra);
-        (json_ok(&run_mock(&args, &server.url())), query_view_prompt(&server))
+        let a = support::ask_traced(&server.url(), MODEL, DB, Q2, extra);
+        (a.json(), query_view_prompt(&server))
     };
     let gold = sqlite_rows(
         DB,

@@ -10,7 +10,7 @@
 mod support;
 
 use lucy::llm::mock::{MockServer, Script};
-use support::{json_ok, rows_of, rule, run_mock, sqlite_rows};
+use support::{rows_of, rule, sqlite_rows};
 
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
 const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
@@ -34,15 +34,8 @@ fn ask(city: &str, extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
 /// [`ask`] with the question's words given.
 fn ask_question(city: &str, q: &str, extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
     let server = MockServer::start(script(city));
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("t.json");
-    let mut args = vec!["--json", "ask", "--model", MODEL, q, "--samples", "1", "--execute", DB];
-    args.extend_from_slice(&["--trace", trace.to_str().unwrap()]);
-    args.extend_from_slice(extra);
-    let out = run_mock(&args, &server.url());
-    let v = json_ok(&out);
-    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
-    (v, t)
+    let a = support::ask_traced(&server.url(), MODEL, DB, q, extra);
+    (a.json(), a.trace())
 }
 
 fn gold(city: &str) -> std::collections::BTreeSet<Vec<String>> {

@@ -1,8 +1,9 @@
 //! Helpers shared by the integration tests that run the `lucy` binary: one
 //! runner (no LLM from the environment, or the scripted mock on
 //! 127.0.0.1), the mock's rules ([`rule`]), the rows `lucy ask --json` printed and the rows of SQL on a
-//! SQLite file in the same text form, and one check of a trace and its
-//! `lucy explain` report. A test file includes it with `mod support;`.
+//! SQLite file in the same text form, one traced `lucy ask` against the
+//! mock ([`ask_traced`]), and one check of a trace and its `lucy explain`
+//! report. A test file includes it with `mod support;`.
 
 // Each test crate uses a part of this module.
 #![allow(dead_code)]
@@ -156,4 +157,50 @@ pub fn trace_and_explain(path: &Path, expected: &[&str]) -> serde_json::Value {
         assert!(report.contains(e), "{e:?} is not in the report:\n{report}");
     }
     trace
+}
+
+/// One `lucy --json ask` run by [`ask_traced`]: its output and the trace
+/// it wrote (kept on disk until this drops).
+pub struct Asked {
+    pub out: Output,
+    pub trace_path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Asked {
+    /// The JSON `lucy ask` printed, after asserting that it succeeded.
+    pub fn json(&self) -> serde_json::Value {
+        json_ok(&self.out)
+    }
+
+    /// The trace file as JSON.
+    pub fn trace(&self) -> serde_json::Value {
+        let text =
+            std::fs::read_to_string(&self.trace_path).unwrap_or_else(|e| panic!("{}: {e}", self.trace_path.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", self.trace_path.display()))
+    }
+
+    /// The trace file as text.
+    pub fn trace_text(&self) -> String {
+        std::fs::read_to_string(&self.trace_path).unwrap_or_else(|e| panic!("{}: {e}", self.trace_path.display()))
+    }
+
+    /// `lucy explain` of the trace (asserting that it succeeded).
+    pub fn explain(&self) -> String {
+        let ex = run(&["explain", self.trace_path.to_str().unwrap()]);
+        assert!(ex.status.success(), "lucy explain failed: {}", String::from_utf8_lossy(&ex.stderr));
+        String::from_utf8_lossy(&ex.stdout).into_owned()
+    }
+}
+
+/// `lucy --json ask QUESTION --model MODEL --samples 1 --execute DB --trace
+/// T EXTRA…` against the mock at `url` (see [`run_mock`]), the trace in a
+/// temporary directory.
+pub fn ask_traced(url: &str, model: &str, db: &str, question: &str, extra: &[&str]) -> Asked {
+    let dir = tempfile::tempdir().unwrap();
+    let trace_path = dir.path().join("t.json");
+    let mut args = vec!["--json", "ask", "--model", model, question, "--samples", "1", "--execute", db];
+    args.extend_from_slice(&["--trace", trace_path.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    Asked { out: run_mock(&args, url), trace_path, _dir: dir }
 }
