@@ -29,15 +29,34 @@ pub struct BenchRun {
     pub questions: Vec<QuestionResult>,
 }
 
-/// `git rev-parse --short HEAD` of the working directory, or `unknown`.
+/// `git rev-parse --short HEAD` of the working directory, with `-dirty`
+/// (as `git describe --dirty` says it) when tracked files that build lucy
+/// or shape its prompts (`src/`, `prompts/`, `Cargo.toml`, `Cargo.lock`)
+/// differ from it: a run of a binary built from uncommitted changes does
+/// not claim the commit. `unknown` outside a git checkout.
 pub fn git_commit() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
+    git_commit_in(std::path::Path::new("."))
+}
+
+/// [`git_commit`] of the checkout at `dir`.
+pub fn git_commit_in(dir: &std::path::Path) -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let Some(head) = git(&["rev-parse", "--short", "HEAD"]) else { return "unknown".into() };
+    let changed =
+        git(&["status", "--porcelain", "--untracked-files=no", "--", "src", "prompts", "Cargo.toml", "Cargo.lock"]);
+    match changed {
+        Some(c) if !c.is_empty() => format!("{head}-dirty"),
+        _ => head,
+    }
 }
 
 /// Today's UTC date, `YYYY-MM-DD`.
@@ -55,4 +74,38 @@ pub fn today_utc() -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
     format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_commit_says_dirty_when_tracked_sources_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(git_commit_in(dir.path()), "unknown");
+        let git = |args: &[&str]| {
+            let o = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        };
+        git(&["init", "-q"]);
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), "1").unwrap();
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", "x"]);
+        let clean = git_commit_in(dir.path());
+        assert!(clean.len() >= 7 && !clean.ends_with("-dirty"), "{clean}");
+        // An untracked file or a change outside the sources is not a change.
+        std::fs::write(dir.path().join("src/new.rs"), "2").unwrap();
+        std::fs::write(dir.path().join("notes.md"), "n").unwrap();
+        assert_eq!(git_commit_in(dir.path()), clean);
+        std::fs::write(dir.path().join("src/a.rs"), "2").unwrap();
+        assert_eq!(git_commit_in(dir.path()), format!("{clean}-dirty"));
+    }
 }
