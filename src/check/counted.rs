@@ -147,46 +147,23 @@ impl Counter<'_> {
                 return;
             }
         };
-        let mut m = Swap { replacement: &replacement, depth: 0, changed: 0 };
-        visit_aggregate_places(sel, order, &mut m, self.dialect);
-        if m.changed > 0 {
-            self.changed += m.changed;
+        // Top-level `COUNT(*)`/`COUNT(<number>)` (not inside subqueries).
+        let mut changed = 0;
+        let mut swap = |e: &mut Expr| {
+            if matches!(e, Expr::Function(f) if counts_rows(f)) {
+                *e = replacement.clone();
+                changed += 1;
+            }
+        };
+        visit_aggregate_places(sel, order, &mut swap, self.dialect);
+        if changed > 0 {
+            self.changed += changed;
             for b in by {
                 if !self.repeated_by.contains(&b) {
                     self.repeated_by.push(b);
                 }
             }
         }
-    }
-}
-
-/// Replaces top-level `COUNT(*)`/`COUNT(<number>)` (not inside subqueries).
-struct Swap<'r> {
-    replacement: &'r Expr,
-    depth: usize,
-    changed: usize,
-}
-
-impl VisitorMut for Swap<'_> {
-    type Break = ();
-    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-        if self.depth == 0 {
-            if let Expr::Function(f) = e {
-                if counts_rows(f) {
-                    *e = self.replacement.clone();
-                    self.changed += 1;
-                }
-            }
-        }
-        ControlFlow::Continue(())
     }
 }
 

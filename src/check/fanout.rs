@@ -209,10 +209,26 @@ impl Rewriter<'_> {
         };
         sel.from = from;
         sel.selection = None;
-        let mut m =
-            Marker { resolve: &resolve, names: &names, binding: &binding, parser: self.parser, depth: 0, err: None };
-        visit_aggregate_places(sel, order, &mut m, self.dialect);
-        if let Some(e) = m.err {
+        // Each counting aggregate over a repeated set reads its argument
+        // only on the first row of each partition.
+        let parser = self.parser;
+        let mut err = None;
+        let mut mark = |e: &mut Expr| {
+            let Expr::Function(f) = e else { return };
+            if !is_counting(f) {
+                return;
+            }
+            let set = instances_of(f, &resolve);
+            let Some((_, name)) = names.iter().find(|(s, _)| *s == set) else { return };
+            let Some(arg) = first_arg_mut(f) else { return };
+            let text = format!("CASE WHEN {binding}.{name} = 1 THEN {arg} END");
+            match Parser::new(parser).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
+                Ok(x) => *arg = x,
+                Err(e) => err = Some(Error::Sql(format!("fan-out rewrite produced unparsable SQL ({e}): {text}"))),
+            }
+        };
+        visit_aggregate_places(sel, order, &mut mark, self.dialect);
+        if let Some(e) = err {
             self.err = Some(e);
         }
         self.findings.extend(flagged.into_iter().map(|(_, f)| f));
@@ -330,18 +346,45 @@ impl Rewriter<'_> {
     }
 }
 
+/// Calls `f` on every expression it visits outside subqueries (their
+/// queries raise the depth), after the expression's children.
+struct TopLevel<'f> {
+    depth: usize,
+    f: &'f mut dyn FnMut(&mut Expr),
+}
+
+impl VisitorMut for TopLevel<'_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if self.depth == 0 {
+            (self.f)(e);
+        }
+        ControlFlow::Continue(())
+    }
+}
+
 /// Visit the places of one SELECT where its aggregates stand — the select
 /// list, HAVING and its query's ORDER BY — with `v`. An unnamed select item
 /// that `v` changes keeps the name the engine gave it as written: SQLite,
 /// MySQL and Spark name an unnamed expression after its text, which a
 /// rewrite changes; PostgreSQL names an aggregate after its function.
+/// `f` sees every expression there outside subqueries, innermost first.
 /// Shared with [`super::counted`].
-pub(super) fn visit_aggregate_places<V: VisitorMut>(
+pub(super) fn visit_aggregate_places(
     sel: &mut Select,
     order: Option<&mut OrderBy>,
-    v: &mut V,
+    f: &mut dyn FnMut(&mut Expr),
     dialect: Dialect,
 ) {
+    let v = &mut TopLevel { depth: 0, f };
     let quote = dialect.name_quote();
     for item in sel.projection.iter_mut() {
         match item {
@@ -489,47 +532,6 @@ fn short(s: &str) -> String {
         format!("{t}…")
     } else {
         t
-    }
-}
-
-/// Wraps the counted value of each flagged aggregate in
-/// `CASE WHEN <binding>.lucy_once_k = 1 THEN … END`.
-struct Marker<'r, 'a> {
-    resolve: &'r Resolve<'a>,
-    names: &'r [(Vec<String>, String)],
-    binding: &'r str,
-    parser: &'r dyn SqlDialect,
-    depth: usize,
-    err: Option<Error>,
-}
-
-impl VisitorMut for Marker<'_, '_> {
-    type Break = ();
-    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-        if self.depth > 0 {
-            return ControlFlow::Continue(());
-        }
-        let Expr::Function(f) = e else { return ControlFlow::Continue(()) };
-        if !is_counting(f) {
-            return ControlFlow::Continue(());
-        }
-        let set = instances_of(f, self.resolve);
-        let Some((_, name)) = self.names.iter().find(|(s, _)| *s == set) else { return ControlFlow::Continue(()) };
-        let Some(arg) = first_arg_mut(f) else { return ControlFlow::Continue(()) };
-        let text = format!("CASE WHEN {}.{name} = 1 THEN {arg} END", self.binding);
-        match Parser::new(self.parser).try_with_sql(&text).and_then(|mut p| p.parse_expr()) {
-            Ok(x) => *arg = x,
-            Err(err) => self.err = Some(Error::Sql(format!("fan-out rewrite produced unparsable SQL ({err}): {text}"))),
-        }
-        ControlFlow::Continue(())
     }
 }
 
