@@ -536,6 +536,18 @@ const SPIDER_DIRECT_S17: Run = Run {
     pool: None,
 };
 
+/// CRUSH4SQL end to end on ACME, all 44 (session 18, budget 10; issue
+/// 24), recorded fresh into its own cassette.
+const ACME_CRUSH_S18: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-methods-s18.jsonl",
+    expected: "benchmarks/cassettes/acme-crush-s18.expected.json",
+    methods: &["crush"],
+    recorded: None,
+    flags: &[],
+    pool: None,
+};
+
 /// ACME with session 17's defaults: the first 24 from the recordings of
 /// sessions 7 to 16, questions 25–44 recorded fresh in session 18.
 const ACME_S17_DEFAULTS: Run = Run {
@@ -816,6 +828,7 @@ fn the_session_18_default_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S18_DEFAULTS);
     replays_to_the_committed_outcome(&SPIDER_S18_DEFAULTS);
     replays_to_the_committed_outcome(&ACME_S18_DEFAULTS);
+    replays_to_the_committed_outcome(&ACME_CRUSH_S18);
 }
 
 #[test]
