@@ -68,13 +68,13 @@ fn a_named_marker_kind_filters_the_view_to_its_rows() {
     assert!(!gold.is_empty());
 
     // Off: no Premium, every policy amount summed.
-    let (off, _, _) = ask(&[]);
+    let (off, _, _) = ask(&["--kind-names", "off", "--kind-instance", "off"]);
     assert_eq!(tables(&off), ["Policy", "Policy_Amount"]);
     assert_ne!(rows_of(&off), gold, "without the levers the sums include amounts that are not premiums");
 
     // --kind-names alone: Premium kept, joined by a LEFT JOIN branch; the
     // same SQL still sums every amount.
-    let (named, trace, _) = ask(&["--kind-names", "on"]);
+    let (named, trace, _) = ask(&["--kind-names", "on", "--kind-instance", "off"]);
     assert_eq!(tables(&named), ["Policy", "Policy_Amount", "Premium"]);
     assert!(trace.contains("--kind-names: the question names Premium: kept"), "{trace}");
     assert!(named["view"]["view_sql"].as_str().unwrap().contains("LEFT JOIN Premium"));

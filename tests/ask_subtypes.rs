@@ -176,10 +176,13 @@ fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
 }
 
 /// The relevant tables of `lucy --json ask … --stop-after view` on `model`,
-/// answered by `server`.
+/// answered by `server`, with the kinds the question names and the single
+/// marker kind's instance off (on by default since session 18): these
+/// tests are about the subtype prompt alone.
 fn view_tables(model: &Path, server: &MockServer) -> serde_json::Value {
-    let out =
-        run_mock(&["--json", "ask", "--model", model.to_str().unwrap(), Q, "--stop-after", "view"], &server.url());
+    let args = ["--json", "ask", "--model", model.to_str().unwrap(), Q, "--stop-after", "view"];
+    let off = ["--kind-names", "off", "--kind-instance", "off"];
+    let out = run_mock(&[&args[..], &off[..]].concat(), &server.url());
     let v = json_ok(&out);
     v["tables"].clone()
 }

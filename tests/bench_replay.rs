@@ -564,11 +564,26 @@ const ACME_S17_DEFAULTS: Run = Run {
 /// without the relevant tables its SQL reads nothing of and the question
 /// does not name (`--narrow-view unnamed`), and relevant tables no
 /// relationship joins to the rest are dropped before GenerateView solves
-/// again (`--drop-unjoinable on`). The first adds no prompt; the second
-/// adds QueryView prompts where the view was infeasible (the Spider
-/// sample's 183, 240 and 938, recorded fresh in session 18).
-const S18_DEFAULTS: &[&str] =
-    &["--count-names", "on", "--table-names", "on", "--narrow-view", "unnamed", "--drop-unjoinable", "on"];
+/// again (`--drop-unjoinable on`), and a star's kinds are read without the
+/// LLM (`--kind-names on --kind-instance on`, session 14's levers). The
+/// first adds no prompt; the second adds QueryView prompts where the view
+/// was infeasible (the Spider sample's 183 and 938, recorded fresh in
+/// session 18); the kinds change 15 of ACME's views (recorded fresh in
+/// session 18) and no DDO or Spider question.
+const S18_DEFAULTS: &[&str] = &[
+    "--count-names",
+    "on",
+    "--table-names",
+    "on",
+    "--narrow-view",
+    "unnamed",
+    "--drop-unjoinable",
+    "on",
+    "--kind-names",
+    "on",
+    "--kind-instance",
+    "on",
+];
 
 const DDO_S18_DEFAULTS: Run = Run {
     suite: "ddo",
@@ -657,10 +672,16 @@ fn bench(
     // Session 17 moved three defaults: COUNT(*) reads the counted table,
     // MatchTables keeps the core tables the question names, and an empty
     // answer is run again over a narrower view. The runs recorded before
-    // had none of them, nor session 18's `--drop-unjoinable`.
-    for (flag, off) in
-        [("--count-names", "off"), ("--table-names", "off"), ("--narrow-view", "off"), ("--drop-unjoinable", "off")]
-    {
+    // had none of them, nor session 18's `--drop-unjoinable` and kinds
+    // (`--kind-names`, `--kind-instance`: on by default since session 18).
+    for (flag, off) in [
+        ("--count-names", "off"),
+        ("--table-names", "off"),
+        ("--narrow-view", "off"),
+        ("--drop-unjoinable", "off"),
+        ("--kind-names", "off"),
+        ("--kind-instance", "off"),
+    ] {
         if !flags.iter().copied().flatten().any(|f| *f == flag) {
             cmd.args([flag, off]);
         }

@@ -164,12 +164,12 @@ pub struct LinkFlags {
     /// At a star's root, also keep the kinds (subtype children) the
     /// question names word for word ("premiums" → Premium) although no
     /// sample listed them.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::kinds::DEFAULT_ON))]
     pub kind_names: OnOff,
     /// One chosen kind that holds nothing but its key (a marker such as
     /// Premium): the view keeps only the root's rows of that kind (the
     /// instance ROOT@CHILD) instead of every row with a LEFT JOIN.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::kinds::DEFAULT_ON))]
     pub kind_instance: OnOff,
     /// Also keep the core tables the question names word for word
     /// ("policies" → Policy, or a synonym) although no sample listed them;

@@ -80,17 +80,17 @@ pub struct MatchOptions {
     pub permute: bool,
     /// At a pattern node, also keep the subtype children the question
     /// names (their name or a synonym, word for word: "premiums" →
-    /// `Premium`) although no sample chose them ([`kinds::named`]). Off by
-    /// default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// `Premium`) although no sample chose them ([`kinds::named`]). On by
+    /// default since session 18 ([`kinds::DEFAULT_ON`]).
+    #[serde(default = "default_kinds", skip_serializing_if = "is_default_kinds")]
     pub kind_names: bool,
     /// A single chosen subtype child that holds nothing but its key (a
     /// marker such as `Premium(Policy_Amount_Identifier)`) makes the view
     /// hold only the root's rows of that kind: the instance `ROOT@CHILD`
     /// (INNER-joined) replaces the plain root ([`kinds::is_marker`]),
-    /// instead of a LEFT JOIN branch QueryView would have to filter. Off by
-    /// default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// instead of a LEFT JOIN branch QueryView would have to filter. On by
+    /// default since session 18 ([`kinds::DEFAULT_ON`]).
+    #[serde(default = "default_kinds", skip_serializing_if = "is_default_kinds")]
     pub kind_instance: bool,
     /// Also keep the core tables the question names (their name or a
     /// synonym, word for word: "policies" → `Policy`) although no sample
@@ -98,6 +98,14 @@ pub struct MatchOptions {
     /// the voted ones. On by default ([`named::DEFAULT_ON`]).
     #[serde(default = "default_table_names", skip_serializing_if = "is_default_table_names")]
     pub table_names: bool,
+}
+
+fn default_kinds() -> bool {
+    kinds::DEFAULT_ON
+}
+
+fn is_default_kinds(b: &bool) -> bool {
+    *b == kinds::DEFAULT_ON
 }
 
 fn default_table_names() -> bool {
@@ -125,8 +133,8 @@ impl Default for MatchOptions {
             verify: 0,
             prune: 0,
             permute: false,
-            kind_names: false,
-            kind_instance: false,
+            kind_names: kinds::DEFAULT_ON,
+            kind_instance: kinds::DEFAULT_ON,
             table_names: named::DEFAULT_ON,
         }
     }
