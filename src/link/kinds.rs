@@ -23,7 +23,7 @@ use super::retrieve::tokens;
 /// lost: "the loss reserve amount of all claims" now reads the
 /// `Claim_Amount@Loss_Reserve` rows instead of every amount with a LEFT
 /// JOIN branch, and "premium" keeps `Premium` and its instance); DDO 14 →
-/// 14 and the Spider sample 63 → 63 (no kind fires there; replayed).
+/// 14 and the Spider sample 63 → 63 (replayed: no prompt there changes).
 pub const DEFAULT_ON: bool = true;
 
 /// The subtype children of pattern node `r` ([`SchemaGraph::subtype_child`])
