@@ -22,6 +22,9 @@
 //! junction, a lookup, a forbid), nothing is dropped: that explanation
 //! stands. Tables given with `--tables` are never dropped.
 
+use petgraph::unionfind::UnionFind;
+use petgraph::visit::EdgeRef;
+
 use crate::graph::{SchemaGraph, TableId};
 use crate::types::Relevance;
 
@@ -55,32 +58,20 @@ pub fn parts(graph: &SchemaGraph, found: &Relevance) -> Vec<Vec<TableId>> {
     out.into_iter().map(|(_, v)| v).collect()
 }
 
-/// The component index of every table (forbidden relationships and tables
-/// join nothing).
+/// The component label of every table: the model's relationships joined
+/// by union-find (petgraph's), without the forbidden relationships and any
+/// relationship of a forbidden table.
 fn components(graph: &SchemaGraph) -> Vec<usize> {
-    let n = graph.model().tables.len();
     let forbidden_rels = graph.forbidden_relationships();
     let forbidden_tables = graph.forbidden_tables();
-    let mut comp = vec![usize::MAX; n];
-    for start in 0..n {
-        if comp[start] != usize::MAX {
-            continue;
-        }
-        comp[start] = start;
-        let mut stack = vec![start];
-        while let Some(u) = stack.pop() {
-            if forbidden_tables.contains(&u) {
-                continue;
-            }
-            for (v, rel) in graph.neighbors(u) {
-                if comp[v] == usize::MAX && !forbidden_rels.contains(&rel) && !forbidden_tables.contains(&v) {
-                    comp[v] = start;
-                    stack.push(v);
-                }
-            }
+    let mut uf = UnionFind::new(graph.len());
+    for e in graph.petgraph().edge_references() {
+        let (a, b) = (e.source().index(), e.target().index());
+        if !forbidden_rels.contains(e.weight()) && !forbidden_tables.contains(&a) && !forbidden_tables.contains(&b) {
+            uf.union(a, b);
         }
     }
-    comp
+    uf.into_labeling()
 }
 
 /// The kept part: the relevance restricted to it, its tables, the dropped
@@ -103,9 +94,9 @@ pub fn keep_best(graph: &SchemaGraph, question: &str, found: &Relevance, top: Op
     if parts.len() < 2 {
         return None;
     }
+    let all = found.all_tables();
     let units = |p: &[TableId]| {
-        p.iter().filter(|t| found.all_tables().contains(t)).count()
-            + found.roles.iter().filter(|r| p.contains(&r.table)).count()
+        p.iter().filter(|t| all.contains(t)).count() + found.roles.iter().filter(|r| p.contains(&r.table)).count()
     };
     let named: Vec<Vec<TableId>> =
         parts.iter().map(|p| crate::link::named::core_tables(graph, question, p, &[])).collect();
@@ -114,12 +105,12 @@ pub fn keep_best(graph: &SchemaGraph, question: &str, found: &Relevance, top: Op
     // indices).
     let best = (0..parts.len()).max_by(|&a, &b| score(a).cmp(&score(b)).then(b.cmp(&a)))?;
     let p = &parts[best];
+    let names = |v: &[TableId]| -> Vec<String> { v.iter().map(|&t| graph.name(t).to_string()).collect() };
     let why = {
         let (n, u, has_top) = score(best);
         let runner_up = (0..parts.len()).filter(|&i| i != best).map(score).max().unwrap_or_default();
-        let names = |v: &[TableId]| v.iter().map(|&t| graph.name(t).to_string()).collect::<Vec<_>>().join(", ");
         if n > runner_up.0 {
-            format!("the question names {}", names(&named[best]))
+            format!("the question names {}", names(&named[best]).join(", "))
         } else if u > runner_up.1 {
             format!("it holds {u} of the relevant tables, more than any other part")
         } else if has_top && !runner_up.2 {
@@ -133,14 +124,11 @@ pub fn keep_best(graph: &SchemaGraph, question: &str, found: &Relevance, top: Op
         columns: found.columns.iter().copied().filter(|c| p.contains(&c.table)).collect(),
         roles: found.roles.iter().copied().filter(|r| p.contains(&r.table)).collect(),
     };
-    let name_all = |v: &mut dyn Iterator<Item = &Vec<TableId>>| -> Vec<String> {
-        v.flat_map(|p| p.iter().map(|&t| graph.name(t).to_string())).collect()
-    };
     Some(Kept {
         relevance,
-        parts: parts.iter().map(|p| name_all(&mut std::iter::once(p))).collect(),
-        kept: name_all(&mut std::iter::once(p)),
-        dropped: name_all(&mut parts.iter().enumerate().filter(|(i, _)| *i != best).map(|(_, p)| p)),
+        parts: parts.iter().map(|p| names(p)).collect(),
+        kept: names(p),
+        dropped: parts.iter().enumerate().filter(|&(i, _)| i != best).flat_map(|(_, p)| names(p)).collect(),
         why,
     })
 }
