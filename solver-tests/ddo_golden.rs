@@ -367,6 +367,7 @@ fn lookup_reached_from_two_tables_gets_two_instances() {
         dialect: Dialect::Sqlite,
         name: "v",
         keep: None,
+        inner_branches: &[],
         all_columns: false,
         merge_equal: false,
     };

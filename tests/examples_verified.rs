@@ -40,6 +40,7 @@ fn q1_view(g: &SchemaGraph) -> lucy::types::ViewResult {
         view_name: "lucy_view".into(),
         time_limit_s: 10.0,
         keep: None,
+        inner_branches: Vec::new(),
         columns: Default::default(),
     };
     lucy::solve::generate_view(g, &req).unwrap()

@@ -108,6 +108,7 @@ fn view_request(tables: &[String]) -> ViewRequest {
         view_name: "lucy_view".into(),
         time_limit_s: 10.0,
         keep: None,
+        inner_branches: Vec::new(),
         columns: Default::default(),
     }
 }

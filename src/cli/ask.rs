@@ -10,7 +10,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::llm::LlmFlags;
 use super::values::{
-    Dialect, DistinctMode, FanoutMode, NarrowView, OnOff, Prefilter, QueryNames, Retrieve, StopAfter, ViewColumns,
+    Dialect, DistinctMode, FanoutMode, InnerBranches, NarrowView, OnOff, Prefilter, QueryNames, Retrieve, StopAfter,
+    ViewColumns,
 };
 use super::Ctx;
 use lucy::error::{Error, Result};
@@ -256,6 +257,13 @@ pub struct NameFlags {
     /// and solve again without the rest; no LLM call.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::pipeline::unjoinable::DEFAULT_ON))]
     pub drop_unjoinable: OnOff,
+    /// After the SQL runs: join the pattern branch the answer is about (the
+    /// question names it, the SQL reads its columns) by INNER JOIN instead
+    /// of LEFT JOIN and run the same SQL again, so rows without that branch
+    /// (NULLs the view added) drop out; never when the question negates or
+    /// the SQL reads NULLs; no LLM call.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = InnerBranches::default_value())]
+    pub inner_branches: InnerBranches,
 }
 
 impl NameFlags {
@@ -272,6 +280,7 @@ impl NameFlags {
         opts.group_hints = self.group_hints.is_on();
         opts.count_names = self.count_names.is_on();
         opts.drop_unjoinable = self.drop_unjoinable.is_on();
+        opts.inner_branches = self.inner_branches.into();
     }
 }
 

@@ -6,6 +6,7 @@ use lucy::bench::{Method as LibMethod, Oracle as LibOracle};
 use lucy::crush::SolverKind as LibSolverKind;
 use lucy::llm::ServerGrammar as LibServerGrammar;
 use lucy::llm::StructuredMode as LibStructuredMode;
+use lucy::pipeline::branches::InnerBranches as LibInnerBranches;
 use lucy::pipeline::narrow::NarrowView as LibNarrowView;
 use lucy::pipeline::StopAfter as LibStopAfter;
 use lucy::query::grammar::QueryNames as LibQueryNames;
@@ -158,6 +159,27 @@ value_enum! {
         /// After every answer that ran, dropping only tables the question
         /// does not name.
         Unnamed,
+    }
+}
+
+value_enum! {
+    /// When to join the pattern branch the answer is about by INNER JOIN.
+    InnerBranches => LibInnerBranches {
+        /// Never: pattern branches stay LEFT JOINs.
+        Off,
+        /// The branch the question names and the SQL reads, unless either
+        /// asks about missing rows.
+        Named,
+    }
+}
+
+impl InnerBranches {
+    /// The library's default, in the command line's spelling.
+    pub fn default_value() -> Self {
+        match lucy::pipeline::branches::DEFAULT {
+            LibInnerBranches::Off => InnerBranches::Off,
+            LibInnerBranches::Named => InnerBranches::Named,
+        }
     }
 }
 

@@ -43,6 +43,11 @@ pub struct ViewArgs {
     /// every other table by LEFT JOIN (for "for each …" questions).
     #[arg(long, value_name = "TABLE")]
     pub keep: Option<String>,
+    /// Join these pattern branches (comma-separated or repeated) by INNER
+    /// JOIN instead of LEFT JOIN, with the branches on the way to them: the
+    /// view holds only the rows that have one. Ignored with --keep.
+    #[arg(long = "inner-branch", value_name = "TABLE")]
+    pub inner_branches: Vec<String>,
     /// Columns of the view: selected (the --attrs and the relevant tables'
     /// keys; every column of a relevant table without --attrs), all
     /// (every column of every table the view joins) or all-once (as all,
@@ -69,6 +74,7 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
         view_name: args.name.clone(),
         time_limit_s: args.time_limit,
         keep: args.keep.clone(),
+        inner_branches: args.inner_branches.iter().flat_map(|s| split_list(s)).collect(),
         columns: args.view_columns.into(),
     };
     let res = lucy::solve::generate_view(&graph, &req)?;

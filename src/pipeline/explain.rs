@@ -6,8 +6,8 @@ use std::fmt::Write;
 use serde_json::json;
 
 use crate::types::trace::{
-    ExamplesTrace, ExecVote, ListStep, MatchTrace, NarrowTrace, PhaseCost, QueryTrace, Trace, UnjoinableTrace,
-    ViewTrace,
+    ExamplesTrace, ExecVote, InnerBranchTrace, ListStep, MatchTrace, NarrowTrace, PhaseCost, QueryTrace, Trace,
+    UnjoinableTrace, ViewTrace,
 };
 
 /// The whole report.
@@ -47,6 +47,9 @@ pub fn render(t: &Trace) -> String {
     if let Some(n) = &t.narrowed {
         narrowed_section(&mut s, n);
     }
+    if let Some(b) = &t.inner_branches {
+        inner_branches_section(&mut s, b);
+    }
     s
 }
 
@@ -63,18 +66,28 @@ fn unjoinable_section(s: &mut String, u: &UnjoinableTrace) {
 /// are the answer.
 fn narrowed_section(s: &mut String, n: &NarrowTrace) {
     let _ = writeln!(s, "\n== Narrowed view (--narrow-view): without {}", list_or_none(&n.dropped));
-    let rows = n.rows.map(|r| format!("{r} row(s)")).unwrap_or_else(|| "no rows".into());
-    match (n.used, &n.note) {
-        (true, _) => {
-            let _ = writeln!(s, "the same SQL over it: {rows}, the answer");
-        }
-        (false, Some(note)) => {
-            let _ = writeln!(s, "not used: {note}");
-        }
-        (false, None) => {
-            let _ = writeln!(s, "not used");
-        }
-    }
+    rerun_line(s, n.used, n.rows, n.note.as_deref());
+}
+
+/// Whether the same SQL's rows over a view solved again are the answer.
+fn rerun_line(s: &mut String, used: bool, rows: Option<usize>, note: Option<&str>) {
+    let rows = rows.map(|r| format!("{r} row(s)")).unwrap_or_else(|| "no rows".into());
+    let _ = match (used, note) {
+        (true, _) => writeln!(s, "the same SQL over it: {rows}, the answer"),
+        (false, Some(note)) => writeln!(s, "not used: {note}"),
+        (false, None) => writeln!(s, "not used"),
+    };
+}
+
+/// `--inner-branches`: the branch INNER-joined and whether the SQL's rows
+/// over that view are the answer.
+fn inner_branches_section(s: &mut String, b: &InnerBranchTrace) {
+    let _ = writeln!(
+        s,
+        "\n== Inner branches (--inner-branches): {} by INNER JOIN instead of LEFT JOIN",
+        b.tables.join(", ")
+    );
+    rerun_line(s, b.used, b.rows, b.note.as_deref());
 }
 
 /// One line: how the run ended.

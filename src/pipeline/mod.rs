@@ -8,6 +8,7 @@
 //! caller always has the trace. `Err` is reserved for bad input (unknown
 //! `--tables`, bad options, no LLM where one is needed, broken prompt files).
 
+pub mod branches;
 pub mod ddl;
 pub mod explain;
 pub mod linker;
@@ -212,6 +213,20 @@ pub struct AskOptions {
     /// ([`unjoinable::DEFAULT_ON`]).
     #[serde(default = "default_drop_unjoinable", skip_serializing_if = "is_default_drop_unjoinable")]
     pub drop_unjoinable: bool,
+    /// `--inner-branches named|off`: after the SQL runs, join the pattern
+    /// branch the answer is about (the question names it, the SQL reads
+    /// it) by INNER JOIN and run the same SQL again (`branches`).
+    /// [`branches::DEFAULT`] by default.
+    #[serde(default = "default_inner_branches", skip_serializing_if = "is_default_inner_branches")]
+    pub inner_branches: branches::InnerBranches,
+}
+
+fn default_inner_branches() -> branches::InnerBranches {
+    branches::DEFAULT
+}
+
+fn is_default_inner_branches(b: &branches::InnerBranches) -> bool {
+    *b == branches::DEFAULT
 }
 
 fn default_drop_unjoinable() -> bool {
@@ -318,6 +333,7 @@ impl Default for AskOptions {
             group_hints: false,
             count_names: crate::check::counted::DEFAULT_ON,
             drop_unjoinable: unjoinable::DEFAULT_ON,
+            inner_branches: branches::DEFAULT,
         }
     }
 }
@@ -671,6 +687,7 @@ pub fn ask_with_progress(
             let t = out.trace.match_tables.as_ref().filter(|_| opts.keep_top).and_then(top_voted)?;
             out.tables.contains(&t).then_some(t)
         }),
+        inner_branches: Vec::new(),
         columns: opts.view_columns,
     };
     let t0 = Instant::now();
@@ -868,6 +885,14 @@ pub fn ask_with_progress(
                     }
                 }
             }
+            if let (branches::InnerBranches::Named, true, Some(db), Some(vt)) = (
+                opts.inner_branches,
+                out.rows.is_some(),
+                opts.execute.as_ref().filter(|_| run_it),
+                &out.trace.generate_view,
+            ) {
+                inner_branches(graph, question, opts, &vt.request.clone(), db, &mut out);
+            }
             if stop == Some(StopAfter::Sql) {
                 out.stopped_after = Some(StopAfter::Sql);
             }
@@ -880,6 +905,53 @@ pub fn ask_with_progress(
                 other => ("query_view", other.to_string()),
             };
             finish(out, Some(failure(phase, kind_of(&e), msg)))
+        }
+    }
+}
+
+/// `--inner-branches named`: over the answer's view (the narrowed one when
+/// narrowing was used), INNER-join the branch the answer is about and run
+/// the same SQL again ([`branches`]).
+fn inner_branches(
+    graph: &SchemaGraph,
+    question: &str,
+    opts: &AskOptions,
+    first: &ViewRequest,
+    db: &Database,
+    out: &mut AskOutcome,
+) {
+    let Some(view) = out.view.clone() else { return };
+    let request = match out.trace.narrowed.as_ref().filter(|n| n.used).and_then(|n| n.view.as_ref()) {
+        Some(vt) => vt.request.clone(),
+        None => first.clone(),
+    };
+    if request.keep.is_some() {
+        return;
+    }
+    let sql = out.sql.clone().unwrap_or_default();
+    let written = out
+        .trace
+        .query_view
+        .as_ref()
+        .and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok))
+        .and_then(|a| a.extracted.clone())
+        .unwrap_or_else(|| sql.clone());
+    let Some(used) = narrow::used_columns(&sql, &written, &view) else { return };
+    let in_view: Vec<TableId> = view.instances.iter().map(|i| i.table).collect();
+    let named = link::named::core_tables(graph, question, &in_view, &[]);
+    let Some(t) = branches::chosen(&view, &used, &named, question, &written) else { return };
+    let exec = crate::sql::exec::ExecOptions {
+        limit: opts.row_limit,
+        timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
+        max_result_bytes: opts.max_result_bytes,
+    };
+    match branches::inner(graph, &request, t, &used, &sql, db, &exec) {
+        branches::Inner::NotTried => {}
+        branches::Inner::Tried(it) => out.trace.inner_branches = Some(it),
+        branches::Inner::Used(v, rows, it) => {
+            out.rows = Some(rows);
+            out.view = Some(*v);
+            out.trace.inner_branches = Some(it);
         }
     }
 }

@@ -265,6 +265,7 @@ impl ViewBody {
             view_name: self.view_name.clone(),
             time_limit_s: check_time_limit(self.time_limit, st)?,
             keep: None,
+            inner_branches: Vec::new(),
             columns: self.columns,
         })
     }

@@ -26,7 +26,7 @@ pub mod relevant;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::graph::SchemaGraph;
+use crate::graph::{SchemaGraph, TableId};
 use crate::types::{limits, ModelSize, Relevance, SolveStatus, ViewOptions, ViewRequest, ViewResult};
 
 use exact::{solve_exact, ExactLimits, ExactOutcome};
@@ -332,6 +332,11 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         Some(k) => Some(graph.require_table(k.trim()).map_err(|e| Error::Input(format!("--keep: {e}")))?),
         None => None,
     };
+    let inner_branches = opts
+        .inner_branches
+        .iter()
+        .map(|t| graph.require_table(t.trim()).map_err(|e| Error::Input(format!("inner_branches: {e}"))))
+        .collect::<Result<Vec<TableId>>>()?;
     let mut rel = rel.clone();
     if let Some(k) = keep {
         rel.add_table(k);
@@ -398,6 +403,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         dialect: opts.dialect,
         name: &opts.view_name,
         keep,
+        inner_branches: &inner_branches,
         all_columns: opts.columns.every_table(),
         merge_equal: opts.columns == crate::types::ViewColumns::AllOnce,
     };

@@ -124,6 +124,11 @@ pub struct ViewRequest {
     /// every other table by LEFT JOIN ("for each client, …").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<String>,
+    /// Pattern branches to join by INNER JOIN instead of LEFT JOIN (with
+    /// the branches on the way to them): the view holds only the rows that
+    /// have one ("the income sources of payments"). Ignored with `keep`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inner_branches: Vec<String>,
     /// Which columns the view exposes (`--view-columns`): the requested
     /// attributes plus keys (the paper's view), or every column of every
     /// table instance it joins.
@@ -191,6 +196,8 @@ pub struct ViewOptions {
     pub time_limit_s: f64,
     /// Table whose rows the view keeps all of (see [`ViewRequest::keep`]).
     pub keep: Option<String>,
+    /// Branches joined by INNER JOIN (see [`ViewRequest::inner_branches`]).
+    pub inner_branches: Vec<String>,
     /// Which columns the view exposes (see [`ViewRequest::columns`]).
     pub columns: ViewColumns,
 }
@@ -202,6 +209,7 @@ impl Default for ViewOptions {
             view_name: default_view_name(),
             time_limit_s: default_time_limit(),
             keep: None,
+            inner_branches: Vec::new(),
             columns: ViewColumns::default(),
         }
     }
@@ -215,6 +223,7 @@ impl ViewRequest {
             view_name: self.view_name.clone(),
             time_limit_s: self.time_limit_s,
             keep: self.keep.clone(),
+            inner_branches: self.inner_branches.clone(),
             columns: self.columns,
         }
     }
@@ -227,6 +236,7 @@ impl ViewRequest {
             view_name: default_view_name(),
             time_limit_s: default_time_limit(),
             keep: None,
+            inner_branches: Vec::new(),
             columns: ViewColumns::default(),
         }
     }

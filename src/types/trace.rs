@@ -57,6 +57,11 @@ pub struct Trace {
     /// dropped before GenerateView solved again (`pipeline::unjoinable`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unjoinable: Option<UnjoinableTrace>,
+    /// `--inner-branches named`: the pattern branch the answer is about,
+    /// joined by INNER JOIN, and the same SQL over that view
+    /// (`pipeline::branches`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inner_branches: Option<InnerBranchTrace>,
     /// Wall time of the whole run.
     pub total_ms: f64,
 }
@@ -385,6 +390,24 @@ pub struct NarrowTrace {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view: Option<ViewTrace>,
     /// Rows of the SQL over the narrower view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<usize>,
+    /// Whether these rows are the answer.
+    pub used: bool,
+    /// Why not, when not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `--inner-branches named` for one question (`pipeline::branches`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InnerBranchTrace {
+    /// The branches joined by INNER JOIN instead of LEFT JOIN.
+    pub tables: Vec<String>,
+    /// GenerateView with them INNER-joined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<ViewTrace>,
+    /// Rows of the SQL over that view.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<usize>,
     /// Whether these rows are the answer.

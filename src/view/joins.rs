@@ -259,6 +259,22 @@ pub fn attach_junction_children(
     Ok(())
 }
 
+/// Join pattern branch `t` (its first plain instance) by INNER JOIN, and
+/// every LEFT-joined branch on the way to it from the walk: the view then
+/// holds only the rows that have a `t` (`--inner-branches`). A table the
+/// view already INNER-joins is left as it is; `false` when the view has no
+/// plain instance of `t`.
+pub fn inner_branch(jt: &mut JoinTree, t: TableId) -> bool {
+    let Some(mut i) = jt.instances.iter().position(|x| x.table == t && x.role.is_none()) else {
+        return false;
+    };
+    while let Some(j) = jt.joins.iter_mut().find(|j| j.right == i && j.kind == JoinKind::Left) {
+        j.kind = JoinKind::Inner;
+        i = j.left;
+    }
+    true
+}
+
 /// Start the view from instance `root` and reach every other instance by
 /// LEFT JOIN along the same join tree, so every row of `root`'s table is
 /// kept (with NULLs where a table has no matching row). Instances are
@@ -337,6 +353,7 @@ mod tests {
             dialect: Dialect::Sqlite,
             name: "v",
             keep: None,
+            inner_branches: &[],
             all_columns: false,
             merge_equal: false,
         };

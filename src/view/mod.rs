@@ -40,6 +40,10 @@ pub struct ViewSpec<'a> {
     /// Keep every row of this table: the view starts from its (first)
     /// instance and reaches every other instance by LEFT JOIN.
     pub keep: Option<TableId>,
+    /// Pattern branches joined by INNER JOIN instead of LEFT JOIN, with the
+    /// branches on the way to them ([`joins::inner_branch`]); ignored with
+    /// `keep`.
+    pub inner_branches: &'a [TableId],
     /// Expose every column of every instance the view joins (`--view-columns
     /// all`), not only the relevant instances' requested attributes and keys.
     pub all_columns: bool,
@@ -85,6 +89,16 @@ pub fn build(graph: &SchemaGraph, walk: &[TableId], spec: &ViewSpec<'_>) -> Resu
 pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'_>) -> Result<BuiltView, String> {
     let mut jt = joins::build(graph, walk, spec.inner, spec.forbidden_rels)?;
     joins::attach_junction_children(graph, &mut jt, spec.junction_children)?;
+    if spec.keep.is_none() {
+        for &t in spec.inner_branches {
+            if !joins::inner_branch(&mut jt, t) {
+                return Err(format!(
+                    "inner branch {}: the view does not join it; name a pattern branch the view reaches by LEFT JOIN",
+                    graph.name(t)
+                ));
+            }
+        }
+    }
     if let Some(k) = spec.keep {
         let root = jt
             .instances
