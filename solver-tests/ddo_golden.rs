@@ -368,6 +368,7 @@ fn lookup_reached_from_two_tables_gets_two_instances() {
         name: "v",
         keep: None,
         inner_branches: &[],
+        filters: &[],
         all_columns: false,
         merge_equal: false,
     };

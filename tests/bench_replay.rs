@@ -595,12 +595,13 @@ const DDO_S18_DEFAULTS: Run = Run {
     pool: None,
 };
 
-/// Session 19's defaults (issue 23): the pattern branch the answer is
-/// about (the question names it, the SQL reads it) is INNER-joined and the
-/// same SQL runs again (`--inner-branches named`); no prompt changes. On
-/// DDO it gains DDO-10 and DDO-15 (14 → 16); on the Spider sample and
-/// ACME it fires on no question, so their runs with today's defaults
-/// replay to session 18's committed outcomes, which these runs check.
+/// Session 19's defaults (issue 23), two steps after the answer with no
+/// prompt change: the pattern branch the answer is about (the question
+/// names it, the SQL reads it) is INNER-joined (`--inner-branches named`:
+/// DDO 14 → 16, DDO-10 and DDO-15), and a lookup row the question names
+/// filters the view (`--lookup-filters named`: ACME 13 → 19, "agents" →
+/// `Party_Role_Code = 'AG'`). Neither fires on the Spider sample (no
+/// patterns), so its run replays to session 18's committed outcome.
 const S19_DEFAULTS: &[&str] = &[
     "--count-names",
     "on",
@@ -615,6 +616,8 @@ const S19_DEFAULTS: &[&str] = &[
     "--kind-instance",
     "on",
     "--inner-branches",
+    "named",
+    "--lookup-filters",
     "named",
 ];
 
@@ -641,7 +644,7 @@ const SPIDER_S19_DEFAULTS: Run = Run {
 const ACME_S19_DEFAULTS: Run = Run {
     suite: "acme",
     cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
-    expected: "benchmarks/cassettes/acme-s18-defaults.expected.json",
+    expected: "benchmarks/cassettes/acme-s19-defaults.expected.json",
     methods: &["lucy"],
     recorded: None,
     flags: &[S15_HINTS, S19_DEFAULTS],
@@ -659,6 +662,19 @@ const ACME_DIRECT_S19: Run = Run {
     recorded: None,
     flags: &[S15_HINTS, S19_DEFAULTS],
     pool: None,
+};
+
+/// `fewshot` (DynVS) on ACME, all 44, recorded fresh in session 19 with
+/// the in-database pool (templated from ACME's schema and values, never
+/// its questions) and the binary of session 18's last commit: 2 of 44.
+const ACME_FEWSHOT_S19: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-methods-s18.jsonl",
+    expected: "benchmarks/cassettes/acme-fewshot-s19.expected.json",
+    methods: &["fewshot"],
+    recorded: None,
+    flags: &[S15_HINTS, S19_DEFAULTS],
+    pool: Some("in-database"),
 };
 
 /// Session 12's `--typed-measures on` on DDO (issue 23), recorded into
@@ -720,7 +736,7 @@ fn bench(
     // answer is run again over a narrower view. The runs recorded before
     // had none of them, nor session 18's `--drop-unjoinable` and kinds
     // (`--kind-names`, `--kind-instance`: on by default since session 18),
-    // nor session 19's `--inner-branches named`.
+    // nor session 19's `--inner-branches named` and `--lookup-filters named`.
     for (flag, off) in [
         ("--count-names", "off"),
         ("--table-names", "off"),
@@ -729,6 +745,7 @@ fn bench(
         ("--kind-names", "off"),
         ("--kind-instance", "off"),
         ("--inner-branches", "off"),
+        ("--lookup-filters", "off"),
     ] {
         if !flags.iter().copied().flatten().any(|f| *f == flag) {
             cmd.args([flag, off]);
@@ -904,6 +921,7 @@ fn the_session_19_default_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&SPIDER_S19_DEFAULTS);
     replays_to_the_committed_outcome(&ACME_S19_DEFAULTS);
     replays_to_the_committed_outcome(&ACME_DIRECT_S19);
+    replays_to_the_committed_outcome(&ACME_FEWSHOT_S19);
 }
 
 #[test]

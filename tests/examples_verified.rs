@@ -41,6 +41,7 @@ fn q1_view(g: &SchemaGraph) -> lucy::types::ViewResult {
         time_limit_s: 10.0,
         keep: None,
         inner_branches: Vec::new(),
+        filters: Vec::new(),
         columns: Default::default(),
     };
     lucy::solve::generate_view(g, &req).unwrap()

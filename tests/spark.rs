@@ -109,6 +109,7 @@ fn view_request(tables: &[String]) -> ViewRequest {
         time_limit_s: 10.0,
         keep: None,
         inner_branches: Vec::new(),
+        filters: Vec::new(),
         columns: Default::default(),
     }
 }

@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::llm::LlmFlags;
 use super::values::{
-    Dialect, DistinctMode, FanoutMode, InnerBranches, NarrowView, OnOff, Prefilter, QueryNames, Retrieve, StopAfter,
-    ViewColumns,
+    Dialect, DistinctMode, FanoutMode, InnerBranches, LookupFilters, NarrowView, OnOff, Prefilter, QueryNames,
+    Retrieve, StopAfter, ViewColumns,
 };
 use super::Ctx;
 use lucy::error::{Error, Result};
@@ -264,6 +264,13 @@ pub struct NameFlags {
     /// the SQL reads NULLs; no LLM call.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = InnerBranches::default_value())]
     pub inner_branches: InnerBranches,
+    /// After the SQL runs: a row of a lookup (code) table the question
+    /// names word for word ("agents": Party_Role 'AG' Agent) keeps only the
+    /// view rows whose foreign key points to it, and the same SQL runs
+    /// again; never when the SQL reads that code or the lookup, when two of
+    /// its rows are named, or when the question negates; no LLM call.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = LookupFilters::default_value())]
+    pub lookup_filters: LookupFilters,
 }
 
 impl NameFlags {
@@ -281,6 +288,7 @@ impl NameFlags {
         opts.count_names = self.count_names.is_on();
         opts.drop_unjoinable = self.drop_unjoinable.is_on();
         opts.inner_branches = self.inner_branches.into();
+        opts.lookup_filters = self.lookup_filters.into();
     }
 }
 

@@ -7,6 +7,7 @@ use lucy::crush::SolverKind as LibSolverKind;
 use lucy::llm::ServerGrammar as LibServerGrammar;
 use lucy::llm::StructuredMode as LibStructuredMode;
 use lucy::pipeline::branches::InnerBranches as LibInnerBranches;
+use lucy::pipeline::lookups::LookupFilters as LibLookupFilters;
 use lucy::pipeline::narrow::NarrowView as LibNarrowView;
 use lucy::pipeline::StopAfter as LibStopAfter;
 use lucy::query::grammar::QueryNames as LibQueryNames;
@@ -179,6 +180,27 @@ impl InnerBranches {
         match lucy::pipeline::branches::DEFAULT {
             LibInnerBranches::Off => InnerBranches::Off,
             LibInnerBranches::Named => InnerBranches::Named,
+        }
+    }
+}
+
+value_enum! {
+    /// When a lookup row the question names filters the view.
+    LookupFilters => LibLookupFilters {
+        /// Never.
+        Off,
+        /// A code-table row the question names word for word ("agents":
+        /// Party_Role 'AG'), unless the SQL reads the code or the question negates.
+        Named,
+    }
+}
+
+impl LookupFilters {
+    /// The library's default, in the command line's spelling.
+    pub fn default_value() -> Self {
+        match lucy::pipeline::lookups::DEFAULT {
+            LibLookupFilters::Off => LookupFilters::Off,
+            LibLookupFilters::Named => LookupFilters::Named,
         }
     }
 }

@@ -75,6 +75,7 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
         time_limit_s: args.time_limit,
         keep: args.keep.clone(),
         inner_branches: args.inner_branches.iter().flat_map(|s| split_list(s)).collect(),
+        filters: Vec::new(),
         columns: args.view_columns.into(),
     };
     let res = lucy::solve::generate_view(&graph, &req)?;

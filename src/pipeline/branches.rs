@@ -25,9 +25,9 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::{SchemaGraph, TableId};
-use crate::sql::exec::{run, Database, ExecOptions, QueryRows, ViewDef};
-use crate::types::trace::{InnerBranchTrace, ViewTrace};
-use crate::types::{JoinKind, SolveStatus, ViewRequest, ViewResult};
+use crate::sql::exec::{Database, ExecOptions, QueryRows};
+use crate::types::trace::InnerBranchTrace;
+use crate::types::{JoinKind, ViewRequest, ViewResult};
 
 /// `lucy ask`'s and `lucy bench`'s `--inner-branches` by default.
 ///
@@ -56,6 +56,11 @@ const NEGATIONS: &[&str] = &[
     "no", "not", "without", "never", "none", "nobody", "nothing", "neither", "nor", "zero", "missing", "lack", "lacks",
 ];
 
+/// Whether the question asks about missing rows ([`NEGATIONS`]).
+pub fn negates(question: &str) -> bool {
+    crate::model::resolve::words(question).iter().any(|w| NEGATIONS.contains(&w.to_ascii_lowercase().as_str()))
+}
+
 /// SQL words that read a LEFT JOIN's NULLs.
 const NULL_WORDS: &[&str] = &["NULL", "COALESCE", "IFNULL", "NVL", "ISNULL", "NULLIF"];
 
@@ -72,8 +77,7 @@ pub fn chosen(
     question: &str,
     written: &str,
 ) -> Option<TableId> {
-    let q = crate::model::resolve::words(question);
-    if q.iter().any(|w| NEGATIONS.contains(&w.to_ascii_lowercase().as_str())) {
+    if negates(question) {
         return None;
     }
     let sql_words: BTreeSet<String> =
@@ -150,45 +154,16 @@ pub fn inner(
 ) -> Inner {
     let table = graph.name(t).to_string();
     let req = ViewRequest { inner_branches: vec![table.clone()], ..request.clone() };
-    let t0 = std::time::Instant::now();
-    let solved = crate::solve::generate_view(graph, &req);
-    let mut vt = ViewTrace { request: req, result: None, error: None, cost: Default::default() };
-    vt.cost.ms = t0.elapsed().as_secs_f64() * 1000.0;
-    let mut it = InnerBranchTrace { tables: vec![table], view: None, rows: None, used: false, note: None };
-    let v = match solved {
-        Ok(v) if v.status != SolveStatus::Infeasible => v,
-        Ok(v) => {
-            it.note = Some(v.explanation.clone().unwrap_or_else(|| "infeasible".into()));
-            vt.result = Some(v);
-            it.view = Some(vt);
-            return Inner::Tried(it);
-        }
-        Err(e) => {
-            vt.error = Some(e.to_string());
-            it.view = Some(vt);
-            it.note = Some("GenerateView failed".into());
-            return Inner::Tried(it);
-        }
-    };
-    vt.result = Some(v.clone());
-    it.view = Some(vt);
-    let have: BTreeSet<String> = v.columns.iter().map(|c| c.alias.to_ascii_lowercase()).collect();
-    if let Some(missing) = used.iter().find(|c| !have.contains(&c.to_ascii_lowercase())) {
-        it.note = Some(format!("the new view lacks {missing}"));
-        return Inner::Tried(it);
-    }
-    let Some(body) = v.body.as_ref() else {
-        it.note = Some("the new view has no SQL".into());
-        return Inner::Tried(it);
-    };
-    match run(db, Some(ViewDef::from(body)), sql, exec) {
-        Ok(rows) => {
+    let (vt, result) = super::rerun::solve_and_run(graph, req, used, sql, "new", db, exec);
+    let mut it = InnerBranchTrace { tables: vec![table], view: Some(vt), rows: None, used: false, note: None };
+    match result {
+        Ok((v, rows)) => {
             it.rows = Some(rows.rows.len());
             it.used = true;
             Inner::Used(Box::new(v), rows, it)
         }
-        Err(e) => {
-            it.note = Some(format!("the SQL failed on the new view: {e}"));
+        Err(note) => {
+            it.note = Some(note);
             Inner::Tried(it)
         }
     }
@@ -199,6 +174,7 @@ mod tests {
     use super::*;
     use crate::graph::fixtures::ddo;
     use crate::pipeline::narrow::used_columns;
+    use crate::sql::exec::{run, ViewDef};
     use crate::types::ViewColumns;
 
     fn view(g: &SchemaGraph, tables: &[&str], inner: &[&str]) -> ViewResult {

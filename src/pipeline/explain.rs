@@ -6,8 +6,8 @@ use std::fmt::Write;
 use serde_json::json;
 
 use crate::types::trace::{
-    ExamplesTrace, ExecVote, InnerBranchTrace, ListStep, MatchTrace, NarrowTrace, PhaseCost, QueryTrace, Trace,
-    UnjoinableTrace, ViewTrace,
+    ExamplesTrace, ExecVote, InnerBranchTrace, ListStep, LookupFilterTrace, MatchTrace, NarrowTrace, PhaseCost,
+    QueryTrace, Trace, UnjoinableTrace, ViewTrace,
 };
 
 /// The whole report.
@@ -50,6 +50,9 @@ pub fn render(t: &Trace) -> String {
     if let Some(b) = &t.inner_branches {
         inner_branches_section(&mut s, b);
     }
+    if let Some(l) = &t.lookup_filters {
+        lookup_filters_section(&mut s, l);
+    }
     s
 }
 
@@ -88,6 +91,17 @@ fn inner_branches_section(s: &mut String, b: &InnerBranchTrace) {
         b.tables.join(", ")
     );
     rerun_line(s, b.used, b.rows, b.note.as_deref());
+}
+
+/// `--lookup-filters`: the filters, the lookup values the question named,
+/// and whether the SQL's rows over the filtered view are the answer.
+fn lookup_filters_section(s: &mut String, l: &LookupFilterTrace) {
+    let _ = writeln!(s, "\n== Lookup filters (--lookup-filters)");
+    for (f, why) in l.filters.iter().zip(&l.because) {
+        let cond = f.condition(&f.column.to_string()).unwrap_or_else(|| f.column.to_string());
+        let _ = writeln!(s, "{cond}: the question names {why}");
+    }
+    rerun_line(s, l.used, l.rows, l.note.as_deref());
 }
 
 /// One line: how the run ended.

@@ -12,10 +12,12 @@ pub mod branches;
 pub mod ddl;
 pub mod explain;
 pub mod linker;
+pub mod lookups;
 pub mod measures;
 pub mod narrow;
 pub mod progress;
 pub mod rasl;
+pub mod rerun;
 pub mod tasql;
 pub mod unjoinable;
 
@@ -219,6 +221,19 @@ pub struct AskOptions {
     /// [`branches::DEFAULT`] by default.
     #[serde(default = "default_inner_branches", skip_serializing_if = "is_default_inner_branches")]
     pub inner_branches: branches::InnerBranches,
+    /// `--lookup-filters named|off`: after the SQL runs, a lookup row the
+    /// question names ("agents": `Party_Role` `AG`) filters the view and the
+    /// same SQL runs again (`lookups`). [`lookups::DEFAULT`] by default.
+    #[serde(default = "default_lookup_filters", skip_serializing_if = "is_default_lookup_filters")]
+    pub lookup_filters: lookups::LookupFilters,
+}
+
+fn default_lookup_filters() -> lookups::LookupFilters {
+    lookups::DEFAULT
+}
+
+fn is_default_lookup_filters(l: &lookups::LookupFilters) -> bool {
+    *l == lookups::DEFAULT
 }
 
 fn default_inner_branches() -> branches::InnerBranches {
@@ -334,6 +349,7 @@ impl Default for AskOptions {
             count_names: crate::check::counted::DEFAULT_ON,
             drop_unjoinable: unjoinable::DEFAULT_ON,
             inner_branches: branches::DEFAULT,
+            lookup_filters: lookups::DEFAULT,
         }
     }
 }
@@ -688,6 +704,7 @@ pub fn ask_with_progress(
             out.tables.contains(&t).then_some(t)
         }),
         inner_branches: Vec::new(),
+        filters: Vec::new(),
         columns: opts.view_columns,
     };
     let t0 = Instant::now();
@@ -893,6 +910,14 @@ pub fn ask_with_progress(
             ) {
                 inner_branches(graph, question, opts, &vt.request.clone(), db, &mut out);
             }
+            if let (lookups::LookupFilters::Named, true, Some(db), Some(vt)) = (
+                opts.lookup_filters,
+                out.rows.is_some(),
+                opts.execute.as_ref().filter(|_| run_it),
+                &out.trace.generate_view,
+            ) {
+                lookup_filters(graph, question, opts, &vt.request.clone(), db, &mut out);
+            }
             if stop == Some(StopAfter::Sql) {
                 out.stopped_after = Some(StopAfter::Sql);
             }
@@ -909,6 +934,40 @@ pub fn ask_with_progress(
     }
 }
 
+/// The request of the answer's view: the last of the first solve, the
+/// narrowed one and the one with inner branches that was used.
+fn answer_request(out: &AskOutcome, first: &ViewRequest) -> ViewRequest {
+    let t = &out.trace;
+    let used = |v: Option<&ViewTrace>, ok: bool| v.filter(|_| ok).map(|v| v.request.clone());
+    used(t.inner_branches.as_ref().and_then(|b| b.view.as_ref()), t.inner_branches.as_ref().is_some_and(|b| b.used))
+        .or_else(|| {
+            used(t.narrowed.as_ref().and_then(|n| n.view.as_ref()), t.narrowed.as_ref().is_some_and(|n| n.used))
+        })
+        .unwrap_or_else(|| first.clone())
+}
+
+/// The answer's SQL after lucy's rewrites, and as QueryView wrote it.
+fn answer_sql(out: &AskOutcome) -> (String, String) {
+    let sql = out.sql.clone().unwrap_or_default();
+    let written = out
+        .trace
+        .query_view
+        .as_ref()
+        .and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok))
+        .and_then(|a| a.extracted.clone())
+        .unwrap_or_else(|| sql.clone());
+    (sql, written)
+}
+
+/// The execution bounds of the answer's query.
+fn answer_exec(opts: &AskOptions) -> crate::sql::exec::ExecOptions {
+    crate::sql::exec::ExecOptions {
+        limit: opts.row_limit,
+        timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
+        max_result_bytes: opts.max_result_bytes,
+    }
+}
+
 /// `--inner-branches named`: over the answer's view (the narrowed one when
 /// narrowing was used), INNER-join the branch the answer is about and run
 /// the same SQL again ([`branches`]).
@@ -921,37 +980,55 @@ fn inner_branches(
     out: &mut AskOutcome,
 ) {
     let Some(view) = out.view.clone() else { return };
-    let request = match out.trace.narrowed.as_ref().filter(|n| n.used).and_then(|n| n.view.as_ref()) {
-        Some(vt) => vt.request.clone(),
-        None => first.clone(),
-    };
+    let request = answer_request(out, first);
     if request.keep.is_some() {
         return;
     }
-    let sql = out.sql.clone().unwrap_or_default();
-    let written = out
-        .trace
-        .query_view
-        .as_ref()
-        .and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok))
-        .and_then(|a| a.extracted.clone())
-        .unwrap_or_else(|| sql.clone());
+    let (sql, written) = answer_sql(out);
     let Some(used) = narrow::used_columns(&sql, &written, &view) else { return };
     let in_view: Vec<TableId> = view.instances.iter().map(|i| i.table).collect();
     let named = link::named::core_tables(graph, question, &in_view, &[]);
     let Some(t) = branches::chosen(&view, &used, &named, question, &written) else { return };
-    let exec = crate::sql::exec::ExecOptions {
-        limit: opts.row_limit,
-        timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
-        max_result_bytes: opts.max_result_bytes,
-    };
-    match branches::inner(graph, &request, t, &used, &sql, db, &exec) {
+    match branches::inner(graph, &request, t, &used, &sql, db, &answer_exec(opts)) {
         branches::Inner::NotTried => {}
         branches::Inner::Tried(it) => out.trace.inner_branches = Some(it),
         branches::Inner::Used(v, rows, it) => {
             out.rows = Some(rows);
             out.view = Some(*v);
             out.trace.inner_branches = Some(it);
+        }
+    }
+}
+
+/// `--lookup-filters named`: the lookup rows the question names filter the
+/// answer's view, and the same SQL runs again ([`lookups`]).
+fn lookup_filters(
+    graph: &SchemaGraph,
+    question: &str,
+    opts: &AskOptions,
+    first: &ViewRequest,
+    db: &Database,
+    out: &mut AskOutcome,
+) {
+    let Some(view) = out.view.clone() else { return };
+    let request = answer_request(out, first);
+    if request.keep.is_some() {
+        return;
+    }
+    let (sql, written) = answer_sql(out);
+    let Some(used) = narrow::used_columns(&sql, &written, &view) else { return };
+    let Some(read) = narrow::used_columns(&written, &written, &view) else { return };
+    let exec = answer_exec(opts);
+    let found = lookups::filters(graph, &view, &read, question, db, &exec);
+    if found.is_empty() {
+        return;
+    }
+    match lookups::apply(graph, &request, &found, &used, &sql, db, &exec) {
+        lookups::Applied::Tried(lt) => out.trace.lookup_filters = Some(lt),
+        lookups::Applied::Used(v, rows, lt) => {
+            out.rows = Some(rows);
+            out.view = Some(*v);
+            out.trace.lookup_filters = Some(lt);
         }
     }
 }

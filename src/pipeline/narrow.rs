@@ -21,9 +21,9 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::{SchemaGraph, TableId};
-use crate::sql::exec::{run, ExecOptions, QueryRows, ViewDef};
-use crate::types::trace::{NarrowTrace, ViewTrace};
-use crate::types::{Relevance, SolveStatus, ViewRequest, ViewResult};
+use crate::sql::exec::{ExecOptions, QueryRows};
+use crate::types::trace::NarrowTrace;
+use crate::types::{Relevance, ViewRequest, ViewResult};
 
 /// `lucy ask`'s and `lucy bench`'s `--narrow-view`: `unnamed` since
 /// session 18. Replaying the committed recordings (no model call) with
@@ -194,45 +194,16 @@ pub fn narrow(
     };
     let (tables, attributes) = super::relevance_names(graph, &rel);
     let req = ViewRequest { tables, attributes, ..request.clone() };
-    let t0 = std::time::Instant::now();
-    let solved = crate::solve::generate(graph, &rel, &req.options());
-    let mut vt = ViewTrace { request: req, result: None, error: None, cost: Default::default() };
-    vt.cost.ms = t0.elapsed().as_secs_f64() * 1000.0;
-    let mut nt = NarrowTrace { dropped, view: None, rows: None, used: false, note: None };
-    let v = match solved {
-        Ok(v) if v.status != SolveStatus::Infeasible => v,
-        Ok(v) => {
-            nt.note = Some(v.explanation.clone().unwrap_or_else(|| "infeasible".into()));
-            vt.result = Some(v);
-            nt.view = Some(vt);
-            return Narrowed::Tried(nt);
-        }
-        Err(e) => {
-            vt.error = Some(e.to_string());
-            nt.view = Some(vt);
-            nt.note = Some("GenerateView failed".into());
-            return Narrowed::Tried(nt);
-        }
-    };
-    vt.result = Some(v.clone());
-    nt.view = Some(vt);
-    let have: BTreeSet<String> = v.columns.iter().map(|c| c.alias.to_ascii_lowercase()).collect();
-    if let Some(missing) = used.iter().find(|c| !have.contains(&c.to_ascii_lowercase())) {
-        nt.note = Some(format!("the narrower view lacks {missing}"));
-        return Narrowed::Tried(nt);
-    }
-    let Some(body) = v.body.as_ref() else {
-        nt.note = Some("the narrower view has no SQL".into());
-        return Narrowed::Tried(nt);
-    };
-    match run(db, Some(ViewDef::from(body)), sql, exec) {
-        Ok(rows) => {
+    let (vt, result) = super::rerun::solve_and_run(graph, req, &used, sql, "narrower", db, exec);
+    let mut nt = NarrowTrace { dropped, view: Some(vt), rows: None, used: false, note: None };
+    match result {
+        Ok((v, rows)) => {
             nt.rows = Some(rows.rows.len());
             nt.used = true;
             Narrowed::Used(Box::new(v), rows, nt)
         }
-        Err(e) => {
-            nt.note = Some(format!("the SQL failed on the narrower view: {e}"));
+        Err(note) => {
+            nt.note = Some(note);
             Narrowed::Tried(nt)
         }
     }
@@ -242,6 +213,7 @@ pub fn narrow(
 mod tests {
     use super::*;
     use crate::sql::exec::Database;
+    use crate::sql::exec::{run, ViewDef};
     use crate::types::ViewColumns;
 
     use crate::graph::fixtures::ddo;

@@ -266,6 +266,7 @@ impl ViewBody {
             time_limit_s: check_time_limit(self.time_limit, st)?,
             keep: None,
             inner_branches: Vec::new(),
+            filters: Vec::new(),
             columns: self.columns,
         })
     }

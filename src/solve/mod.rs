@@ -337,6 +337,14 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         .iter()
         .map(|t| graph.require_table(t.trim()).map_err(|e| Error::Input(format!("inner_branches: {e}"))))
         .collect::<Result<Vec<TableId>>>()?;
+    let mut filters = Vec::new();
+    for f in &opts.filters {
+        let c = graph.column_ref(&f.column.to_string()).map_err(|e| Error::Input(format!("filters: {e}")))?;
+        if f.condition("x").is_none() {
+            return Err(Error::Input(format!("filters: {}: give one or more strings or numbers", f.column)));
+        }
+        filters.push((c, f.clone()));
+    }
     let mut rel = rel.clone();
     if let Some(k) = keep {
         rel.add_table(k);
@@ -404,6 +412,7 @@ pub fn generate(graph: &SchemaGraph, rel: &Relevance, opts: &ViewOptions) -> Res
         name: &opts.view_name,
         keep,
         inner_branches: &inner_branches,
+        filters: &filters,
         all_columns: opts.columns.every_table(),
         merge_equal: opts.columns == crate::types::ViewColumns::AllOnce,
     };

@@ -129,11 +129,49 @@ pub struct ViewRequest {
     /// have one ("the income sources of payments"). Ignored with `keep`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inner_branches: Vec<String>,
+    /// Row filters: the view holds only the rows where each column (of its
+    /// table's first plain instance) equals the value ("the agents":
+    /// `Agreement_Party_Role.Party_Role_Code = 'AG'`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<ViewFilter>,
     /// Which columns the view exposes (`--view-columns`): the requested
     /// attributes plus keys (the paper's view), or every column of every
     /// table instance it joins.
     #[serde(default, skip_serializing_if = "ViewColumns::is_default")]
     pub columns: ViewColumns,
+}
+
+/// One row filter of a view: `column` equals one of `values`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ViewFilter {
+    /// The column, `TABLE.column`.
+    pub column: ColumnRef,
+    /// The values, strings or numbers: `column = v` for one, `column IN
+    /// (…)` for several.
+    pub values: Vec<serde_json::Value>,
+}
+
+impl ViewFilter {
+    /// The condition on `column_sql` (the column as the view's SQL names
+    /// it): `= v` or `IN (v, …)`, strings quoted with `'` doubled, numbers
+    /// as written; `None` when there is no value or one is neither a
+    /// string nor a number.
+    pub fn condition(&self, column_sql: &str) -> Option<String> {
+        let lits = self
+            .values
+            .iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => Some(format!("'{}'", s.replace('\'', "''"))),
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect::<Option<Vec<String>>>()?;
+        match lits.as_slice() {
+            [] => None,
+            [one] => Some(format!("{column_sql} = {one}")),
+            many => Some(format!("{column_sql} IN ({})", many.join(", "))),
+        }
+    }
 }
 
 /// Which columns GenerateView puts in the view (`--view-columns`).
@@ -198,6 +236,8 @@ pub struct ViewOptions {
     pub keep: Option<String>,
     /// Branches joined by INNER JOIN (see [`ViewRequest::inner_branches`]).
     pub inner_branches: Vec<String>,
+    /// Row filters (see [`ViewRequest::filters`]).
+    pub filters: Vec<ViewFilter>,
     /// Which columns the view exposes (see [`ViewRequest::columns`]).
     pub columns: ViewColumns,
 }
@@ -210,6 +250,7 @@ impl Default for ViewOptions {
             time_limit_s: default_time_limit(),
             keep: None,
             inner_branches: Vec::new(),
+            filters: Vec::new(),
             columns: ViewColumns::default(),
         }
     }
@@ -224,6 +265,7 @@ impl ViewRequest {
             time_limit_s: self.time_limit_s,
             keep: self.keep.clone(),
             inner_branches: self.inner_branches.clone(),
+            filters: self.filters.clone(),
             columns: self.columns,
         }
     }
@@ -237,6 +279,7 @@ impl ViewRequest {
             time_limit_s: default_time_limit(),
             keep: None,
             inner_branches: Vec::new(),
+            filters: Vec::new(),
             columns: ViewColumns::default(),
         }
     }

@@ -62,6 +62,11 @@ pub struct Trace {
     /// (`pipeline::branches`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inner_branches: Option<InnerBranchTrace>,
+    /// `--lookup-filters named`: the lookup rows the question names, as
+    /// filters on the view, and the same SQL over the filtered view
+    /// (`pipeline::lookups`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup_filters: Option<LookupFilterTrace>,
     /// Wall time of the whole run.
     pub total_ms: f64,
 }
@@ -408,6 +413,27 @@ pub struct InnerBranchTrace {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view: Option<ViewTrace>,
     /// Rows of the SQL over that view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<usize>,
+    /// Whether these rows are the answer.
+    pub used: bool,
+    /// Why not, when not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `--lookup-filters named` for one question (`pipeline::lookups`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LookupFilterTrace {
+    /// The filters put on the view.
+    pub filters: Vec<crate::types::ViewFilter>,
+    /// For each filter, the lookup value the question named
+    /// (`Party_Role.Party_Role_Name 'Agent'`).
+    pub because: Vec<String>,
+    /// GenerateView with the filters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<ViewTrace>,
+    /// Rows of the SQL over the filtered view.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<usize>,
     /// Whether these rows are the answer.

@@ -354,6 +354,7 @@ mod tests {
             name: "v",
             keep: None,
             inner_branches: &[],
+            filters: &[],
             all_columns: false,
             merge_equal: false,
         };

@@ -44,6 +44,9 @@ pub struct ViewSpec<'a> {
     /// branches on the way to them ([`joins::inner_branch`]); ignored with
     /// `keep`.
     pub inner_branches: &'a [TableId],
+    /// Row filters: the column (of its table's first plain instance, else
+    /// its first instance) and the filter ([`crate::types::ViewFilter`]).
+    pub filters: &'a [(ColumnId, crate::types::ViewFilter)],
     /// Expose every column of every instance the view joins (`--view-columns
     /// all`), not only the relevant instances' requested attributes and keys.
     pub all_columns: bool,
@@ -253,6 +256,25 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'
             pairs: id_pairs,
             rel: Some(j.rel),
         });
+    }
+    let mut conds = Vec::new();
+    for (c, f) in spec.filters {
+        let ii = jt
+            .instances
+            .iter()
+            .position(|i| i.table == c.table && i.role.is_none())
+            .or_else(|| jt.instances.iter().position(|i| i.table == c.table))
+            .ok_or_else(|| {
+                let (t, col) = graph.column_names(*c);
+                format!("filter {t}.{col}: the view does not join {t}; filter a table the view holds")
+            })?;
+        let (t, col) = graph.column_names(*c);
+        let column_sql =
+            format!("{}.{}", quote_name_or_alias(graph, c.table, &jt.instances[ii].alias, d), quote_name(col, d));
+        conds.push(f.condition(&column_sql).ok_or_else(|| format!("filter {t}.{col}: give strings or numbers"))?);
+    }
+    if !conds.is_empty() {
+        from.push(format!("WHERE {}", conds.join(" AND ")));
     }
     let body = ViewBody {
         name: quote_alias(spec.name, d),
