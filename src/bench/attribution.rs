@@ -230,8 +230,14 @@ pub fn attribute(gold: Option<&QueryRefs>, o: &Observed) -> Attribution {
         }
         if let Some(p1) = &o.phase1_tables {
             for t in p1.iter().filter(|t| !g.tables.contains(base(t))) {
-                findings.push(format!("extra table {t}"));
-                extra_table = true;
+                // A table the answer's view no longer holds (narrowing
+                // dropped it after the SQL ran) cost nothing.
+                if o.view_tables.as_ref().is_some_and(|v| !v.tables.contains(base(t))) {
+                    findings.push(format!("extra table {t}, not in the answer's view"));
+                } else {
+                    findings.push(format!("extra table {t}"));
+                    extra_table = true;
+                }
             }
         }
     }
@@ -449,7 +455,14 @@ mod tests {
         let a = attribute(Some(&g), &o);
         assert_eq!(a.label, Label::Phase1ExtraTable);
         assert!(a.findings.contains(&"extra table loan".to_string()));
+        // Phase 1 named it, but the answer's view does not hold it (narrowing
+        // dropped it after the SQL ran): it cost nothing, phase 3 lost.
         let o = Observed { phase1_tables: Some(set(&["account", "client", "loan"])), ..base_obs() };
+        let a = attribute(Some(&g), &o);
+        assert_eq!(a.label, Label::Phase3WrongSql, "{a:?}");
+        assert!(a.findings.contains(&"extra table loan, not in the answer's view".to_string()), "{a:?}");
+        // Without a view, what phase 1 named is all there is.
+        let o = Observed { phase1_tables: Some(set(&["account", "client", "loan"])), view_tables: None, ..base_obs() };
         assert_eq!(attribute(Some(&g), &o).label, Label::Phase1ExtraTable);
         let f = failure("generate_view", "infeasible", "GenerateView infeasible: no walk");
         let o = Observed { failure: Some(&f), view_tables: None, view_columns: None, join_matched: None, ..base_obs() };
