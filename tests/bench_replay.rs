@@ -602,24 +602,7 @@ const DDO_S18_DEFAULTS: Run = Run {
 /// filters the view (`--lookup-filters named`: ACME 13 → 19, "agents" →
 /// `Party_Role_Code = 'AG'`). Neither fires on the Spider sample (no
 /// patterns), so its run replays to session 18's committed outcome.
-const S19_DEFAULTS: &[&str] = &[
-    "--count-names",
-    "on",
-    "--table-names",
-    "on",
-    "--narrow-view",
-    "unnamed",
-    "--drop-unjoinable",
-    "on",
-    "--kind-names",
-    "on",
-    "--kind-instance",
-    "on",
-    "--inner-branches",
-    "named",
-    "--lookup-filters",
-    "named",
-];
+const S19_DEFAULTS: &[&str] = &["--inner-branches", "named", "--lookup-filters", "named"];
 
 const DDO_S19_DEFAULTS: Run = Run {
     suite: "ddo",
@@ -627,7 +610,7 @@ const DDO_S19_DEFAULTS: Run = Run {
     expected: "benchmarks/cassettes/ddo-s19-defaults.expected.json",
     methods: &["lucy"],
     recorded: None,
-    flags: &[S15_HINTS, S19_DEFAULTS],
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS],
     pool: None,
 };
 
@@ -637,7 +620,7 @@ const SPIDER_S19_DEFAULTS: Run = Run {
     expected: "benchmarks/cassettes/spider-dev-s18-defaults.expected.json",
     methods: &["lucy"],
     recorded: Some(100),
-    flags: &[&["--sample", "100", "--seed", "1"], S15_HINTS, S19_DEFAULTS],
+    flags: &[&["--sample", "100", "--seed", "1"], S15_HINTS, S18_DEFAULTS, S19_DEFAULTS],
     pool: None,
 };
 
@@ -647,7 +630,7 @@ const ACME_S19_DEFAULTS: Run = Run {
     expected: "benchmarks/cassettes/acme-s19-defaults.expected.json",
     methods: &["lucy"],
     recorded: None,
-    flags: &[S15_HINTS, S19_DEFAULTS],
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS],
     pool: None,
 };
 
@@ -660,7 +643,7 @@ const ACME_DIRECT_S19: Run = Run {
     expected: "benchmarks/cassettes/acme-direct-s19.expected.json",
     methods: &["direct"],
     recorded: None,
-    flags: &[S15_HINTS, S19_DEFAULTS],
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS],
     pool: None,
 };
 
@@ -673,7 +656,7 @@ const ACME_FEWSHOT_S19: Run = Run {
     expected: "benchmarks/cassettes/acme-fewshot-s19.expected.json",
     methods: &["fewshot"],
     recorded: None,
-    flags: &[S15_HINTS, S19_DEFAULTS],
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS],
     pool: Some("in-database"),
 };
 

@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::{SchemaGraph, TableId};
-use crate::sql::exec::{Database, ExecOptions, QueryRows};
+use crate::sql::exec::{Database, ExecOptions};
 use crate::types::trace::InnerBranchTrace;
 use crate::types::{JoinKind, ViewRequest, ViewResult};
 
@@ -129,15 +129,7 @@ pub fn chosen(
 }
 
 /// What [`inner`] did.
-#[derive(Debug)]
-pub enum Inner {
-    /// No branch to INNER-join.
-    NotTried,
-    /// Tried; the first answer stands (the trace says why).
-    Tried(InnerBranchTrace),
-    /// The view with the branch INNER-joined and the SQL's rows over it.
-    Used(Box<ViewResult>, QueryRows, InnerBranchTrace),
-}
+pub type Inner = super::rerun::Reran<InnerBranchTrace>;
 
 /// Solve `request` again with branch `t` INNER-joined and run `sql`
 /// (QueryView's query after lucy's rewrites) over the new view; the view
@@ -154,19 +146,8 @@ pub fn inner(
 ) -> Inner {
     let table = graph.name(t).to_string();
     let req = ViewRequest { inner_branches: vec![table.clone()], ..request.clone() };
-    let (vt, result) = super::rerun::solve_and_run(graph, req, used, sql, "new", db, exec);
-    let mut it = InnerBranchTrace { tables: vec![table], view: Some(vt), rows: None, used: false, note: None };
-    match result {
-        Ok((v, rows)) => {
-            it.rows = Some(rows.rows.len());
-            it.used = true;
-            Inner::Used(Box::new(v), rows, it)
-        }
-        Err(note) => {
-            it.note = Some(note);
-            Inner::Tried(it)
-        }
-    }
+    let run = super::rerun::solve_and_run(graph, req, used, sql, "new", db, exec);
+    Inner::from_run(run, |rerun| InnerBranchTrace { tables: vec![table], rerun })
 }
 
 #[cfg(test)]
@@ -265,7 +246,7 @@ mod tests {
         let income = g.table_id("INCOME").unwrap();
         let Inner::Used(nv, rows, it) = inner(&g, &req, income, &used, sql, &db, &exec) else { panic!("not used") };
         assert_eq!(it.tables, ["INCOME"]);
-        assert_eq!(it.view.as_ref().unwrap().request.inner_branches, ["INCOME"]);
+        assert_eq!(it.rerun.view.as_ref().unwrap().request.inner_branches, ["INCOME"]);
         assert!(nv.view_sql.contains("INNER JOIN INCOME"), "{}", nv.view_sql);
         assert_eq!(rows.rows.len(), before.rows.len() - 1);
         assert!(!rows.rows.iter().any(|r| matches!(r[0], crate::sql::exec::SqlValue::Null)));
@@ -273,6 +254,6 @@ mod tests {
         let Inner::Tried(it) = inner(&g, &req, income, &used, "SELECT nope FROM lucy_view", &db, &exec) else {
             panic!("used a failing SQL")
         };
-        assert!(it.note.unwrap().contains("failed"));
+        assert!(it.rerun.note.unwrap().contains("failed"));
     }
 }

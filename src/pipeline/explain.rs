@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::types::trace::{
     ExamplesTrace, ExecVote, InnerBranchTrace, ListStep, LookupFilterTrace, MatchTrace, NarrowTrace, PhaseCost,
-    QueryTrace, Trace, UnjoinableTrace, ViewTrace,
+    QueryTrace, Rerun, Trace, UnjoinableTrace, ViewTrace,
 };
 
 /// The whole report.
@@ -69,13 +69,13 @@ fn unjoinable_section(s: &mut String, u: &UnjoinableTrace) {
 /// are the answer.
 fn narrowed_section(s: &mut String, n: &NarrowTrace) {
     let _ = writeln!(s, "\n== Narrowed view (--narrow-view): without {}", list_or_none(&n.dropped));
-    rerun_line(s, n.used, n.rows, n.note.as_deref());
+    rerun_line(s, &n.rerun);
 }
 
 /// Whether the same SQL's rows over a view solved again are the answer.
-fn rerun_line(s: &mut String, used: bool, rows: Option<usize>, note: Option<&str>) {
-    let rows = rows.map(|r| format!("{r} row(s)")).unwrap_or_else(|| "no rows".into());
-    let _ = match (used, note) {
+fn rerun_line(s: &mut String, r: &Rerun) {
+    let rows = r.rows.map(|n| format!("{n} row(s)")).unwrap_or_else(|| "no rows".into());
+    let _ = match (r.used, &r.note) {
         (true, _) => writeln!(s, "the same SQL over it: {rows}, the answer"),
         (false, Some(note)) => writeln!(s, "not used: {note}"),
         (false, None) => writeln!(s, "not used"),
@@ -90,7 +90,7 @@ fn inner_branches_section(s: &mut String, b: &InnerBranchTrace) {
         "\n== Inner branches (--inner-branches): {} by INNER JOIN instead of LEFT JOIN",
         b.tables.join(", ")
     );
-    rerun_line(s, b.used, b.rows, b.note.as_deref());
+    rerun_line(s, &b.rerun);
 }
 
 /// `--lookup-filters`: the filters, the lookup values the question named,
@@ -101,7 +101,7 @@ fn lookup_filters_section(s: &mut String, l: &LookupFilterTrace) {
         let cond = f.condition(&f.column.to_string()).unwrap_or_else(|| f.column.to_string());
         let _ = writeln!(s, "{cond}: the question names {why}");
     }
-    rerun_line(s, l.used, l.rows, l.note.as_deref());
+    rerun_line(s, &l.rerun);
 }
 
 /// One line: how the run ended.

@@ -205,13 +205,7 @@ fn lookup_rows(
 }
 
 /// What [`apply`] did.
-#[derive(Debug)]
-pub enum Applied {
-    /// Tried; the first answer stands (the trace says why).
-    Tried(LookupFilterTrace),
-    /// The filtered view and the SQL's rows over it.
-    Used(Box<ViewResult>, QueryRows, LookupFilterTrace),
-}
+pub type Applied = super::rerun::Reran<LookupFilterTrace>;
 
 /// Solve `request` again with `found`'s filters and run `sql` over the
 /// filtered view; the view and rows when every used column is still there
@@ -229,26 +223,12 @@ pub fn apply(
     let mut filters = request.filters.clone();
     filters.extend(found.iter().map(|f| f.filter.clone()));
     let req = ViewRequest { filters, ..request.clone() };
-    let (vt, result) = super::rerun::solve_and_run(graph, req, used, sql, "filtered", db, exec);
-    let mut lt = LookupFilterTrace {
+    let run = super::rerun::solve_and_run(graph, req, used, sql, "filtered", db, exec);
+    Applied::from_run(run, |rerun| LookupFilterTrace {
         filters: found.iter().map(|f| f.filter.clone()).collect(),
         because: found.iter().map(|f| f.because.clone()).collect(),
-        view: Some(vt),
-        rows: None,
-        used: false,
-        note: None,
-    };
-    match result {
-        Ok((v, rows)) => {
-            lt.rows = Some(rows.rows.len());
-            lt.used = true;
-            Applied::Used(Box::new(v), rows, lt)
-        }
-        Err(note) => {
-            lt.note = Some(note);
-            Applied::Tried(lt)
-        }
-    }
+        rerun,
+    })
 }
 
 #[cfg(test)]
@@ -320,7 +300,7 @@ mod tests {
         let f = filters(&g, &v, &used, "Which clients are located in Madrid?", &db(), &exec());
         let Applied::Used(fv, rows, lt) = apply(&g, &req, &f, &used, sql, &db(), &exec()) else { panic!("not used") };
         assert!(fv.view_sql.contains("WHERE CLIENT.loc_id = 8"), "{}", fv.view_sql);
-        assert_eq!(lt.view.as_ref().unwrap().request.filters, [f[0].filter.clone()]);
+        assert_eq!(lt.rerun.view.as_ref().unwrap().request.filters, [f[0].filter.clone()]);
         let gold = crate::sql::exec::run(
             &db(),
             None,
@@ -329,7 +309,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(rows.rows.len(), gold.rows.len());
-        assert_eq!(lt.rows, Some(gold.rows.len()));
+        assert_eq!(lt.rerun.rows, Some(gold.rows.len()));
         // A filter on a table the view does not join: a clear error.
         let bad = ViewRequest {
             filters: vec![ViewFilter { column: ColumnRef::new("PAYMENT", "client_id"), values: vec![1.into()] }],

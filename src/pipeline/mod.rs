@@ -44,7 +44,8 @@ use crate::query::grammar::{NameRules, QueryNames};
 use crate::query::{self, Allowed, ExecTarget, RepairGrammar, SqlTask};
 use crate::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
 use crate::types::trace::{
-    ExamplesTrace, Failure, MatchTrace, QueryTrace, Trace, UnjoinableTrace, UsedExample, ViewTrace, TRACE_VERSION,
+    ExamplesTrace, Failure, MatchTrace, QueryTrace, Rerun, Trace, UnjoinableTrace, UsedExample, ViewTrace,
+    TRACE_VERSION,
 };
 use crate::types::{
     ColumnRef, Dialect, DistinctMode, FanoutMode, Relevance, SolveStatus, ViewColumns, ViewRequest, ViewResult,
@@ -892,15 +893,8 @@ pub fn ask_with_progress(
                     narrow::NarrowView::Unnamed => link::named::core_tables(graph, question, &found.tables, &[]),
                     _ => Vec::new(),
                 };
-                match narrow::narrow(graph, &found, &vt.request, &view, &sql, &written, &named, db, &exec) {
-                    narrow::Narrowed::NotTried => {}
-                    narrow::Narrowed::Tried(nt) => out.trace.narrowed = Some(nt),
-                    narrow::Narrowed::Used(v, rows, nt) => {
-                        out.rows = Some(rows);
-                        out.view = Some(*v);
-                        out.trace.narrowed = Some(nt);
-                    }
-                }
+                let narrowed = narrow::narrow(graph, &found, &vt.request, &view, &sql, &written, &named, db, &exec);
+                out.trace.narrowed = take(narrowed, &mut out);
             }
             if let (branches::InnerBranches::Named, true, Some(db), Some(vt)) = (
                 opts.inner_branches,
@@ -934,29 +928,55 @@ pub fn ask_with_progress(
     }
 }
 
-/// The request of the answer's view: the last of the first solve, the
-/// narrowed one and the one with inner branches that was used.
-fn answer_request(out: &AskOutcome, first: &ViewRequest) -> ViewRequest {
-    let t = &out.trace;
-    let used = |v: Option<&ViewTrace>, ok: bool| v.filter(|_| ok).map(|v| v.request.clone());
-    used(t.inner_branches.as_ref().and_then(|b| b.view.as_ref()), t.inner_branches.as_ref().is_some_and(|b| b.used))
-        .or_else(|| {
-            used(t.narrowed.as_ref().and_then(|n| n.view.as_ref()), t.narrowed.as_ref().is_some_and(|n| n.used))
-        })
-        .unwrap_or_else(|| first.clone())
+/// A step after the answer: its view and rows become the answer when it
+/// was used; its trace section, if it was tried.
+fn take<T>(r: rerun::Reran<T>, out: &mut AskOutcome) -> Option<T> {
+    match r {
+        rerun::Reran::NotTried => None,
+        rerun::Reran::Tried(t) => Some(t),
+        rerun::Reran::Used(v, rows, t) => {
+            out.rows = Some(rows);
+            out.view = Some(*v);
+            Some(t)
+        }
+    }
 }
 
-/// The answer's SQL after lucy's rewrites, and as QueryView wrote it.
-fn answer_sql(out: &AskOutcome) -> (String, String) {
-    let sql = out.sql.clone().unwrap_or_default();
-    let written = out
-        .trace
-        .query_view
-        .as_ref()
-        .and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok))
-        .and_then(|a| a.extracted.clone())
-        .unwrap_or_else(|| sql.clone());
-    (sql, written)
+/// The answer a step after it works on: its view and that view's request
+/// (the last of the first solve, the narrowed one and the one with inner
+/// branches that was used), its SQL after lucy's rewrites and as QueryView
+/// wrote it, and the view columns the SQL reads.
+struct Answer {
+    view: ViewResult,
+    request: ViewRequest,
+    sql: String,
+    written: String,
+    used: std::collections::BTreeSet<String>,
+}
+
+impl Answer {
+    /// `None` without a view, with `--keep` (every row is kept on purpose)
+    /// or when the SQL selects `*`.
+    fn of(out: &AskOutcome, first: &ViewRequest) -> Option<Answer> {
+        let view = out.view.clone()?;
+        let t = &out.trace;
+        let used = |r: Option<&Rerun>| r.filter(|r| r.used).and_then(|r| r.view.as_ref()).map(|v| v.request.clone());
+        let request = used(t.inner_branches.as_ref().map(|b| &b.rerun))
+            .or_else(|| used(t.narrowed.as_ref().map(|n| &n.rerun)))
+            .unwrap_or_else(|| first.clone());
+        if request.keep.is_some() {
+            return None;
+        }
+        let sql = out.sql.clone().unwrap_or_default();
+        let written = t
+            .query_view
+            .as_ref()
+            .and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok))
+            .and_then(|a| a.extracted.clone())
+            .unwrap_or_else(|| sql.clone());
+        let used = narrow::used_columns(&sql, &written, &view)?;
+        Some(Answer { view, request, sql, written, used })
+    }
 }
 
 /// The execution bounds of the answer's query.
@@ -979,25 +999,12 @@ fn inner_branches(
     db: &Database,
     out: &mut AskOutcome,
 ) {
-    let Some(view) = out.view.clone() else { return };
-    let request = answer_request(out, first);
-    if request.keep.is_some() {
-        return;
-    }
-    let (sql, written) = answer_sql(out);
-    let Some(used) = narrow::used_columns(&sql, &written, &view) else { return };
-    let in_view: Vec<TableId> = view.instances.iter().map(|i| i.table).collect();
+    let Some(a) = Answer::of(out, first) else { return };
+    let in_view: Vec<TableId> = a.view.instances.iter().map(|i| i.table).collect();
     let named = link::named::core_tables(graph, question, &in_view, &[]);
-    let Some(t) = branches::chosen(&view, &used, &named, question, &written) else { return };
-    match branches::inner(graph, &request, t, &used, &sql, db, &answer_exec(opts)) {
-        branches::Inner::NotTried => {}
-        branches::Inner::Tried(it) => out.trace.inner_branches = Some(it),
-        branches::Inner::Used(v, rows, it) => {
-            out.rows = Some(rows);
-            out.view = Some(*v);
-            out.trace.inner_branches = Some(it);
-        }
-    }
+    let Some(t) = branches::chosen(&a.view, &a.used, &named, question, &a.written) else { return };
+    let inner = branches::inner(graph, &a.request, t, &a.used, &a.sql, db, &answer_exec(opts));
+    out.trace.inner_branches = take(inner, out);
 }
 
 /// `--lookup-filters named`: the lookup rows the question names filter the
@@ -1010,27 +1017,15 @@ fn lookup_filters(
     db: &Database,
     out: &mut AskOutcome,
 ) {
-    let Some(view) = out.view.clone() else { return };
-    let request = answer_request(out, first);
-    if request.keep.is_some() {
-        return;
-    }
-    let (sql, written) = answer_sql(out);
-    let Some(used) = narrow::used_columns(&sql, &written, &view) else { return };
-    let Some(read) = narrow::used_columns(&written, &written, &view) else { return };
+    let Some(a) = Answer::of(out, first) else { return };
+    let Some(read) = narrow::used_columns(&a.written, &a.written, &a.view) else { return };
     let exec = answer_exec(opts);
-    let found = lookups::filters(graph, &view, &read, question, db, &exec);
+    let found = lookups::filters(graph, &a.view, &read, question, db, &exec);
     if found.is_empty() {
         return;
     }
-    match lookups::apply(graph, &request, &found, &used, &sql, db, &exec) {
-        lookups::Applied::Tried(lt) => out.trace.lookup_filters = Some(lt),
-        lookups::Applied::Used(v, rows, lt) => {
-            out.rows = Some(rows);
-            out.view = Some(*v);
-            out.trace.lookup_filters = Some(lt);
-        }
-    }
+    let applied = lookups::apply(graph, &a.request, &found, &a.used, &a.sql, db, &exec);
+    out.trace.lookup_filters = take(applied, out);
 }
 
 /// The trace section of the retrieved examples (before any is used).

@@ -163,15 +163,7 @@ pub fn narrower(
 }
 
 /// What [`narrow`] did.
-#[derive(Debug)]
-pub enum Narrowed {
-    /// Nothing to drop (or the SQL selects `*`).
-    NotTried,
-    /// Tried; the first answer stands (the trace says why).
-    Tried(NarrowTrace),
-    /// The narrower view and the SQL's rows over it.
-    Used(Box<ViewResult>, QueryRows, NarrowTrace),
-}
+pub type Narrowed = super::rerun::Reran<NarrowTrace>;
 
 /// Solve for the narrower relevance and run `sql` (QueryView's `written`
 /// query after lucy's rewrites) over its view; the new view and rows when
@@ -194,19 +186,8 @@ pub fn narrow(
     };
     let (tables, attributes) = super::relevance_names(graph, &rel);
     let req = ViewRequest { tables, attributes, ..request.clone() };
-    let (vt, result) = super::rerun::solve_and_run(graph, req, &used, sql, "narrower", db, exec);
-    let mut nt = NarrowTrace { dropped, view: Some(vt), rows: None, used: false, note: None };
-    match result {
-        Ok((v, rows)) => {
-            nt.rows = Some(rows.rows.len());
-            nt.used = true;
-            Narrowed::Used(Box::new(v), rows, nt)
-        }
-        Err(note) => {
-            nt.note = Some(note);
-            Narrowed::Tried(nt)
-        }
-    }
+    let run = super::rerun::solve_and_run(graph, req, &used, sql, "narrower", db, exec);
+    Narrowed::from_run(run, |rerun| NarrowTrace { dropped, rerun })
 }
 
 #[cfg(test)]
@@ -261,7 +242,7 @@ mod tests {
         assert_eq!(nt.dropped, vec!["PAYMENT"]);
         assert!(!nv.tables.iter().any(|t| t == "PAYMENT"), "{:?}", nv.tables);
         assert!(rows.rows.len() >= before.rows.len());
-        assert_eq!(nt.rows, Some(rows.rows.len()));
+        assert_eq!(nt.rerun.rows, Some(rows.rows.len()));
         // A connecting table whose column the SQL reads stays (CLIENT here,
         // between DATACENTER and PAYMENT).
         let pd = ["DATACENTER", "PAYMENT"];

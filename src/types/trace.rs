@@ -391,13 +391,23 @@ pub struct ViewTrace {
 pub struct NarrowTrace {
     /// Relevant tables the SQL reads no column of.
     pub dropped: Vec<String>,
-    /// GenerateView without them.
+    /// GenerateView without them, and the same SQL over that view.
+    #[serde(flatten)]
+    pub rerun: Rerun,
+}
+
+/// A view solved again after the answer and the same SQL run over it
+/// (`pipeline::rerun`): narrowing, inner branches, lookup filters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rerun {
+    /// GenerateView for the changed request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view: Option<ViewTrace>,
-    /// Rows of the SQL over the narrower view.
+    /// Rows of the SQL over the new view.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<usize>,
     /// Whether these rows are the answer.
+    #[serde(default)]
     pub used: bool,
     /// Why not, when not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -409,17 +419,9 @@ pub struct NarrowTrace {
 pub struct InnerBranchTrace {
     /// The branches joined by INNER JOIN instead of LEFT JOIN.
     pub tables: Vec<String>,
-    /// GenerateView with them INNER-joined.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub view: Option<ViewTrace>,
-    /// Rows of the SQL over that view.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows: Option<usize>,
-    /// Whether these rows are the answer.
-    pub used: bool,
-    /// Why not, when not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    /// GenerateView with them INNER-joined, and the same SQL over it.
+    #[serde(flatten)]
+    pub rerun: Rerun,
 }
 
 /// `--lookup-filters named` for one question (`pipeline::lookups`).
@@ -430,17 +432,9 @@ pub struct LookupFilterTrace {
     /// For each filter, the lookup value the question named
     /// (`Party_Role.Party_Role_Name 'Agent'`).
     pub because: Vec<String>,
-    /// GenerateView with the filters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub view: Option<ViewTrace>,
-    /// Rows of the SQL over the filtered view.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows: Option<usize>,
-    /// Whether these rows are the answer.
-    pub used: bool,
-    /// Why not, when not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
+    /// GenerateView with the filters, and the same SQL over it.
+    #[serde(flatten)]
+    pub rerun: Rerun,
 }
 
 /// `--drop-unjoinable on` for one question (`pipeline::unjoinable`).
