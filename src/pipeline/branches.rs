@@ -10,7 +10,7 @@
 //! question asked about: "the total income amount per income source"
 //! grouped a NULL source of every tax and supercharge amount; "the total
 //! retention bonus amount per client" listed the clients whose retention
-//! gave no bonus. The gold SQL of DDO and ACME INNER-joins the branch there.
+//! gave no bonus. DDO's gold SQL INNER-joins the branch in both.
 //!
 //! It stays a LEFT JOIN when the SQL asks about missing rows (`NULL`,
 //! `COALESCE`, `IFNULL`, `NVL`), when the question negates ("no", "not",
