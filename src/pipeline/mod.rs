@@ -876,19 +876,8 @@ pub fn ask_with_progress(
             if let (true, Some(db), Some(vt)) =
                 (narrow_it, opts.execute.as_ref().filter(|_| run_it), &out.trace.generate_view)
             {
-                let exec = crate::sql::exec::ExecOptions {
-                    limit: opts.row_limit,
-                    timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
-                    max_result_bytes: opts.max_result_bytes,
-                };
-                let sql = out.sql.clone().unwrap_or_default();
-                let written = out
-                    .trace
-                    .query_view
-                    .as_ref()
-                    .and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok))
-                    .and_then(|a| a.extracted.clone())
-                    .unwrap_or_else(|| sql.clone());
+                let exec = answer_exec(opts);
+                let (sql, written) = answer_sql(&out);
                 let named = match opts.narrow_view {
                     narrow::NarrowView::Unnamed => link::named::core_tables(graph, question, &found.tables, &[]),
                     _ => Vec::new(),
@@ -896,21 +885,16 @@ pub fn ask_with_progress(
                 let narrowed = narrow::narrow(graph, &found, &vt.request, &view, &sql, &written, &named, db, &exec);
                 out.trace.narrowed = take(narrowed, &mut out);
             }
-            if let (branches::InnerBranches::Named, true, Some(db), Some(vt)) = (
-                opts.inner_branches,
-                out.rows.is_some(),
-                opts.execute.as_ref().filter(|_| run_it),
-                &out.trace.generate_view,
-            ) {
-                inner_branches(graph, question, opts, &vt.request.clone(), db, &mut out);
-            }
-            if let (lookups::LookupFilters::Named, true, Some(db), Some(vt)) = (
-                opts.lookup_filters,
-                out.rows.is_some(),
-                opts.execute.as_ref().filter(|_| run_it),
-                &out.trace.generate_view,
-            ) {
-                lookup_filters(graph, question, opts, &vt.request.clone(), db, &mut out);
+            if let (true, Some(db), Some(vt)) =
+                (out.rows.is_some(), opts.execute.as_ref().filter(|_| run_it), &out.trace.generate_view)
+            {
+                let first = vt.request.clone();
+                if opts.inner_branches == branches::InnerBranches::Named {
+                    inner_branches(graph, question, opts, &first, db, &mut out);
+                }
+                if opts.lookup_filters == lookups::LookupFilters::Named {
+                    lookup_filters(graph, question, opts, &first, db, &mut out);
+                }
             }
             if stop == Some(StopAfter::Sql) {
                 out.stopped_after = Some(StopAfter::Sql);
@@ -967,16 +951,24 @@ impl Answer {
         if request.keep.is_some() {
             return None;
         }
-        let sql = out.sql.clone().unwrap_or_default();
-        let written = t
-            .query_view
-            .as_ref()
-            .and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok))
-            .and_then(|a| a.extracted.clone())
-            .unwrap_or_else(|| sql.clone());
+        let (sql, written) = answer_sql(out);
         let used = narrow::used_columns(&sql, &written, &view)?;
         Some(Answer { view, request, sql, written, used })
     }
+}
+
+/// The answer's SQL after lucy's rewrites, and as QueryView wrote it (the
+/// last accepted attempt's extraction).
+fn answer_sql(out: &AskOutcome) -> (String, String) {
+    let sql = out.sql.clone().unwrap_or_default();
+    let written = out
+        .trace
+        .query_view
+        .as_ref()
+        .and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok))
+        .and_then(|a| a.extracted.clone())
+        .unwrap_or_else(|| sql.clone());
+    (sql, written)
 }
 
 /// The execution bounds of the answer's query.
