@@ -108,11 +108,16 @@ fn a_phrase_asked_by_tells_query_view_to_group() {
          JOIN Claim c ON c.Claim_Identifier = cc.Claim_Identifier GROUP BY p.Policy_Number",
     );
     assert!(!gold.is_empty());
-    // Off (the default): the plain hint line; the mock counts every claim.
-    let (off, prompt) = run(&[]);
+    // Off (the default): the plain hint line; the mock counts every claim,
+    // which is the answer without `--by-groups` (on by default since
+    // session 20: it groups the count by the policy number itself).
+    let (off, prompt) = run(&["--by-groups", "off"]);
     assert!(prompt.contains("- \"policy number\": Policy_Policy_Number\n"), "{prompt}");
     assert!(!prompt.contains(GROUP));
     assert_ne!(rows_of(&off), gold);
+    let (grouped, prompt) = run(&[]);
+    assert!(!prompt.contains(GROUP));
+    assert_eq!(rows_of(&grouped), gold);
     // On: the line says to group; the answer is one row per policy number.
     let (on, prompt) = run(&["--group-hints", "on"]);
     assert!(prompt.contains(&format!("- \"policy number\": Policy_Policy_Number {GROUP}")), "{prompt}");

@@ -20,6 +20,8 @@ fn suites_load_with_expected_sizes() {
         ("bird-formula1", 174),
         ("bird-financial-corrected", 106),
         ("ddo", 24),
+        ("ddo-heldout", 12),
+        ("acme-heldout", 12),
     ] {
         let s = suite(name);
         assert_eq!(s.questions.len(), n, "{name}");
@@ -95,6 +97,24 @@ fn ddo_gold_queries_run_and_return_rows() {
     let db = s.database_path(q3).unwrap().unwrap();
     let rows = lucy::sql::exec::run_readonly(&db, None, &q3.gold_sql, None).unwrap();
     assert_eq!(rows.rows[0][0].to_string(), "12563.58", "Q3's answer from dbmodels/README.md");
+}
+
+#[test]
+fn held_out_gold_queries_run_and_return_rows_and_repeat_no_suite_question() {
+    let norm = |s: &str| s.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ");
+    for (held, of) in [("ddo-heldout", "ddo"), ("acme-heldout", "acme")] {
+        let h = suite(held);
+        let known: Vec<(String, String)> =
+            suite(of).questions.iter().map(|q| (norm(&q.question), norm(&q.gold_sql))).collect();
+        for q in &h.questions {
+            let db = h.database_path(q).unwrap().expect("a database");
+            let rows =
+                lucy::sql::exec::run_readonly(&db, None, &q.gold_sql, None).unwrap_or_else(|e| panic!("{}: {e}", q.id));
+            assert!(!rows.rows.is_empty(), "{} returns no rows", q.id);
+            let (question, sql) = (norm(&q.question), norm(&q.gold_sql));
+            assert!(known.iter().all(|(kq, ks)| *kq != question && *ks != sql), "{} repeats a {of} question", q.id);
+        }
+    }
 }
 
 #[test]

@@ -154,6 +154,36 @@ fn models_view_and_errors_match_the_cli() {
     assert!(v.get("svg").is_none(), "svg only when asked");
     let (_, v) = post(&s, "/v1/view", &json!({"model": "ddo", "tables": ["CLIENT", "DATACENTER"], "svg": true}));
     assert!(v["svg"].as_str().unwrap().contains("data-key=\"LOCATION\""));
+    // The view options `lucy view` has: --keep, --inner-branch, --filter.
+    let (st, v) = post(
+        &s,
+        "/v1/view",
+        &json!({"model": "ddo", "tables": ["CLIENT", "DATACENTER"], "keep": "CLIENT",
+                "filters": [{"column": {"table": "DATACENTER", "column": "name"}, "values": ["dev-eu-1", "dev-us-1"]}]}),
+    );
+    assert_eq!(st, 200, "{v}");
+    let (code, cli, _) = cli_json(&[
+        "--json",
+        "view",
+        "--model",
+        MODEL,
+        "--tables",
+        "CLIENT,DATACENTER",
+        "--keep",
+        "CLIENT",
+        "--filter",
+        "DATACENTER.name=dev-eu-1,dev-us-1",
+    ]);
+    assert_eq!(code, Some(0));
+    assert_eq!(without_ms(v.clone()), without_ms(cli));
+    assert!(v["view_sql"].as_str().unwrap().contains("IN ('dev-eu-1', 'dev-us-1')"), "{}", v["view_sql"]);
+    let (st, e) = post(
+        &s,
+        "/v1/view",
+        &json!({"model": "ddo", "tables": ["CLIENT"], "filters": [{"column": {"table": "CLIENT", "column": "nope"}, "values": [1]}]}),
+    );
+    assert_eq!(st, 400, "{e}");
+    assert!(e["error"].as_str().unwrap().contains("filters"), "{e}");
 
     // Errors: the CLI's message and exit code, as JSON.
     let (st, e) = post(&s, "/v1/view", &json!({"model": "ddo", "tables": ["CLIENTS", "DATACENTER"]}));

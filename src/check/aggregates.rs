@@ -13,6 +13,25 @@ use sqlparser::ast::{
 
 use crate::sql::analyze::{column_name, top_level_exprs};
 
+/// Aggregate functions of the dialects lucy writes.
+pub const AGGREGATES: &[&str] = &[
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "total",
+    "group_concat",
+    "string_agg",
+    "array_agg",
+    "listagg",
+    "bool_and",
+    "bool_or",
+    "every",
+    "stddev",
+    "variance",
+];
+
 /// Aggregates whose value changes when a row is repeated.
 const COUNTING: &[&str] = &["sum", "avg", "count", "total", "group_concat", "string_agg", "array_agg", "listagg"];
 

@@ -41,6 +41,7 @@ use sqlparser::ast::{
 };
 use sqlparser::parser::Parser;
 
+use super::aggregates::AGGREGATES;
 use super::fanout::{parse_select, row_number_over, view_binding};
 use crate::error::{Error, Result};
 use crate::sql::analyze::{column_name, top_level_exprs};
@@ -205,25 +206,6 @@ fn plain_list(sel: &Select) -> bool {
     }
     !counts
 }
-
-/// Aggregate functions of the dialects lucy writes.
-const AGGREGATES: &[&str] = &[
-    "count",
-    "sum",
-    "avg",
-    "min",
-    "max",
-    "total",
-    "group_concat",
-    "string_agg",
-    "array_agg",
-    "listagg",
-    "bool_and",
-    "bool_or",
-    "every",
-    "stddev",
-    "variance",
-];
 
 /// Whether every ORDER BY item is one of the select items, as written or by
 /// alias, or a position (PostgreSQL and MySQL refuse `SELECT DISTINCT`

@@ -9,7 +9,9 @@ pub mod base;
 pub mod counted;
 pub mod distinct;
 pub mod fanout;
+pub mod grouping;
 pub mod inclusion;
+pub mod literals;
 
 pub use base::{check_sql, CheckReport, Finding, FindingKind};
 

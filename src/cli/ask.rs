@@ -251,6 +251,20 @@ pub struct NameFlags {
     /// claims") counts that table's rows: COUNT(DISTINCT <its key>).
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::counted::DEFAULT_ON))]
     pub count_names: OnOff,
+    /// Drop a filter the SQL puts on a column that identifies or names a
+    /// row (an id, a number, a name) when the question holds none of its
+    /// values: the model copies example values from column descriptions.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::literals::DEFAULT_ON))]
+    pub entity_literals: OnOff,
+    /// When the question asks "by" or "per" a phrase that names one view
+    /// column ("by policy number") and the SQL aggregates every row into
+    /// one, group by that column (added in front of the select list).
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::grouping::DEFAULT_ON))]
+    pub by_groups: OnOff,
+    /// When QueryView's prompt does not fit the model's context, ask once
+    /// more with the view's column descriptions cut short (60 characters).
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::On)]
+    pub shorten_prompt: OnOff,
     /// When the tables MatchTables found lie in parts of the model no
     /// relationship joins (no view can hold them all), keep the part the
     /// question names (then the larger part, then the vote's first table)
@@ -286,6 +300,9 @@ impl NameFlags {
         opts.name_hints = self.name_hints.is_on();
         opts.group_hints = self.group_hints.is_on();
         opts.count_names = self.count_names.is_on();
+        opts.entity_literals = self.entity_literals.is_on();
+        opts.by_groups = self.by_groups.is_on();
+        opts.shorten_prompt = self.shorten_prompt.is_on();
         opts.drop_unjoinable = self.drop_unjoinable.is_on();
         opts.inner_branches = self.inner_branches.into();
         opts.lookup_filters = self.lookup_filters.into();
@@ -475,6 +492,9 @@ fn print_human(o: &AskOutcome) {
         println!("-- view ({}, objective {}, {:.0} ms)", v.status.as_str(), v.objective, v.solve_ms);
         println!("{}", v.view_sql.trim());
     }
+    for note in after_notes(o) {
+        println!("-- {note}");
+    }
     if let Some(f) = fanout_of(o) {
         for x in &f.findings {
             println!("-- fan-out: {}", x.message);
@@ -497,6 +517,52 @@ fn print_human(o: &AskOutcome) {
     if let Some(rows) = &o.rows {
         print_rows(rows);
     }
+}
+
+/// What lucy changed without the LLM, for the human output: the rewrites
+/// of the accepted SQL (filters dropped, a grouping added, `COUNT(*)`
+/// read as a count of a table, `DISTINCT`) and the view solved again after
+/// the answer (narrowed, a branch INNER-joined, a lookup filter) when its
+/// rows are the answer. The trace and `lucy explain` say more.
+fn after_notes(o: &AskOutcome) -> Vec<String> {
+    let mut notes = Vec::new();
+    let t = &o.trace;
+    if let Some(a) = t.query_view.as_ref().and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok)) {
+        if let Some(l) = &a.literals {
+            notes.push(format!("SQL rewritten: {} (--entity-literals)", l.describe()));
+        }
+        if let Some(g) = &a.grouped {
+            notes.push(format!("SQL rewritten: {} (--by-groups)", g.describe()));
+        }
+        if let Some(c) = &a.counted {
+            notes.push(format!("SQL rewritten: {} (--count-names)", c.describe()));
+        }
+        if let Some(d) = &a.distinct {
+            notes.push(format!("SQL rewritten: {} (--distinct)", d.describe()));
+        }
+    }
+    if let Some(n) = t.narrowed.as_ref().filter(|n| n.rerun.used) {
+        notes.push(format!(
+            "view narrowed after the answer: without {} (the SQL reads nothing of them; --narrow-view)",
+            n.dropped.join(", ")
+        ));
+    }
+    if let Some(b) = t.inner_branches.as_ref().filter(|b| b.rerun.used) {
+        notes.push(format!(
+            "{} INNER-joined after the answer: the question is about them (--inner-branches)",
+            b.tables.join(", ")
+        ));
+    }
+    if let Some(l) = t.lookup_filters.as_ref().filter(|l| l.rerun.used) {
+        let conds: Vec<String> =
+            l.filters.iter().filter_map(|f| f.condition(&format!("{}.{}", f.column.table, f.column.column))).collect();
+        notes.push(format!(
+            "view filtered after the answer: {} (the question names {}; --lookup-filters)",
+            conds.join(" AND "),
+            l.because.join(", ")
+        ));
+    }
+    notes
 }
 
 fn print_rows(rows: &QueryRows) {

@@ -6,7 +6,7 @@ use super::values::{Dialect, ViewColumns};
 use super::{print_json, Ctx};
 use lucy::error::{Error, Result};
 use lucy::graph::SchemaGraph;
-use lucy::types::{ColumnRef, JoinKind, SolveStatus, ViewRequest};
+use lucy::types::{ColumnRef, JoinKind, SolveStatus, ViewFilter, ViewRequest};
 
 /// Solve the join walk for the given tables and print the view.
 #[derive(Debug, clap::Args)]
@@ -48,6 +48,12 @@ pub struct ViewArgs {
     /// view holds only the rows that have one. Ignored with --keep.
     #[arg(long = "inner-branch", value_name = "TABLE")]
     pub inner_branches: Vec<String>,
+    /// Keep only the view rows where TABLE.column equals one of the values
+    /// (repeatable; `Party_Role.Party_Role_Code=AG` or
+    /// `CLIENT.country=IE,FR`); a value that parses as a number is
+    /// compared as one. What `lucy ask --lookup-filters named` adds.
+    #[arg(long = "filter", value_name = "TABLE.column=VALUE[,VALUE…]", value_parser = parse_filter)]
+    pub filters: Vec<ViewFilter>,
     /// Columns of the view: selected (the --attrs and the relevant tables'
     /// keys; every column of a relevant table without --attrs), all
     /// (every column of every table the view joins) or all-once (as all,
@@ -55,6 +61,34 @@ pub struct ViewArgs {
     /// key; `merged` lists the others).
     #[arg(long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::Selected)]
     pub view_columns: ViewColumns,
+}
+
+/// `--filter TABLE.column=VALUE[,VALUE…]`: values that parse as numbers
+/// are numbers, the others strings.
+fn parse_filter(s: &str) -> std::result::Result<ViewFilter, String> {
+    let (col, values) =
+        s.split_once('=').ok_or_else(|| format!("`{s}`: write TABLE.column=VALUE (several values comma-separated)"))?;
+    let (t, c) = col
+        .trim()
+        .split_once('.')
+        .filter(|(t, c)| !t.is_empty() && !c.is_empty())
+        .ok_or_else(|| format!("`{col}`: name the column as TABLE.column"))?;
+    let values: Vec<serde_json::Value> = values
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| match v.parse::<i64>() {
+            Ok(n) => n.into(),
+            Err(_) => match v.parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
+                Some(n) => serde_json::Value::Number(n),
+                None => v.into(),
+            },
+        })
+        .collect();
+    if values.is_empty() {
+        return Err(format!("`{s}`: give at least one value after ="));
+    }
+    Ok(ViewFilter { column: ColumnRef::new(t.trim(), c.trim()), values })
 }
 
 pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
@@ -75,7 +109,7 @@ pub fn run(args: ViewArgs, ctx: Ctx) -> Result<i32> {
         time_limit_s: args.time_limit,
         keep: args.keep.clone(),
         inner_branches: args.inner_branches.iter().flat_map(|s| split_list(s)).collect(),
-        filters: Vec::new(),
+        filters: args.filters.clone(),
         columns: args.view_columns.into(),
     };
     let res = lucy::solve::generate_view(&graph, &req)?;
@@ -156,11 +190,23 @@ fn split_list(s: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::split_list;
+    use super::{parse_filter, split_list};
 
     #[test]
     fn tables_split_at_commas_outside_parentheses() {
         assert_eq!(split_list("A, B@r ,,C"), ["A", "B@r", "C"]);
         assert_eq!(split_list("X@T(a,b)->X(c,d),Y"), ["X@T(a,b)->X(c,d)", "Y"]);
+    }
+
+    #[test]
+    fn filters_parse_numbers_strings_and_lists() {
+        let f = parse_filter("Party_Role.Party_Role_Code=AG").unwrap();
+        assert_eq!(f.column.to_string(), "Party_Role.Party_Role_Code");
+        assert_eq!(f.values, vec![serde_json::json!("AG")]);
+        let f = parse_filter(" CLIENT.id = 1, 2.5 ,x ").unwrap();
+        assert_eq!(f.values, vec![serde_json::json!(1), serde_json::json!(2.5), serde_json::json!("x")]);
+        for bad in ["CLIENT.id", "id=1", ".id=1", "CLIENT.id=", "CLIENT.=1"] {
+            assert!(parse_filter(bad).is_err(), "{bad}");
+        }
     }
 }

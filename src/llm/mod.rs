@@ -117,6 +117,16 @@ pub struct ChatResponse {
     pub local: Option<LocalCost>,
 }
 
+/// What a backend's error says when a prompt does not fit its context
+/// (the embedded engine's wording; [`is_context_overflow`]).
+pub const CONTEXT_OVERFLOW: &str = "more than the context of";
+
+/// Whether `e` is an LLM error for a prompt longer than the model's
+/// context: the caller may shorten the prompt and ask again.
+pub fn is_context_overflow(e: &crate::error::Error) -> bool {
+    matches!(e, crate::error::Error::Llm { message, .. } if message.contains(CONTEXT_OVERFLOW))
+}
+
 /// A chat-completion backend.
 pub trait ChatModel: Send + Sync {
     /// Send one request; return its answers or a clear `Error::Llm`.

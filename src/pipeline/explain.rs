@@ -318,6 +318,9 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
             let _ = writeln!(s, "    {h}");
         }
     }
+    if let Some(c) = &q.compacted {
+        let _ = writeln!(s, "- asked again with column descriptions cut short; the first prompt failed: {c}");
+    }
     if let Some(v) = &q.exec_vote {
         vote_section(s, v);
     }
@@ -379,6 +382,12 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
             if let Some(rw) = &f.rewritten {
                 let _ = writeln!(s, "    rewritten to:\n{}", indent(&indent(rw)));
             }
+        }
+        if let Some(l) = &a.literals {
+            let _ = writeln!(s, "    {} (--entity-literals on)", l.describe());
+        }
+        if let Some(g) = &a.grouped {
+            let _ = writeln!(s, "    {} (--by-groups on)", g.describe());
         }
         if let Some(c) = &a.counted {
             let _ = writeln!(s, "    {} (--count-names on)", c.describe());

@@ -210,6 +210,24 @@ pub struct AskOptions {
     /// `--count-names`). On by default ([`crate::check::counted::DEFAULT_ON`]).
     #[serde(default = "default_count_names", skip_serializing_if = "is_default_count_names")]
     pub count_names: bool,
+    /// Drop a QueryView filter that fixes a view column identifying or
+    /// naming a row (an id, a number, a name) to values the question does
+    /// not hold (`check::literals`; `--entity-literals`). On by default
+    /// ([`crate::check::literals::DEFAULT_ON`]).
+    #[serde(default = "default_entity_literals", skip_serializing_if = "is_default_entity_literals")]
+    pub entity_literals: bool,
+    /// Group a QueryView query that aggregates every row into one by the
+    /// view column the question asks "by" or "per" ("by policy number";
+    /// `check::grouping`; `--by-groups`). On by default
+    /// ([`crate::check::grouping::DEFAULT_ON`]).
+    #[serde(default = "default_by_groups", skip_serializing_if = "is_default_by_groups")]
+    pub by_groups: bool,
+    /// When QueryView's prompt does not fit the model's context, ask once
+    /// more with the column descriptions cut to
+    /// [`query::COMPACT_DESCRIPTIONS`] characters (`--shorten-prompt`). On
+    /// by default.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub shorten_prompt: bool,
     /// When MatchTables' relevant tables lie in parts of the model no
     /// relationship joins, keep the best part and solve again
     /// (`unjoinable`; `--drop-unjoinable`). On by default
@@ -284,6 +302,30 @@ fn is_default_narrow(n: &narrow::NarrowView) -> bool {
     *n == narrow::DEFAULT
 }
 
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn default_entity_literals() -> bool {
+    crate::check::literals::DEFAULT_ON
+}
+
+fn is_default_entity_literals(b: &bool) -> bool {
+    *b == crate::check::literals::DEFAULT_ON
+}
+
+fn default_by_groups() -> bool {
+    crate::check::grouping::DEFAULT_ON
+}
+
+fn is_default_by_groups(b: &bool) -> bool {
+    *b == crate::check::grouping::DEFAULT_ON
+}
+
 fn default_count_names() -> bool {
     crate::check::counted::DEFAULT_ON
 }
@@ -348,6 +390,9 @@ impl Default for AskOptions {
             name_hints: link::hints::DEFAULT_ON,
             group_hints: false,
             count_names: crate::check::counted::DEFAULT_ON,
+            entity_literals: crate::check::literals::DEFAULT_ON,
+            by_groups: crate::check::grouping::DEFAULT_ON,
+            shorten_prompt: true,
             drop_unjoinable: unjoinable::DEFAULT_ON,
             inner_branches: branches::DEFAULT,
             lookup_filters: lookups::DEFAULT,
@@ -799,6 +844,7 @@ pub fn ask_with_progress(
             rename: None,
             distinct: None,
             counted: None,
+            grounding: None,
             feedback: query::Feedback::default(),
         };
         query::run_given(&task, sql, &mut qt)
@@ -833,15 +879,12 @@ pub fn ask_with_progress(
             let line = if opts.group_hints { link::hints::Hint::grouping_line } else { link::hints::Hint::line };
             qt.hints = link::hints::view_hints(graph, question, &view.columns).iter().map(line).collect();
         }
-        let (prompt_name, prompt) = query::view_prompt_full(
-            &prompts,
-            &view,
-            question,
-            dialect,
-            schema,
-            opts.evidence.as_deref(),
-            query::PromptExtras { examples: &shown, values: &notes, hints: &qt.hints },
-        )?;
+        let render = |description_chars| {
+            let extras = query::PromptExtras { examples: &shown, values: &notes, hints: &qt.hints, description_chars };
+            query::view_prompt_full(&prompts, &view, question, dialect, schema, opts.evidence.as_deref(), extras)
+        };
+        let (prompt_name, prompt) = render(None)?;
+        let compact = render(Some(query::COMPACT_DESCRIPTIONS))?.1;
         let task = SqlTask {
             prompt_name,
             prompt,
@@ -862,9 +905,19 @@ pub fn ask_with_progress(
             rename: opts.rename_unknown.then_some(view.columns.as_slice()),
             distinct: (opts.distinct == DistinctMode::Auto).then_some(&view),
             counted: counted.as_deref().map(|i| (&view, i)),
+            grounding: grounding(graph, question, &view, opts),
             feedback: query::Feedback::default(),
         };
-        query::choose::generate_sql_voted(&task, opts.exec_vote, llm, &prompts, &mut qt)
+        match query::choose::generate_sql_voted(&task, opts.exec_vote, llm, &prompts, &mut qt) {
+            // The prompt did not fit the model's context: once more with the
+            // column descriptions cut short (the view and the names unchanged).
+            Err(e) if opts.shorten_prompt && crate::llm::is_context_overflow(&e) && compact != task.prompt => {
+                qt.compacted = Some(e.to_string());
+                let task = SqlTask { prompt: compact, ..task };
+                query::choose::generate_sql_voted(&task, opts.exec_vote, llm, &prompts, &mut qt)
+            }
+            r => r,
+        }
     };
     out.trace.query_view = Some(qt);
     observe("query_view", &out.trace);
@@ -910,6 +963,44 @@ pub fn ask_with_progress(
             finish(out, Some(failure(phase, kind_of(&e), msg)))
         }
     }
+}
+
+/// What the question's words say about QueryView's query
+/// (`--entity-literals`, `--by-groups`), or `None` when both are off.
+fn grounding(graph: &SchemaGraph, question: &str, view: &ViewResult, opts: &AskOptions) -> Option<query::Grounding> {
+    if !opts.entity_literals && !opts.by_groups {
+        return None;
+    }
+    let entities = if opts.entity_literals {
+        view.columns
+            .iter()
+            .filter(|c| crate::check::literals::is_entity_name(&c.column) || is_single_key(graph, &c.table, &c.column))
+            .map(|c| c.alias.clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let by = if opts.by_groups {
+        link::hints::view_hints(graph, question, &view.columns)
+            .into_iter()
+            .filter(|h| h.by)
+            .filter_map(|h| match h.aliases.as_slice() {
+                [a] => Some((h.phrase.clone(), a.clone())),
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Some(query::Grounding { view_name: view.view_name.clone(), question: question.to_string(), entities, by })
+}
+
+/// Whether `column` alone is the primary key of `table`.
+fn is_single_key(graph: &SchemaGraph, table: &str, column: &str) -> bool {
+    graph.table_id(table).is_some_and(|t| match graph.table(t).primary_key.as_slice() {
+        [k] => k.eq_ignore_ascii_case(column),
+        _ => false,
+    })
 }
 
 /// A step after the answer: its view and rows become the answer when it
@@ -1320,6 +1411,7 @@ fn direct_over(
                 rename: None,
                 distinct: None,
                 counted: None,
+                grounding: None,
                 feedback: query::Feedback::default(),
             };
             query::run_given(&task, sql, &mut qt)
@@ -1365,6 +1457,7 @@ fn direct_over(
                 rename: None,
                 distinct: None,
                 counted: None,
+                grounding: None,
                 feedback: opts.sql_feedback,
             };
             query::generate_sql(&task, llm, &prompts, &mut qt)

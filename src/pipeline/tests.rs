@@ -188,3 +188,37 @@ fn keep_top_keeps_every_row_of_the_top_voted_table() {
     let o = ask(&ddo(), Q1, &AskOptions { keep_top: false, ..opts }, Some(&chat)).unwrap();
     assert_eq!(o.trace.generate_view.as_ref().unwrap().request.keep, None);
 }
+
+#[test]
+fn a_query_view_prompt_over_the_context_is_asked_again_with_short_descriptions() {
+    let overflow = format!("the prompt has 9113 tokens, {} 8192 (raise --llm-ctx)", crate::llm::CONTEXT_OVERFLOW);
+    let chat = FakeChat::new()
+        .on(
+            &["I created a view table lucy_view", "…"],
+            &["```sql\nSELECT DISTINCT Policy_Policy_Number FROM lucy_view\n```"],
+        )
+        .fail(&["I created a view table lucy_view"], &overflow);
+    let opts = AskOptions { tables: vec!["Policy".into(), "Claim".into()], ..AskOptions::default() };
+    let o = ask(&crate::graph::fixtures::acme(), "How many claims are there?", &opts, Some(&chat)).unwrap();
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    assert_eq!(o.sql.as_deref(), Some("SELECT DISTINCT Policy_Policy_Number FROM lucy_view"));
+    let requests = chat.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2, "the full prompt, then the short one");
+    let (full, short) = (&requests[0].messages[0].content, &requests[1].messages[0].content);
+    assert!(short.len() < full.len());
+    assert!(full.contains("Policy number shown to customers and used in reports (e.g. 31003000336)"));
+    assert!(!short.contains("(e.g. 31003000336)"), "{short}");
+    let q = o.trace.query_view.as_ref().unwrap();
+    assert!(q.compacted.as_deref().is_some_and(|c| c.contains("9113 tokens")));
+    assert!(explain::render(&o.trace).contains("asked again with column descriptions cut short"));
+}
+
+#[test]
+fn other_llm_errors_are_not_retried() {
+    let chat = FakeChat::new().fail(&["I created a view table lucy_view"], "connection refused");
+    let opts = AskOptions { tables: vec!["Policy".into()], ..AskOptions::default() };
+    let o = ask(&crate::graph::fixtures::acme(), "How many policies are there?", &opts, Some(&chat)).unwrap();
+    assert!(o.failure.is_some());
+    assert_eq!(chat.requests.lock().unwrap().len(), 1);
+    assert!(o.trace.query_view.as_ref().unwrap().compacted.is_none());
+}

@@ -122,6 +122,8 @@ pub fn generate_sql_voted(
             fanout: attempt.fanout,
             distinct: attempt.distinct,
             counted: attempt.counted,
+            literals: attempt.literals,
+            grouped: attempt.grouped,
             ..SqlCandidate::default()
         });
     }
@@ -163,6 +165,8 @@ pub fn generate_sql_voted(
         fanout: cand.fanout.clone(),
         distinct: cand.distinct.clone(),
         counted: cand.counted.clone(),
+        literals: cand.literals.clone(),
+        grouped: cand.grouped.clone(),
         check: None,
     });
     trace.sql = Some(outcome.checked.sql.clone());

@@ -166,6 +166,7 @@ fn task<'a>(view: &'a ViewResult, db: Option<&'a crate::sql::exec::Database>) ->
         repair_grammar: None,
         distinct: None,
         counted: None,
+        grounding: None,
         rename: None,
         feedback: crate::query::Feedback::default(),
     }

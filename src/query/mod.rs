@@ -114,6 +114,10 @@ pub struct SqlTask<'a> {
     /// this instance, the table the question counts (`check::counted`),
     /// where the view repeats them; applied before the fan-out analysis.
     pub counted: Option<(&'a ViewResult, &'a str)>,
+    /// `--entity-literals on` and `--by-groups on`: rewrites of a query
+    /// over the view read from the question's words, before the `COUNT(*)`
+    /// rewrite and the fan-out analysis.
+    pub grounding: Option<Grounding>,
     /// Check SQL over base tables against this model (`lucy check`) before
     /// running it: findings in the first answer become the repair round's
     /// message (the `direct+check` baseline); in the repair they are only
@@ -132,6 +136,22 @@ pub struct SqlTask<'a> {
     pub rename: Option<&'a [ViewColumn]>,
     /// How many follow-up rounds the answer gets, and on what.
     pub feedback: Feedback,
+}
+
+/// What the question's words say about a query over the view
+/// ([`SqlTask::grounding`]).
+#[derive(Debug, Clone, Default)]
+pub struct Grounding {
+    pub view_name: String,
+    pub question: String,
+    /// View columns that identify or name a row: filters fixing them to
+    /// values the question does not hold are dropped
+    /// (`crate::check::literals`); empty to keep every filter.
+    pub entities: Vec<String>,
+    /// Phrases the question asks "by" and the one view column each names:
+    /// an ungrouped aggregate query is grouped by them
+    /// (`crate::check::grouping`); empty to add no group.
+    pub by: Vec<(String, String)>,
 }
 
 /// The follow-up rounds of [`generate_sql`]: after a rejected or failing
@@ -227,6 +247,27 @@ pub struct PromptExtras<'a> {
     /// (`"claim number": Claim_Company_Claim_Number`,
     /// `link::hints::view_hints`; `--name-hints on`, issue 23).
     pub hints: &'a [String],
+    /// Column descriptions cut to this many characters (at a word, with
+    /// `…`): the shorter prompt QueryView asks again with when the first
+    /// did not fit the model's context ([`COMPACT_DESCRIPTIONS`]). `None`
+    /// shows them whole.
+    pub description_chars: Option<usize>,
+}
+
+/// The description length of the shorter QueryView prompt (see
+/// [`PromptExtras::description_chars`]): ACME's longest view (20 instances,
+/// 118 columns, `--view-columns all`) goes from 9,113 tokens to about 6,600,
+/// under the embedded model's 8,192.
+pub const COMPACT_DESCRIPTIONS: usize = 60;
+
+/// `text` cut to at most `max` characters at a word boundary, with `…`.
+fn cut_description(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max).collect();
+    let at = head.rfind(' ').filter(|&i| i > 0).unwrap_or(head.len());
+    format!("{}…", head[..at].trim_end_matches([',', ';', ':', '.', ' ']))
 }
 
 /// [`view_prompt`] with [`PromptExtras`].
@@ -239,11 +280,17 @@ pub fn view_prompt_full(
     evidence: Option<&str>,
     extras: PromptExtras<'_>,
 ) -> Result<(String, String)> {
-    let PromptExtras { examples, values, hints } = extras;
+    let PromptExtras { examples, values, hints, description_chars } = extras;
     let columns: Vec<serde_json::Value> = view
         .columns
         .iter()
-        .map(|c| serde_json::json!({"alias": c.alias, "table": c.table, "column": c.column, "description": c.description}))
+        .map(|c| {
+            let description = match (&c.description, description_chars) {
+                (Some(d), Some(max)) => Some(cut_description(d, max)),
+                (d, _) => d.clone(),
+            };
+            serde_json::json!({"alias": c.alias, "table": c.table, "column": c.column, "description": description})
+        })
         .collect();
     let mut vars = serde_json::json!({
         "question": question,
@@ -518,7 +565,9 @@ fn check_and_run(task: &SqlTask, sql: String, attempt: &mut SqlAttempt) -> (Resu
     };
     attempt.validation =
         Validation { ok: true, error: None, relations: checked.relations.clone(), columns: checked.columns.clone() };
-    let checked = match apply_counted(task, checked, attempt)
+    let checked = match apply_literals(task, checked, attempt)
+        .and_then(|c| apply_grouping(task, c, attempt))
+        .and_then(|c| apply_counted(task, c, attempt))
         .and_then(|c| apply_fanout(task, c, attempt))
         .and_then(|c| apply_distinct(task, c, attempt))
         .and_then(|c| apply_model_check(task, c, attempt))
@@ -581,6 +630,38 @@ fn apply_fanout(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -
             })
         }
     }
+}
+
+/// `--entity-literals on`: filters on an identifying column with values
+/// the question does not hold go; the rewrite must pass the guard too.
+fn apply_literals(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -> Result<CheckedSql> {
+    let Some(g) = &task.grounding else { return Ok(checked) };
+    let Some(note) =
+        crate::check::literals::rewrite(&checked.sql, &g.view_name, &g.entities, &g.question, task.dialect)?
+    else {
+        return Ok(checked);
+    };
+    let rewritten = task.allowed.check(&note.rewritten, task.dialect).map_err(|e| {
+        Error::Sql(format!(
+            "the entity-literal rewrite was rejected by the guard ({e}); rerun with --entity-literals off"
+        ))
+    })?;
+    attempt.literals = Some(note);
+    Ok(rewritten)
+}
+
+/// `--by-groups on`: an ungrouped aggregate query grouped by what the
+/// question asks "by"; the rewrite must pass the guard too.
+fn apply_grouping(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -> Result<CheckedSql> {
+    let Some(g) = &task.grounding else { return Ok(checked) };
+    let Some(note) = crate::check::grouping::rewrite(&checked.sql, &g.view_name, &g.by, task.dialect)? else {
+        return Ok(checked);
+    };
+    let rewritten = task.allowed.check(&note.rewritten, task.dialect).map_err(|e| {
+        Error::Sql(format!("the by-group rewrite was rejected by the guard ({e}); rerun with --by-groups off"))
+    })?;
+    attempt.grouped = Some(note);
+    Ok(rewritten)
 }
 
 /// `--count-names on`: `COUNT(*)` read as a count of the instance the

@@ -50,6 +50,7 @@ fn task<'a>(view: &'a ViewResult, execute: bool) -> SqlTask<'a> {
         repair_grammar: None,
         distinct: None,
         counted: None,
+        grounding: None,
         rename: None,
         feedback: crate::query::Feedback::default(),
     }
@@ -344,4 +345,15 @@ fn the_last_empty_result_is_the_answer_when_later_follow_ups_fail() {
     assert_eq!(t.attempts.len(), 3);
     assert!(t.repaired, "the first follow-up wrote the answer");
     assert_eq!(chat.requests.lock().unwrap().len(), 3);
+}
+
+#[test]
+fn descriptions_are_cut_at_a_word() {
+    assert_eq!(super::cut_description("short", 60), "short");
+    assert_eq!(
+        super::cut_description("Policy number shown to customers and used in reports (e.g. 31003000336).", 40),
+        "Policy number shown to customers and…"
+    );
+    assert_eq!(super::cut_description("abcdefghij", 4), "abcd…");
+    assert!(super::cut_description(&"é".repeat(100), 10).starts_with("éééééééééé"));
 }

@@ -211,6 +211,20 @@ pub struct ViewBody {
     /// equal; the others are listed in `merged`).
     #[serde(default)]
     pub columns: crate::types::ViewColumns,
+    /// Keep every row of this table: the view starts from it and reaches
+    /// every other table by LEFT JOIN (`lucy view --keep`).
+    #[serde(default)]
+    pub keep: Option<String>,
+    /// Pattern branches joined by INNER JOIN instead of LEFT JOIN, with the
+    /// branches on the way to them (`lucy view --inner-branch`).
+    #[serde(default)]
+    #[schemars(length(max = 64))]
+    pub inner_branches: Vec<String>,
+    /// Row filters: the view keeps the rows where `column` equals one of
+    /// `values` (`lucy view --filter`).
+    #[serde(default)]
+    #[schemars(length(max = 64))]
+    pub filters: Vec<crate::types::ViewFilter>,
 }
 
 /// `POST /v1/view`'s answer: `lucy view --json`'s object, plus `svg` when asked.
@@ -264,9 +278,9 @@ impl ViewBody {
             dialect: self.dialect,
             view_name: self.view_name.clone(),
             time_limit_s: check_time_limit(self.time_limit, st)?,
-            keep: None,
-            inner_branches: Vec::new(),
-            filters: Vec::new(),
+            keep: self.keep.clone(),
+            inner_branches: self.inner_branches.clone(),
+            filters: self.filters.clone(),
             columns: self.columns,
         })
     }

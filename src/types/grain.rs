@@ -333,6 +333,52 @@ impl CountNote {
     }
 }
 
+/// Filters on an entity the question never names, dropped from a query
+/// over the view (`--entity-literals on`, `check::literals`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LiteralNote {
+    /// The dropped conjuncts, as written (`Policy_Policy_Number = '12312701'`).
+    pub dropped: Vec<String>,
+    /// The query as written.
+    pub original: String,
+    /// The query that ran.
+    pub rewritten: String,
+}
+
+impl LiteralNote {
+    /// One line for traces and `lucy explain`.
+    pub fn describe(&self) -> String {
+        format!("dropped {}: the question names no such value of an identifying column", self.dropped.join(", "))
+    }
+}
+
+/// A grouping the question asks for ("by policy number") added to an
+/// aggregate query over the view that had none (`--by-groups on`,
+/// `check::grouping`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GroupNote {
+    /// The phrases the question asks "by", as written.
+    pub phrases: Vec<String>,
+    /// The view columns added to the select list and the GROUP BY.
+    pub columns: Vec<String>,
+    /// The query as written.
+    pub original: String,
+    /// The query that ran.
+    pub rewritten: String,
+}
+
+impl GroupNote {
+    /// One line for traces and `lucy explain`.
+    pub fn describe(&self) -> String {
+        let by: Vec<String> = self.phrases.iter().map(|p| format!("\"{p}\"")).collect();
+        format!(
+            "grouped by {}: the question asks by {} and the query aggregated every row into one",
+            self.columns.join(", "),
+            by.join(", ")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

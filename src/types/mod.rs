@@ -11,7 +11,9 @@ pub mod resolved;
 pub mod trace;
 pub mod value;
 
-pub use grain::{CountNote, DistinctMode, DistinctNote, FanoutFinding, FanoutMode, FanoutReport, Grain};
+pub use grain::{
+    CountNote, DistinctMode, DistinctNote, FanoutFinding, FanoutMode, FanoutReport, Grain, GroupNote, LiteralNote,
+};
 pub use ids::{ColumnId, RelId, TableId};
 pub use model::*;
 pub use plan::*;

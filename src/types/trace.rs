@@ -508,6 +508,14 @@ pub struct SqlAttempt {
     /// (`--count-names on`; only when it was rewritten).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted: Option<super::grain::CountNote>,
+    /// Filters on an entity the question never names, dropped
+    /// (`--entity-literals on`; only when one was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub literals: Option<super::grain::LiteralNote>,
+    /// The grouping the question asks "by", added (`--by-groups on`; only
+    /// when it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grouped: Option<super::grain::GroupNote>,
     /// `lucy check` of the SQL against the model (the `direct+check`
     /// baseline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -537,6 +545,11 @@ pub struct QueryTrace {
     /// question spells, as the prompt showed them; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<String>,
+    /// The first prompt did not fit the model's context and QueryView asked
+    /// again with column descriptions cut short (the error it got first);
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacted: Option<String>,
 }
 
 /// The columns typed measures admitted, and why the data could not help.
@@ -592,6 +605,12 @@ pub struct SqlCandidate {
     /// `COUNT(*)` read as a count of the counted table (`--count-names on`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted: Option<super::grain::CountNote>,
+    /// Filters on an entity the question never names, dropped (`--entity-literals on`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub literals: Option<super::grain::LiteralNote>,
+    /// The grouping the question asks "by", added (`--by-groups on`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grouped: Option<super::grain::GroupNote>,
     /// An earlier candidate with the same SQL: this one shares its outcome
     /// and was not run again.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -236,8 +236,9 @@ impl<'m> Engine<'m> {
         let n = req.n.max(1);
         if prompt.len() + 1 >= self.n_ctx {
             return Err(format!(
-                "the prompt has {} tokens, more than the context of {} (raise --llm-ctx)",
+                "the prompt has {} tokens, {} {} (raise --llm-ctx)",
                 prompt.len(),
+                crate::llm::CONTEXT_OVERFLOW,
                 self.n_ctx
             ));
         }
