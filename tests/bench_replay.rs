@@ -698,6 +698,22 @@ const ACME_HELDOUT_S20: Run = Run {
     pool: None,
 };
 
+/// ACME's first 20 questions with session 20's defaults, every call sent
+/// fresh in session 20 (38 calls with the binary of `5f796bb`, 06:41–06:56
+/// UTC, then 196 with this session's tree, 07:50–08:45; tests beside it
+/// for half of the time): 8 of 20, where the replay of the older
+/// recordings (`ACME_S20_DEFAULTS`) has 9; IQ_d9925658 fails fresh (phase
+/// 1's extra tables), as in session 19's fresh check.
+const ACME_S20_FRESH20: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-s20-fresh.jsonl",
+    expected: "benchmarks/cassettes/acme-s20-fresh20.expected.json",
+    methods: &["lucy"],
+    recorded: Some(20),
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS],
+    pool: None,
+};
+
 /// DDO with session 19's defaults, every call sent fresh in session 19
 /// (binary of `c82f4e4`, 04:50–05:15 UTC, 189 calls; builds and tests
 /// beside it): 16 of 24, the same questions as the replay of the older
@@ -996,6 +1012,7 @@ fn the_session_20_default_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S20_DEFAULTS);
     replays_to_the_committed_outcome(&SPIDER_S20_DEFAULTS);
     replays_to_the_committed_outcome(&ACME_S20_DEFAULTS);
+    replays_to_the_committed_outcome(&ACME_S20_FRESH20);
 }
 
 #[test]
