@@ -623,13 +623,17 @@ fn apply_fanout(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -
                 return Err(refuse("--fanout rewrite could not rewrite every aggregate"));
             }
             let Some(rw) = &report.rewritten else { return Ok(checked) };
-            task.allowed.check(rw, task.dialect).map_err(|e| {
-                Error::Sql(format!(
-                    "the fan-out rewrite was rejected by the guard ({e}); rerun with --fanout warn or --fanout error"
-                ))
-            })
+            guarded(task, rw, "fan-out", "--fanout warn or --fanout error")
         }
     }
+}
+
+/// A rewrite of an admitted query, through the guard too; a refusal names
+/// the rewrite (`what`) and the flag that turns it `off`.
+fn guarded(task: &SqlTask, rewritten: &str, what: &str, off: &str) -> Result<CheckedSql> {
+    task.allowed
+        .check(rewritten, task.dialect)
+        .map_err(|e| Error::Sql(format!("the {what} rewrite was rejected by the guard ({e}); rerun with {off}")))
 }
 
 /// `--entity-literals on`: filters on an identifying column with values
@@ -641,11 +645,7 @@ fn apply_literals(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt)
     else {
         return Ok(checked);
     };
-    let rewritten = task.allowed.check(&note.rewritten, task.dialect).map_err(|e| {
-        Error::Sql(format!(
-            "the entity-literal rewrite was rejected by the guard ({e}); rerun with --entity-literals off"
-        ))
-    })?;
+    let rewritten = guarded(task, &note.rewritten, "entity-literal", "--entity-literals off")?;
     attempt.literals = Some(note);
     Ok(rewritten)
 }
@@ -657,9 +657,7 @@ fn apply_grouping(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt)
     let Some(note) = crate::check::grouping::rewrite(&checked.sql, &g.view_name, &g.by, task.dialect)? else {
         return Ok(checked);
     };
-    let rewritten = task.allowed.check(&note.rewritten, task.dialect).map_err(|e| {
-        Error::Sql(format!("the by-group rewrite was rejected by the guard ({e}); rerun with --by-groups off"))
-    })?;
+    let rewritten = guarded(task, &note.rewritten, "by-group", "--by-groups off")?;
     attempt.grouped = Some(note);
     Ok(rewritten)
 }
@@ -674,9 +672,7 @@ fn apply_counted(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) 
     else {
         return Ok(checked);
     };
-    let rewritten = task.allowed.check(&note.rewritten, task.dialect).map_err(|e| {
-        Error::Sql(format!("the COUNT(*) rewrite was rejected by the guard ({e}); rerun with --count-names off"))
-    })?;
+    let rewritten = guarded(task, &note.rewritten, "COUNT(*)", "--count-names off")?;
     attempt.counted = Some(note);
     Ok(rewritten)
 }
@@ -688,9 +684,7 @@ fn apply_distinct(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt)
     let Some(note) = crate::check::distinct::analyze(&checked.sql, &view.grain, &view.view_name, task.dialect)? else {
         return Ok(checked);
     };
-    let rewritten = task.allowed.check(&note.rewritten, task.dialect).map_err(|e| {
-        Error::Sql(format!("the DISTINCT rewrite was rejected by the guard ({e}); rerun with --distinct off"))
-    })?;
+    let rewritten = guarded(task, &note.rewritten, "DISTINCT", "--distinct off")?;
     attempt.distinct = Some(note);
     Ok(rewritten)
 }
