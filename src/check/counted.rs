@@ -30,8 +30,8 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, OrderBy, Query, Select, SetExpr, Statement, Value,
-    VisitMut, VisitorMut,
+    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, OrderBy, Query, Select, SetExpr, Value, VisitMut,
+    VisitorMut,
 };
 use sqlparser::dialect::Dialect as SqlDialect;
 use sqlparser::parser::Parser;
@@ -65,11 +65,9 @@ pub fn rewrite(
     if !grain.fans_out() {
         return Ok(None);
     }
-    let original = sql.trim().trim_end_matches(';').trim().to_string();
+    let (original, q) = super::parse_query(sql, dialect, "COUNT(*)")?;
+    let Some(mut q) = q else { return Ok(None) };
     let d = parser_dialect(dialect);
-    let mut stmts = Parser::parse_sql(&*d, &original)
-        .map_err(|e| Error::Sql(format!("the COUNT(*) analysis cannot parse the SQL as {}: {e}", dialect.as_str())))?;
-    let [Statement::Query(q)] = stmts.as_mut_slice() else { return Ok(None) };
     let mut v = Counter {
         grain,
         view_name: view_name.to_ascii_lowercase(),

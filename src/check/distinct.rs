@@ -36,10 +36,7 @@
 //!   select item's alias or position (an order by another instance's
 //!   column would depend on which of the repeated rows is kept).
 
-use sqlparser::ast::{
-    Distinct, Expr, GroupByExpr, OrderBy, OrderByKind, Query, Select, SelectItem, SetExpr, Statement,
-};
-use sqlparser::parser::Parser;
+use sqlparser::ast::{Distinct, Expr, GroupByExpr, OrderBy, OrderByKind, Query, Select, SelectItem, SetExpr};
 
 use super::aggregates::AGGREGATES;
 use super::fanout::{parse_select, row_number_over, view_binding};
@@ -59,12 +56,10 @@ pub fn analyze(sql: &str, grain: &Grain, view_name: &str, dialect: Dialect) -> R
     if grain.instances.is_empty() || !grain.fans_out() {
         return Ok(None);
     }
-    let original = sql.trim().trim_end_matches(';').trim().to_string();
+    let (original, q) = super::parse_query(sql, dialect, "DISTINCT")?;
+    let Some(mut q) = q else { return Ok(None) };
+    let q: &mut Query = &mut q;
     let d = parser_dialect(dialect);
-    let mut stmts = Parser::parse_sql(&*d, &original)
-        .map_err(|e| Error::Sql(format!("the DISTINCT analysis cannot parse the SQL as {}: {e}", dialect.as_str())))?;
-    let [Statement::Query(q)] = stmts.as_mut_slice() else { return Ok(None) };
-    let q: &mut Query = q.as_mut();
     if q.with.is_some() {
         return Ok(None);
     }

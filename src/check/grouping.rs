@@ -24,14 +24,12 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{Expr, Function, GroupByExpr, Ident, Select, SelectItem, SetExpr, Statement, Visit, Visitor};
-use sqlparser::parser::Parser;
+use sqlparser::ast::{Expr, Function, GroupByExpr, Ident, Select, SelectItem, SetExpr, Visit, Visitor};
 
 use super::aggregates::AGGREGATES;
 use super::fanout::view_binding;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::sql::analyze::column_name;
-use crate::sql::guard::parser_dialect;
 use crate::types::{Dialect, GroupNote};
 use crate::view::sql::quote_alias;
 
@@ -47,11 +45,8 @@ pub fn rewrite(sql: &str, view_name: &str, by: &[(String, String)], dialect: Dia
     if by.is_empty() {
         return Ok(None);
     }
-    let original = sql.trim().trim_end_matches(';').trim().to_string();
-    let d = parser_dialect(dialect);
-    let mut stmts = Parser::parse_sql(&*d, &original)
-        .map_err(|e| Error::Sql(format!("the by-group analysis cannot parse the SQL as {}: {e}", dialect.as_str())))?;
-    let [Statement::Query(q)] = stmts.as_mut_slice() else { return Ok(None) };
+    let (original, q) = super::parse_query(sql, dialect, "by-group")?;
+    let Some(mut q) = q else { return Ok(None) };
     if q.with.is_some() || q.limit_clause.is_some() || q.fetch.is_some() {
         return Ok(None);
     }

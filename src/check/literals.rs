@@ -34,13 +34,11 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{BinaryOperator, Expr, Query, Select, SetExpr, Statement, Value, VisitMut, VisitorMut};
-use sqlparser::parser::Parser;
+use sqlparser::ast::{BinaryOperator, Expr, Query, Select, SetExpr, Value, VisitMut, VisitorMut};
 
 use super::fanout::view_binding;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::sql::analyze::column_name;
-use crate::sql::guard::parser_dialect;
 use crate::types::{Dialect, LiteralNote};
 
 /// Whether `lucy ask` and `lucy bench` drop such filters by default
@@ -71,12 +69,8 @@ pub fn rewrite(
     if entities.is_empty() {
         return Ok(None);
     }
-    let original = sql.trim().trim_end_matches(';').trim().to_string();
-    let d = parser_dialect(dialect);
-    let mut stmts = Parser::parse_sql(&*d, &original).map_err(|e| {
-        Error::Sql(format!("the entity-literal analysis cannot parse the SQL as {}: {e}", dialect.as_str()))
-    })?;
-    let [Statement::Query(q)] = stmts.as_mut_slice() else { return Ok(None) };
+    let (original, q) = super::parse_query(sql, dialect, "entity-literal")?;
+    let Some(mut q) = q else { return Ok(None) };
     let mut v = Dropper {
         view_name: view_name.to_ascii_lowercase(),
         entities: entities.iter().map(|e| e.to_ascii_lowercase()).collect(),
