@@ -640,7 +640,9 @@ const ACME_S19_DEFAULTS: Run = Run {
 /// never holds is dropped (`--entity-literals on`: the model copies the
 /// descriptions' example values), and an aggregate over every row is
 /// grouped by the column the question asks "by" (`--by-groups on`). ACME
-/// 19 → 21; DDO and the Spider sample unchanged (16, 63).
+/// 19 → 21; DDO and the Spider sample unchanged (16, 63). Since session
+/// 21 a `col IS NOT NULL` test alone no longer keeps `--by-groups` from
+/// grouping by `col` (ACME 21 → 22: IQ_5b813c2c; the fresh 20: 8 → 9).
 const S20_DEFAULTS: &[&str] = &["--entity-literals", "on", "--by-groups", "on", "--shorten-prompt", "on"];
 
 const DDO_S20_DEFAULTS: Run = Run {
@@ -670,6 +672,46 @@ const ACME_S20_DEFAULTS: Run = Run {
     methods: &["lucy"],
     recorded: None,
     flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS],
+    pool: None,
+};
+
+/// Session 21's default (issue 23): a text filter whose literal the
+/// database does not hold in that column is respelled to the one value it
+/// folds to, or moved to the one other view column holding it, when the
+/// question holds it (`--value-literals on`; the value index, no prompt
+/// change). The Spider sample 63 → 64 (113: `countries_Continent =
+/// 'France'` → `countries_CountryName = 'france'`); DDO and ACME unchanged
+/// (it never fires there), so their runs replay to session 20's outcomes
+/// (ACME's 22 with session 21's reading of presence tests in `--by-groups`).
+const S21_DEFAULTS: &[&str] = &["--value-literals", "on"];
+
+const DDO_S21_DEFAULTS: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-s20-defaults.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS],
+    pool: None,
+};
+
+const SPIDER_S21_DEFAULTS: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-s21-defaults.expected.json",
+    methods: &["lucy"],
+    recorded: Some(100),
+    flags: &[&["--sample", "100", "--seed", "1"], S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS],
+    pool: None,
+};
+
+const ACME_S21_DEFAULTS: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
+    expected: "benchmarks/cassettes/acme-s20-defaults.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS],
     pool: None,
 };
 
@@ -754,6 +796,19 @@ const ACME_FEWSHOT_S19: Run = Run {
     pool: Some("in-database"),
 };
 
+/// RASL on ACME, all 44 (issue 24), recorded fresh into the methods
+/// cassette in four stretches over sessions 19–21 (binaries of `5a91179`
+/// and `a6f67c0`: RASL unchanged between them), 159 calls: 2 of 44.
+const ACME_RASL_S21: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-methods-s18.jsonl",
+    expected: "benchmarks/cassettes/acme-rasl-s21.expected.json",
+    methods: &["rasl"],
+    recorded: None,
+    flags: &[],
+    pool: None,
+};
+
 /// Session 12's `--typed-measures on` on DDO (issue 23), recorded into
 /// session 9's defaults cassette (phase 1 replayed, QueryView fresh) and
 /// appended to it.
@@ -815,7 +870,8 @@ fn bench(
     // (`--kind-names`, `--kind-instance`: on by default since session 18),
     // nor session 19's `--inner-branches named` and `--lookup-filters named`,
     // nor session 20's `--entity-literals on`, `--by-groups on` and
-    // `--shorten-prompt on` (a prompt over the context asked again shorter).
+    // `--shorten-prompt on` (a prompt over the context asked again shorter),
+    // nor session 21's `--value-literals on`.
     for (flag, off) in [
         ("--count-names", "off"),
         ("--table-names", "off"),
@@ -828,6 +884,7 @@ fn bench(
         ("--entity-literals", "off"),
         ("--by-groups", "off"),
         ("--shorten-prompt", "off"),
+        ("--value-literals", "off"),
     ] {
         if !flags.iter().copied().flatten().any(|f| *f == flag) {
             cmd.args([flag, off]);
@@ -1013,6 +1070,14 @@ fn the_session_20_default_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&SPIDER_S20_DEFAULTS);
     replays_to_the_committed_outcome(&ACME_S20_DEFAULTS);
     replays_to_the_committed_outcome(&ACME_S20_FRESH20);
+}
+
+#[test]
+fn the_session_21_default_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&DDO_S21_DEFAULTS);
+    replays_to_the_committed_outcome(&SPIDER_S21_DEFAULTS);
+    replays_to_the_committed_outcome(&ACME_S21_DEFAULTS);
+    replays_to_the_committed_outcome(&ACME_RASL_S21);
 }
 
 #[test]

@@ -19,7 +19,8 @@
 //! BY, HAVING, LIMIT or set operation, and every item of its select list is
 //! an aggregate (not a window); only columns its WHERE does not read (a
 //! question that fixes the policy number, "claims of policy 31003000336
-//! by policy number", needs no group). Everything else is left as written.
+//! by policy number", needs no group; a `col IS NOT NULL` test alone fixes
+//! no value and does not count). Everything else is left as written.
 //! Applied before the fan-out analysis, which then sees the group.
 
 use std::ops::ControlFlow;
@@ -142,23 +143,41 @@ fn is_aggregate(f: &Function) -> bool {
         .is_some_and(|i| AGGREGATES.contains(&i.value.to_ascii_lowercase().as_str()))
 }
 
-/// The column names (lower case, unqualified) the WHERE reads.
+/// The column names (lower case, unqualified) the WHERE reads, other than
+/// in `col IS NOT NULL` tests alone (a presence test fixes no value: "the
+/// loss amounts by claim number" with `WHERE Claim_Number IS NOT NULL` still
+/// asks one total per claim number).
 fn where_columns(sel: &Select) -> Vec<String> {
-    struct Cols(Vec<String>);
+    struct Cols {
+        all: Vec<String>,
+        present: Vec<String>,
+    }
     impl Visitor for Cols {
         type Break = ();
         fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
             if let Some((_, c)) = column_name(e) {
-                self.0.push(c);
+                self.all.push(c);
+            } else if let Expr::IsNotNull(inner) = e {
+                if let Some((_, c)) = column_name(inner) {
+                    self.present.push(c);
+                }
             }
             ControlFlow::Continue(())
         }
     }
-    let mut c = Cols(Vec::new());
+    let mut c = Cols { all: Vec::new(), present: Vec::new() };
     if let Some(w) = &sel.selection {
         let _ = w.visit(&mut c);
     }
-    c.0
+    let mut read = Vec::new();
+    for col in &c.all {
+        let n = c.all.iter().filter(|x| *x == col).count();
+        let present = c.present.iter().filter(|x| *x == col).count();
+        if n > present && !read.contains(col) {
+            read.push(col.clone());
+        }
+    }
+    read
 }
 
 #[cfg(test)]

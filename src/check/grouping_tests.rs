@@ -51,6 +51,8 @@ fn queries_that_already_group_list_or_fix_the_column_are_left_alone() {
         "SELECT SUM(a) FROM lucy_view HAVING SUM(a) > 1",
         "SELECT SUM(a) FROM lucy_view LIMIT 1",
         "SELECT SUM(a) FROM lucy_view WHERE Policy_Policy_Number = '1'",
+        "SELECT SUM(a) FROM lucy_view WHERE Policy_Policy_Number IS NULL",
+        "SELECT SUM(a) FROM lucy_view WHERE Policy_Policy_Number IS NOT NULL AND Policy_Policy_Number <> '1'",
         "SELECT SUM(a) OVER () FROM lucy_view",
         "SELECT COUNT(*) FROM other_table",
         "SELECT SUM(a) FROM lucy_view UNION SELECT SUM(b) FROM lucy_view",
@@ -59,4 +61,19 @@ fn queries_that_already_group_list_or_fix_the_column_are_left_alone() {
         assert_eq!(run(sql, &p), None, "{sql}");
     }
     assert_eq!(run("SELECT SUM(a) FROM lucy_view", &[]), None);
+}
+
+#[test]
+fn a_presence_test_alone_does_not_fix_the_column() {
+    // "the loss amounts by claim number": the model kept the claims that
+    // have a number and summed over all of them.
+    let n = run(
+        "SELECT SUM(lp) + SUM(lr) AS total FROM lucy_view WHERE Claim_Number IS NOT NULL",
+        &[("claim number", "Claim_Number")],
+    )
+    .unwrap();
+    assert_eq!(
+        n.rewritten,
+        "SELECT Claim_Number, SUM(lp) + SUM(lr) AS total FROM lucy_view WHERE Claim_Number IS NOT NULL GROUP BY Claim_Number"
+    );
 }

@@ -12,6 +12,7 @@ pub mod fanout;
 pub mod grouping;
 pub mod inclusion;
 pub mod literals;
+pub mod values;
 
 pub use base::{check_sql, CheckReport, Finding, FindingKind};
 

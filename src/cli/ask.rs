@@ -261,6 +261,14 @@ pub struct NameFlags {
     /// one, group by that column (added in front of the select list).
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::grouping::DEFAULT_ON))]
     pub by_groups: OnOff,
+    /// Mend a text filter whose literal the database does not hold in that
+    /// column: respell it to the one value it equals up to case and
+    /// accents ('closed' → 'Closed'), or, when the question holds it, read
+    /// it from the one other view column that does (countries_Continent =
+    /// 'France' → countries_CountryName = 'france'). Needs the database
+    /// (--execute); no LLM call.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::values::DEFAULT_ON))]
+    pub value_literals: OnOff,
     /// When QueryView's prompt does not fit the model's context, ask once
     /// more with the view's column descriptions cut short (60 characters).
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::On)]
@@ -302,6 +310,7 @@ impl NameFlags {
         opts.count_names = self.count_names.is_on();
         opts.entity_literals = self.entity_literals.is_on();
         opts.by_groups = self.by_groups.is_on();
+        opts.value_literals = self.value_literals.is_on();
         opts.shorten_prompt = self.shorten_prompt.is_on();
         opts.drop_unjoinable = self.drop_unjoinable.is_on();
         opts.inner_branches = self.inner_branches.into();
@@ -530,6 +539,9 @@ fn after_notes(o: &AskOutcome) -> Vec<String> {
     if let Some(a) = t.query_view.as_ref().and_then(|q| q.attempts.iter().rev().find(|a| a.validation.ok)) {
         if let Some(l) = &a.literals {
             notes.push(format!("SQL rewritten: {} (--entity-literals)", l.describe()));
+        }
+        if let Some(v) = &a.values {
+            notes.push(format!("SQL rewritten: {} (--value-literals)", v.describe()));
         }
         if let Some(g) = &a.grouped {
             notes.push(format!("SQL rewritten: {} (--by-groups)", g.describe()));

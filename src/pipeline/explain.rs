@@ -386,6 +386,9 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
         if let Some(l) = &a.literals {
             let _ = writeln!(s, "    {} (--entity-literals on)", l.describe());
         }
+        if let Some(v) = &a.values {
+            let _ = writeln!(s, "    {} (--value-literals on)", v.describe());
+        }
         if let Some(g) = &a.grouped {
             let _ = writeln!(s, "    {} (--by-groups on)", g.describe());
         }

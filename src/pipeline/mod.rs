@@ -222,6 +222,13 @@ pub struct AskOptions {
     /// ([`crate::check::grouping::DEFAULT_ON`]).
     #[serde(default = "default_by_groups", skip_serializing_if = "is_default_by_groups")]
     pub by_groups: bool,
+    /// Mend a QueryView text filter whose literal the database does not
+    /// hold in that column: respelled to the one value it folds to, or
+    /// moved to the one other view column holding it (`check::values`;
+    /// `--value-literals`; needs the database). On by default
+    /// ([`crate::check::values::DEFAULT_ON`]).
+    #[serde(default = "default_value_literals", skip_serializing_if = "is_default_value_literals")]
+    pub value_literals: bool,
     /// When QueryView's prompt does not fit the model's context, ask once
     /// more with the column descriptions cut to
     /// [`query::COMPACT_DESCRIPTIONS`] characters (`--shorten-prompt`). On
@@ -318,6 +325,14 @@ fn is_default_entity_literals(b: &bool) -> bool {
     *b == crate::check::literals::DEFAULT_ON
 }
 
+fn default_value_literals() -> bool {
+    crate::check::values::DEFAULT_ON
+}
+
+fn is_default_value_literals(b: &bool) -> bool {
+    *b == crate::check::values::DEFAULT_ON
+}
+
 fn default_by_groups() -> bool {
     crate::check::grouping::DEFAULT_ON
 }
@@ -392,6 +407,7 @@ impl Default for AskOptions {
             count_names: crate::check::counted::DEFAULT_ON,
             entity_literals: crate::check::literals::DEFAULT_ON,
             by_groups: crate::check::grouping::DEFAULT_ON,
+            value_literals: crate::check::values::DEFAULT_ON,
             shorten_prompt: true,
             drop_unjoinable: unjoinable::DEFAULT_ON,
             inner_branches: branches::DEFAULT,
@@ -965,10 +981,11 @@ pub fn ask_with_progress(
     }
 }
 
-/// What the question's words say about QueryView's query
-/// (`--entity-literals`, `--by-groups`), or `None` when both are off.
+/// What the question's words and the database's values say about
+/// QueryView's query (`--entity-literals`, `--by-groups`,
+/// `--value-literals`), or `None` when all are off.
 fn grounding(graph: &SchemaGraph, question: &str, view: &ViewResult, opts: &AskOptions) -> Option<query::Grounding> {
-    if !opts.entity_literals && !opts.by_groups {
+    if !opts.entity_literals && !opts.by_groups && !opts.value_literals {
         return None;
     }
     let entities = if opts.entity_literals {
@@ -992,7 +1009,42 @@ fn grounding(graph: &SchemaGraph, question: &str, view: &ViewResult, opts: &AskO
     } else {
         Vec::new()
     };
-    Some(query::Grounding { view_name: view.view_name.clone(), question: question.to_string(), entities, by })
+    let values = if opts.value_literals { complete_values(graph, view, opts) } else { Vec::new() };
+    Some(query::Grounding {
+        view_name: view.view_name.clone(),
+        question: question.to_string(),
+        entities,
+        by,
+        values,
+        fold: link::values::fold,
+    })
+}
+
+/// The view's text columns whose values the database's value index holds
+/// completely, and its numeric columns (`--value-literals`); none without
+/// a database or when the index cannot be read.
+fn complete_values(
+    graph: &SchemaGraph,
+    view: &ViewResult,
+    opts: &AskOptions,
+) -> Vec<crate::check::values::ValueColumn> {
+    use crate::check::values::{is_numeric_type, ValueColumn};
+    let Some(db) = &opts.execute else { return Vec::new() };
+    let Ok((index, _)) = link::values::shared(graph, db) else { return Vec::new() };
+    view.columns
+        .iter()
+        .filter_map(|c| {
+            let sql_type = graph
+                .table_id(&c.table)
+                .and_then(|t| graph.table(t).columns.iter().find(|x| x.name == c.column))
+                .map(|x| x.sql_type.as_str())?;
+            if is_numeric_type(sql_type) {
+                return Some(ValueColumn { alias: c.alias.clone(), values: Vec::new(), numeric: true });
+            }
+            let cv = index.columns.iter().find(|x| x.complete && x.table == c.table && x.column == c.column)?;
+            Some(ValueColumn { alias: c.alias.clone(), values: cv.values.clone(), numeric: false })
+        })
+        .collect()
 }
 
 /// Whether `column` alone is the primary key of `table`.

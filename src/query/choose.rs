@@ -123,6 +123,7 @@ pub fn generate_sql_voted(
             distinct: attempt.distinct,
             counted: attempt.counted,
             literals: attempt.literals,
+            values: attempt.values,
             grouped: attempt.grouped,
             ..SqlCandidate::default()
         });
@@ -166,6 +167,7 @@ pub fn generate_sql_voted(
         distinct: cand.distinct.clone(),
         counted: cand.counted.clone(),
         literals: cand.literals.clone(),
+        values: cand.values.clone(),
         grouped: cand.grouped.clone(),
         check: None,
     });

@@ -140,7 +140,7 @@ pub struct SqlTask<'a> {
 
 /// What the question's words say about a query over the view
 /// ([`SqlTask::grounding`]).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Grounding {
     pub view_name: String,
     pub question: String,
@@ -152,6 +152,14 @@ pub struct Grounding {
     /// an ungrouped aggregate query is grouped by them
     /// (`crate::check::grouping`); empty to add no group.
     pub by: Vec<(String, String)>,
+    /// The view's text columns whose values the value index holds
+    /// completely: a filter on one of them with a literal it does not hold
+    /// is respelled or moved (`crate::check::values`); empty to leave
+    /// every filter.
+    pub values: Vec<crate::check::values::ValueColumn>,
+    /// Lower-cases and strips accents (`link::values::fold`), for
+    /// [`values`](Self::values).
+    pub fold: fn(&str) -> String,
 }
 
 /// The follow-up rounds of [`generate_sql`]: after a rejected or failing
@@ -566,6 +574,7 @@ fn check_and_run(task: &SqlTask, sql: String, attempt: &mut SqlAttempt) -> (Resu
     attempt.validation =
         Validation { ok: true, error: None, relations: checked.relations.clone(), columns: checked.columns.clone() };
     let checked = match apply_literals(task, checked, attempt)
+        .and_then(|c| apply_values(task, c, attempt))
         .and_then(|c| apply_grouping(task, c, attempt))
         .and_then(|c| apply_counted(task, c, attempt))
         .and_then(|c| apply_fanout(task, c, attempt))
@@ -647,6 +656,22 @@ fn apply_literals(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt)
     };
     let rewritten = guarded(task, &note.rewritten, "entity-literal", "--entity-literals off")?;
     attempt.literals = Some(note);
+    Ok(rewritten)
+}
+
+/// `--value-literals on`: a text filter the database does not hold in its
+/// column respelled or moved to the column that holds it; the rewrite
+/// must pass the guard too.
+fn apply_values(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -> Result<CheckedSql> {
+    let Some(g) = &task.grounding else { return Ok(checked) };
+    let fold = |s: &str| (g.fold)(s);
+    let Some(note) =
+        crate::check::values::rewrite(&checked.sql, &g.view_name, &g.values, &g.question, &fold, task.dialect)?
+    else {
+        return Ok(checked);
+    };
+    let rewritten = guarded(task, &note.rewritten, "value-literal", "--value-literals off")?;
+    attempt.values = Some(note);
     Ok(rewritten)
 }
 

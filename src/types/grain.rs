@@ -352,6 +352,31 @@ impl LiteralNote {
     }
 }
 
+/// Filters mended by the database's values: a text literal the column
+/// does not hold, respelled to the one value it folds to or moved to the
+/// one other view column holding it (`--value-literals on`,
+/// `check::values`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ValueNote {
+    /// Each mended conjunct, before → after
+    /// (`countries_Continent = 'France' → countries_CountryName = 'france'`).
+    pub changes: Vec<String>,
+    /// The query as written.
+    pub original: String,
+    /// The query that ran.
+    pub rewritten: String,
+}
+
+impl ValueNote {
+    /// One line for traces and `lucy explain`.
+    pub fn describe(&self) -> String {
+        format!(
+            "filter mended by the database's values: {} (the literal is no value of the column as written)",
+            self.changes.join("; ")
+        )
+    }
+}
+
 /// A grouping the question asks for ("by policy number") added to an
 /// aggregate query over the view that had none (`--by-groups on`,
 /// `check::grouping`).

@@ -13,6 +13,7 @@ pub mod value;
 
 pub use grain::{
     CountNote, DistinctMode, DistinctNote, FanoutFinding, FanoutMode, FanoutReport, Grain, GroupNote, LiteralNote,
+    ValueNote,
 };
 pub use ids::{ColumnId, RelId, TableId};
 pub use model::*;

@@ -512,6 +512,10 @@ pub struct SqlAttempt {
     /// (`--entity-literals on`; only when one was).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub literals: Option<super::grain::LiteralNote>,
+    /// Filters mended by the database's values (`--value-literals on`;
+    /// only when one was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<super::grain::ValueNote>,
     /// The grouping the question asks "by", added (`--by-groups on`; only
     /// when it was).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -608,6 +612,9 @@ pub struct SqlCandidate {
     /// Filters on an entity the question never names, dropped (`--entity-literals on`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub literals: Option<super::grain::LiteralNote>,
+    /// Filters mended by the database's values (`--value-literals on`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<super::grain::ValueNote>,
     /// The grouping the question asks "by", added (`--by-groups on`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grouped: Option<super::grain::GroupNote>,
