@@ -510,6 +510,15 @@ pub(super) fn view_binding(sel: &Select, view_name: &str) -> Option<String> {
     })
 }
 
+/// [`view_binding`] unquoted and lower-cased (`"T1"` → `t1`): what a
+/// column's qualifier ([`crate::sql::analyze::column_name`]) is compared
+/// with. Shared with the literal rewrites ([`super::literals`],
+/// [`super::values`]).
+pub(super) fn view_binding_key(sel: &Select, view_name: &str) -> Option<String> {
+    let b = view_binding(sel, view_name)?;
+    Some(b.trim_matches(|c| c == '"' || c == '`' || c == '[' || c == ']').to_ascii_lowercase())
+}
+
 /// The single SELECT of `sql` (the rewrites' wrappers). Shared with
 /// [`super::distinct`].
 pub(super) fn parse_select(d: &dyn SqlDialect, sql: &str) -> std::result::Result<Select, String> {

@@ -36,7 +36,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{BinaryOperator, Expr, Ident, Query, Select, SetExpr, Value, VisitMut, VisitorMut};
 
-use super::fanout::view_binding;
+use super::fanout::view_binding_key;
 use crate::error::Result;
 use crate::sql::analyze::column_name;
 use crate::types::{Dialect, ValueNote};
@@ -140,8 +140,7 @@ enum Fix {
 
 impl Mender<'_> {
     fn select(&mut self, sel: &mut Select) {
-        let Some(binding) = view_binding(sel, &self.view_name) else { return };
-        let binding = binding.trim_matches(|c| c == '"' || c == '`' || c == '[' || c == ']').to_ascii_lowercase();
+        let Some(binding) = view_binding_key(sel, &self.view_name) else { return };
         if let Some(selection) = sel.selection.as_mut() {
             self.conjuncts(selection, &binding);
         }
