@@ -715,6 +715,87 @@ const ACME_S21_DEFAULTS: Run = Run {
     pool: None,
 };
 
+/// ACME, all 44, fresh: questions 21–44 sent fresh in session 21 (binary
+/// of session 21's tree with `--value-literals`, before the `--by-groups`
+/// reading of presence tests; 10:36–11:41 UTC, builds beside it), the
+/// first 20 from session 20's fresh recording (`ACME_S20_FRESH20`),
+/// replayed with today's defaults.
+const ACME_S21_FRESH44: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-s20-fresh.jsonl",
+    expected: "benchmarks/cassettes/acme-s21-fresh44.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS],
+    pool: None,
+};
+
+/// `--core-votes majority` (session 21, off by default): MatchTables keeps
+/// only the core tables more than half of its samples named, or the
+/// question names; the 27 calls its narrower views needed were recorded
+/// fresh into each suite's cassette (binary of session 21's tree,
+/// 11:41–11:58 UTC): ACME 22 → 23 (IQ_43461e70), DDO 16 and the Spider
+/// sample 64 unchanged, none lost; held-out: DDO's 5 → 5, ACME's 4 → 3.
+const MAJORITY: &[&str] = &["--core-votes", "majority"];
+
+const DDO_S21_MAJORITY: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
+    expected: "benchmarks/cassettes/ddo-s21-majority.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, MAJORITY],
+    pool: None,
+};
+
+const SPIDER_S21_MAJORITY: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-s21-majority.expected.json",
+    methods: &["lucy"],
+    recorded: Some(100),
+    flags: &[
+        &["--sample", "100", "--seed", "1"],
+        S15_HINTS,
+        S18_DEFAULTS,
+        S19_DEFAULTS,
+        S20_DEFAULTS,
+        S21_DEFAULTS,
+        MAJORITY,
+    ],
+    pool: None,
+};
+
+const ACME_S21_MAJORITY: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-qwen2.5-coder-1.5b.jsonl",
+    expected: "benchmarks/cassettes/acme-s21-majority.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, MAJORITY],
+    pool: None,
+};
+
+const DDO_HELDOUT_MAJORITY: Run = Run {
+    suite: "ddo-heldout",
+    cassette: "benchmarks/cassettes/ddo-heldout-s20.jsonl",
+    expected: "benchmarks/cassettes/ddo-heldout-s21-majority.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, MAJORITY],
+    pool: None,
+};
+
+const ACME_HELDOUT_MAJORITY: Run = Run {
+    suite: "acme-heldout",
+    cassette: "benchmarks/cassettes/acme-heldout-s20.jsonl",
+    expected: "benchmarks/cassettes/acme-heldout-s21-majority.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, MAJORITY],
+    pool: None,
+};
+
 /// Held-out questions (session 20): 12 on DDO's and 12 on ACME's database,
 /// written with their gold SQL before any lucy run on them and recorded
 /// fresh once with session 20's defaults (binary of this session's tree,
@@ -871,7 +952,8 @@ fn bench(
     // nor session 19's `--inner-branches named` and `--lookup-filters named`,
     // nor session 20's `--entity-literals on`, `--by-groups on` and
     // `--shorten-prompt on` (a prompt over the context asked again shorter),
-    // nor session 21's `--value-literals on`.
+    // nor session 21's `--value-literals on` (and `--core-votes` is named:
+    // `any` is the default, `majority` measured).
     for (flag, off) in [
         ("--count-names", "off"),
         ("--table-names", "off"),
@@ -885,6 +967,7 @@ fn bench(
         ("--by-groups", "off"),
         ("--shorten-prompt", "off"),
         ("--value-literals", "off"),
+        ("--core-votes", "any"),
     ] {
         if !flags.iter().copied().flatten().any(|f| *f == flag) {
             cmd.args([flag, off]);
@@ -1078,6 +1161,16 @@ fn the_session_21_default_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&SPIDER_S21_DEFAULTS);
     replays_to_the_committed_outcome(&ACME_S21_DEFAULTS);
     replays_to_the_committed_outcome(&ACME_RASL_S21);
+    replays_to_the_committed_outcome(&ACME_S21_FRESH44);
+}
+
+#[test]
+fn the_core_majority_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&DDO_S21_MAJORITY);
+    replays_to_the_committed_outcome(&SPIDER_S21_MAJORITY);
+    replays_to_the_committed_outcome(&ACME_S21_MAJORITY);
+    replays_to_the_committed_outcome(&DDO_HELDOUT_MAJORITY);
+    replays_to_the_committed_outcome(&ACME_HELDOUT_MAJORITY);
 }
 
 #[test]

@@ -177,6 +177,31 @@ pub struct LinkFlags {
     /// they are explored like the listed ones.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::named::DEFAULT_ON))]
     pub table_names: OnOff,
+    /// Which relevant core tables MatchTables' vote keeps: any that one
+    /// sample named (--min-votes), or only those more than half the samples
+    /// named, besides the tables the question names word for word (all of
+    /// them when none has a majority).
+    #[arg(long, value_enum, value_name = "ANY|MAJORITY", default_value_t = CoreVotes::default_value())]
+    pub core_votes: CoreVotes,
+}
+
+/// `--core-votes`: which core tables the first MatchTables vote keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CoreVotes {
+    /// Any table a sample named (at least --min-votes samples).
+    Any,
+    /// Tables more than half the samples named, or the question names.
+    Majority,
+}
+
+impl CoreVotes {
+    fn default_value() -> Self {
+        if lucy::link::CORE_MAJORITY {
+            CoreVotes::Majority
+        } else {
+            CoreVotes::Any
+        }
+    }
 }
 
 impl LinkFlags {
@@ -189,6 +214,7 @@ impl LinkFlags {
         m.kind_names = self.kind_names.is_on();
         m.kind_instance = self.kind_instance.is_on();
         m.table_names = self.table_names.is_on();
+        m.core_majority = self.core_votes == CoreVotes::Majority;
     }
 }
 

@@ -87,6 +87,40 @@ fn min_votes_option_drops_minority_items() {
 }
 
 #[test]
+fn core_majority_drops_the_tables_few_samples_named_unless_the_question_names_them() {
+    let chat = || {
+        FakeChat::new()
+            .on(
+                &["JSON schema of the database"],
+                &["[\"CLIENT\", \"DATACENTER\"]", "['CLIENT', 'DATACENTER', 'PAYMENT']", "CLIENT, DATACENTER"],
+            )
+            .on(&["JSON schema of the table"], &["[name]"])
+    };
+    let opts = MatchOptions { core_majority: true, ..MatchOptions::default() };
+    let (r, t) = run_with(&chat(), Q1, &opts);
+    r.unwrap();
+    assert_eq!(t.tables, ["CLIENT", "DATACENTER"]);
+    assert!(
+        t.steps[0].warnings.iter().any(|w| w.contains("--core-votes majority: dropped PAYMENT (2 of 5)")),
+        "{:?}",
+        t.steps[0].warnings
+    );
+    // Off: any vote keeps it.
+    let (_, t) = run_with(&chat(), Q1, &MatchOptions { core_majority: false, ..MatchOptions::default() });
+    assert!(t.tables.iter().any(|x| x == "PAYMENT"), "{:?}", t.tables);
+    // Named by the question: kept with two votes.
+    let (_, t) = run_with(&chat(), "Which clients use datacenters, and what payment did they make?", &opts);
+    assert!(t.tables.iter().any(|x| x == "PAYMENT"), "{:?}", t.tables);
+    // No table has a majority: all stay.
+    let chat = FakeChat::new()
+        .on(&["JSON schema of the database"], &["[CLIENT]", "[DATACENTER]", "[LOCATION]", "[COMPUTE]", "[PAYMENT]"])
+        .on(&["JSON schema of the table"], &["[name]"]);
+    let (_, t) = run_with(&chat, "Which of them are there?", &opts);
+    assert!(!t.steps[0].warnings.iter().any(|w| w.contains("--core-votes")), "{:?}", t.steps[0].warnings);
+    assert!(t.tables.iter().any(|x| x == "COMPUTE"), "{:?}", t.tables);
+}
+
+#[test]
 fn q2_walks_the_snowflake_breadth_first() {
     let chat = FakeChat::new()
         .on(&["JSON schema of the database"], &["[\"RESOURCEPOOL\"]"])

@@ -701,6 +701,9 @@ fn typed_measures_on_the_corpus_and_the_recordings() {
         "AVG(Loss_Payment_Claim_Amount_Identifier",
         // And one more difference of dates (IQ_6da3f7f, a wrong answer).
         "SELECT AVG(T2.Claim_Claim_Close_Date - T2.Claim_Claim_Open_Date)",
+        // Session 21's `--core-votes majority` recording (IQ_923f5d4e over
+        // a narrower view): the Premium marker's key divided into a sum.
+        "SUM(Premium_Policy_Amount_Identifier)",
     ];
     // The instances' amounts are quantities: the one right answer that sums
     // them (ACME IQ_d992565, the agents' total loss) is admitted.
