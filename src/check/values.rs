@@ -54,20 +54,10 @@ pub struct ValueColumn {
     /// Every short text value of the column, as stored (empty for a
     /// numeric column).
     pub values: Vec<String>,
-    /// The column's type is numeric ([`is_numeric_type`]): it holds a
-    /// literal only when the literal reads as a number.
+    /// The column's declared type is a number type (the caller reads it,
+    /// `pipeline::measures::type_class`): it holds a literal only when the
+    /// literal reads as a number.
     pub numeric: bool,
-}
-
-/// Whether a column of this SQL type holds numbers only: INT, REAL, FLOAT,
-/// DOUBLE, DECIMAL, NUMERIC, NUMBER (not dates, not text, not an empty
-/// type, which SQLite allows for anything).
-pub fn is_numeric_type(sql_type: &str) -> bool {
-    let u = sql_type.trim().to_ascii_uppercase();
-    if ["CHAR", "TEXT", "CLOB", "STRING", "DATE", "TIME", "BLOB"].iter().any(|t| u.contains(t)) {
-        return false;
-    }
-    ["INT", "REAL", "FLOA", "DOUB", "DEC", "NUMERIC", "NUMBER"].iter().any(|t| u.contains(t))
 }
 
 /// `sql` (a query over the view `view_name` that the guard admitted) with

@@ -142,6 +142,8 @@ mod tests {
             "REAL",
             "DOUBLE PRECISION",
             "DECIMAL(10,2)",
+            "decimal(10,2)",
+            "bigint",
             "numeric",
             "NUMBER(5)",
             "unsigned int",

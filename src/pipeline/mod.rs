@@ -1028,7 +1028,7 @@ fn complete_values(
     view: &ViewResult,
     opts: &AskOptions,
 ) -> Vec<crate::check::values::ValueColumn> {
-    use crate::check::values::{is_numeric_type, ValueColumn};
+    use crate::check::values::ValueColumn;
     let Some(db) = &opts.execute else { return Vec::new() };
     let Ok((index, _)) = link::values::shared(graph, db) else { return Vec::new() };
     view.columns
@@ -1038,7 +1038,7 @@ fn complete_values(
                 .table_id(&c.table)
                 .and_then(|t| graph.table(t).columns.iter().find(|x| x.name == c.column))
                 .map(|x| x.sql_type.as_str())?;
-            if is_numeric_type(sql_type) {
+            if measures::type_class(sql_type) == measures::TypeClass::Number {
                 return Some(ValueColumn { alias: c.alias.clone(), values: Vec::new(), numeric: true });
             }
             let cv = index.columns.iter().find(|x| x.complete && x.table == c.table && x.column == c.column)?;

@@ -664,9 +664,8 @@ fn apply_literals(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt)
 /// must pass the guard too.
 fn apply_values(task: &SqlTask, checked: CheckedSql, attempt: &mut SqlAttempt) -> Result<CheckedSql> {
     let Some(g) = &task.grounding else { return Ok(checked) };
-    let fold = |s: &str| (g.fold)(s);
     let Some(note) =
-        crate::check::values::rewrite(&checked.sql, &g.view_name, &g.values, &g.question, &fold, task.dialect)?
+        crate::check::values::rewrite(&checked.sql, &g.view_name, &g.values, &g.question, &g.fold, task.dialect)?
     else {
         return Ok(checked);
     };
