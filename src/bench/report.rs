@@ -15,6 +15,16 @@ fn ms(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.1} ms")).unwrap_or_else(|| "–".into())
 }
 
+const LINKED: &str = "linked schema: gold-table recall (questions holding every gold table)";
+
+/// The linked schema's recall and the questions holding every gold table.
+fn linked(s: &Summary) -> String {
+    match (s.linked_recall, s.linked_complete) {
+        (Some(r), Some(n)) => format!("{r:.2} ({n})"),
+        _ => "–".into(),
+    }
+}
+
 /// The Markdown report.
 pub fn render(run: &BenchRun) -> String {
     let s = &run.summary;
@@ -32,6 +42,9 @@ pub fn render(run: &BenchRun) -> String {
         let _ = writeln!(o, "| | {} |\n|---|---|", run.method);
         let _ = writeln!(o, "| cov_t | {} |", f2(s.cov_t));
         let _ = writeln!(o, "| cov_a | {} |", f2(s.cov_a));
+        if s.linked_recall.is_some() {
+            let _ = writeln!(o, "| {LINKED} | {} |", linked(s));
+        }
         let _ = writeln!(o, "| ex | {} |", s.ex);
         let _ = writeln!(o, "| esx | {} |", s.esx);
         let _ = writeln!(o, "| gold executable | {} / {} |\n", s.gold_executable, s.questions);
@@ -136,6 +149,7 @@ pub fn render_comparison(runs: &[BenchRun]) -> String {
     };
     o.push_str(&row("cov_t", &|s| f2(s.cov_t)));
     o.push_str(&row("cov_a", &|s| f2(s.cov_a)));
+    o.push_str(&row(LINKED, &linked));
     o.push_str(&row("ex", &|s| s.ex.to_string()));
     o.push_str(&row("esx", &|s| s.esx.to_string()));
     o.push_str(&row("LLM calls", &|s| s.llm_calls.to_string()));

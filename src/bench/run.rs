@@ -182,6 +182,12 @@ pub struct QuestionMetrics {
     pub esx: Option<bool>,
     pub cov_t: Option<f64>,
     pub cov_a: Option<f64>,
+    /// Share of the gold's tables the method's linked schema holds: the
+    /// view's tables for lucy (phase 1's where no view was built), the
+    /// selected tables for crush, rasl and ta-sql; `None` for a method that
+    /// links nothing (direct, fewshot: the whole schema) and for the oracles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linked_recall: Option<f64>,
     /// Phase-2 join accuracy against the gold (multi-table gold only).
     pub join: Option<JoinAccuracy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -339,6 +345,7 @@ fn error_result(q: &Question, msg: String) -> QuestionResult {
             esx: None,
             cov_t: None,
             cov_a: None,
+            linked_recall: None,
             join: None,
             join_mismatch: None,
             join_detail: String::new(),
@@ -408,6 +415,15 @@ fn view_tables(graph: &SchemaGraph, v: &ViewResult) -> ViewTables {
 }
 
 /// The gold query's table instances, keyed as the view's.
+/// Share of `gold`'s tables (any case) that `linked` (lower-case) holds; 1
+/// for a gold that reads no table.
+fn linked_recall(gold: &BTreeSet<String>, linked: &BTreeSet<String>) -> f64 {
+    if gold.is_empty() {
+        return 1.0;
+    }
+    gold.iter().filter(|t| linked.contains(&t.to_ascii_lowercase())).count() as f64 / gold.len() as f64
+}
+
 fn gold_instance_keys(graph: &SchemaGraph, g: &QueryRefs) -> BTreeSet<String> {
     let gi = super::instances::gold_instances(graph, g);
     gi.instances.iter().map(|&(t, r, c)| super::instances::instance_key(graph, t, r, c)).collect()
@@ -504,6 +520,16 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
         view_only: opts.oracle == Some(Oracle::Tables),
     };
     r.attribution = attribute(g, &observed);
+    if opts.oracle.is_none() {
+        let linked = match opts.method {
+            Method::Lucy => observed.view_tables.as_ref().map(|v| v.tables.clone()).or(observed.phase1_tables.clone()),
+            Method::Crush | Method::Rasl | Method::TaSql => {
+                Some(p.prediction.tables.iter().map(|t| t.to_ascii_lowercase()).collect())
+            }
+            Method::Direct | Method::DirectCheck | Method::Fewshot => None,
+        };
+        r.metrics.linked_recall = g.zip(linked).map(|(g, l)| linked_recall(&g.tables, &l));
+    }
     if let Some(t) = &p.trace {
         r.cost.llm_calls = t.phase_costs().iter().map(|(_, c)| c.llm_calls).sum();
         r.cost.prompt_tokens = t.phase_costs().iter().map(|(_, c)| c.prompt_tokens).sum();
@@ -691,4 +717,22 @@ fn pipeline_question(
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn linked_recall_is_the_share_of_gold_tables_the_linked_schema_holds() {
+        // Gold names keep the model's case; linked names are lower-case.
+        assert_eq!(linked_recall(&set(&["CLIENT", "DATACENTER"]), &set(&["client", "datacenter", "compute"])), 1.0);
+        assert_eq!(linked_recall(&set(&["CLIENT", "DATACENTER"]), &set(&["client"])), 0.5);
+        assert_eq!(linked_recall(&set(&["CLIENT"]), &set(&[])), 0.0);
+        assert_eq!(linked_recall(&set(&[]), &set(&["client"])), 1.0);
+    }
 }

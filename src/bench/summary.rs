@@ -18,6 +18,13 @@ pub struct Summary {
     /// Means over questions with a value.
     pub cov_t: Option<f64>,
     pub cov_a: Option<f64>,
+    /// Mean share of the gold's tables the method's linked schema holds
+    /// (questions with a value: see `QuestionMetrics::linked_recall`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linked_recall: Option<f64>,
+    /// Questions whose linked schema holds every gold table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linked_complete: Option<usize>,
     /// Questions whose gold SQL reads two or more tables.
     pub multi_table: usize,
     /// Multi-table questions whose view was compared with the gold joins.
@@ -59,6 +66,7 @@ impl Summary {
         let cova: Vec<f64> = results.iter().filter_map(|r| r.metrics.cov_a).collect();
         let mut solve: Vec<f64> = results.iter().filter_map(|r| r.metrics.solve_ms).collect();
         solve.sort_by(f64::total_cmp);
+        let linked: Vec<f64> = results.iter().filter_map(|r| r.metrics.linked_recall).collect();
         let joins: Vec<_> = results.iter().filter_map(|r| r.metrics.join.as_ref()).collect();
         Summary {
             questions: results.len(),
@@ -67,6 +75,8 @@ impl Summary {
             esx: results.iter().filter(|r| r.metrics.esx == Some(true)).count(),
             cov_t: mean(&covt),
             cov_a: mean(&cova),
+            linked_recall: mean(&linked),
+            linked_complete: (!linked.is_empty()).then(|| linked.iter().filter(|&&x| x >= 1.0).count()),
             multi_table: results.iter().filter(|r| r.metrics.gold_tables + r.metrics.gold_extra_instances >= 2).count(),
             join_compared: joins.len(),
             join_matched: joins.iter().filter(|j| j.matched).count(),
@@ -91,5 +101,33 @@ impl Summary {
             completion_tokens: results.iter().map(|r| r.cost.completion_tokens).sum(),
             wall_ms_total: results.iter().map(|r| r.cost.wall_ms).sum(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(linked: Option<f64>) -> QuestionResult {
+        let mut r: QuestionResult = serde_json::from_value(serde_json::json!({
+            "id": "q", "question": "", "gold_sql": "",
+            "prediction": {"tables": [], "attributes": []},
+            "metrics": {"gold": {"status": "not_run"}, "ex": null, "esx": null, "cov_t": null, "cov_a": null,
+                        "join": null, "solve_ms": null},
+            "attribution": {"label": "correct"},
+            "cost": {"wall_ms": 0.0, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "phases": []}
+        }))
+        .unwrap();
+        r.metrics.linked_recall = linked;
+        r
+    }
+
+    #[test]
+    fn linked_schema_recall_is_averaged_over_the_questions_with_a_value() {
+        let s = Summary::of(&[result(Some(1.0)), result(Some(0.5)), result(None)]);
+        assert_eq!(s.linked_recall, Some(0.75));
+        assert_eq!(s.linked_complete, Some(1));
+        let none = Summary::of(&[result(None)]);
+        assert_eq!((none.linked_recall, none.linked_complete), (None, None));
     }
 }
