@@ -890,6 +890,34 @@ const ACME_RASL_S21: Run = Run {
     pool: None,
 };
 
+/// TA-SQL on ACME, all 44 (issue 24), recorded fresh into the methods
+/// cassette in session 22 (binary of `b4fe0c2`, an AMD EPYC with AVX-512,
+/// 15:51–16:31 UTC, tests beside it), 162 calls: 3 of 44.
+const ACME_TASQL_S22: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-methods-s18.jsonl",
+    expected: "benchmarks/cassettes/acme-tasql-s22.expected.json",
+    methods: &["ta-sql"],
+    recorded: None,
+    flags: &[],
+    pool: None,
+};
+
+/// DDO with today's defaults (session 21's), every call sent fresh in
+/// session 22 on an AMD EPYC with AVX-512 (binary of `b4fe0c2`,
+/// 16:31–16:42 UTC, nothing else recording; 189 calls): 16 of 24, the
+/// same questions as the replay of the older recordings
+/// (`DDO_S21_DEFAULTS`); median 18.8 s per question.
+const DDO_S22_FRESH: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl",
+    expected: "benchmarks/cassettes/ddo-s22-fresh.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS],
+    pool: None,
+};
+
 /// Session 12's `--typed-measures on` on DDO (issue 23), recorded into
 /// session 9's defaults cassette (phase 1 replayed, QueryView fresh) and
 /// appended to it.
@@ -1162,6 +1190,12 @@ fn the_session_21_default_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&ACME_S21_DEFAULTS);
     replays_to_the_committed_outcome(&ACME_RASL_S21);
     replays_to_the_committed_outcome(&ACME_S21_FRESH44);
+}
+
+#[test]
+fn the_session_22_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&ACME_TASQL_S22);
+    replays_to_the_committed_outcome(&DDO_S22_FRESH);
 }
 
 #[test]

@@ -20,6 +20,10 @@ struct Cell {
     key: &'static str,
     /// Where it comes from, for the full table.
     source: &'static str,
+    /// The median wall per question of the recording run, as its section
+    /// reports it (machine and load differ between runs; a replay takes
+    /// no model time).
+    wall: &'static str,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -45,20 +49,50 @@ const CELLS: &[Cell] = &[
     Cell {
         suite: Suite::Ddo,
         method: "lucy",
-        file: "ddo-s20-defaults",
+        file: "ddo-s22-fresh",
         key: "lucy",
-        source: "today's defaults over session 9's recording (16 also fresh, session 19)",
+        source: "today's defaults, every call sent fresh (session 22; the replay of session 9's recording: 16 too)",
+        wall: "19 s (p95 90 s; nothing else running)",
     },
-    Cell { suite: Suite::Ddo, method: "direct", file: "ddo-defaults-s9", key: "direct", source: "session 9" },
-    Cell { suite: Suite::Ddo, method: "crush", file: "ddo-crush-s12", key: "crush", source: "session 12, budget 10" },
-    Cell { suite: Suite::Ddo, method: "rasl", file: "ddo-methods-s11", key: "rasl", source: "session 11" },
-    Cell { suite: Suite::Ddo, method: "ta-sql", file: "ddo-methods-s11", key: "ta-sql", source: "session 11" },
+    Cell {
+        suite: Suite::Ddo,
+        method: "direct",
+        file: "ddo-defaults-s9",
+        key: "direct",
+        source: "session 9",
+        wall: "–",
+    },
+    Cell {
+        suite: Suite::Ddo,
+        method: "crush",
+        file: "ddo-crush-s12",
+        key: "crush",
+        source: "session 12, budget 10",
+        wall: "50 s",
+    },
+    Cell {
+        suite: Suite::Ddo,
+        method: "rasl",
+        file: "ddo-methods-s11",
+        key: "rasl",
+        source: "session 11",
+        wall: "160 s",
+    },
+    Cell {
+        suite: Suite::Ddo,
+        method: "ta-sql",
+        file: "ddo-methods-s11",
+        key: "ta-sql",
+        source: "session 11",
+        wall: "45 s",
+    },
     Cell {
         suite: Suite::Ddo,
         method: "fewshot",
         file: "ddo-fewshot-s12",
         key: "fewshot",
         source: "session 12, in-database pool, k = 10",
+        wall: "39 s",
     },
     Cell {
         suite: Suite::Ddo,
@@ -66,6 +100,7 @@ const CELLS: &[Cell] = &[
         file: "ddo-examples-s12",
         key: "lucy",
         source: "session 12's defaults, in-database pool",
+        wall: "21 s",
     },
     Cell {
         suite: Suite::Acme,
@@ -73,16 +108,47 @@ const CELLS: &[Cell] = &[
         file: "acme-s20-defaults",
         key: "lucy",
         source: "today's defaults over the suite's recording (fresh, all 44: 20; 21 replayed)",
+        wall: "72 s (questions 21–44 fresh, session 21, builds beside)",
     },
-    Cell { suite: Suite::Acme, method: "direct", file: "acme-direct-s19", key: "direct", source: "session 19" },
-    Cell { suite: Suite::Acme, method: "crush", file: "acme-crush-s18", key: "crush", source: "session 18, budget 10" },
-    Cell { suite: Suite::Acme, method: "rasl", file: "acme-rasl-s21", key: "rasl", source: "sessions 19–21" },
+    Cell {
+        suite: Suite::Acme,
+        method: "direct",
+        file: "acme-direct-s19",
+        key: "direct",
+        source: "session 19",
+        wall: "20 s",
+    },
+    Cell {
+        suite: Suite::Acme,
+        method: "crush",
+        file: "acme-crush-s18",
+        key: "crush",
+        source: "session 18, budget 10",
+        wall: "37 s",
+    },
+    Cell {
+        suite: Suite::Acme,
+        method: "rasl",
+        file: "acme-rasl-s21",
+        key: "rasl",
+        source: "sessions 19–21",
+        wall: "– (builds beside the last stretch)",
+    },
+    Cell {
+        suite: Suite::Acme,
+        method: "ta-sql",
+        file: "acme-tasql-s22",
+        key: "ta-sql",
+        source: "session 22",
+        wall: "48 s (tests beside)",
+    },
     Cell {
         suite: Suite::Acme,
         method: "fewshot",
         file: "acme-fewshot-s19",
         key: "fewshot",
         source: "session 19, in-database pool, k = 10",
+        wall: "43 s (builds beside)",
     },
     Cell {
         suite: Suite::Spider,
@@ -90,6 +156,7 @@ const CELLS: &[Cell] = &[
         file: "spider-dev-s21-defaults",
         key: "lucy",
         source: "today's defaults over sessions 9 and 17's recordings",
+        wall: "25 s / 16 s (questions 51–75 / 76–100, session 17)",
     },
     Cell {
         suite: Suite::Spider,
@@ -97,6 +164,7 @@ const CELLS: &[Cell] = &[
         file: "spider-dev-direct-s17",
         key: "direct",
         source: "sessions 9 and 17",
+        wall: "–",
     },
     Cell {
         suite: Suite::Spider,
@@ -104,15 +172,31 @@ const CELLS: &[Cell] = &[
         file: "spider-dev-crush-s15",
         key: "crush",
         source: "session 15, budget 10",
+        wall: "26 s (questions 26–50)",
     },
-    Cell { suite: Suite::Spider, method: "rasl", file: "spider-dev-rasl-s16", key: "rasl", source: "session 16" },
-    Cell { suite: Suite::Spider, method: "ta-sql", file: "spider-dev-tasql-s17", key: "ta-sql", source: "session 17" },
+    Cell {
+        suite: Suite::Spider,
+        method: "rasl",
+        file: "spider-dev-rasl-s16",
+        key: "rasl",
+        source: "session 16",
+        wall: "62 s (the first 25)",
+    },
+    Cell {
+        suite: Suite::Spider,
+        method: "ta-sql",
+        file: "spider-dev-tasql-s17",
+        key: "ta-sql",
+        source: "session 17",
+        wall: "65 s (descriptions included, under load)",
+    },
     Cell {
         suite: Suite::Spider,
         method: "fewshot",
         file: "spider-dev-fewshot-s15",
         key: "fewshot",
         source: "session 15, cross-database pool, k = 10",
+        wall: "16 s",
     },
 ];
 
@@ -205,7 +289,7 @@ fn matrix() -> String {
 /// The full table: one row per suite and method.
 fn table() -> String {
     let mut o = String::from(
-        "| suite | method | questions | ex | esx | linked schema: gold-table recall (questions holding every gold table) | LLM calls / question | tokens / question (prompt / completion) | run |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| suite | method | questions | ex | esx | linked schema: gold-table recall (questions holding every gold table) | LLM calls / question | tokens / question (prompt / completion) | median wall / question, recording run | run |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for suite in [Suite::Ddo, Suite::Acme, Suite::Spider] {
         for m in METHODS {
@@ -225,13 +309,14 @@ fn table() -> String {
                 let linked =
                     x.linked.map(|(r, n)| format!("{r:.2} ({n})")).unwrap_or_else(|| "– (whole schema)".into());
                 o.push_str(&format!(
-                    "| {} | {m} | {which} | {} | {} | {linked} | {:.1} | {} / {} | {} |\n",
+                    "| {} | {m} | {which} | {} | {} | {linked} | {:.1} | {} / {} | {} | {} |\n",
                     suite.name(),
                     x.ex,
                     x.esx,
                     x.calls,
                     thousands(x.prompt_tokens),
                     thousands(x.completion_tokens),
+                    c.wall,
                     c.source
                 ));
             }
