@@ -345,27 +345,28 @@ const DDO_FEWSHOT_S12: Run = Run {
     pool: Some("in-database"),
 };
 
-/// `fewshot` (DynVS) on the Spider sample's first 50 with the
-/// cross-database pool (`lucy examples pool --suite spider-dev --kind
-/// cross-database`: the other databases' questions), session 15.
+/// `fewshot` (DynVS) on the Spider sample with the cross-database pool
+/// (`lucy examples pool --suite spider-dev --kind cross-database`: the
+/// other databases' questions): the first 50 in session 15, questions
+/// 51–100 in session 22 (62 calls).
 const SPIDER_FEWSHOT_S15: Run = Run {
     suite: "spider-dev",
     cassette: "benchmarks/cassettes/spider-dev-methods-s15.jsonl",
     expected: "benchmarks/cassettes/spider-dev-fewshot-s15.expected.json",
     methods: &["fewshot"],
-    recorded: Some(50),
+    recorded: Some(100),
     flags: &[&["--sample", "100", "--seed", "1"], S10_DEFAULTS],
     pool: Some("cross-database"),
 };
 
-/// `crush` (budget 10) on the Spider sample's first 50 (the first 25 in
-/// session 15, 26–50 in session 16), into the same cassette.
+/// `crush` (budget 10) on the Spider sample (the first 25 in session 15,
+/// 26–50 in session 16, 51–100 in session 22), into the same cassette.
 const SPIDER_CRUSH_S15: Run = Run {
     suite: "spider-dev",
     cassette: "benchmarks/cassettes/spider-dev-methods-s15.jsonl",
     expected: "benchmarks/cassettes/spider-dev-crush-s15.expected.json",
     methods: &["crush"],
-    recorded: Some(50),
+    recorded: Some(100),
     flags: &[&["--sample", "100", "--seed", "1"]],
     pool: None,
 };
