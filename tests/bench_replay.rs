@@ -371,15 +371,15 @@ const SPIDER_CRUSH_S15: Run = Run {
     pool: None,
 };
 
-/// `rasl` on the Spider sample's first 50 (the first 45 in session 16,
-/// 46–50 in session 17), into the same cassette as the other Spider seed
-/// methods.
+/// `rasl` on the Spider sample (the first 45 in session 16, 46–50 in
+/// session 17, 51–100 in session 22), into the same cassette as the other
+/// Spider seed methods.
 const SPIDER_RASL_S16: Run = Run {
     suite: "spider-dev",
     cassette: "benchmarks/cassettes/spider-dev-methods-s15.jsonl",
     expected: "benchmarks/cassettes/spider-dev-rasl-s16.expected.json",
     methods: &["rasl"],
-    recorded: Some(50),
+    recorded: Some(100),
     flags: &[&["--sample", "100", "--seed", "1"]],
     pool: None,
 };
