@@ -414,7 +414,6 @@ fn view_tables(graph: &SchemaGraph, v: &ViewResult) -> ViewTables {
     out
 }
 
-/// The gold query's table instances, keyed as the view's.
 /// Share of `gold`'s tables (any case) that `linked` (lower-case) holds; 1
 /// for a gold that reads no table.
 fn linked_recall(gold: &BTreeSet<String>, linked: &BTreeSet<String>) -> f64 {
@@ -424,6 +423,7 @@ fn linked_recall(gold: &BTreeSet<String>, linked: &BTreeSet<String>) -> f64 {
     gold.iter().filter(|t| linked.contains(&t.to_ascii_lowercase())).count() as f64 / gold.len() as f64
 }
 
+/// The gold query's table instances, keyed as the view's.
 fn gold_instance_keys(graph: &SchemaGraph, g: &QueryRefs) -> BTreeSet<String> {
     let gi = super::instances::gold_instances(graph, g);
     gi.instances.iter().map(|&(t, r, c)| super::instances::instance_key(graph, t, r, c)).collect()
@@ -522,7 +522,9 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
     r.attribution = attribute(g, &observed);
     if opts.oracle.is_none() {
         let linked = match opts.method {
-            Method::Lucy => observed.view_tables.as_ref().map(|v| v.tables.clone()).or(observed.phase1_tables.clone()),
+            Method::Lucy => {
+                observed.view_tables.as_ref().map(|v| v.tables.clone()).or_else(|| observed.phase1_tables.clone())
+            }
             Method::Crush | Method::Rasl | Method::TaSql => {
                 Some(p.prediction.tables.iter().map(|t| t.to_ascii_lowercase()).collect())
             }
