@@ -302,8 +302,13 @@ impl Drop for Server {
 }
 
 fn serve(models: &Path) -> Server {
+    serve_with(models, &[])
+}
+
+fn serve_with(models: &Path, extra: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_lucy"))
         .args(["serve", "--models", models.to_str().unwrap(), "--addr", "127.0.0.1:0"])
+        .args(extra)
         .env_remove("LUCY_SERVE_TOKEN")
         .env_remove("LUCY_LLM_URL")
         .env("LUCY_LLM_GGUF", "off")
@@ -353,4 +358,71 @@ fn serve_lists_and_adds_examples() {
     let doc: Value = c.get(format!("{}/openapi.json", s.base)).send().unwrap().json().unwrap();
     let p = &doc["paths"]["/v1/models/{name}/examples"];
     assert!(p["get"].is_object() && p["post"]["requestBody"].is_object(), "{p}");
+}
+
+/// `POST /v1/ask` retrieves from the model's examples file as `lucy ask`
+/// does: the nearest example's SQL over the view reaches the QueryView
+/// prompt, the trace (and the streamed `query_view` event) lists it by file
+/// name, and `"examples": false` leaves it out.
+#[test]
+fn serve_asks_use_the_model_s_examples() {
+    let examples = format!("{}\n", line("Which clients use the datacenter named prod1?", PROD));
+    let (dir, model) = model_dir(Some(&examples));
+    let mock = q1_mock();
+    let url = mock.url();
+    let s = serve_with(
+        &model,
+        &["--examples-embedder", "hash", "--llm-url", &url, "--llm-model", "mock-model", "--llm-retries", "0"],
+    );
+    lucy::llm::tls::install_provider();
+    let c = reqwest::blocking::Client::new();
+    let ask = |body: Value| -> Value {
+        let r = c.post(format!("{}/v1/ask", s.base)).json(&body).send().unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        r.json().unwrap()
+    };
+    let a = ask(json!({"model": "ddo", "question": Q1, "min_votes": 2}));
+    assert!(a["failure"].is_null(), "{a}");
+    let prompts = query_view_prompts(&mock);
+    assert_eq!(prompts.len(), 1, "{prompts:?}");
+    assert!(prompts[0].contains("Question: Which clients use the datacenter named prod1?"), "{}", prompts[0]);
+    assert!(prompts[0].contains("FROM lucy_view WHERE DATACENTER_name = 'prod1'"), "{}", prompts[0]);
+    let t: Value =
+        c.get(format!("{}/v1/traces/{}", s.base, a["trace_id"].as_str().unwrap())).send().unwrap().json().unwrap();
+    assert_eq!(t["examples"]["file"], "ddo.examples.jsonl", "named without the server's directory");
+    assert_eq!(t["examples"]["used"][0]["line"], 1);
+    assert!(t["examples"]["used"][0]["in_prompt"].is_string(), "{}", t["examples"]);
+    assert!(!t.to_string().contains(dir.path().to_str().unwrap()), "no server paths in the trace");
+    // Streamed: the query_view event carries the examples for the page.
+    let r = c
+        .post(format!("{}/v1/ask", s.base))
+        .header("accept", "text/event-stream")
+        .json(&json!({"model": "ddo", "question": Q1, "min_votes": 2}))
+        .send()
+        .unwrap();
+    let text = r.text().unwrap();
+    let qv = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str::<Value>(d).unwrap())
+        .find(|d| d["trace"]["prompt"].as_str().is_some_and(|p| p.starts_with("query_view")))
+        .expect("a query_view event");
+    assert_eq!(qv["examples"]["used"][0]["line"], 1, "{qv}");
+    // "examples": false: no examples block, no trace section.
+    let before = query_view_prompts(&mock).len();
+    let a = ask(json!({"model": "ddo", "question": Q1, "min_votes": 2, "examples": false}));
+    let prompts = query_view_prompts(&mock);
+    assert_eq!(prompts.len(), before + 1);
+    assert!(!prompts[before].contains("Verified examples"), "{}", prompts[before]);
+    let t: Value =
+        c.get(format!("{}/v1/traces/{}", s.base, a["trace_id"].as_str().unwrap())).send().unwrap().json().unwrap();
+    assert!(t.get("examples").is_none(), "{}", t["examples"]);
+    // A count out of range is a 400 naming the field.
+    let r = c
+        .post(format!("{}/v1/ask", s.base))
+        .json(&json!({"model": "ddo", "question": Q1, "examples_k": 99}))
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    assert!(r.text().unwrap().contains("examples_k"));
 }

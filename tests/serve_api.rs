@@ -447,10 +447,15 @@ fn browser_asks_q1_and_opens_a_trace() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The same trace with an execution vote and verified examples, built
+    // from the trace types themselves, for the page's vote and examples
+    // sections.
+    let voted = tmp.path().join("q1-voted.json");
+    std::fs::write(&voted, serde_json::to_string(&with_vote_and_examples(&trace)).unwrap()).unwrap();
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-q1.png");
     let o = Command::new("node")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/ask_q1.cjs"))
-        .args([&s.base, shot.to_str().unwrap(), trace.to_str().unwrap()])
+        .args([&s.base, shot.to_str().unwrap(), trace.to_str().unwrap(), voted.to_str().unwrap()])
         .env("LUCY_PLAYWRIGHT", dir.join("node/node_modules/playwright-core"))
         .output()
         .unwrap();
@@ -458,4 +463,58 @@ fn browser_asks_q1_and_opens_a_trace() {
     assert!(o.status.success(), "browser test failed:\n{out}\n{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.contains(" passed, 0 failed"), "{out}");
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000, "screenshot too small");
+}
+
+/// `trace` with a three-candidate execution vote (two agree, one the guard
+/// rejected) and one verified example, as `lucy ask --exec-vote 3
+/// --examples F` would record them.
+fn with_vote_and_examples(trace: &Path) -> lucy::types::trace::Trace {
+    use lucy::types::trace::{ExamplesTrace, ExecVote, SqlCandidate, UsedExample, Validation, VoteResult};
+    let mut t = lucy::types::trace::Trace::load(trace).unwrap();
+    let qv = t.query_view.as_mut().unwrap();
+    let sql = qv.sql.clone().unwrap();
+    let ok = |chosen: bool| SqlCandidate {
+        extracted: Some(sql.clone()),
+        extraction: "sql_fence".into(),
+        validation: Validation { ok: true, ..Default::default() },
+        execution: qv.attempts[0].execution.clone(),
+        result_hash: Some("set:00112233445566ff".into()),
+        votes: 2,
+        chosen,
+        ..Default::default()
+    };
+    let bad = SqlCandidate {
+        extracted: Some("SELECT CLIENT_CLIENT_name FROM lucy_view".into()),
+        extraction: "sql_fence".into(),
+        validation: Validation {
+            ok: false,
+            error: Some("unknown column CLIENT_CLIENT_name".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    qv.exec_vote = Some(ExecVote {
+        k: 3,
+        call: None,
+        candidates: vec![ok(true), ok(false), bad],
+        results: vec![VoteResult { hash: "set:00112233445566ff".into(), members: vec![0, 1], votes: 2, row_count: 29 }],
+        chosen: Some(0),
+    });
+    t.examples = Some(ExamplesTrace {
+        file: "ddo.examples.jsonl".into(),
+        embedder: "hash".into(),
+        k: 3,
+        tables_mode: "offer".into(),
+        tables: Vec::new(),
+        used: vec![UsedExample {
+            line: 1,
+            question: "Which clients use the datacenter named prod1?".into(),
+            sql: "SELECT c.name FROM CLIENT c".into(),
+            score: 0.83,
+            tables: vec!["CLIENT".into()],
+            in_prompt: Some("SELECT DISTINCT CLIENT_name FROM lucy_view".into()),
+            left_out: None,
+        }],
+    });
+    t
 }

@@ -12,9 +12,7 @@ use super::values::Dialect;
 use super::{print_json, Ctx};
 use lucy::error::{Error, Result};
 use lucy::examples::validate::ExecCheck;
-use lucy::examples::{
-    check_entry, default_path, load_for_model, retrieve, Entry, Example, ExampleTables, ExamplesFile, ExamplesUse,
-};
+use lucy::examples::{check_entry, default_path, Entry, Example, ExampleTables, ExamplesFile, ExamplesUse};
 use lucy::graph::SchemaGraph;
 use lucy::sql::exec::Database;
 
@@ -170,16 +168,19 @@ impl AskExampleFlags {
                 p
             }
         };
-        let usable = load_for_model(&path, graph, dialect)?;
         let embedder = make_embedder(self.examples_embedder)?;
-        let retrieved = retrieve(embedder.as_ref(), question, &usable, self.examples_k)?;
-        Ok(Some(ExamplesUse {
-            file: path.display().to_string(),
-            embedder: embedder.id(),
-            k: self.examples_k,
-            tables: self.example_tables.into(),
-            retrieved,
-        }))
+        let file = path.display().to_string();
+        lucy::examples::use_file(
+            &path,
+            file,
+            graph,
+            question,
+            dialect,
+            embedder.as_ref(),
+            self.examples_k,
+            self.example_tables.into(),
+        )
+        .map(Some)
     }
 }
 

@@ -25,6 +25,7 @@ pub struct McpArgs {
 }
 
 pub fn run(args: McpArgs, _ctx: Ctx) -> Result<i32> {
+    let examples = args.served.example_retrieval();
     let (models, dbs) = args.served.split()?;
     let opts = ServeOptions {
         // Not used: MCP talks over stdio.
@@ -38,7 +39,7 @@ pub fn run(args: McpArgs, _ctx: Ctx) -> Result<i32> {
         trace_cap: 200,
     };
     let llm = build_chat_model(&args.llm.to_args())?;
-    let st = lucy::serve::state(opts, llm)?;
+    let st = lucy::serve::state_with_examples(opts, llm, examples)?;
     lucy::mcp::run_stdio(st)?;
     Ok(0)
 }

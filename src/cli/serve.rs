@@ -8,7 +8,9 @@ use super::Ctx;
 use lucy::error::{Error, Result};
 use lucy::llm::build_chat_model;
 
+use super::crush::{make_embedder, EmbedderKind};
 use super::llm::LlmFlags;
+use lucy::serve::examples::ExampleRetrieval;
 use lucy::serve::{ServeOptions, TOKEN_ENV};
 
 /// Serve the planner over HTTP: JSON API, web page at `/`, `/openapi.json`.
@@ -47,9 +49,29 @@ pub struct Served {
     /// SQLite database of a model for `execute`, as NAME=PATH (repeatable).
     #[arg(long = "db", value_name = "NAME=PATH")]
     pub dbs: Vec<String>,
+    /// Embedder that ranks a model's verified queries (MODEL.examples.jsonl)
+    /// for each ask; loaded on the first ask whose model has some.
+    #[arg(long, value_enum, default_value_t = EmbedderKind::Minilm)]
+    pub examples_embedder: EmbedderKind,
+    /// Verified queries per ask (a request's `examples_k` overrides it).
+    #[arg(long, value_name = "K", default_value_t = lucy::examples::DEFAULT_K, value_parser = super::num::count)]
+    pub examples_k: usize,
+    /// Asks never use the models' verified queries.
+    #[arg(long)]
+    pub no_examples: bool,
 }
 
 impl Served {
+    /// How asks retrieve verified queries (`--examples-embedder`,
+    /// `--examples-k`, `--no-examples`).
+    pub fn example_retrieval(&self) -> ExampleRetrieval {
+        if self.no_examples {
+            return ExampleRetrieval::off();
+        }
+        let kind = self.examples_embedder;
+        ExampleRetrieval::new(self.examples_k, Box::new(move || make_embedder(kind)))
+    }
+
     /// The model files and the `--db` pairs (model name, SQLite file).
     pub fn split(self) -> Result<(Vec<PathBuf>, Vec<(String, PathBuf)>)> {
         let mut dbs = Vec::new();
@@ -64,6 +86,7 @@ impl Served {
 }
 
 pub fn run(args: ServeArgs, _ctx: Ctx) -> Result<i32> {
+    let examples = args.served.example_retrieval();
     let (models, dbs) = args.served.split()?;
     let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.trim().is_empty());
     let opts = ServeOptions {
@@ -77,7 +100,7 @@ pub fn run(args: ServeArgs, _ctx: Ctx) -> Result<i32> {
         trace_cap: args.trace_cap,
     };
     let llm = build_chat_model(&args.llm.to_args())?;
-    let st = lucy::serve::state(opts, llm)?;
+    let st = lucy::serve::state_with_examples(opts, llm, examples)?;
     lucy::serve::run(st)?;
     Ok(0)
 }

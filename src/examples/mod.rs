@@ -78,3 +78,24 @@ pub struct ExamplesUse {
     /// The retrieved examples, most similar first.
     pub retrieved: Vec<Retrieved>,
 }
+
+/// The examples of the file at `path` nearest `question`, ready for
+/// `pipeline::ask`: the file loaded and checked against the model (a stale
+/// example is an error naming its line), then the `k` most similar by
+/// `embedder`. `file` is how the trace names the file (a server names it
+/// without its directory). Used by `lucy ask` and by `lucy serve`'s asks.
+#[allow(clippy::too_many_arguments)]
+pub fn use_file(
+    path: &std::path::Path,
+    file: String,
+    graph: &crate::graph::SchemaGraph,
+    question: &str,
+    dialect: crate::types::Dialect,
+    embedder: &dyn crate::crush::embed::Embedder,
+    k: usize,
+    tables: ExampleTables,
+) -> crate::error::Result<ExamplesUse> {
+    let usable = load_for_model(path, graph, dialect)?;
+    let retrieved = retrieve(embedder, question, &usable, k)?;
+    Ok(ExamplesUse { file, embedder: embedder.id(), k, tables, retrieved })
+}

@@ -386,6 +386,26 @@ pub struct AskBody {
     /// Also return the picture of the join path (`svg`).
     #[serde(default)]
     pub svg: bool,
+    /// Use the model's verified queries (`MODEL.examples.jsonl`, see
+    /// `/v1/models/{name}/examples`) when it has some: the nearest ones
+    /// reach QueryView's prompt over the view, and the trace's `examples`
+    /// lists them.
+    #[serde(default = "yes")]
+    pub examples: bool,
+    /// How many verified queries (default: the server's `--examples-k`).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 20))]
+    pub examples_k: Option<usize>,
+    /// Execution-guided choice (`lucy ask --exec-vote K`): K QueryView
+    /// answers sampled, each run read-only, the answer taken from the
+    /// result most of them agree on; 0 or 1: off. Needs `execute`.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 16))]
+    pub exec_vote: usize,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// `POST /v1/ask`'s answer: `lucy ask --json`'s object, the id of the kept
@@ -411,6 +431,10 @@ pub struct PhaseEvent {
     /// After `generate_view`: the picture, with MatchTables' votes (when `svg` was true).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub svg: Option<String>,
+    /// After `query_view`: the verified queries retrieved and how each was
+    /// used (the trace's `examples`), when the ask used some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub examples: Option<serde_json::Value>,
 }
 
 impl AskBody {
@@ -427,6 +451,9 @@ impl AskBody {
         if !(1..=20).contains(&self.samples) || !(1..=50).contains(&self.max_items) || !(1..=1000).contains(&self.limit)
         {
             return Err(ApiError::bad_request("samples must be 1–20, max_items 1–50, limit 1–1000"));
+        }
+        if self.examples_k.is_some_and(|k| k > 20) {
+            return Err(ApiError::bad_request("examples_k must be 0–20"));
         }
         let execute = if self.execute {
             Some(m.database.clone().ok_or_else(|| {
@@ -453,9 +480,26 @@ impl AskBody {
             dialect: self.dialect,
             time_limit_s: check_time_limit(self.time_limit, st)?,
             exec_timeout_s: st.opts.request_timeout.min(30.0),
+            exec_vote: self.exec_vote,
             ..AskOptions::default()
         })
     }
+}
+
+/// The verified queries of one ask (inside its blocking task: ranking
+/// embeds the question).
+fn with_examples(
+    st: &AppState,
+    m: &LoadedModel,
+    question: &str,
+    want: (bool, Option<usize>),
+    mut opts: AskOptions,
+) -> crate::error::Result<AskOptions> {
+    if want.0 {
+        let dialect = opts.dialect.or(m.graph.model().dialect).unwrap_or_default();
+        opts.examples = st.examples.for_ask(m, question, dialect, want.1)?;
+    }
+    Ok(opts)
 }
 
 fn wants_stream(headers: &HeaderMap) -> bool {
@@ -475,6 +519,11 @@ fn phase_event(phase: &str, trace: &Trace, graph: &crate::graph::SchemaGraph, sv
         phase: phase.to_string(),
         trace: part.unwrap_or_default(),
         svg: if svg && phase == "generate_view" { crate::render::trace_svg(trace, Some(graph)) } else { None },
+        examples: if phase == "query_view" {
+            trace.examples.as_ref().and_then(|e| serde_json::to_value(e).ok())
+        } else {
+            None
+        },
     }
 }
 
@@ -493,6 +542,7 @@ pub async fn ask(
     let llm = st.llm.clone();
     let question = b.question.clone();
     let want_svg = b.svg;
+    let want_examples = (b.examples, b.examples_k);
     // Streamed: one event per finished phase, then `result` (or `error`).
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let graph = m.graph.clone();
@@ -505,6 +555,10 @@ pub async fn ask(
             let _ = tx.send(ev);
         };
         let json = |v: &dyn erased_serde_free::ToJson| v.to_json();
+        let opts = match with_examples(&st2, &m, &question, want_examples, opts) {
+            Ok(o) => o,
+            Err(e) => return send("error", json(&ApiError::from(e).body)),
+        };
         let mut observe = |phase: &str, trace: &Trace| send(phase, json(&phase_event(phase, trace, &graph, want_svg)));
         match pipeline::ask_observed(&graph, &question, &opts, llm.as_deref(), &mut observe) {
             Ok(o) => {
@@ -542,9 +596,10 @@ pub async fn ask_core(st: &Arc<AppState>, b: AskBody) -> Result<AskResponse, Api
     let llm = st.llm.clone();
     let graph = m.graph.clone();
     let st2 = st.clone();
-    let (question, want_svg) = (b.question, b.svg);
+    let (question, want_svg, want_examples) = (b.question, b.svg, (b.examples, b.examples_k));
     run_blocking(st, move || {
         let _permit = permit;
+        let opts = with_examples(&st2, &m, &question, want_examples, opts)?;
         let o = pipeline::ask(&graph, &question, &opts, llm.as_deref())?;
         let svg = if want_svg { crate::render::trace_svg(&o.trace, Some(&graph)) } else { None };
         let summary = AskSummary::from(&o);

@@ -14,6 +14,7 @@
 
 pub mod api;
 pub mod error;
+pub mod examples;
 pub mod openapi;
 pub mod page;
 pub mod state;
@@ -84,8 +85,19 @@ impl ServeOptions {
 }
 
 /// Build the shared state: models loaded and validated (a bad model is an
-/// error naming its file).
+/// error naming its file). Asks retrieve no verified examples; see
+/// [`state_with_examples`].
 pub fn state(opts: ServeOptions, llm: Option<Box<dyn ChatModel>>) -> Result<Arc<AppState>> {
+    state_with_examples(opts, llm, examples::ExampleRetrieval::off())
+}
+
+/// [`state`] whose asks retrieve each model's verified queries
+/// (`MODEL.examples.jsonl`) as `examples` says.
+pub fn state_with_examples(
+    opts: ServeOptions,
+    llm: Option<Box<dyn ChatModel>>,
+    examples: examples::ExampleRetrieval,
+) -> Result<Arc<AppState>> {
     opts.check()?;
     let registry = Registry::load(&opts.models, &opts.dbs)?;
     Ok(Arc::new(AppState {
@@ -93,6 +105,7 @@ pub fn state(opts: ServeOptions, llm: Option<Box<dyn ChatModel>>) -> Result<Arc<
         traces: Mutex::new(TraceStore::new(opts.trace_cap)),
         registry: RwLock::new(Arc::new(registry)),
         llm: llm.map(Arc::from),
+        examples,
         opts,
     }))
 }

@@ -129,6 +129,8 @@ pub struct AppState {
     pub traces: Mutex<TraceStore>,
     /// Permits for expensive requests (asks and views).
     pub slots: Arc<tokio::sync::Semaphore>,
+    /// How asks retrieve the models' verified queries.
+    pub examples: super::examples::ExampleRetrieval,
 }
 
 impl AppState {

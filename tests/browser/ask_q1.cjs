@@ -1,15 +1,16 @@
 // The web page of `lucy serve` in a real browser (Debian's chromium driven
 // by playwright-core): ask DDO Q1 against the scripted mock LLM, check what
 // the page shows, take a screenshot, then open a trace file through the
-// page's file input (the drop zone's fallback) and check the same report.
+// page's file input (the drop zone's fallback) and check the same report,
+// and one with an execution vote and verified examples.
 //
-// node ask_q1.cjs BASE_URL SCREENSHOT.png TRACE.json
+// node ask_q1.cjs BASE_URL SCREENSHOT.png TRACE.json VOTED_TRACE.json
 // Needs LUCY_PLAYWRIGHT (path of the playwright-core package).
 "use strict";
 const { chromium } = require(process.env.LUCY_PLAYWRIGHT || "playwright-core");
 
 const Q1 = "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.";
-const [base, shot, tracePath] = process.argv.slice(2);
+const [base, shot, tracePath, votedPath] = process.argv.slice(2);
 let passed = 0;
 const failed = [];
 function check(what, ok, detail) {
@@ -71,6 +72,18 @@ function check(what, ok, detail) {
     check("trace picture", tKeys.includes("RSPOOL2CLIENT") && tKeys.includes("LOCATION"), tKeys.join(","));
     const tRows = await text("#rows-badge");
     check("trace rows (the trace keeps the first 10)", tRows.startsWith("29 row(s), first 10 shown"), tRows);
+
+    // A trace with an execution vote and verified examples.
+    await page.reload();
+    await page.waitForSelector("#model option[value=ddo]", { state: "attached" });
+    await page.setInputFiles("#trace-file", votedPath);
+    await page.waitForSelector("#vote-section", { timeout: 15000 });
+    const vote = await text("#vote-section");
+    check("vote heading", vote.includes("Execution vote: 3 of 3 candidate(s), 1 distinct result(s); candidate #0 chosen"), vote.slice(0, 200));
+    check("vote rows", vote.includes("29 row(s)") && vote.includes("set:00112233445566ff") && vote.includes("guard rejected: unknown column CLIENT_CLIENT_name"), vote);
+    const used = await text("#examples-used");
+    check("examples used", used.includes("Verified examples (1 of 3 asked for, from ddo.examples.jsonl)") && used.includes("prod1") && used.includes("0.83") && used.includes("in the prompt"), used);
+    await page.screenshot({ path: shot.replace(/\.png$/, "-vote.png"), fullPage: true });
     check("no page errors and no request off the server", problems.length === 0, problems.join("; "));
   } finally {
     await browser.close();

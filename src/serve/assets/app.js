@@ -124,6 +124,32 @@ function showView(vt, svg) {
   if (v.view_sql) body.append(el("h3", {}, "View SQL"), pre(v.view_sql));
 }
 
+// The execution vote (--exec-vote K): every sampled candidate, its guard
+// and run outcome, the result it voted with, and the one chosen.
+function voteSection(v) {
+  const outcome = (c) => {
+    if (c.same_as != null) return `same SQL as #${c.same_as}`;
+    if (!(c.validation || {}).ok) return "guard rejected" + ((c.validation || {}).error ? ": " + c.validation.error : "");
+    if (c.execution && !c.execution.ok) return "failed: " + c.execution.error;
+    return c.execution ? `${c.execution.row_count} row(s)` : "not run";
+  };
+  const rows = (v.candidates || []).map((c, i) => [i, c.extracted || "(no SQL)", outcome(c), c.result_hash || "–", c.votes, c.chosen ? "chosen" : ""]);
+  const chosen = v.chosen == null ? "none chosen: QueryView ran as without the vote" : `candidate #${v.chosen} chosen`;
+  return el("div", { class: "step", id: "vote-section" },
+    el("h3", {}, `Execution vote: ${(v.candidates || []).length} of ${v.k} candidate(s), ${(v.results || []).length} distinct result(s); ${chosen}`),
+    table(["#", "SQL", "outcome", "result", "votes", ""], rows, (i) => (v.candidates[i].votes ? "" : "dropped")));
+}
+
+// The verified queries an ask retrieved (the trace's `examples`).
+function showExamples(ex) {
+  if (!ex || !(ex.used || []).length) return;
+  show("phase-query", true);
+  const rows = ex.used.map((u) => [u.line, u.question, u.score.toFixed(2), u.in_prompt ? "in the prompt" : "left out: " + (u.left_out || "")]);
+  $("query-body").append(el("div", { class: "step", id: "examples-used" },
+    el("h3", {}, `Verified examples (${ex.used.length} of ${ex.k} asked for, from ${ex.file})`),
+    table(["line", "question", "similarity", "use"], rows, (i) => (ex.used[i].in_prompt ? "" : "dropped"))));
+}
+
 function showQuery(qt) {
   if (!qt) return;
   show("phase-query", true);
@@ -140,6 +166,7 @@ function showQuery(qt) {
     if (!val.ok && a.extracted) body.append(pre(a.extracted));
     if (a.execution && !a.execution.ok) body.append(el("p", { class: "failure" }, "execution: " + a.execution.error));
   }
+  if (qt.exec_vote) body.append(voteSection(qt.exec_vote));
 }
 
 function showRows(rows, total) {
@@ -167,7 +194,7 @@ function showResult(res) {
 function onEvent(name, data) {
   if (name === "match_tables") { showMatch(data.trace); status("MatchTables done; solving the join path…"); }
   else if (name === "generate_view") { showView(data.trace, data.svg); status("GenerateView done; writing SQL over the view…"); }
-  else if (name === "query_view") { showQuery(data.trace); status("QueryView done"); }
+  else if (name === "query_view") { showQuery(data.trace); showExamples(data.examples); status("QueryView done"); }
   else if (name === "result") showResult(data);
   else if (name === "error") status(data.error, true);
 }
@@ -208,6 +235,8 @@ async function ask(ev) {
     svg: true,
   };
   if (tables.length) body.tables = tables;
+  const k = Number($("exec-vote").value);
+  if (k > 1) body.exec_vote = k;
   if ($("stop-after").value) body.stop_after = $("stop-after").value;
   $("go").disabled = true;
   status("MatchTables: asking the LLM…");
@@ -245,6 +274,7 @@ async function openTrace(file) {
   }
   showView(trace.generate_view, svg);
   showQuery(trace.query_view);
+  showExamples(trace.examples);
   const attempts = (trace.query_view && trace.query_view.attempts) || [];
   const ex = attempts.map((a) => a.execution).filter((x) => x && x.ok).pop();
   if (ex) showRows({ columns: ex.columns, rows: ex.sample_rows, truncated: ex.truncated }, ex.row_count);
