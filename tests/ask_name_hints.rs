@@ -123,3 +123,31 @@ fn a_phrase_asked_by_tells_query_view_to_group() {
     assert!(prompt.contains(&format!("- \"policy number\": Policy_Policy_Number {GROUP}")), "{prompt}");
     assert_eq!(rows_of(&on), gold);
 }
+
+/// The model's own words are the lever (issue 23, item 7): over a copy of
+/// ACME's model without the column's synonym ("claim number"), no line
+/// names Claim_Company_Claim_Number and the answer is the claim's key;
+/// with it (the curated model), the gold rows.
+#[test]
+fn a_column_synonym_is_what_names_the_column() {
+    let gold = sqlite_rows(DB, "SELECT Company_Claim_Number, Claim_Close_Date FROM Claim");
+    let dir = tempfile::tempdir().unwrap();
+    let mut m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(MODEL).unwrap()).unwrap();
+    let claim = m["tables"].as_array_mut().unwrap().iter_mut().find(|t| t["name"] == "Claim").unwrap();
+    let col =
+        claim["columns"].as_array_mut().unwrap().iter_mut().find(|c| c["name"] == "Company_Claim_Number").unwrap();
+    assert_eq!(col["synonyms"], serde_json::json!(["claim number"]));
+    col.as_object_mut().unwrap().remove("synonyms");
+    let bare = dir.path().join("acme.json");
+    std::fs::write(&bare, serde_json::to_string(&m).unwrap()).unwrap();
+
+    let server = MockServer::start(script());
+    let without = support::ask_traced(&server.url(), bare.to_str().unwrap(), DB, Q, &[]);
+    let prompt = query_view_prompt(&server);
+    assert!(!prompt.contains(HINT), "{prompt}");
+    assert_ne!(rows_of(&without.json()), gold);
+
+    let (with, _, prompt) = ask(&[]);
+    assert!(prompt.contains(HINT), "{prompt}");
+    assert_eq!(rows_of(&with), gold);
+}

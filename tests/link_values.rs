@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use lucy::graph::SchemaGraph;
 use lucy::link::values::{self, load_or_build, MatchKind, Provenance, ValueBounds, ValueCache};
-use lucy::llm::mock::{MockServer, Script};
+use lucy::llm::mock::{MockServer, Reply, Rule, Script};
 use lucy::sql::exec::Database;
 use sha2::{Digest, Sha256};
 
@@ -287,4 +287,43 @@ fn values_on_puts_ddo_dev_datacenters_into_the_prompts_and_off_leaves_them_out()
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("--values on reads the values of the database given with --execute"));
+}
+
+/// The lever changes the answer (issue 23's per-lever test): a model that
+/// spells a name filter as the question words it (`= 'dev'`, no row) unless
+/// the prompt shows the stored values (`'dev-east-1'`, … "values starting
+/// with 'dev'"), when it writes the prefix match. With `--values on` the
+/// answer is Q1's 29 gold rows; off, it is empty. `--value-literals off`
+/// keeps the other lever that mends such filters out of it.
+#[test]
+fn values_on_turns_a_literal_guess_into_the_gold_rows() {
+    let cache = tempfile::tempdir().unwrap();
+    let script = || {
+        let mut s = Script::from_file(format!("{ROOT}/tests/fixtures/mock/ddo-q1.json")).unwrap();
+        let view = "I created a view table lucy_view";
+        s.rules.insert(
+            0,
+            Rule::when_contains([view, "(values starting with 'dev')"]).reply(Reply::ok([
+                "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```",
+            ])),
+        );
+        s.rules.insert(
+            1,
+            Rule::when_contains([view]).reply(Reply::ok([
+                "```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name = 'dev'\n```",
+            ])),
+        );
+        MockServer::start(s)
+    };
+    let rows = |extra: &[&str]| -> usize {
+        let m = script();
+        let mut args = vec!["--value-literals", "off"];
+        args.extend_from_slice(extra);
+        let out = ask(&m.url(), cache.path(), &args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["rows"]["rows"].as_array().unwrap().len()
+    };
+    assert_eq!(rows(&["--values", "on"]), 29, "the gold rows with the values in the prompt");
+    assert_eq!(rows(&[]), 0, "without them the guess finds nothing");
 }
