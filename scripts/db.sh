@@ -8,7 +8,8 @@
 #   scripts/db.sh stop   [postgres|mysql|spark]
 #   scripts/db.sh status [postgres|mysql|spark]  exit 0 when every named server answers
 #   scripts/db.sh url    postgres|mysql|spark [SUITE [DB_ID]] [--reader]
-#                                            the connection URL (of the server, or of a loaded suite's database)
+#                                            the connection URL (of the server, or of a loaded suite's database;
+#                                            SUITE `scratch`: the lucy_scratch database tests may fill and empty)
 #   scripts/db.sh load   SUITE [postgres|mysql|spark]
 #                                            load the suite's SQLite database(s) (ddo, acme, spider-dev);
 #                                            skipped when already loaded from the same file (LUCY_DB_RELOAD=1 forces)
@@ -110,9 +111,29 @@ pg_psql() { as_pg "$pg_bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$pg_sock" -p "$pg_
 
 pg_ready() { [ -n "$pg_bin" ] && as_pg "$pg_bin/pg_isready" -q -h "$pg_sock" -p "$pg_port" 2>/dev/null; }
 
+# Login roles and the scratch database; idempotent, run by every start
+# (a server started before a new database was added gets it too).
+pg_setup() {
+  pg_psql -d postgres <<'EOF' >/dev/null
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'lucy') THEN
+    CREATE ROLE lucy LOGIN CREATEDB PASSWORD 'lucy';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'lucy_reader') THEN
+    CREATE ROLE lucy_reader LOGIN PASSWORD 'lucy_reader';
+  END IF;
+END $$;
+EOF
+  # lucy_scratch: a database the tests may fill and empty (the value index's
+  # bounds on a million-row table), never a loaded suite's.
+  if ! pg_psql -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'lucy_scratch'" | grep -q 1; then
+    pg_psql -d postgres -c "CREATE DATABASE lucy_scratch OWNER lucy" >/dev/null
+  fi
+}
+
 pg_start() {
   need_pg
-  if pg_ready; then return 0; fi
+  if pg_ready; then pg_setup; return 0; fi
   mkdir -p "$pg_dir"
   if [ "$(id -u)" -eq 0 ]; then chown postgres: "$pg_dir"; pg_grant_traverse; fi
   if [ ! -s "$pg_data/PG_VERSION" ]; then
@@ -137,16 +158,7 @@ EOF
     || { tail -n 20 "$pg_log" >&2; die "PostgreSQL did not start (log: $pg_log)"; }
   for _ in $(seq 1 60); do pg_ready && break; sleep 0.5; done
   pg_ready || die "PostgreSQL is not ready after 30 s (log: $pg_log)"
-  pg_psql -d postgres <<'EOF' >/dev/null
-DO $$ BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'lucy') THEN
-    CREATE ROLE lucy LOGIN CREATEDB PASSWORD 'lucy';
-  END IF;
-  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'lucy_reader') THEN
-    CREATE ROLE lucy_reader LOGIN PASSWORD 'lucy_reader';
-  END IF;
-END $$;
-EOF
+  pg_setup
   say "PostgreSQL ready on 127.0.0.1:$pg_port"
 }
 
@@ -169,9 +181,19 @@ my_client() { mariadb --no-defaults -u root --socket="$my_sock" "$@"; }
 
 my_ready() { [ -S "$my_sock" ] && mariadb-admin --no-defaults -u root --socket="$my_sock" ping >/dev/null 2>&1; }
 
+# Users and the scratch database; idempotent, run by every start.
+my_setup() {
+  my_client <<'EOF'
+CREATE USER IF NOT EXISTS 'lucy'@'127.0.0.1' IDENTIFIED BY 'lucy';
+CREATE USER IF NOT EXISTS 'lucy_reader'@'127.0.0.1' IDENTIFIED BY 'lucy_reader';
+CREATE DATABASE IF NOT EXISTS lucy_scratch CHARACTER SET utf8mb4;
+GRANT ALL ON lucy_scratch.* TO 'lucy'@'127.0.0.1';
+EOF
+}
+
 my_start() {
   need_my
-  if my_ready; then return 0; fi
+  if my_ready; then my_setup; return 0; fi
   mkdir -p "$my_dir/run"
   if [ ! -d "$my_data/mysql" ]; then
     say "initialising MariaDB in $my_data"
@@ -185,10 +207,7 @@ my_start() {
     --performance-schema=OFF --max-connections=40 --character-set-server=utf8mb4 >/dev/null 2>&1 &
   for _ in $(seq 1 120); do my_ready && break; sleep 0.5; done
   my_ready || { tail -n 20 "$my_log" >&2; die "MariaDB is not ready after 60 s (log: $my_log)"; }
-  my_client <<'EOF'
-CREATE USER IF NOT EXISTS 'lucy'@'127.0.0.1' IDENTIFIED BY 'lucy';
-CREATE USER IF NOT EXISTS 'lucy_reader'@'127.0.0.1' IDENTIFIED BY 'lucy_reader';
-EOF
+  my_setup
   say "MariaDB ready on 127.0.0.1:$my_port"
 }
 
@@ -298,6 +317,7 @@ suite_dbs() {
 db_name() {
   case "$1" in
     ddo|acme) echo "$1" ;;
+    scratch) echo "lucy_scratch" ;;
     spider-dev|spider) [ -n "${2:-}" ] && echo "spider_$2" || echo "spider_{db_id}" ;;
     *) die "unknown suite '$1' (ddo, acme, spider-dev)" ;;
   esac
