@@ -497,7 +497,7 @@ fn with_examples(
 ) -> crate::error::Result<AskOptions> {
     if want.0 {
         let dialect = opts.dialect.or(m.graph.model().dialect).unwrap_or_default();
-        opts.examples = st.examples.for_ask(m, question, dialect, want.1)?;
+        opts.examples = st.examples.for_ask(&m.file, &m.graph, question, dialect, want.1)?;
     }
     Ok(opts)
 }

@@ -14,9 +14,8 @@ use std::sync::{Arc, OnceLock};
 use crate::crush::embed::Embedder;
 use crate::error::Result;
 use crate::examples::{ExampleTables, ExamplesUse};
+use crate::graph::SchemaGraph;
 use crate::types::Dialect;
-
-use super::state::LoadedModel;
 
 /// Builds the embedder (`lucy serve --examples-embedder`).
 pub type EmbedderFactory = Box<dyn Fn() -> Result<Box<dyn Embedder>> + Send + Sync>;
@@ -61,13 +60,15 @@ impl ExampleRetrieval {
             .clone()
     }
 
-    /// The examples for one ask on model `m`: `None` when retrieval is off,
-    /// `k` is 0, the model has no examples file, or the embedder could not
-    /// be loaded. A stale example (one that no longer checks against the
-    /// model) is an error naming the file by name and the line.
+    /// The examples for one ask on the model loaded from `model_file` as
+    /// `graph`: `None` when retrieval is off, `k` is 0, the model has no
+    /// examples file, or the embedder could not be loaded. A stale example
+    /// (one that no longer checks against the model) is an error naming the
+    /// file by name and the line.
     pub fn for_ask(
         &self,
-        m: &LoadedModel,
+        model_file: &std::path::Path,
+        graph: &SchemaGraph,
         question: &str,
         dialect: Dialect,
         k: Option<usize>,
@@ -76,14 +77,14 @@ impl ExampleRetrieval {
         if self.factory.is_none() || k == 0 {
             return Ok(None);
         }
-        let path = crate::examples::default_path(&m.file);
+        let path = crate::examples::default_path(model_file);
         if !path.is_file() {
             return Ok(None);
         }
         let Some(embedder) = self.embedder() else { return Ok(None) };
         // Answers name the file, never the server's directories.
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        crate::examples::use_file(&path, file, &m.graph, question, dialect, embedder.as_ref(), k, ExampleTables::Offer)
+        crate::examples::use_file(&path, file, graph, question, dialect, embedder.as_ref(), k, ExampleTables::Offer)
             .map(Some)
             .map_err(|e| {
                 let dir = path.parent().map(|d| format!("{}/", d.display())).unwrap_or_default();
@@ -97,14 +98,19 @@ mod tests {
     use super::*;
     use crate::crush::embed::HashEmbedder;
 
-    fn model(dir: &std::path::Path, examples: Option<&str>) -> LoadedModel {
+    struct Model {
+        file: std::path::PathBuf,
+        graph: SchemaGraph,
+    }
+
+    fn model(dir: &std::path::Path, examples: Option<&str>) -> Model {
         let file = dir.join("ddo.json");
         std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json"), &file).unwrap();
         if let Some(text) = examples {
             std::fs::write(dir.join("ddo.examples.jsonl"), text).unwrap();
         }
-        let graph = Arc::new(crate::graph::SchemaGraph::new(crate::model::load(&file).unwrap()).unwrap());
-        LoadedModel { file, graph, database: None }
+        let graph = SchemaGraph::new(crate::model::load(&file).unwrap()).unwrap();
+        Model { file, graph }
     }
 
     const LINES: &str = "{\"question\": \"Which clients use the datacenter named prod1?\", \"sql\": \"SELECT CLIENT.name FROM CLIENT\"}\n";
@@ -114,10 +120,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let m = model(dir.path(), None);
         let r = ExampleRetrieval::new(3, Box::new(|| Ok(Box::new(HashEmbedder::default()) as Box<dyn Embedder>)));
-        assert_eq!(r.for_ask(&m, "q", Dialect::Sqlite, None).unwrap(), None);
+        assert_eq!(r.for_ask(&m.file, &m.graph, "q", Dialect::Sqlite, None).unwrap(), None);
         let m = model(dir.path(), Some(LINES));
-        assert_eq!(ExampleRetrieval::off().for_ask(&m, "q", Dialect::Sqlite, None).unwrap(), None);
-        assert_eq!(r.for_ask(&m, "q", Dialect::Sqlite, Some(0)).unwrap(), None);
+        assert_eq!(ExampleRetrieval::off().for_ask(&m.file, &m.graph, "q", Dialect::Sqlite, None).unwrap(), None);
+        assert_eq!(r.for_ask(&m.file, &m.graph, "q", Dialect::Sqlite, Some(0)).unwrap(), None);
     }
 
     #[test]
@@ -125,14 +131,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let m = model(dir.path(), Some(LINES));
         let r = ExampleRetrieval::new(3, Box::new(|| Ok(Box::new(HashEmbedder::default()) as Box<dyn Embedder>)));
-        let u = r.for_ask(&m, "clients of prod1", Dialect::Sqlite, None).unwrap().expect("examples");
+        let u = r.for_ask(&m.file, &m.graph, "clients of prod1", Dialect::Sqlite, None).unwrap().expect("examples");
         assert_eq!((u.file.as_str(), u.k, u.retrieved.len()), ("ddo.examples.jsonl", 3, 1));
         std::fs::write(
             dir.path().join("ddo.examples.jsonl"),
             "{\"question\": \"x\", \"sql\": \"SELECT nope FROM CLIENT\"}\n",
         )
         .unwrap();
-        let e = r.for_ask(&m, "q", Dialect::Sqlite, None).unwrap_err().to_string();
+        let e = r.for_ask(&m.file, &m.graph, "q", Dialect::Sqlite, None).unwrap_err().to_string();
         assert!(e.contains("ddo.examples.jsonl:1") && !e.contains(dir.path().to_str().unwrap()), "{e}");
     }
 
@@ -141,6 +147,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let m = model(dir.path(), Some(LINES));
         let r = ExampleRetrieval::new(3, Box::new(|| Err(crate::error::Error::Input("MiniLM files absent".into()))));
-        assert_eq!(r.for_ask(&m, "q", Dialect::Sqlite, None).unwrap(), None);
+        assert_eq!(r.for_ask(&m.file, &m.graph, "q", Dialect::Sqlite, None).unwrap(), None);
     }
 }
