@@ -22,7 +22,10 @@ struct Cell {
     source: &'static str,
     /// The median wall per question of the recording run, as its section
     /// reports it (machine and load differ between runs; a replay takes
-    /// no model time).
+    /// no model time). Where a run's section has none, the median over its
+    /// questions of the recorded calls' latencies summed (a replayed trace
+    /// keeps each call's `latency_ms`): the model's time, without the
+    /// solver's and the database's, which are small beside it.
     wall: &'static str,
 }
 
@@ -60,7 +63,7 @@ const CELLS: &[Cell] = &[
         file: "ddo-defaults-s9",
         key: "direct",
         source: "session 9",
-        wall: "–",
+        wall: "8 s (its recorded calls' latencies summed)",
     },
     Cell {
         suite: Suite::Ddo,
@@ -97,10 +100,10 @@ const CELLS: &[Cell] = &[
     Cell {
         suite: Suite::Ddo,
         method: "lucy + examples",
-        file: "ddo-examples-s12",
+        file: "ddo-s23-examples",
         key: "lucy",
-        source: "session 12's defaults, in-database pool",
-        wall: "21 s",
+        source: "today's defaults over the fresh recording, in-database pool, k = 3 (session 23; session 12's defaults: 13)",
+        wall: "11 s (QueryView sent, phase 1 replayed; builds beside)",
     },
     Cell {
         suite: Suite::Acme,
@@ -132,7 +135,7 @@ const CELLS: &[Cell] = &[
         file: "acme-rasl-s21",
         key: "rasl",
         source: "sessions 19–21",
-        wall: "– (builds beside the last stretch)",
+        wall: "115 s (its recorded calls' latencies summed; builds beside the last stretch)",
     },
     Cell {
         suite: Suite::Acme,
@@ -150,21 +153,24 @@ const CELLS: &[Cell] = &[
         source: "session 19, in-database pool, k = 10",
         wall: "43 s (builds beside)",
     },
+
     Cell {
         suite: Suite::Spider,
         method: "lucy",
-        file: "spider-dev-s21-defaults",
+        file: "spider-dev-s23-fresh",
         key: "lucy",
-        source: "today's defaults over sessions 9 and 17's recordings",
-        wall: "25 s / 16 s (questions 51–75 / 76–100, session 17)",
+        source:
+            "today's defaults, every call sent fresh (session 23; the replay of sessions 9 and 17's recordings: 64 too)",
+        wall: "16 s (p95 64 s; builds beside, niced)",
     },
     Cell {
         suite: Suite::Spider,
         method: "direct",
-        file: "spider-dev-direct-s17",
+        file: "spider-dev-direct-s23-fresh",
         key: "direct",
-        source: "sessions 9 and 17",
-        wall: "–",
+        source:
+            "today's defaults, every call sent fresh after lucy's (session 23; sessions 9 and 17's recording: 62 too)",
+        wall: "3.6 s (p95 12.6 s; tests beside)",
     },
     Cell {
         suite: Suite::Spider,
@@ -187,8 +193,8 @@ const CELLS: &[Cell] = &[
         method: "ta-sql",
         file: "spider-dev-tasql-s17",
         key: "ta-sql",
-        source: "session 17",
-        wall: "65 s (descriptions included, under load)",
+        source: "sessions 17, 22 and 23",
+        wall: "65 s / 19 s (the first 50, descriptions included, under load / 51–100)",
     },
     Cell {
         suite: Suite::Spider,
@@ -197,6 +203,14 @@ const CELLS: &[Cell] = &[
         key: "fewshot",
         source: "sessions 15 and 22, cross-database pool, k = 10",
         wall: "16 s / 9 s (the first 50 / 51–100)",
+    },
+    Cell {
+        suite: Suite::Spider,
+        method: "lucy + examples",
+        file: "spider-dev-s23-examples",
+        key: "lucy",
+        source: "today's defaults over the fresh recording, in-database pool, k = 3 (session 23; the cross-database pool changes no answer: 64)",
+        wall: "6.6 s (QueryView sent, phase 1 replayed; nothing else heavy)",
     },
 ];
 
@@ -211,6 +225,10 @@ struct Numbers {
     calls: f64,
     prompt_tokens: f64,
     completion_tokens: f64,
+    /// The model's time per question over the whole recorded run (the
+    /// summary's `model_ms_median` / `model_ms_p95`: its calls' latencies
+    /// summed, as recorded; overlapping calls each count whole), in ms.
+    model_ms: (Option<f64>, Option<f64>),
 }
 
 fn load(cell: &Cell) -> Value {
@@ -238,6 +256,7 @@ fn numbers(run: &Value, first: Option<usize>) -> Numbers {
         calls: s["llm_calls"].as_f64().unwrap() / n,
         prompt_tokens: s["prompt_tokens"].as_f64().unwrap() / n,
         completion_tokens: s["completion_tokens"].as_f64().unwrap() / n,
+        model_ms: (s["model_ms_median"].as_f64(), s["model_ms_p95"].as_f64()),
     }
 }
 
@@ -295,7 +314,7 @@ fn matrix() -> String {
 /// The full table: one row per suite and method.
 fn table() -> String {
     let mut o = String::from(
-        "| suite | method | questions | ex | esx | linked schema: gold-table recall (questions holding every gold table) | LLM calls / question | tokens / question (prompt / completion) | median wall / question, recording run | run |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "| suite | method | questions | ex | esx | linked schema: gold-table recall (questions holding every gold table) | LLM calls / question | tokens / question (prompt / completion) | model time / question, median / p95 (calls' latencies summed, as recorded) | median wall / question, recording run | run |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for suite in [Suite::Ddo, Suite::Acme, Suite::Spider] {
         for m in METHODS {
@@ -314,14 +333,17 @@ fn table() -> String {
                 };
                 let linked =
                     x.linked.map(|(r, n)| format!("{r:.2} ({n})")).unwrap_or_else(|| "– (whole schema)".into());
+                let secs = |v: Option<f64>| v.map(|ms| format!("{:.1} s", ms / 1000.0)).unwrap_or_else(|| "–".into());
                 o.push_str(&format!(
-                    "| {} | {m} | {which} | {} | {} | {linked} | {:.1} | {} / {} | {} | {} |\n",
+                    "| {} | {m} | {which} | {} | {} | {linked} | {:.1} | {} / {} | {} / {} | {} | {} |\n",
                     suite.name(),
                     x.ex,
                     x.esx,
                     x.calls,
                     thousands(x.prompt_tokens),
                     thousands(x.completion_tokens),
+                    secs(x.model_ms.0),
+                    secs(x.model_ms.1),
                     c.wall,
                     c.source
                 ));

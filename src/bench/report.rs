@@ -82,6 +82,14 @@ pub fn render(run: &BenchRun) -> String {
             "\nLLM calls {}, prompt tokens {}, completion tokens {}.\n",
             s.llm_calls, s.prompt_tokens, s.completion_tokens
         );
+        if let (Some(m), Some(p)) = (s.model_ms_median, s.model_ms_p95) {
+            let _ = writeln!(
+                o,
+                "The model's time per question (its calls' latencies summed; a replay reports the recording's): median {:.1} s, p95 {:.1} s.\n",
+                m / 1000.0,
+                p / 1000.0
+            );
+        }
     }
     let mismatches: Vec<&QuestionResult> = run.questions.iter().filter(|r| r.metrics.join_mismatch.is_some()).collect();
     if !mismatches.is_empty() {

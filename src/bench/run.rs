@@ -211,6 +211,32 @@ pub struct Cost {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub phases: Vec<(String, PhaseCost)>,
+    /// The model's time: the latencies of every LLM call the trace records,
+    /// summed. A replay reports the recording's (a cassette keeps each
+    /// answer's latency), so a replayed run still says what its questions
+    /// cost the model when they were sent. Calls that ran at once each
+    /// count whole, so it can exceed `wall_ms`.
+    #[serde(default, skip_serializing_if = "is_zero_ms")]
+    pub model_ms: f64,
+}
+
+fn is_zero_ms(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// The latencies of every LLM call `trace` records, summed (each call's
+/// `latency_ms`, wherever a phase keeps its calls).
+pub fn model_ms(trace: &Trace) -> f64 {
+    fn walk(v: &serde_json::Value) -> f64 {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.iter().map(|(k, x)| if k == "latency_ms" { x.as_f64().unwrap_or(0.0) } else { walk(x) }).sum()
+            }
+            serde_json::Value::Array(a) => a.iter().map(walk).sum(),
+            _ => 0.0,
+        }
+    }
+    serde_json::to_value(trace).map(|v| walk(&v)).unwrap_or(0.0)
 }
 
 /// One row of `results.json`.
@@ -537,6 +563,7 @@ fn run_question(suite: &Suite, q: &Question, graph: &SchemaGraph, opts: &RunOpti
         r.cost.prompt_tokens = t.phase_costs().iter().map(|(_, c)| c.prompt_tokens).sum();
         r.cost.completion_tokens = t.phase_costs().iter().map(|(_, c)| c.completion_tokens).sum();
         r.cost.phases = t.phase_costs().into_iter().map(|(n, c)| (n.to_string(), c)).collect();
+        r.cost.model_ms = model_ms(t);
         r.trace = write_trace(opts, &q.id, t);
     }
     r.prediction = p.prediction;

@@ -36,6 +36,13 @@ pub struct Summary {
     pub view_runs_total: usize,
     pub solve_ms_median: Option<f64>,
     pub solve_ms_p95: Option<f64>,
+    /// The model's time per question (`Cost::model_ms`), median and p95
+    /// over the questions that called it, to a tenth of a millisecond; a
+    /// replay reports the recording's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_ms_median: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_ms_p95: Option<f64>,
     pub join_mismatch_classes: Vec<(MismatchClass, usize)>,
     pub attribution: Vec<(Label, usize)>,
     pub llm_calls: u64,
@@ -68,6 +75,9 @@ impl Summary {
         solve.sort_by(f64::total_cmp);
         let linked: Vec<f64> = results.iter().filter_map(|r| r.metrics.linked_recall).collect();
         let joins: Vec<_> = results.iter().filter_map(|r| r.metrics.join.as_ref()).collect();
+        let mut model: Vec<f64> = results.iter().map(|r| r.cost.model_ms).filter(|&m| m > 0.0).collect();
+        model.sort_by(f64::total_cmp);
+        let tenth = |x: f64| (x * 10.0).round() / 10.0;
         Summary {
             questions: results.len(),
             gold_executable: results.iter().filter(|r| r.metrics.gold == GoldStatus::Ok).count(),
@@ -86,6 +96,8 @@ impl Summary {
             view_runs_total: results.iter().filter(|r| r.metrics.view_runs.is_some()).count(),
             solve_ms_median: pct(&solve, 0.5),
             solve_ms_p95: pct(&solve, 0.95),
+            model_ms_median: pct(&model, 0.5).map(tenth),
+            model_ms_p95: pct(&model, 0.95).map(tenth),
             join_mismatch_classes: MismatchClass::ALL
                 .iter()
                 .map(|&k| (k, results.iter().filter(|r| r.metrics.join_mismatch == Some(k)).count()))
@@ -120,6 +132,20 @@ mod tests {
         .unwrap();
         r.metrics.linked_recall = linked;
         r
+    }
+
+    #[test]
+    fn the_model_time_is_over_the_questions_that_called_it() {
+        let with = |ms: f64| {
+            let mut r = result(None);
+            r.cost.model_ms = ms;
+            r
+        };
+        let s = Summary::of(&[with(1000.04), with(3000.0), with(0.0), with(2000.0)]);
+        assert_eq!((s.model_ms_median, s.model_ms_p95), (Some(2000.0), Some(3000.0)));
+        let none = Summary::of(&[with(0.0)]);
+        assert_eq!((none.model_ms_median, none.model_ms_p95), (None, None));
+        assert_eq!(Summary::of(&[with(1000.04)]).model_ms_median, Some(1000.0));
     }
 
     #[test]
