@@ -7,6 +7,8 @@
 //! test fails when it is stale. Regenerate with
 //! `LUCY_UPDATE_DOCS=1 cargo test --test ablation_table`.
 
+mod support;
+
 use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -158,21 +160,7 @@ fn table() -> String {
 
 #[test]
 fn the_ablation_table_matches_the_committed_outcomes() {
-    let file = "benchmarks/results/embedded.md";
-    let path = format!("{ROOT}/{file}");
-    let doc = std::fs::read_to_string(&path).unwrap();
-    let (begin, end) = ("<!-- ablation-table:begin -->\n", "<!-- ablation-table:end -->");
-    let b = doc.find(begin).unwrap_or_else(|| panic!("{file}: no `{}` marker", begin.trim()));
-    let e = doc.find(end).unwrap_or_else(|| panic!("{file}: no `{end}` marker"));
-    let fresh = format!("{}{begin}{}{}", &doc[..b], table(), &doc[e..]);
-    if std::env::var_os("LUCY_UPDATE_DOCS").is_some() {
-        std::fs::write(&path, &fresh).unwrap();
-        return;
-    }
-    assert!(
-        fresh == doc,
-        "{file}: the ablation table is stale: run `LUCY_UPDATE_DOCS=1 cargo test --test ablation_table` and review the diff"
-    );
+    support::generated_block("benchmarks/results/embedded.md", "ablation-table", &table(), "ablation_table");
 }
 
 #[test]

@@ -6,6 +6,8 @@
 //! test fails when either is stale. Regenerate with
 //! `LUCY_UPDATE_DOCS=1 cargo test --test methods_table`.
 
+mod support;
+
 use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -353,36 +355,12 @@ fn table() -> String {
     o
 }
 
-/// `text` with the block between `<!-- NAME:begin -->` and `<!-- NAME:end -->`
-/// replaced by `body`.
-fn splice(text: &str, name: &str, body: &str, file: &str) -> String {
-    let begin = format!("<!-- {name}:begin -->\n");
-    let end = format!("<!-- {name}:end -->");
-    let b = text.find(&begin).unwrap_or_else(|| panic!("{file}: no `{}` marker", begin.trim()));
-    let e = text.find(&end).unwrap_or_else(|| panic!("{file}: no `{end}` marker"));
-    format!("{}{begin}{body}{}", &text[..b], &text[e..])
-}
-
-fn check(file: &str, name: &str, body: &str) {
-    let path = format!("{ROOT}/{file}");
-    let doc = std::fs::read_to_string(&path).unwrap();
-    let fresh = splice(&doc, name, body, file);
-    if std::env::var_os("LUCY_UPDATE_DOCS").is_some() {
-        std::fs::write(&path, &fresh).unwrap();
-        return;
-    }
-    assert!(
-        fresh == doc,
-        "{file}: the `{name}` table is stale: run `LUCY_UPDATE_DOCS=1 cargo test --test methods_table` and review the diff"
-    );
-}
-
 #[test]
 fn the_comparison_tables_match_the_committed_outcomes() {
-    check("benchmarks/results/methods.md", "methods-table", &table());
+    support::generated_block("benchmarks/results/methods.md", "methods-table", &table(), "methods_table");
     let headline = matrix();
-    check("benchmarks/results/methods.md", "methods-matrix", &headline);
-    check("README.md", "methods-matrix", &headline);
+    support::generated_block("benchmarks/results/methods.md", "methods-matrix", &headline, "methods_table");
+    support::generated_block("README.md", "methods-matrix", &headline, "methods_table");
 }
 
 #[test]

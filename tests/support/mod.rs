@@ -204,3 +204,25 @@ pub fn ask_traced(url: &str, model: &str, db: &str, question: &str, extra: &[&st
     args.extend_from_slice(extra);
     Asked { out: run_mock(&args, url), trace_path, _dir: dir }
 }
+
+/// A generated block of a committed document: the text of `file` (from the
+/// crate root) between `<!-- NAME:begin -->` and `<!-- NAME:end -->` must be
+/// `body`; with `LUCY_UPDATE_DOCS` set it is rewritten instead. `test` names
+/// the test binary for the message (`cargo test --test TEST`).
+pub fn generated_block(file: &str, name: &str, body: &str, test: &str) {
+    let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let begin = format!("<!-- {name}:begin -->\n");
+    let end = format!("<!-- {name}:end -->");
+    let b = doc.find(&begin).unwrap_or_else(|| panic!("{file}: no `{}` marker", begin.trim()));
+    let e = doc.find(&end).unwrap_or_else(|| panic!("{file}: no `{end}` marker"));
+    let fresh = format!("{}{begin}{body}{}", &doc[..b], &doc[e..]);
+    if std::env::var_os("LUCY_UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &fresh).unwrap();
+        return;
+    }
+    assert!(
+        fresh == doc,
+        "{file}: the `{name}` block is stale: run `LUCY_UPDATE_DOCS=1 cargo test --test {test}` and review the diff"
+    );
+}
