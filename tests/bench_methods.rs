@@ -13,7 +13,7 @@ use lucy::bench::Suite;
 use lucy::examples::file::normalize_text;
 use lucy::examples::pool::{leaks, normalize_sql, Pool, PoolKind};
 use lucy::llm::mock::{MockServer, Reply, Rule, Script};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -236,6 +236,34 @@ fn fewshot_sends_the_pool_examples_in_one_call_and_fails_cleanly_on_garbage() {
         lucy(&["bench", "ddo", "--method", "fewshot", "--limit", "1", "--llm-url", &mock.url(), "--llm-model", "m"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("needs an example pool"), "{}", text(&o));
+    // A pool made by hand is checked for leakage as `lucy examples pool`
+    // checks its own: an in-database entry holding a DDO question's gold
+    // SQL is refused before any call, naming the file.
+    let gold: Value = serde_json::from_str(
+        std::fs::read_to_string(format!("{ROOT}/benchmarks/questions/ddo.jsonl")).unwrap().lines().nth(1).unwrap(),
+    )
+    .unwrap();
+    let leaky = dir.path().join("leaky.jsonl");
+    let entry = json!({"question": "Anything at all?", "sql": gold["gold_sql"], "database": "ddo"});
+    std::fs::write(&leaky, format!("{{\"pool\": \"in-database\"}}\n{entry}\n")).unwrap();
+    let before = mock.chat_requests().len();
+    let o = lucy(&[
+        "bench",
+        "ddo",
+        "--method",
+        "fewshot",
+        "--examples",
+        leaky.to_str().unwrap(),
+        "--limit",
+        "1",
+        "--llm-url",
+        &mock.url(),
+        "--llm-model",
+        "m",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("leaky.jsonl: the in-database pool leaks 23 answer(s) of suite ddo"), "{}", text(&o));
+    assert_eq!(mock.chat_requests().len(), before, "no call before the check");
 }
 
 #[test]

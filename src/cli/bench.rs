@@ -180,6 +180,19 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     let pool = match &args.examples {
         Some(p) => {
             let pool = lucy::examples::pool::Pool::load(p)?;
+            // A pool made elsewhere is checked as `lucy examples pool`
+            // checks the ones it builds: no question may see an answer of
+            // the suite.
+            let found = lucy::examples::pool::leaks(&pool, &lucy::bench::methods::suite_items(&suite));
+            if let Some((id, q)) = found.first() {
+                return Err(Error::Input(format!(
+                    "{}: the {} pool leaks {} answer(s) of suite {}, e.g. question {id} sees `{q}`: remove those entries (or build the pool with `lucy examples pool`)",
+                    p.display(),
+                    pool.kind.as_str(),
+                    found.len(),
+                    suite.file.name
+                )));
+            }
             let embedder: Arc<dyn lucy::crush::embed::Embedder> =
                 Arc::from(super::crush::make_embedder(args.embedder)?);
             Some(Arc::new(lucy::bench::methods::PoolIndex::new(pool, p.display().to_string(), embedder)?))
