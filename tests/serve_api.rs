@@ -278,10 +278,45 @@ fn ask_q1_returns_rows_trace_and_streams_phases() {
     assert_eq!(r.headers()["content-type"], "text/event-stream");
     let text = r.text().unwrap();
     assert!(!text.contains(SENTINEL));
-    let events: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
+    let all: Vec<(String, Value)> = text
+        .split("\n\n")
+        .filter_map(|chunk| {
+            let name = chunk.lines().find_map(|l| l.strip_prefix("event: "))?;
+            let data = chunk.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((name.to_string(), serde_json::from_str(data).unwrap()))
+        })
+        .collect();
+    let events: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).filter(|n| *n != "progress").collect();
     assert_eq!(events, ["match_tables", "generate_view", "query_view", "result"], "{text}");
-    let data: Vec<Value> =
-        text.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect();
+    let data: Vec<&Value> = all.iter().filter(|(n, _)| n != "progress").map(|(_, d)| d).collect();
+    // Progress as it happens: each step starts before its phase event, every
+    // prompt is reported sent, then answered, and nothing is in flight at the end.
+    let progress: Vec<String> = all
+        .iter()
+        .map(|(n, d)| match n.as_str() {
+            "progress" => match d["kind"].as_str().unwrap() {
+                "step" => format!("step {}", d["step"].as_str().unwrap()),
+                k => format!("{k} {} {}", d["step"].as_str().unwrap(), d["what"].as_str().unwrap()),
+            },
+            phase => format!("phase {phase}"),
+        })
+        .collect();
+    let pos = |e: &str| progress.iter().position(|p| p == e).unwrap_or_else(|| panic!("no `{e}` in {progress:#?}"));
+    assert!(pos("step MatchTables") < pos("prompt MatchTables relevant tables"));
+    assert!(pos("prompt MatchTables relevant tables") < pos("prompt_done MatchTables relevant tables"));
+    assert!(pos("prompt MatchTables attributes of CLIENT") < pos("phase match_tables"));
+    assert!(pos("phase match_tables") < pos("step GenerateView"));
+    assert!(pos("step GenerateView") < pos("phase generate_view"));
+    assert!(pos("phase generate_view") < pos("step QueryView"));
+    assert!(pos("step QueryView") < pos("prompt QueryView SQL"));
+    assert!(pos("prompt_done QueryView SQL") < pos("phase query_view"));
+    let sent = progress.iter().filter(|p| p.starts_with("prompt ")).count();
+    let done = progress.iter().filter(|p| p.starts_with("prompt_done ")).count();
+    assert_eq!(sent, done, "{progress:#?}");
+    assert!(sent >= 4, "relevant tables, two attribute prompts, SQL: {progress:#?}");
+    let last = all.iter().rfind(|(n, d)| n == "progress" && d["kind"] == "prompt_done").unwrap();
+    assert_eq!(last.1["in_flight"], 0);
+    assert!(last.1["tokens_per_s"].as_f64().unwrap() >= 0.0);
     assert_eq!(data[0]["trace"]["tables"], json!(["CLIENT", "DATACENTER"]));
     assert!(data[1]["svg"].as_str().unwrap().contains("RSPOOL2CLIENT"));
     assert_eq!(data[3]["rows"]["rows"].as_array().unwrap().len(), 29);

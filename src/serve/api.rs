@@ -543,7 +543,8 @@ pub async fn ask(
     let question = b.question.clone();
     let want_svg = b.svg;
     let want_examples = (b.examples, b.examples_k);
-    // Streamed: one event per finished phase, then `result` (or `error`).
+    // Streamed: `progress` events as steps start and prompts go and come
+    // back, one event per finished phase, then `result` (or `error`).
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let graph = m.graph.clone();
     let st2 = st.clone();
@@ -560,7 +561,8 @@ pub async fn ask(
             Err(e) => return send("error", json(&ApiError::from(e).body)),
         };
         let mut observe = |phase: &str, trace: &Trace| send(phase, json(&phase_event(phase, trace, &graph, want_svg)));
-        match pipeline::ask_observed(&graph, &question, &opts, llm.as_deref(), &mut observe) {
+        let progress = super::progress::StreamProgress::new(|e| send("progress", json(&e)));
+        match pipeline::ask_with_progress(&graph, &question, &opts, llm.as_deref(), &mut observe, &progress) {
             Ok(o) => {
                 let svg = if want_svg { crate::render::trace_svg(&o.trace, Some(&graph)) } else { None };
                 let summary = AskSummary::from(&o);

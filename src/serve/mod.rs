@@ -17,6 +17,7 @@ pub mod error;
 pub mod examples;
 pub mod openapi;
 pub mod page;
+pub mod progress;
 pub mod state;
 
 use std::net::SocketAddr;

@@ -102,9 +102,10 @@ pub fn document() -> Value {
     let view_resp = s.resp::<ViewResponse>();
     let ask_body = s.req::<AskBody>();
     let ask_resp = s.resp::<AskResponse>();
-    // Data of the event stream's phase events: no operation returns it as
-    // JSON, but clients of the stream find its schema here.
+    // Data of the event stream's phase and progress events: no operation
+    // returns them as JSON, but clients of the stream find their schemas here.
     let _ = s.resp::<PhaseEvent>();
+    let _ = s.resp::<crate::serve::progress::ProgressEvent>();
     let check_body = s.req::<CheckBody>();
     let check_resp = s.resp::<crate::check::CheckReport>();
     let example_list = s.resp::<ExampleList>();
@@ -140,7 +141,7 @@ pub fn document() -> Value {
     let mut ask_ok = ok(&ask_resp, "The ask's result (phase failures are results too: see `failure`).");
     ask_ok["content"]["text/event-stream"] = json!({
         "schema": {"type": "string"},
-        "description": "With `Accept: text/event-stream`: one event per finished phase (`match_tables`, `generate_view`, `query_view`; data: PhaseEvent), then `result` (data: AskResponse) or `error` (data: ErrorBody)."
+        "description": "With `Accept: text/event-stream`: `progress` events as a step starts and each LLM prompt is sent and answered (data: ProgressEvent), one event per finished phase (`match_tables`, `generate_view`, `query_view`; data: PhaseEvent), then `result` (data: AskResponse) or `error` (data: ErrorBody)."
     });
     let paths = json!({
         "/healthz": {"get": op("Liveness", "Always answers, without a token.", ok(&health, "The server is up."), Map::new(), None, None)},

@@ -87,6 +87,7 @@ fn openapi_document_references_only_defined_schemas() {
         "ModelList",
         "ModelDetail",
         "PhaseEvent",
+        "ProgressEvent",
         "ViewResult",
     ] {
         assert!(schemas.contains_key(name), "{name} missing from components: {:?}", schemas.keys().collect::<Vec<_>>());

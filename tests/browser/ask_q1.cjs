@@ -35,6 +35,16 @@ function check(what, ok, detail) {
     await page.fill("#question", Q1);
     await page.fill("#min-votes", "2");
     await page.check("#execute");
+    // Every text the status line shows while the answer streams in.
+    await page.evaluate(() => {
+      window.__statusSeen = [];
+      const s = document.getElementById("status");
+      // Each status() call replaces the text node: the records keep every text
+      // shown, also when several arrive before the observer runs.
+      new MutationObserver((records) => {
+        for (const r of records) for (const n of r.addedNodes) window.__statusSeen.push(n.textContent);
+      }).observe(s, { childList: true });
+    });
     await page.click("#go");
     await page.waitForSelector("#phase-rows:not(.hidden)", { timeout: 60000 });
 
@@ -58,6 +68,13 @@ function check(what, ok, detail) {
     check("rows table", cells === 30, String(cells));
     const status = await text("#status");
     check("status done", status.startsWith("done: 29 row(s)"), status);
+    const seen = await page.evaluate(() => window.__statusSeen);
+    check("progress: the prompt in flight", seen.some((t) => t.startsWith("MatchTables · prompt 1: relevant tables")), seen.join(" | "));
+    check("progress: the SQL prompt", seen.some((t) => t.startsWith("QueryView · prompt 1: SQL")), seen.join(" | "));
+    const log = await page.$$eval("#prompt-log li", (lis) => lis.map((li) => li.textContent));
+    check("prompt log", log.length >= 4 && log[0].startsWith("MatchTables 1: relevant tables") && log.some((l) => l.startsWith("QueryView 1: SQL")), log.join(" | "));
+    const logHead = await text("#prompts-summary");
+    check("prompt log summary", logHead.startsWith(`LLM prompts: ${log.length} answered`), logHead);
     await page.screenshot({ path: shot, fullPage: true });
 
     // The same report from a trace file.

@@ -52,9 +52,49 @@ function badge(id, text, cls) {
 function show(id, on) { $(id).classList.toggle("hidden", !on); }
 
 function reset() {
-  for (const id of ["phase-match", "phase-view", "phase-query", "phase-rows", "warnings"]) show(id, false);
-  for (const id of ["match-body", "view-body", "query-body", "rows-body", "picture", "warning-list"]) $(id).replaceChildren();
+  for (const id of ["phase-match", "phase-view", "phase-query", "phase-rows", "warnings", "prompts"]) show(id, false);
+  for (const id of ["match-body", "view-body", "query-body", "rows-body", "picture", "warning-list", "prompt-log"]) $(id).replaceChildren();
   warnings.length = 0;
+  progress.step = null;
+  progress.inFlight = [];
+  progress.tokensPerS = 0;
+}
+
+// ---------------------------------------------------------------- progress
+
+// What `lucy ask` draws on a terminal, from the stream's `progress` events:
+// the step, the prompt in flight, the generation speed; and a log of the
+// answered prompts below the status line.
+const progress = { step: null, inFlight: [], tokensPerS: 0 };
+
+function progressLine() {
+  let s = progress.step || "starting";
+  const p = progress.inFlight[progress.inFlight.length - 1];
+  if (p) {
+    s += ` · prompt ${p.index}: ${p.what}`;
+    if (p.samples > 1) s += ` (${p.samples} samples)`;
+    if (progress.inFlight.length > 1) s += ` (+${progress.inFlight.length - 1} in flight)`;
+  }
+  if (progress.tokensPerS > 0) s += ` · ${progress.tokensPerS.toFixed(1)} tok/s`;
+  return s;
+}
+
+function onProgress(e) {
+  const same = (p) => p.step === e.step && p.index === e.index;
+  if (e.kind === "step") progress.step = e.step;
+  else if (e.kind === "prompt") progress.inFlight.push(e);
+  else if (e.kind === "prompt_done") {
+    progress.inFlight = progress.inFlight.filter((p) => !same(p));
+    const secs = (e.ms / 1000).toFixed(1);
+    const what = `${e.step} ${e.index}: ${e.what}` + (e.samples > 1 ? ` (${e.samples} samples)` : "");
+    const how = e.ok ? `${e.tokens} token(s), ${secs} s` : `failed after ${secs} s`;
+    $("prompt-log").append(el("li", e.ok ? {} : { class: "fail" }, `${what} — ${how}`));
+    const n = $("prompt-log").children.length;
+    $("prompts-summary").textContent = `LLM prompts: ${n} answered` + (e.tokens_per_s > 0 ? ` · ${e.tokens_per_s.toFixed(1)} tok/s` : "");
+    show("prompts", true);
+  }
+  progress.tokensPerS = e.tokens_per_s;
+  status(progressLine());
 }
 
 const warnings = [];
@@ -192,7 +232,8 @@ function showResult(res) {
 // ---------------------------------------------------------------- ask
 
 function onEvent(name, data) {
-  if (name === "match_tables") { showMatch(data.trace); status("MatchTables done; solving the join path…"); }
+  if (name === "progress") onProgress(data);
+  else if (name === "match_tables") { showMatch(data.trace); status("MatchTables done; solving the join path…"); }
   else if (name === "generate_view") { showView(data.trace, data.svg); status("GenerateView done; writing SQL over the view…"); }
   else if (name === "query_view") { showQuery(data.trace); showExamples(data.examples); status("QueryView done"); }
   else if (name === "result") showResult(data);
