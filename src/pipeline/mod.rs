@@ -876,6 +876,9 @@ pub fn ask_with_progress(
         };
         let shown = examples_over_view(graph, &view, dialect, out.trace.examples.as_mut());
         let mut name_rules = NameRules::new(opts.query_names);
+        if opts.query_names == QueryNames::Scoped {
+            name_rules.tables = table_names(graph);
+        }
         if opts.typed_measures {
             let mut warning = None;
             let index = opts.execute.as_ref().and_then(|db| match link::values::shared(graph, db) {
