@@ -3,7 +3,7 @@
 //! (link tables above all) can still be offered to a verification question
 //! ([`super::verify`]).
 //!
-//! Two rankers, fused by reciprocal-rank fusion (RRF, Cormack, Clarke and
+//! Up to three rankers, fused by reciprocal-rank fusion (RRF, Cormack, Clarke and
 //! Büttcher 2009): a table at 1-based rank `r` in a list gets `1 / (k + r)`
 //! from that list, `k` = [`RRF_K`] = 60 (the paper's constant), and the
 //! fused score is the sum over the lists the table appears in; ties keep
@@ -24,6 +24,13 @@
 //!   synonyms; one per column; for a pattern root also those of the tables
 //!   below it); a table scores its best text. Every table is ranked.
 //!
+//! - **Values** ([`by_values`], with `--values on`): the tables holding a
+//!   value the question matched in the value index ([`super::values`]),
+//!   or holding it below them in their pattern (a lookup's `'Agent'`
+//!   counts for the pattern's root); a table scores its best match. Only
+//!   tables with a match are ranked; without the index the list is empty
+//!   and the fusion is the other two's.
+//!
 //! The LLM's votes come first ([`fuse_with_votes`]): the tables the votes
 //! kept, in vote order, then the rest in fused order.
 
@@ -35,6 +42,8 @@ use crate::error::Result;
 use crate::graph::{SchemaGraph, TableId};
 use crate::model::resolve::words;
 use crate::types::trace::{RetrievalTrace, Scored};
+
+use super::values::ValueMatch;
 
 /// The RRF constant k (Cormack et al. 2009 use 60): large enough that the
 /// first few ranks of one list do not drown the other list.
@@ -232,6 +241,24 @@ pub fn dense(
     Ok(scored.into_iter().map(|(i, s)| (tables[i], s)).collect())
 }
 
+/// The values ranking of `tables`: each table with a value of `matches` in
+/// one of its columns or in a column of a table below it in its pattern,
+/// scored by its best match, best first (ties: the order of `tables`).
+pub fn by_values(graph: &SchemaGraph, matches: &[ValueMatch], tables: &[TableId]) -> Vec<(TableId, f64)> {
+    let mut scored: Vec<(usize, f64)> = tables
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &t)| {
+            let mut own: Vec<TableId> = vec![t];
+            own.extend(super::context::subtree(graph, t));
+            let best = matches.iter().filter(|m| own.contains(&m.column.table)).map(|m| m.score).fold(0.0, f64::max);
+            (best > 0.0).then_some((i, best))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored.into_iter().map(|(i, s)| (tables[i], s)).collect()
+}
+
 /// Reciprocal-rank fusion of ranked lists (see the module docs): each
 /// table's `Σ 1 / (k + rank)`, best first; ties keep first appearance
 /// across the lists in order.
@@ -263,16 +290,18 @@ pub fn fuse_with_votes(kept: &[TableId], fused: &[TableId]) -> Vec<TableId> {
     out
 }
 
-/// Both rankings of `tables` and their fusion, as the trace records them
+/// The rankings of `tables` and their fusion, as the trace records them
 /// (`candidates` and `verified` are left to the caller). Without
 /// `embedder` (or when it fails) the dense list is empty and a note says
-/// why; the lexical list alone is then the fused one.
+/// why; `values` are the question's matches in the value index (empty
+/// without one), which rank the tables holding them.
 pub fn rank(
     graph: &SchemaGraph,
     question: &str,
     tables: &[TableId],
     embedder: std::result::Result<&dyn Embedder, String>,
     cache: Option<&EmbeddingCache>,
+    values: &[ValueMatch],
 ) -> RetrievalTrace {
     let mut notes = Vec::new();
     let lex = lexical(graph, question, tables);
@@ -289,14 +318,16 @@ pub fn rank(
             Vec::new()
         }
     };
+    let val = by_values(graph, values, tables);
     let ids = |l: &[(TableId, f64)]| l.iter().map(|p| p.0).collect::<Vec<_>>();
-    let fused = rrf(&[ids(&lex), ids(&den)], RRF_K);
+    let fused = rrf(&[ids(&lex), ids(&den), ids(&val)], RRF_K);
     let named = |l: &[(TableId, f64)]| {
         l.iter().map(|&(t, score)| Scored { table: graph.name(t).to_string(), score }).collect::<Vec<_>>()
     };
     RetrievalTrace {
         lexical: named(&lex),
         dense: named(&den),
+        values: named(&val),
         fused: named(&fused),
         rrf_k: RRF_K,
         notes,
@@ -401,19 +432,58 @@ mod tests {
         let core = g.core_tables();
         let q = "List customers who use datacenters with names starting with 'dev'";
         let e = HashEmbedder::default();
-        let t = rank(&g, q, &core, Ok(&e as &dyn Embedder), None);
+        let t = rank(&g, q, &core, Ok(&e as &dyn Embedder), None, &[]);
         assert_eq!(t.dense.len(), core.len());
         assert_eq!(t.fused.len(), core.len());
         let mut top: Vec<&str> = t.fused.iter().take(2).map(|s| s.table.as_str()).collect();
         top.sort();
         assert_eq!(top, ["CLIENT", "DATACENTER"], "{:?}", t.fused);
         assert!(t.notes.is_empty());
-        let t = rank(&g, q, &core, Err("no model files".into()), None);
+        let t = rank(&g, q, &core, Err("no model files".into()), None, &[]);
         assert!(t.dense.is_empty());
         assert_eq!(
             t.fused.iter().map(|s| &s.table).collect::<Vec<_>>(),
             t.lexical.iter().map(|s| &s.table).collect::<Vec<_>>()
         );
         assert_eq!(t.notes, ["dense retrieval off, lexical only: no model files"]);
+    }
+
+    fn matched(g: &SchemaGraph, table: &str, column: &str, value: &str, score: f64) -> ValueMatch {
+        let t = g.table_id(table).unwrap();
+        let column = g.table(t).columns.iter().position(|c| c.name == column).unwrap();
+        ValueMatch {
+            column: crate::types::ColumnId { table: t, column },
+            value: value.into(),
+            kind: crate::link::values::MatchKind::Exact,
+            score,
+            matched: value.to_lowercase(),
+            means: None,
+        }
+    }
+
+    #[test]
+    fn values_rank_the_tables_holding_them_and_their_pattern_roots() {
+        let g = ddo();
+        let core = g.core_tables();
+        let dc = g.table_id("DATACENTER").unwrap();
+        let pool = g.table_id("RESOURCEPOOL").unwrap();
+        let dev = matched(&g, "DATACENTER", "name", "dev-eu-1", 0.9);
+        assert_eq!(by_values(&g, std::slice::from_ref(&dev), &core), [(dc, 0.9)]);
+        assert!(by_values(&g, &[], &core).is_empty());
+        // A value of a table below a pattern root counts for the root.
+        let cpu = g.table(g.table_id("RCPU").unwrap()).columns[1].name.clone();
+        let inner = matched(&g, "RCPU", &cpu, "high", 0.6);
+        assert_eq!(by_values(&g, &[dev.clone(), inner], &core), [(dc, 0.9), (pool, 0.6)]);
+        // In the fusion: words that name no table, a value that DATACENTER holds.
+        let q = "Which ones start with 'dev-eu-1'?";
+        let without = rank(&g, q, &core, Err("off".into()), None, &[]);
+        let with = rank(&g, q, &core, Err("off".into()), None, std::slice::from_ref(&dev));
+        assert!(without.values.is_empty());
+        assert_eq!(with.values, [Scored { table: "DATACENTER".into(), score: 0.9 }]);
+        assert_eq!(with.fused[0].table, "DATACENTER", "{:?}", with.fused);
+        let at = |t: &RetrievalTrace| t.fused.iter().position(|s| s.table == "DATACENTER").unwrap_or(usize::MAX);
+        assert!(at(&without) > 0, "{:?}", without.fused);
+        // The trace of a run without values is the one recorded before them.
+        assert!(!serde_json::to_string(&without).unwrap().contains("\"values\""));
     }
 }

@@ -19,6 +19,7 @@
 
 use serde_json::json;
 
+use super::values::ValueMatch;
 use super::{context, retrieve, MatchOptions};
 use crate::error::{Error, Result};
 use crate::graph::{SchemaGraph, TableId};
@@ -228,7 +229,7 @@ pub fn widen(
     let mut ranked: Vec<TableId> = Vec::new();
     if opts.retrieve {
         let cache = crate::crush::embed::EmbeddingCache::default_location();
-        let mut r = retrieve::rank(graph, question, core, retrieve::default_embedder(), Some(&cache));
+        let mut r = retrieve::rank(graph, question, core, retrieve::default_embedder(), Some(&cache), &opts.values);
         ranked = r.fused.iter().filter_map(|s| graph.table_id(&s.table)).collect();
         let order = retrieve::fuse_with_votes(&kept, &ranked);
         r.candidates = order.iter().map(|&t| graph.name(t).to_string()).collect();
@@ -244,8 +245,27 @@ pub fn widen(
     Ok(out)
 }
 
-/// The `verify_table` variables of table `t`.
-pub fn prompt_vars(graph: &SchemaGraph, question: &str, t: TableId) -> serde_json::Value {
+/// The lines naming the question's matched `values` in table `t`'s
+/// columns (`Party_Role_Code: 'AG' = Agent`) and, qualified, in the tables
+/// below it in its pattern (`Party_Role.Party_Role_Name: 'Agent'`): what
+/// the value index says the table holds of the question's words.
+pub fn value_lines(graph: &SchemaGraph, values: &[ValueMatch], t: TableId) -> Vec<String> {
+    let mut out = super::values::table_notes(graph, values, t);
+    for below in super::context::subtree(graph, t) {
+        let name = graph.name(below);
+        out.extend(super::values::table_notes(graph, values, below).into_iter().map(|l| format!("{name}.{l}")));
+    }
+    out.truncate(MAX_VALUE_LINES);
+    out
+}
+
+/// Most value lines one verification prompt shows.
+const MAX_VALUE_LINES: usize = 6;
+
+/// The `verify_table` variables of table `t`; `values` are the question's
+/// matches in the value index (`--values on`; empty otherwise, and the
+/// prompt is then the one recorded before values reached it).
+pub fn prompt_vars(graph: &SchemaGraph, question: &str, t: TableId, values: &[ValueMatch]) -> serde_json::Value {
     let table = graph.table(t);
     let columns: Vec<serde_json::Value> = table
         .columns
@@ -266,6 +286,7 @@ pub fn prompt_vars(graph: &SchemaGraph, question: &str, t: TableId) -> serde_jso
         "summary": context::table_summary(graph, t, true),
         "synonyms": table.synonyms.join(", "),
         "columns": columns,
+        "values": value_lines(graph, values, t),
         "question": question,
     })
 }
@@ -283,7 +304,7 @@ pub fn verify_table(
     prompts: &Prompts,
     trace: &mut MatchTrace,
 ) -> Result<bool> {
-    let prompt = prompts.render("verify_table", prompt_vars(graph, question, t))?;
+    let prompt = prompts.render("verify_table", prompt_vars(graph, question, t, &opts.values))?;
     let req = ChatRequest {
         phase: "verify_table".into(),
         messages: vec![Message::user(prompt)],
@@ -353,6 +374,42 @@ pub fn verify_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prompt_shows_the_values_the_table_holds_and_is_unchanged_without() {
+        let g = crate::graph::fixtures::ddo();
+        let pool = g.table_id("RESOURCEPOOL").unwrap();
+        let rcpu = g.table_id("RCPU").unwrap();
+        let dc = g.table_id("DATACENTER").unwrap();
+        let col = g.table(rcpu).columns.len() - 1;
+        let m = ValueMatch {
+            column: crate::types::ColumnId { table: rcpu, column: col },
+            value: "high".into(),
+            kind: crate::link::values::MatchKind::Exact,
+            score: 1.0,
+            matched: "high".into(),
+            means: None,
+        };
+        let col_name = &g.table(rcpu).columns[col].name;
+        assert_eq!(value_lines(&g, std::slice::from_ref(&m), pool), [format!("RCPU.{col_name}: 'high'")]);
+        assert!(value_lines(&g, std::slice::from_ref(&m), dc).is_empty());
+        let p = Prompts::embedded();
+        let q = "Which pools run high?";
+        let with = p.render("verify_table", prompt_vars(&g, q, pool, std::slice::from_ref(&m))).unwrap();
+        assert!(
+            with.contains(&format!(
+                "\nValues of the user's question that this table holds:\n- RCPU.{col_name}: 'high'\n"
+            )),
+            "{with}"
+        );
+        let without = p.render("verify_table", prompt_vars(&g, q, pool, &[])).unwrap();
+        assert!(!without.contains("Values of"));
+        // Without values the text is the one before values could reach it:
+        // the last column's line, a blank line, then the question.
+        assert!(without.contains("(COMPUTE.id).\n\nIs the table RESOURCEPOOL needed"), "{without}");
+        let block = format!("Values of the user's question that this table holds:\n- RCPU.{col_name}: 'high'\n\n");
+        assert_eq!(with.replace(&block, ""), without);
+    }
 
     #[test]
     fn answers_parse_by_their_first_word() {

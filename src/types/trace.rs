@@ -355,7 +355,11 @@ pub struct RetrievalTrace {
     /// Core tables by dense (embedding) similarity, best first; empty when
     /// no embedder was available (`notes` says why).
     pub dense: Vec<Scored>,
-    /// Reciprocal-rank fusion of the two lists, best first.
+    /// Core tables holding a value the question matched (`--values on`),
+    /// best match first; absent without matches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<Scored>,
+    /// Reciprocal-rank fusion of the lists, best first.
     pub fused: Vec<Scored>,
     /// The RRF constant k.
     pub rrf_k: f64,
