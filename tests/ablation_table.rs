@@ -74,6 +74,12 @@ const STEPS: &[Step] = &[
     ),
     step("DDO", "the final default, every call sent fresh (session 22)", "ddo-s22-fresh", "lucy"),
     step("DDO", "the final default + verified examples (in-database pool; session 23)", "ddo-s23-examples", "lucy"),
+    step(
+        "DDO",
+        "the final default, no defined name a view column's lookalike (session 24: `--query-names scoped`; off)",
+        "ddo-s24-scoped",
+        "lucy",
+    ),
     step("DDO", "direct (the same model over the whole schema; session 9)", "ddo-defaults-s9", "direct"),
     step("ACME", "session 10's defaults (session 13's recording)", "acme-s13", "lucy"),
     step(
@@ -98,6 +104,12 @@ const STEPS: &[Step] = &[
         "lucy",
     ),
     step("ACME", "the final default over the fresh recording (sessions 20–21)", "acme-s21-fresh44", "lucy"),
+    step(
+        "ACME",
+        "the final default + verified examples (in-database pool; sessions 23–24)",
+        "acme-s24-examples",
+        "lucy",
+    ),
     step("ACME", "direct (session 19)", "acme-direct-s19", "direct"),
 ];
 

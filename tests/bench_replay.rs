@@ -971,6 +971,47 @@ const DDO_S23_EXAMPLES: Run = Run {
     pool: Some("in-database"),
 };
 
+/// Session 24: `--query-names scoped` (issue 23 item 1: no name the query
+/// defines may be a view column's lookalike) with today's defaults on DDO;
+/// phase 1 replays session 22's fresh recording, QueryView was sent fresh
+/// (AMD EPYC with AVX-512, builds beside) and appended to it.
+const S24_SCOPED: &[&str] = &[
+    "--query-names",
+    "scoped",
+    "--rename-unknown",
+    "on",
+    "--distinct",
+    "auto",
+    "--view-columns",
+    "all",
+    "--name-hints",
+    "on",
+];
+
+const DDO_S24_SCOPED: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl",
+    expected: "benchmarks/cassettes/ddo-s24-scoped.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S24_SCOPED, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS],
+    pool: None,
+};
+
+/// lucy + examples on ACME with today's defaults (in-database pool; issue
+/// 24): phase 1 replays the fresh cassette, QueryView was sent fresh,
+/// 8 questions in session 23 and the other 36 in session 24 (the same
+/// binary, `9a98f14`'s tree), appended to it.
+const ACME_S24_EXAMPLES: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-s20-fresh.jsonl",
+    expected: "benchmarks/cassettes/acme-s24-examples.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: TODAY,
+    pool: Some("in-database"),
+};
+
 const SPIDER_S23_EXAMPLES: Run = Run {
     suite: "spider-dev",
     cassette: "benchmarks/cassettes/spider-dev-s23-fresh.jsonl",
@@ -1268,9 +1309,15 @@ fn the_session_23_runs_replay_to_their_committed_outcomes() {
 }
 
 #[test]
+fn the_session_24_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&DDO_S24_SCOPED);
+}
+
+#[test]
 fn the_examples_runs_with_todays_defaults_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S23_EXAMPLES);
     replays_to_the_committed_outcome(&SPIDER_S23_EXAMPLES);
+    replays_to_the_committed_outcome(&ACME_S24_EXAMPLES);
 }
 
 #[test]

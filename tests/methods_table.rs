@@ -117,6 +117,14 @@ const CELLS: &[Cell] = &[
     },
     Cell {
         suite: Suite::Acme,
+        method: "lucy + examples",
+        file: "acme-s24-examples",
+        key: "lucy",
+        source: "today's defaults over the fresh recording, in-database pool, k = 3 (sessions 23–24; without examples: 21)",
+        wall: "73 s a QueryView call sent (median; max 371 s; phase 1 replayed; builds beside)",
+    },
+    Cell {
+        suite: Suite::Acme,
         method: "direct",
         file: "acme-direct-s19",
         key: "direct",
