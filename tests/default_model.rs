@@ -64,15 +64,8 @@ fn primed_with_client_client_name_the_default_model_writes_view_columns_under_th
     let Some(m) = default_model() else { return };
     let graph = SchemaGraph::new(lucy::model::load(MODEL).unwrap()).unwrap();
     let req = ViewRequest {
-        tables: vec!["CLIENT".into(), "DATACENTER".into()],
         attributes: vec![ColumnRef::new("CLIENT", "name"), ColumnRef::new("DATACENTER", "name")],
-        dialect: Dialect::Sqlite,
-        view_name: "lucy_view".into(),
-        time_limit_s: 10.0,
-        keep: None,
-        inner_branches: Vec::new(),
-        filters: Vec::new(),
-        columns: Default::default(),
+        ..ViewRequest::new(vec!["CLIENT".into(), "DATACENTER".into()])
     };
     let view = lucy::solve::generate_view(&graph, &req).unwrap();
     let cols: Vec<String> = view.columns.iter().map(|c| c.alias.clone()).collect();

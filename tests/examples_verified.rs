@@ -34,15 +34,8 @@ fn graph() -> SchemaGraph {
 
 fn q1_view(g: &SchemaGraph) -> lucy::types::ViewResult {
     let req = ViewRequest {
-        tables: vec!["CLIENT".into(), "DATACENTER".into()],
         attributes: vec![ColumnRef::new("CLIENT", "name"), ColumnRef::new("DATACENTER", "name")],
-        dialect: Dialect::Sqlite,
-        view_name: "lucy_view".into(),
-        time_limit_s: 10.0,
-        keep: None,
-        inner_branches: Vec::new(),
-        filters: Vec::new(),
-        columns: Default::default(),
+        ..ViewRequest::new(vec!["CLIENT".into(), "DATACENTER".into()])
     };
     lucy::solve::generate_view(g, &req).unwrap()
 }

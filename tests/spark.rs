@@ -101,17 +101,7 @@ fn norm(r: &QueryRows) -> BTreeMap<Vec<String>, usize> {
 
 /// The view over `tables`, in `dialect`.
 fn view_request(tables: &[String]) -> ViewRequest {
-    ViewRequest {
-        tables: tables.to_vec(),
-        attributes: Vec::new(),
-        dialect: Dialect::Sqlite,
-        view_name: "lucy_view".into(),
-        time_limit_s: 10.0,
-        keep: None,
-        inner_branches: Vec::new(),
-        filters: Vec::new(),
-        columns: Default::default(),
-    }
+    ViewRequest::new(tables.to_vec())
 }
 
 fn view(graph: &SchemaGraph, tables: &[String], dialect: Dialect) -> Option<lucy::types::ViewBody> {

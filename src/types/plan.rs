@@ -270,6 +270,9 @@ impl ViewRequest {
         }
     }
 
+    /// A request for `tables` (no attributes) with the defaults a
+    /// deserialized request without them gets: SQLite, `lucy_view`, a 10 s
+    /// limit, every other option off.
     pub fn new(tables: Vec<String>) -> Self {
         ViewRequest {
             tables,

@@ -443,16 +443,14 @@ fn strict_direct_grammar_names_model_columns() {
     assert!(check_text(&g, &fenced("SELECT client_name FROM CLIENT")).is_err());
 }
 
-/// The corpus and the recorded answers under the strict rules: which of
-/// them it refuses (and why is in the test's comments), so a change that
-/// refuses one more fails here.
-#[test]
-fn strict_grammar_on_the_corpus_and_the_recordings() {
+/// What the grammars of `rules_of(model file)` refuse of the corpus and of
+/// the recorded accepted answers (the counts printed under `label`).
+fn refused_under(label: &str, rules_of: &dyn Fn(&str) -> NameRules) -> Vec<String> {
     let mut refused = Vec::new();
     let mut n = 0;
     for (model, file) in [("ddo.json", "ddo_view.sql"), ("acme.json", "acme_view.sql")] {
         let (cols, reserved) = wide_view(model);
-        let g = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &strict());
+        let g = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &rules_of(model));
         for q in corpus(file) {
             n += 1;
             if let Err(e) = check_text(&g, &fenced(&q)) {
@@ -460,13 +458,23 @@ fn strict_grammar_on_the_corpus_and_the_recordings() {
             }
         }
     }
-    let (checked, recorded) = recorded_answers(&strict());
+    let corpus_refused = refused.len();
+    let (checked, recorded) = recorded_answers_with(&|model, _| rules_of(model));
     eprintln!(
-        "strict: corpus {} of {n} admitted; recorded accepted answers {} of {checked} admitted",
-        n - refused.len(),
+        "{label}: corpus {} of {n} admitted; recorded accepted answers {} of {checked} admitted",
+        n - corpus_refused,
         checked - recorded.len()
     );
     refused.extend(recorded);
+    refused
+}
+
+/// The corpus and the recorded answers under the strict rules: which of
+/// them it refuses (and why is in the test's comments), so a change that
+/// refuses one more fails here.
+#[test]
+fn strict_grammar_on_the_corpus_and_the_recordings() {
+    let refused = refused_under("strict", &|_| strict());
     let expected = [
         // A derived table's column read without its qualifier (`MAX(n)`):
         // the strict select list names only view columns unqualified.
@@ -810,26 +818,7 @@ fn scoped_names_keep_made_up_columns_out_of_every_clause() {
 /// refuses beyond `strict`'s, so a change that refuses one more fails here.
 #[test]
 fn scoped_grammar_on_the_corpus_and_the_recordings() {
-    let mut refused = Vec::new();
-    let mut n = 0;
-    for (model, file) in [("ddo.json", "ddo_view.sql"), ("acme.json", "acme_view.sql")] {
-        let (cols, reserved) = wide_view(model);
-        let g = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &scoped(model));
-        for q in corpus(file) {
-            n += 1;
-            if let Err(e) = check_text(&g, &fenced(&q)) {
-                refused.push(format!("{file}: {q}\n    {e}"));
-            }
-        }
-    }
-    let corpus_refused = refused.len();
-    let (checked, recorded) = recorded_answers_with(&|model, _| scoped(model));
-    eprintln!(
-        "scoped: corpus {} of {n} admitted; recorded accepted answers {} of {checked} admitted",
-        n - corpus_refused,
-        checked - recorded.len()
-    );
-    refused.extend(recorded);
+    let refused = refused_under("scoped", &scoped);
     // What `strict` refuses (`strict_grammar_on_the_corpus_and_the_recordings`) …
     let expected = [
         "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT CLIENT_id) AS n FROM lucy_view GROUP BY DATACENTER_id) AS sub",
