@@ -1012,6 +1012,19 @@ const ACME_S24_EXAMPLES: Run = Run {
     pool: Some("in-database"),
 };
 
+/// `--query-names scoped` on the Spider sample's 100 (session 24): phase 1
+/// replays session 23's fresh recording, QueryView was sent fresh and
+/// appended to it.
+const SPIDER_S24_SCOPED: Run = Run {
+    suite: "spider-dev",
+    cassette: "benchmarks/cassettes/spider-dev-s23-fresh.jsonl",
+    expected: "benchmarks/cassettes/spider-dev-s24-scoped.expected.json",
+    methods: &["lucy"],
+    recorded: Some(100),
+    flags: &[&["--sample", "100", "--seed", "1"], S24_SCOPED, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS],
+    pool: None,
+};
+
 const SPIDER_S23_EXAMPLES: Run = Run {
     suite: "spider-dev",
     cassette: "benchmarks/cassettes/spider-dev-s23-fresh.jsonl",
@@ -1311,6 +1324,7 @@ fn the_session_23_runs_replay_to_their_committed_outcomes() {
 #[test]
 fn the_session_24_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S24_SCOPED);
+    replays_to_the_committed_outcome(&SPIDER_S24_SCOPED);
 }
 
 #[test]

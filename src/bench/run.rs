@@ -224,19 +224,36 @@ fn is_zero_ms(x: &f64) -> bool {
     *x == 0.0
 }
 
-/// The latencies of every LLM call `trace` records, summed (each call's
-/// `latency_ms`, wherever a phase keeps its calls).
+/// The latencies of every answered LLM call `trace` records, summed (each
+/// call's `latency_ms`, wherever a phase keeps its calls). A call that
+/// failed is left out: its latency is the client's own wait, measured live
+/// even in a replay, so a replay would not report the recording's time
+/// (ACME's summary once differed in the tenth of a millisecond). Summed
+/// smallest first, so the order concurrent prompts reached the trace does
+/// not matter either.
 pub fn model_ms(trace: &Trace) -> f64 {
-    fn walk(v: &serde_json::Value) -> f64 {
+    fn walk(v: &serde_json::Value, out: &mut Vec<f64>) {
         match v {
+            serde_json::Value::Object(m)
+                if m.get("error").is_some_and(|e| !e.is_null()) && m.contains_key("latency_ms") => {}
             serde_json::Value::Object(m) => {
-                m.iter().map(|(k, x)| if k == "latency_ms" { x.as_f64().unwrap_or(0.0) } else { walk(x) }).sum()
+                for (k, x) in m {
+                    match (k.as_str(), x.as_f64()) {
+                        ("latency_ms", Some(ms)) => out.push(ms),
+                        _ => walk(x, out),
+                    }
+                }
             }
-            serde_json::Value::Array(a) => a.iter().map(walk).sum(),
-            _ => 0.0,
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
         }
     }
-    serde_json::to_value(trace).map(|v| walk(&v)).unwrap_or(0.0)
+    let mut all = Vec::new();
+    if let Ok(v) = serde_json::to_value(trace) {
+        walk(&v, &mut all);
+    }
+    all.sort_by(f64::total_cmp);
+    all.iter().sum()
 }
 
 /// One row of `results.json`.
