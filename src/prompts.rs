@@ -251,7 +251,8 @@ mod tests {
                                     "examples": [{"question": "How many A?", "sql": "SELECT COUNT(*) FROM A"}]})
             }
             "verify_table" => json!({"table": "RSPOOL2CLIENT", "summary": "Links pools and clients.", "synonyms": "",
-                                     "columns": [{"name": "client_id", "text": ""}], "question": "Q?"}),
+                                     "columns": [{"name": "client_id", "text": ""}],
+                                     "values": ["CLIENT.name: 'Juniper Labs'"], "question": "Q?"}),
             "tasql_describe" => json!({"database": "ddo", "table": "CLIENT", "column": "name", "type": "TEXT",
                                        "description": "", "values": "\"acme\", \"globex\""}),
             "tasql_dummy_sql" => json!({"schema": "{\"CLIENT\": {\"name\": \"client name\"}}", "primary_keys": "{}",
