@@ -81,7 +81,16 @@ impl<F: Fn(ProgressEvent) + Send + Sync> StreamProgress<F> {
         StreamProgress { send, state: Mutex::new(Totals::default()) }
     }
 
-    fn event(&self, kind: &str, step: Step, prompt: Option<&PromptInfo>, f: impl FnOnce(&mut Totals)) {
+    /// One event: `f` updates the totals first; `stats` are the answered
+    /// prompt's (for `prompt_done`).
+    fn event(
+        &self,
+        kind: &str,
+        step: Step,
+        prompt: Option<&PromptInfo>,
+        stats: Option<&PromptStats>,
+        f: impl FnOnce(&mut Totals),
+    ) {
         let (in_flight, tokens_per_s) = match self.state.lock() {
             Ok(mut t) => {
                 f(&mut t);
@@ -96,9 +105,9 @@ impl<F: Fn(ProgressEvent) + Send + Sync> StreamProgress<F> {
             prompt: prompt.map(|p| p.prompt.clone()),
             what: prompt.map(PromptInfo::describe),
             samples: prompt.map(|p| p.samples),
-            ok: None,
-            tokens: None,
-            ms: None,
+            ok: stats.map(|s| s.ok),
+            tokens: stats.map(|s| s.completion_tokens),
+            ms: stats.map(|s| (s.ms * 10.0).round() / 10.0),
             in_flight,
             tokens_per_s,
         });
@@ -107,35 +116,21 @@ impl<F: Fn(ProgressEvent) + Send + Sync> StreamProgress<F> {
 
 impl<F: Fn(ProgressEvent) + Send + Sync> Progress for StreamProgress<F> {
     fn step(&self, step: Step) {
-        self.event("step", step, None, |_| {});
+        self.event("step", step, None, None, |_| {});
     }
 
     fn prompt_started(&self, prompt: &PromptInfo) {
-        self.event("prompt", prompt.step, Some(prompt), |t| t.in_flight += 1);
+        self.event("prompt", prompt.step, Some(prompt), None, |t| t.in_flight += 1);
     }
 
     fn prompt_finished(&self, prompt: &PromptInfo, stats: &PromptStats) {
-        let Ok(mut t) = self.state.lock() else { return };
-        t.in_flight = t.in_flight.saturating_sub(1);
-        if stats.completion_tokens > 0 {
-            t.tokens += stats.completion_tokens;
-            t.decode_ms += stats.decode_ms;
-        }
-        let ev = ProgressEvent {
-            kind: "prompt_done".into(),
-            step: prompt.step.as_str().to_string(),
-            index: Some(prompt.index),
-            prompt: Some(prompt.prompt.clone()),
-            what: Some(prompt.describe()),
-            samples: Some(prompt.samples),
-            ok: Some(stats.ok),
-            tokens: Some(stats.completion_tokens),
-            ms: Some((stats.ms * 10.0).round() / 10.0),
-            in_flight: t.in_flight,
-            tokens_per_s: t.tokens_per_s(),
-        };
-        drop(t);
-        (self.send)(ev);
+        self.event("prompt_done", prompt.step, Some(prompt), Some(stats), |t| {
+            t.in_flight = t.in_flight.saturating_sub(1);
+            if stats.completion_tokens > 0 {
+                t.tokens += stats.completion_tokens;
+                t.decode_ms += stats.decode_ms;
+            }
+        });
     }
 }
 
