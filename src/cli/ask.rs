@@ -129,6 +129,12 @@ pub struct AskArgs {
     /// them agree on; ties go to the first. 0 or 1: off (one answer).
     #[arg(long, value_name = "K", default_value_t = 0, value_parser = exec_vote)]
     pub exec_vote: usize,
+    /// With --exec-vote K: where MatchTables' samples split on a table,
+    /// also sample K answers over the runner-up view (that table dropped,
+    /// or the most-named left-out one added) and let all of them vote;
+    /// ties go to the top view's result.
+    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    pub runner_up: OnOff,
     /// Show values of the --execute database that the question matches
     /// (e.g. `DATACENTER_name: e.g. 'dev-east-1'`) in the attribute and
     /// QueryView prompts: a value index of short text values, built once per
@@ -157,6 +163,13 @@ pub struct LinkFlags {
     /// (default) asks none.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub prune: usize,
+    /// Yes/no verification prompts per role question for role instances
+    /// the votes kept although fewer than half the samples named them
+    /// (e.g. LOCATION as the client's city beside the datacenter's); those
+    /// the verification says no to are dropped (never the last one). 0
+    /// (default) asks none.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
+    pub verify_roles: usize,
     /// Ask MatchTables' first prompt once per sample, each listing the
     /// candidate tables in another order (rotations of the model's order),
     /// so that a bias for a position in the list does not win the vote.
@@ -210,6 +223,7 @@ impl LinkFlags {
         m.retrieve = self.retrieve == Retrieve::On;
         m.verify = self.verify;
         m.prune = self.prune;
+        m.verify_roles = self.verify_roles;
         m.permute = self.permute.is_on();
         m.kind_names = self.kind_names.is_on();
         m.kind_instance = self.kind_instance.is_on();
@@ -369,6 +383,7 @@ impl AskArgs {
             fanout: self.fanout.into(),
             keep: self.keep.clone(),
             exec_vote: self.exec_vote,
+            runner_up: self.runner_up == OnOff::On,
             values: self.values == OnOff::On,
             ..AskOptions::default()
         };

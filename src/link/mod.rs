@@ -22,6 +22,7 @@ pub mod retrieve;
 pub mod roles;
 pub mod values;
 pub mod verify;
+pub mod verify_roles;
 pub mod vote;
 
 use std::collections::VecDeque;
@@ -72,6 +73,12 @@ pub struct MatchOptions {
     /// ([`verify::narrow`]). 0 (the default) asks none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub prune: usize,
+    /// At most this many yes/no verification prompts per role question
+    /// about role instances the vote kept although fewer than half the
+    /// samples named them; those the verification says no to are dropped
+    /// ([`verify_roles`]). 0 (the default) asks none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub verify_roles: usize,
     /// Ask the first prompt (the core tables) once per sample, each listing
     /// the candidates in another order ([`rotations`]), instead of one call
     /// for every sample over the model's order, so that a bias for a
@@ -156,6 +163,7 @@ impl Default for MatchOptions {
             retrieve: false,
             verify: 0,
             prune: 0,
+            verify_roles: 0,
             permute: false,
             kind_names: kinds::DEFAULT_ON,
             kind_instance: kinds::DEFAULT_ON,
@@ -483,6 +491,9 @@ fn ask_roles(
         );
     }
     let kept = ask_instances(graph, question, t, &cands, lines, false, opts, llm, prompts, found)?;
+    let offered: Vec<verify_roles::Offered> =
+        ways.iter().map(|&w| verify_roles::Offered { rel: w.rel, text: roles::describe(graph, t, w) }).collect();
+    let kept = verify_roles::narrow(graph, question, t, &offered, false, kept, opts, llm, prompts, &mut found.trace)?;
     if !kept.iter().any(Option::is_some) {
         if let Some(step) = found.trace.steps.last_mut() {
             step.warnings
@@ -662,8 +673,13 @@ fn ask_subtypes(
         serde_json::json!({"label": graph.name(r), "text": format!("every {} row, all kinds together", graph.name(r))}),
     );
     let kept = ask_instances(graph, question, r, &cands, lines, true, opts, llm, prompts, found)?;
+    let offered: Vec<verify_roles::Offered> = subtypes
+        .iter()
+        .map(|&(child, rel)| verify_roles::Offered { rel, text: describe_subtype(graph, r, child) })
+        .collect();
+    let kept = verify_roles::narrow(graph, question, r, &offered, true, kept, opts, llm, prompts, &mut found.trace)?;
     if !kept.iter().any(Option::is_some) {
-        if let Some(step) = found.trace.steps.last_mut() {
+        if let Some(step) = found.trace.steps.iter_mut().rev().find(|s| s.prompt == "match_roles") {
             if !kept.contains(&None) {
                 step.warnings
                     .push(format!("no instance of {} kept: the plain instance, all kinds together", graph.name(r)));

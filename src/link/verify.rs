@@ -100,14 +100,14 @@ pub fn uncertain(kept: &[TableId], named: &[TableId], ranked: &[TableId], max: u
     out
 }
 
-/// The kept tables fewer than half of `samples` named (`votes`: each named
-/// table and its votes), least named first (ties in vote order), at most
-/// `max`, and never every kept table.
-pub fn minority(votes: &[(TableId, usize)], kept: &[TableId], samples: usize, max: usize) -> Vec<TableId> {
-    let mut few: Vec<(TableId, usize)> =
+/// The kept tables (or role instances: `verify_roles`) fewer than half of
+/// `samples` named (`votes`: each named item and its votes), least named
+/// first (ties in vote order), at most `max`, and never every kept item.
+pub fn minority<T: Copy + PartialEq>(votes: &[(T, usize)], kept: &[T], samples: usize, max: usize) -> Vec<T> {
+    let mut few: Vec<(T, usize)> =
         votes.iter().copied().filter(|&(t, v)| kept.contains(&t) && 2 * v < samples).collect();
     few.sort_by_key(|&(_, v)| v);
-    let mut out: Vec<TableId> = few.into_iter().map(|(t, _)| t).take(max).collect();
+    let mut out: Vec<T> = few.into_iter().map(|(t, _)| t).take(max).collect();
     if out.len() >= kept.len() {
         // Keep the most named of them out of the question.
         out.truncate(kept.len().saturating_sub(1));
@@ -305,8 +305,24 @@ pub fn verify_table(
     trace: &mut MatchTrace,
 ) -> Result<bool> {
     let prompt = prompts.render("verify_table", prompt_vars(graph, question, t, &opts.values))?;
+    yes_no("verify_table", graph.name(t), prompt, opts, llm, trace)
+}
+
+/// Ask a rendered yes/no `prompt` (template `phase`) about `subject` (a
+/// table, or a role instance's label) `samples` times, grammar-constrained
+/// to yes/no, and vote ([`tally`]); record a [`ListStep`] (candidates
+/// `yes`/`no`, `subject` in `tables` when it passed). An LLM error ends the
+/// phase as every prompt's does; unusable answers are warnings.
+pub(crate) fn yes_no(
+    phase: &str,
+    subject: &str,
+    prompt: String,
+    opts: &MatchOptions,
+    llm: &dyn ChatModel,
+    trace: &mut MatchTrace,
+) -> Result<bool> {
     let req = ChatRequest {
-        phase: "verify_table".into(),
+        phase: phase.into(),
         messages: vec![Message::user(prompt)],
         temperature: opts.temperature,
         n: opts.samples,
@@ -317,8 +333,8 @@ pub fn verify_table(
     let (call, result) = traced::call(llm, &req);
     trace.cost.add_call(&call);
     let mut step = ListStep {
-        prompt: "verify_table".into(),
-        subject: Some(graph.name(t).to_string()),
+        prompt: phase.into(),
+        subject: Some(subject.to_string()),
         candidates: vec!["yes".into(), "no".into()],
         call,
         min_votes: 1,
@@ -358,14 +374,13 @@ pub fn verify_table(
             .map(|(k, _)| (k + 1).to_string())
             .collect();
         step.warnings.push(format!(
-            "verification of {}: sample(s) {} answered neither yes nor no{}",
-            graph.name(t),
+            "verification of {subject}: sample(s) {} answered neither yes nor no{}",
             bad.join(", "),
             if v.yes + v.no == 0 { "; counted as no" } else { "" }
         ));
     }
     if pass {
-        step.tables.push(graph.name(t).to_string());
+        step.tables.push(subject.to_string());
     }
     trace.steps.push(step);
     Ok(pass)

@@ -18,6 +18,7 @@ pub mod narrow;
 pub mod progress;
 pub mod rasl;
 pub mod rerun;
+pub mod runner_up;
 pub mod tasql;
 pub mod unjoinable;
 
@@ -157,6 +158,12 @@ pub struct AskOptions {
     /// direct baseline ignores it).
     #[serde(default, skip_serializing_if = "exec_vote_off")]
     pub exec_vote: usize,
+    /// `--runner-up on` with the execution vote: where MatchTables was
+    /// uncertain, QueryView also samples `exec_vote` answers over the
+    /// runner-up view ([`runner_up`]) and all of them vote; ties go to the
+    /// top view's. Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub runner_up: bool,
     /// The value index (`--values on`, issue 23): values of `execute`'s
     /// database that the question matches are shown in the attribute and
     /// QueryView prompts. Off by default; off, every prompt is as before.
@@ -395,6 +402,7 @@ impl Default for AskOptions {
             query_names: QueryNames::default(),
             rename_unknown: query::DEFAULT_RENAME_UNKNOWN,
             exec_vote: 0,
+            runner_up: false,
             values: false,
             distinct: DistinctMode::default(),
             view_columns: DEFAULT_VIEW_COLUMNS,
@@ -638,6 +646,11 @@ pub fn ask_with_progress(
     let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
     let dialect = dialect_for(graph, opts)?;
     opts.matching.check()?;
+    if opts.runner_up && !query::choose::is_on(opts.exec_vote) {
+        return Err(Error::Input(
+            "--runner-up on adds the runner-up view's answers to the execution vote: add --exec-vote K (K ≥ 2), or leave --runner-up off".into(),
+        ));
+    }
     let given = !opts.tables.is_empty() || !opts.attrs.is_empty();
     if opts.sql.is_some() && !given {
         return Err(Error::Input(
@@ -802,7 +815,7 @@ pub fn ask_with_progress(
         }
         other => other,
     };
-    let view = match solved {
+    let mut view = match solved {
         Ok(v) if v.status == SolveStatus::Infeasible => {
             let why = v.explanation.clone().unwrap_or_else(|| "no view satisfies the model's constraints".into());
             vt.result = Some(v);
@@ -830,20 +843,21 @@ pub fn ask_with_progress(
         return finish(out, None);
     }
 
+    // `--runner-up on`: where MatchTables was uncertain, the runner-up view
+    // the execution vote also samples over.
+    let mut runner = if opts.runner_up && query::choose::is_on(opts.exec_vote) && !given && opts.sql.is_none() {
+        runner_up_view(graph, question, &found, &view, &out.trace)
+    } else {
+        None
+    };
+
     // Phase 3.
     progress.step(Step::QueryView);
     let query_llm = llm.map(|l| progress::Reporting::new(l, progress, Step::QueryView, table_names(graph)));
     let llm = query_llm.as_ref().map(|r| r as &dyn ChatModel);
     let run_it = stop != Some(StopAfter::Sql);
-    let view_columns: Vec<String> = view.columns.iter().map(|c| c.alias.clone()).collect();
-    let allowed = Allowed::View { name: view.view_name.clone(), columns: view_columns.clone() };
-    let exec = opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
-        db,
-        view: view.body.as_ref(),
-        limit: opts.row_limit,
-        timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
-        max_result_bytes: opts.max_result_bytes,
-    });
+    let exec = exec_target(opts, &view, run_it);
+    let allowed = allowed_over(&view);
     let mut qt = QueryTrace::default();
     let r = if let Some(sql) = &opts.sql {
         let task = SqlTask {
@@ -863,80 +877,65 @@ pub fn ask_with_progress(
             grounding: None,
             feedback: query::Feedback::default(),
         };
-        query::run_given(&task, sql, &mut qt)
+        query::run_given(&task, sql, &mut qt).map(|o| (o, 0))
     } else {
         let Some(llm) = llm else { return Err(no_llm("QueryView")) };
-        let ddl_text;
-        let schema = if opts.schema_context {
-            let ids: Vec<TableId> = view.tables.iter().filter_map(|t| graph.table_id(t)).collect();
-            ddl_text = ddl::ddl(graph, Some(&ids), true);
-            Some(ddl_text.as_str())
-        } else {
-            None
-        };
-        let shown = examples_over_view(graph, &view, dialect, out.trace.examples.as_mut());
-        let mut name_rules = NameRules::new(opts.query_names);
-        if opts.query_names == QueryNames::Scoped {
-            name_rules.tables = table_names(graph);
-        }
-        if opts.typed_measures {
-            let mut warning = None;
-            let index = opts.execute.as_ref().and_then(|db| match link::values::shared(graph, db) {
-                Ok((index, _)) => Some(index),
-                Err(e) => {
-                    warning = Some(format!("the value index of {db} could not be read: {e}"));
-                    None
-                }
-            });
-            let columns = measures::measure_columns(graph, &view.columns, index.as_deref());
-            name_rules.measures = Some(columns.clone());
-            qt.measures = Some(crate::types::trace::TypedMeasures { columns, warning });
-        }
-        let notes = link::values::view_notes(graph, &values, &view.columns);
         let counted = if opts.count_names { counted_instance(graph, question, &view) } else { None };
-        if opts.name_hints {
-            let line = if opts.group_hints { link::hints::Hint::grouping_line } else { link::hints::Hint::line };
-            qt.hints = link::hints::view_hints(graph, question, &view.columns).iter().map(line).collect();
-        }
-        let render = |description_chars| {
-            let extras = query::PromptExtras { examples: &shown, values: &notes, hints: &qt.hints, description_chars };
-            query::view_prompt_full(&prompts, &view, question, dialect, schema, opts.evidence.as_deref(), extras)
+        let at = ViewAt { graph, question, opts, prompts: &prompts, dialect, values: &values };
+        let (task, compact) =
+            at.task(&view, counted.as_deref(), out.trace.examples.as_mut(), &mut qt, exec, allowed)?;
+        // `--runner-up on`: the runner-up view's task, its own trace parts aside.
+        let mut scratch = QueryTrace::default();
+        let runner_counted =
+            runner.as_ref().filter(|_| opts.count_names).and_then(|r| counted_instance(graph, question, &r.view));
+        let second = match &runner {
+            Some(r) => {
+                let (exec, allowed) = (exec_target(opts, &r.view, run_it), allowed_over(&r.view));
+                Some(at.task(&r.view, runner_counted.as_deref(), None, &mut scratch, exec, allowed)?)
+            }
+            None => None,
         };
-        let (prompt_name, prompt) = render(None)?;
-        let compact = render(Some(query::COMPACT_DESCRIPTIONS))?.1;
-        let task = SqlTask {
-            prompt_name,
-            prompt,
-            allowed,
-            dialect,
-            temperature: opts.sql_temperature,
-            execute: exec,
-            fanout: Some((&view, opts.fanout)),
-            model_check: None,
-            grammar: Some(query::grammar::view_grammar_with(
-                &view.view_name,
-                &view_columns,
-                &model_names(graph),
-                dialect,
-                &name_rules,
-            )),
-            repair_grammar: Some(RepairGrammar { reserved: model_names(graph), rules: name_rules.clone() }),
-            rename: opts.rename_unknown.then_some(view.columns.as_slice()),
-            distinct: (opts.distinct == DistinctMode::Auto).then_some(&view),
-            counted: counted.as_deref().map(|i| (&view, i)),
-            grounding: grounding(graph, question, &view, opts),
-            feedback: query::Feedback::default(),
+        let voted = |top: &SqlTask, other: Option<&SqlTask>, qt: &mut QueryTrace| match other {
+            Some(other) => query::choose::generate_sql_voted_over(&[top, other], opts.exec_vote, llm, &prompts, qt),
+            None => query::choose::generate_sql_voted(top, opts.exec_vote, llm, &prompts, qt).map(|o| (o, 0)),
         };
-        match query::choose::generate_sql_voted(&task, opts.exec_vote, llm, &prompts, &mut qt) {
+        match voted(&task, second.as_ref().map(|(t, _)| t), &mut qt) {
             // The prompt did not fit the model's context: once more with the
             // column descriptions cut short (the view and the names unchanged).
             Err(e) if opts.shorten_prompt && crate::llm::is_context_overflow(&e) && compact != task.prompt => {
                 qt.compacted = Some(e.to_string());
                 let task = SqlTask { prompt: compact, ..task };
-                query::choose::generate_sql_voted(&task, opts.exec_vote, llm, &prompts, &mut qt)
+                let other = second.map(|(t, c)| SqlTask { prompt: c, ..t });
+                voted(&task, other.as_ref(), &mut qt)
             }
             r => r,
         }
+    };
+    // The runner-up view won the vote: the answer reads it, so it is the
+    // view, the relevance and the GenerateView of the rest of the run.
+    let r = match r {
+        Ok((o, won)) => {
+            if let (Some(mut ru), Some(vote)) = (runner.take(), qt.exec_vote.as_mut()) {
+                let mut other = ru.trace;
+                if won == 1 {
+                    found = ru.relevance;
+                    out.tables = other.request.tables.clone();
+                    out.attributes = other.request.attributes.clone();
+                    out.view = Some(ru.view.clone());
+                    if let Some(top) = out.trace.generate_view.as_mut() {
+                        std::mem::swap(top, &mut other);
+                    }
+                    std::mem::swap(&mut view, &mut ru.view);
+                }
+                let section = vote.runner_up.get_or_insert_with(Default::default);
+                section.change = ru.change;
+                section.tables = if won == 1 { out.tables.clone() } else { other.request.tables.clone() };
+                section.won = won == 1;
+                section.view = Some(Box::new(other));
+            }
+            Ok(o)
+        }
+        Err(e) => Err(e),
     };
     out.trace.query_view = Some(qt);
     observe("query_view", &out.trace);
@@ -1115,6 +1114,145 @@ fn answer_sql(out: &AskOutcome) -> (String, String) {
         .and_then(|a| a.extracted.clone())
         .unwrap_or_else(|| sql.clone());
     (sql, written)
+}
+
+/// Where QueryView's SQL runs over `view` (`None` without a database, or
+/// when the run stops at the SQL).
+fn exec_target<'a>(opts: &'a AskOptions, view: &'a ViewResult, run_it: bool) -> Option<ExecTarget<'a>> {
+    opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
+        db,
+        view: view.body.as_ref(),
+        limit: opts.row_limit,
+        timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
+        max_result_bytes: opts.max_result_bytes,
+    })
+}
+
+/// The names SQL over `view` may read: the view and its columns.
+fn allowed_over(view: &ViewResult) -> Allowed {
+    Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() }
+}
+
+/// A runner-up view for the execution vote ([`runner_up`]).
+struct RunnerView {
+    relevance: Relevance,
+    change: String,
+    view: ViewResult,
+    trace: ViewTrace,
+}
+
+/// The runner-up table set solved into a view, when MatchTables was
+/// uncertain and the solve gives a feasible view other than `top`.
+fn runner_up_view(
+    graph: &SchemaGraph,
+    question: &str,
+    found: &Relevance,
+    top: &ViewResult,
+    trace: &Trace,
+) -> Option<RunnerView> {
+    let r = runner_up::runner_up(graph, question, trace.match_tables.as_ref()?, found)?;
+    let first = &trace.generate_view.as_ref()?.request;
+    let (tables, attributes) = relevance_names(graph, &r.relevance);
+    let req = ViewRequest { tables, attributes, keep: None, ..first.clone() };
+    let t0 = Instant::now();
+    let view = crate::solve::generate(graph, &r.relevance, &req.options()).ok()?;
+    if view.status == SolveStatus::Infeasible || view.body == top.body {
+        return None;
+    }
+    let mut vt = ViewTrace { request: req, result: Some(view.clone()), error: None, cost: Default::default() };
+    vt.cost.ms = t0.elapsed().as_secs_f64() * 1000.0;
+    Some(RunnerView { relevance: r.relevance, change: r.change, view, trace: vt })
+}
+
+/// QueryView's task over one view: what it needs beside the view.
+struct ViewAt<'a> {
+    graph: &'a SchemaGraph,
+    question: &'a str,
+    opts: &'a AskOptions,
+    prompts: &'a Prompts,
+    dialect: Dialect,
+    values: &'a [link::values::ValueMatch],
+}
+
+impl<'a> ViewAt<'a> {
+    /// The task over `view` and its prompt with the column descriptions cut
+    /// short; the name hints and typed measures go into `qt`.
+    fn task<'v>(
+        &self,
+        view: &'v ViewResult,
+        counted: Option<&'v str>,
+        examples: Option<&mut ExamplesTrace>,
+        qt: &mut QueryTrace,
+        execute: Option<ExecTarget<'v>>,
+        allowed: Allowed,
+    ) -> Result<(SqlTask<'v>, String)>
+    where
+        'a: 'v,
+    {
+        let (graph, question, opts, dialect) = (self.graph, self.question, self.opts, self.dialect);
+        let ddl_text;
+        let schema = if opts.schema_context {
+            let ids: Vec<TableId> = view.tables.iter().filter_map(|t| graph.table_id(t)).collect();
+            ddl_text = ddl::ddl(graph, Some(&ids), true);
+            Some(ddl_text.as_str())
+        } else {
+            None
+        };
+        let shown = examples_over_view(graph, view, dialect, examples);
+        let mut name_rules = NameRules::new(opts.query_names);
+        if opts.query_names == QueryNames::Scoped {
+            name_rules.tables = table_names(graph);
+        }
+        if opts.typed_measures {
+            let mut warning = None;
+            let index = opts.execute.as_ref().and_then(|db| match link::values::shared(graph, db) {
+                Ok((index, _)) => Some(index),
+                Err(e) => {
+                    warning = Some(format!("the value index of {db} could not be read: {e}"));
+                    None
+                }
+            });
+            let columns = measures::measure_columns(graph, &view.columns, index.as_deref());
+            name_rules.measures = Some(columns.clone());
+            qt.measures = Some(crate::types::trace::TypedMeasures { columns, warning });
+        }
+        let notes = link::values::view_notes(graph, self.values, &view.columns);
+        if opts.name_hints {
+            let line = if opts.group_hints { link::hints::Hint::grouping_line } else { link::hints::Hint::line };
+            qt.hints = link::hints::view_hints(graph, question, &view.columns).iter().map(line).collect();
+        }
+        let render = |description_chars| {
+            let extras = query::PromptExtras { examples: &shown, values: &notes, hints: &qt.hints, description_chars };
+            query::view_prompt_full(self.prompts, view, question, dialect, schema, opts.evidence.as_deref(), extras)
+        };
+        let (prompt_name, prompt) = render(None)?;
+        let compact = render(Some(query::COMPACT_DESCRIPTIONS))?.1;
+        let view_columns: Vec<String> = view.columns.iter().map(|c| c.alias.clone()).collect();
+        let task = SqlTask {
+            prompt_name,
+            prompt,
+            allowed,
+            dialect,
+            temperature: opts.sql_temperature,
+            execute,
+            fanout: Some((view, opts.fanout)),
+            model_check: None,
+            grammar: Some(query::grammar::view_grammar_with(
+                &view.view_name,
+                &view_columns,
+                &model_names(graph),
+                dialect,
+                &name_rules,
+            )),
+            repair_grammar: Some(RepairGrammar { reserved: model_names(graph), rules: name_rules.clone() }),
+            rename: opts.rename_unknown.then_some(view.columns.as_slice()),
+            distinct: (opts.distinct == DistinctMode::Auto).then_some(view),
+            counted: counted.map(|i| (view, i)),
+            grounding: grounding(graph, question, view, opts),
+            feedback: query::Feedback::default(),
+        };
+        Ok((task, compact))
+    }
 }
 
 /// The execution bounds of the answer's query.

@@ -284,3 +284,77 @@ fn off_is_query_view_unchanged_and_on_needs_execution() {
     assert!(e.to_string().contains("more than 16"), "{e}");
     assert!(chat.requests.lock().unwrap().is_empty(), "no call before the checks");
 }
+
+/// A second task over the same view whose prompt the fake tells apart (the
+/// pipeline's runner-up view is another view; the vote treats it alike).
+fn runner_up_task<'a>(v: &'a ViewResult, db: &'a crate::sql::exec::Database) -> SqlTask<'a> {
+    let t = task(v, Some(db));
+    SqlTask { prompt: format!("{}\n(the runner-up view)", t.prompt), ..t }
+}
+
+#[test]
+fn a_runner_up_view_votes_after_the_top_one_and_equal_results_vote_together() {
+    let v = q1_view();
+    let db = ddo();
+    let chat = FakeChat::new()
+        .on(&["(the runner-up view)"], &[GOOD, WRONG, GOOD_GROUPED])
+        .on(&["I created a view table lucy_view"], &[WRONG, GOOD, REJECTED]);
+    let mut t = QueryTrace::default();
+    let (top, second) = (task(&v, Some(&db)), runner_up_task(&v, &db));
+    let (o, won) = generate_sql_voted_over(&[&top, &second], 3, &chat, &Prompts::embedded(), &mut t).unwrap();
+    // GOOD's rows have three votes across the two views (the ordered
+    // GOOD_GROUPED agrees with both); the first member holding them is the
+    // top view's candidate 1.
+    assert_eq!((won, o.rows.unwrap().rows.len()), (0, 29));
+    let vote = t.exec_vote.as_ref().unwrap();
+    assert_eq!(vote.chosen, Some(1));
+    let c = &vote.candidates;
+    assert_eq!(c.iter().map(|c| c.runner_up).collect::<Vec<_>>(), [false, false, false, true, true, true]);
+    assert_eq!(c.iter().map(|c| c.votes).collect::<Vec<_>>(), [2, 3, 0, 3, 2, 3]);
+    // The same SQL over another view is run again, not shared.
+    assert_eq!(c[3].same_as, None);
+    // Both calls counted; the top one is the attempt's, the runner-up's is kept beside the vote.
+    assert_eq!(t.cost.llm_calls, 2);
+    assert!(vote.call.is_none());
+    let ru = vote.runner_up.as_ref().unwrap();
+    assert_eq!((ru.call.as_ref().unwrap().n, ru.error.as_ref(), ru.won), (3, None, false));
+}
+
+#[test]
+fn a_runner_up_candidate_wins_only_with_more_votes_and_a_failed_call_leaves_the_top_view() {
+    let v = q1_view();
+    let db = ddo();
+    let (top, second) = (task(&v, Some(&db)), runner_up_task(&v, &db));
+    // Two votes against one: the runner-up's result wins.
+    let chat = FakeChat::new()
+        .on(&["(the runner-up view)"], &[GOOD, GOOD_GROUPED])
+        .on(&["I created a view table lucy_view"], &[WRONG, REJECTED]);
+    let mut t = QueryTrace::default();
+    let (o, won) = generate_sql_voted_over(&[&top, &second], 2, &chat, &Prompts::embedded(), &mut t).unwrap();
+    assert_eq!((won, o.rows.unwrap().rows.len()), (1, 29));
+    let vote = t.exec_vote.as_ref().unwrap();
+    assert_eq!(vote.chosen, Some(2));
+    assert!(vote.candidates[2].chosen && vote.candidates[2].runner_up);
+    // The top view's sampling call stays in the vote; the attempt has the runner-up's.
+    assert_eq!(vote.call.as_ref().unwrap().choices, [WRONG, REJECTED]);
+    assert!(vote.runner_up.as_ref().unwrap().call.is_none());
+    assert_eq!(t.attempts[0].call.choices, [GOOD, GOOD_GROUPED]);
+    // A tie (one each) goes to the top view.
+    let chat = FakeChat::new()
+        .on(&["(the runner-up view)"], &[GOOD, REJECTED])
+        .on(&["I created a view table lucy_view"], &[WRONG, REJECTED]);
+    let (o, won) =
+        generate_sql_voted_over(&[&top, &second], 2, &chat, &Prompts::embedded(), &mut QueryTrace::default()).unwrap();
+    assert_eq!(won, 0);
+    assert!(o.checked.sql.contains("prod%"));
+    // The runner-up's call fails: the top view's candidates vote alone.
+    let chat = FakeChat::new()
+        .fail(&["(the runner-up view)"], "the server went away")
+        .on(&["I created a view table lucy_view"], &[WRONG, GOOD, GOOD]);
+    let mut t = QueryTrace::default();
+    let (o, won) = generate_sql_voted_over(&[&top, &second], 3, &chat, &Prompts::embedded(), &mut t).unwrap();
+    assert_eq!((won, o.rows.unwrap().rows.len()), (0, 29));
+    let ru = t.exec_vote.as_ref().unwrap().runner_up.as_ref().unwrap();
+    assert!(ru.error.as_deref().unwrap().contains("the server went away"), "{ru:?}");
+    assert_eq!(t.exec_vote.as_ref().unwrap().candidates.len(), 3);
+}
