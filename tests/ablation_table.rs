@@ -80,6 +80,24 @@ const STEPS: &[Step] = &[
         "ddo-s24-scoped",
         "lucy",
     ),
+    step(
+        "DDO",
+        "the final default + retrieval with values, yes/no verification (session 25: `--values on --retrieve on --verify 3`; off)",
+        "ddo-s25-values-verify",
+        "lucy",
+    ),
+    step(
+        "DDO",
+        "the final default + execution vote over 3 answers (session 25: `--exec-vote 3`; off)",
+        "ddo-s25-exec-vote",
+        "lucy",
+    ),
+    step(
+        "DDO",
+        "… + 3 more over the runner-up view where phase 1 was uncertain (session 25: `--runner-up on`; off)",
+        "ddo-s25-runner-up",
+        "lucy",
+    ),
     step("DDO", "direct (the same model over the whole schema; session 9)", "ddo-defaults-s9", "direct"),
     step("ACME", "session 10's defaults (session 13's recording)", "acme-s13", "lucy"),
     step(

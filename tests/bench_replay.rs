@@ -998,6 +998,104 @@ const DDO_S24_SCOPED: Run = Run {
     pool: None,
 };
 
+/// Session 25: candidate retrieval with the value index and yes/no
+/// verification (`--values on --retrieve on --verify 3`, issue 23 items
+/// 2–4) over today's defaults on DDO; the first prompts replay session
+/// 22's fresh recording, the verification prompts and the QueryView calls
+/// of changed views were sent fresh (binary of session 24's tree, AMD EPYC
+/// with AVX-512, 01:29–01:46 UTC, nothing else running) and appended: 12
+/// of 24 (16 without: q1, 06, 19 and 21 lost to the tables it added). All
+/// 72 questions asked were answered "yes" by all 5 samples.
+const DDO_S25_VALUES_VERIFY: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl",
+    expected: "benchmarks/cassettes/ddo-s25-values-verify.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[
+        S15_HINTS,
+        S18_DEFAULTS,
+        S19_DEFAULTS,
+        S20_DEFAULTS,
+        S21_DEFAULTS,
+        &["--values", "on", "--retrieve", "on", "--verify", "3"],
+    ],
+    pool: None,
+};
+
+/// Session 25: the execution vote with the runner-up view (`--exec-vote 3
+/// --runner-up on`, issue 23 item 6) over today's defaults on DDO; phase 1
+/// replays session 22's fresh recording, QueryView's calls (3 answers over
+/// the top view, 3 over the runner-up where phase 1 was uncertain) were
+/// sent fresh and appended (binary of this session's tree, 02:00–02:07
+/// UTC, nothing else running): 15 of 24. The runner-up was offered on 3
+/// questions and won none (two ties, one agreement); the vote itself lost
+/// ddo-24.
+const DDO_S25_RUNNER_UP: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl",
+    expected: "benchmarks/cassettes/ddo-s25-runner-up.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[
+        S15_HINTS,
+        S18_DEFAULTS,
+        S19_DEFAULTS,
+        S20_DEFAULTS,
+        S21_DEFAULTS,
+        &["--exec-vote", "3", "--runner-up", "on"],
+    ],
+    pool: None,
+};
+
+/// The held-out DDO questions (session 20's recording) with `--exec-vote 3
+/// --runner-up on` (session 25; QueryView sent fresh and appended): 5 of
+/// 12, as without it; the runner-up view was offered on 3 and won none.
+const DDO_HELDOUT_S25_RUNNER_UP: Run = Run {
+    suite: "ddo-heldout",
+    cassette: "benchmarks/cassettes/ddo-heldout-s20.jsonl",
+    expected: "benchmarks/cassettes/ddo-heldout-s25-runner-up.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[
+        S15_HINTS,
+        S18_DEFAULTS,
+        S19_DEFAULTS,
+        S20_DEFAULTS,
+        S21_DEFAULTS,
+        &["--exec-vote", "3", "--runner-up", "on"],
+    ],
+    pool: None,
+};
+
+/// Session 25: `--verify-roles 3` (issue 23 item 4) over today's defaults
+/// on ACME, all 44, over the fresh recording (`ACME_S21_FRESH44`): it
+/// fired on one question (IQ_612b36a4…, two subtype instances named by 2
+/// of 5 samples; the model said "no" to both, 5 of 5), whose changed view
+/// got a fresh QueryView call (binary of this session's tree, 02:22–02:25
+/// UTC): 21 of 44, as without it.
+const ACME_S25_VERIFY_ROLES: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-s20-fresh.jsonl",
+    expected: "benchmarks/cassettes/acme-s25-verify-roles.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, &["--verify-roles", "3"]],
+    pool: None,
+};
+
+/// The same recording, the vote over the top view only (`--exec-vote 3`):
+/// its calls are the runner-up run's first ones.
+const DDO_S25_EXEC_VOTE: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl",
+    expected: "benchmarks/cassettes/ddo-s25-exec-vote.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, &["--exec-vote", "3"]],
+    pool: None,
+};
+
 /// lucy + examples on ACME with today's defaults (in-database pool; issue
 /// 24): phase 1 replays the fresh cassette, QueryView was sent fresh,
 /// 8 questions in session 23 and the other 36 in session 24 (the same
@@ -1325,6 +1423,15 @@ fn the_session_23_runs_replay_to_their_committed_outcomes() {
 fn the_session_24_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S24_SCOPED);
     replays_to_the_committed_outcome(&SPIDER_S24_SCOPED);
+}
+
+#[test]
+fn the_session_25_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&DDO_S25_VALUES_VERIFY);
+    replays_to_the_committed_outcome(&DDO_S25_RUNNER_UP);
+    replays_to_the_committed_outcome(&DDO_S25_EXEC_VOTE);
+    replays_to_the_committed_outcome(&DDO_HELDOUT_S25_RUNNER_UP);
+    replays_to_the_committed_outcome(&ACME_S25_VERIFY_ROLES);
 }
 
 #[test]
