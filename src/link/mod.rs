@@ -484,15 +484,14 @@ fn ask_roles(
         cands.push(Candidate::Instance(t, None));
         lines.push(serde_json::json!({"label": graph.name(t), "text": format!("{} itself, without the row it points to", graph.name(t))}));
     }
-    for &w in ways {
-        cands.push(Candidate::Instance(t, Some(w.rel)));
-        lines.push(
-            serde_json::json!({"label": graph.instance_label(t, Some(w.rel)), "text": roles::describe(graph, t, w)}),
-        );
-    }
-    let kept = ask_instances(graph, question, t, &cands, lines, false, opts, llm, prompts, found)?;
+    // Each way's line, for the role question and its verification.
     let offered: Vec<verify_roles::Offered> =
         ways.iter().map(|&w| verify_roles::Offered { rel: w.rel, text: roles::describe(graph, t, w) }).collect();
+    for o in &offered {
+        cands.push(Candidate::Instance(t, Some(o.rel)));
+        lines.push(serde_json::json!({"label": graph.instance_label(t, Some(o.rel)), "text": o.text}));
+    }
+    let kept = ask_instances(graph, question, t, &cands, lines, false, opts, llm, prompts, found)?;
     let kept = verify_roles::narrow(graph, question, t, &offered, false, kept, opts, llm, prompts, &mut found.trace)?;
     if !kept.iter().any(Option::is_some) {
         if let Some(step) = found.trace.steps.last_mut() {
@@ -662,24 +661,23 @@ fn ask_subtypes(
 ) -> Result<()> {
     let mut cands: Vec<Candidate> = Vec::new();
     let mut lines = Vec::new();
-    for &(child, rel) in subtypes {
-        cands.push(Candidate::Instance(r, Some(rel)));
-        lines.push(
-            serde_json::json!({"label": graph.instance_label(r, Some(rel)), "text": describe_subtype(graph, r, child)}),
-        );
+    // Each kind's line, for the subtype question and its verification.
+    let offered: Vec<verify_roles::Offered> = subtypes
+        .iter()
+        .map(|&(child, rel)| verify_roles::Offered { rel, text: describe_subtype(graph, r, child) })
+        .collect();
+    for o in &offered {
+        cands.push(Candidate::Instance(r, Some(o.rel)));
+        lines.push(serde_json::json!({"label": graph.instance_label(r, Some(o.rel)), "text": o.text}));
     }
     cands.push(Candidate::Instance(r, None));
     lines.push(
         serde_json::json!({"label": graph.name(r), "text": format!("every {} row, all kinds together", graph.name(r))}),
     );
     let kept = ask_instances(graph, question, r, &cands, lines, true, opts, llm, prompts, found)?;
-    let offered: Vec<verify_roles::Offered> = subtypes
-        .iter()
-        .map(|&(child, rel)| verify_roles::Offered { rel, text: describe_subtype(graph, r, child) })
-        .collect();
     let kept = verify_roles::narrow(graph, question, r, &offered, true, kept, opts, llm, prompts, &mut found.trace)?;
     if !kept.iter().any(Option::is_some) {
-        if let Some(step) = found.trace.steps.iter_mut().rev().find(|s| s.prompt == "match_roles") {
+        if let Some(step) = found.trace.steps.last_mut() {
             if !kept.contains(&None) {
                 step.warnings
                     .push(format!("no instance of {} kept: the plain instance, all kinds together", graph.name(r)));

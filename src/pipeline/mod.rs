@@ -915,22 +915,22 @@ pub fn ask_with_progress(
     // view, the relevance and the GenerateView of the rest of the run.
     let r = match r {
         Ok((o, won)) => {
-            if let (Some(mut ru), Some(vote)) = (runner.take(), qt.exec_vote.as_mut()) {
+            if let (Some(ru), Some(vote)) = (runner.take(), qt.exec_vote.as_mut()) {
+                let section = vote.runner_up.get_or_insert_with(Default::default);
+                section.change = ru.change;
+                section.tables = ru.trace.request.tables.clone();
+                section.won = won == 1;
                 let mut other = ru.trace;
-                if won == 1 {
+                if section.won {
                     found = ru.relevance;
                     out.tables = other.request.tables.clone();
                     out.attributes = other.request.attributes.clone();
-                    out.view = Some(ru.view.clone());
                     if let Some(top) = out.trace.generate_view.as_mut() {
                         std::mem::swap(top, &mut other);
                     }
-                    std::mem::swap(&mut view, &mut ru.view);
+                    view = ru.view;
+                    out.view = Some(view.clone());
                 }
-                let section = vote.runner_up.get_or_insert_with(Default::default);
-                section.change = ru.change;
-                section.tables = if won == 1 { out.tables.clone() } else { other.request.tables.clone() };
-                section.won = won == 1;
                 section.view = Some(Box::new(other));
             }
             Ok(o)
