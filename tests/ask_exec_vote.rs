@@ -116,7 +116,7 @@ fn the_vote_answers_the_gold_rows_where_the_first_answer_is_wrong() {
     assert_eq!(rows_of(&v), wrong_rows);
     let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     assert!(t["query_view"].get("exec_vote").is_none());
-    assert!(t["options"].get("exec_vote").is_none(), "off leaves the recorded options as they were");
+    assert_eq!(t["options"]["query"]["exec_vote"], 0, "the trace names every setting");
     // Byte for byte the request lucy sends without the flag.
     let plain = server(&[WRONG, GOOD, GOOD_GROUPED]);
     ask(&plain.url(), &dir.path().join("plain.json"), &[]);
@@ -136,7 +136,7 @@ fn the_vote_answers_the_gold_rows_where_the_first_answer_is_wrong() {
     assert_eq!(reqs.len(), 1, "one call for the three answers");
     assert_eq!(reqs[0]["n"], 3);
     let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
-    assert_eq!(t["options"]["exec_vote"], 3);
+    assert_eq!(t["options"]["query"]["exec_vote"], 3);
     let vote = &t["query_view"]["exec_vote"];
     assert_eq!(vote["k"], 3);
     assert_eq!(vote["chosen"], 1);

@@ -328,3 +328,38 @@ fn a_wrong_password_or_a_down_server_is_a_clear_exit_2() {
         }
     }
 }
+
+/// A project file naming a PostgreSQL server without its password, and the
+/// variable that holds it: `lucy ask` in that directory needs neither
+/// `--model` nor `--execute` (issue 45), and the password is never shown.
+#[test]
+fn a_project_file_reaches_postgres_with_the_password_from_the_environment() {
+    let Some(u) = url("postgres", "ddo") else { return };
+    let mut parsed = url::Url::parse(&u).unwrap();
+    let password = parsed.password().unwrap().to_string();
+    parsed.set_password(None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("lucy.toml"),
+        format!("model = \"{ROOT}/dbmodels/ddo.json\"\n[database]\nurl = \"{parsed}\"\npassword_env = \"LUCY_TEST_PG_PW\"\n"),
+    )
+    .unwrap();
+    let sql = "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'";
+    let run = |env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
+        c.current_dir(dir.path()).args(["--json", "ask", "--tables", "CLIENT,DATACENTER", "--sql", sql]);
+        for k in ["LUCY_CONFIG", "LUCY_MODEL", "LUCY_DATABASE", "LUCY_SET", "PGPASSWORD"] {
+            c.env_remove(k);
+        }
+        c.envs(env.iter().copied()).output().unwrap()
+    };
+    let o = run(&[("LUCY_TEST_PG_PW", &password)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"]["rows"].as_array().unwrap().len(), 29);
+    // Without the variable: an error naming it, not the password.
+    let o = run(&[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("LUCY_TEST_PG_PW") && !err.contains(&format!(":{password}@")), "{err}");
+}

@@ -674,9 +674,9 @@ fn pipeline_question(
     let mut ask = opts.ask.clone();
     ask.execute = db.cloned();
     ask.evidence = q.evidence.clone();
-    ask.time_limit_s = opts.time_limit_s;
-    if ask.row_limit.is_none() {
-        ask.row_limit = Some(100_000);
+    ask.limits.solver_time_limit_s = opts.time_limit_s;
+    if ask.limits.rows.is_none() {
+        ask.limits.rows = Some(100_000);
     }
     if let Some(ix) = &opts.examples {
         let retrieved = match ix.retrieve(suite, q, opts.examples_k) {

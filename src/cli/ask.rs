@@ -25,25 +25,25 @@ use lucy::types::FanoutReport;
 
 #[derive(Debug, clap::Args)]
 pub struct AskArgs {
-    /// dbModel file (JSON).
+    /// dbModel file (JSON) [default: the project file's `model`; env: LUCY_MODEL]
     #[arg(long, value_name = "FILE")]
-    pub model: PathBuf,
+    pub model: Option<PathBuf>,
     /// The question, in natural language (optional with --sql).
     #[arg(required_unless_present = "sql")]
     pub question: Option<String>,
     #[command(flatten)]
     pub llm: LlmFlags,
     /// Sampled answers per MatchTables prompt, voted (paper: 5).
-    #[arg(long, default_value_t = 5, value_parser = super::num::samples)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, default_value_t = 5, value_parser = super::num::samples)]
     pub samples: usize,
     /// Sampling temperature of every prompt (paper: 0.2).
-    #[arg(long, default_value_t = 0.2, value_parser = super::num::temperature)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, default_value_t = 0.2, value_parser = super::num::temperature)]
     pub temperature: f64,
     /// Votes an item needs to be kept (default 1: the paper keeps every named item, ranked by votes).
-    #[arg(long, default_value_t = 1, value_parser = super::num::count)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, default_value_t = 1, value_parser = super::num::count)]
     pub min_votes: usize,
     /// At most this many tables (and attributes) kept per prompt (paper: 8).
-    #[arg(long, default_value_t = 8, value_parser = super::num::count)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, default_value_t = 8, value_parser = super::num::count)]
     pub max_items: usize,
     #[command(flatten)]
     pub link: LinkFlags,
@@ -51,25 +51,28 @@ pub struct AskArgs {
     #[arg(long, value_delimiter = ',', value_name = "T1,T2")]
     pub tables: Vec<String>,
     /// Relevant attributes TABLE.column, comma-separated: skip MatchTables.
-    #[arg(long, value_delimiter = ',', value_name = "T.c,…")]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_delimiter = ',', value_name = "T.c,…")]
     pub attrs: Vec<String>,
     /// Extra knowledge for the question (e.g. BIRD's evidence), shown to QueryView.
-    #[arg(long)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long)]
     pub evidence: Option<String>,
     /// Show the relevant tables' DDL and descriptions to QueryView (PROMPTC').
-    #[arg(long)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long)]
     pub schema_context: bool,
     /// Run the final SQL read-only and print the rows: a SQLite file, or a
     /// server URL postgresql://USER@HOST:PORT/DB or mysql://USER@HOST:PORT/DB
     /// (password in the URL or in PGPASSWORD / MYSQL_PWD; never printed).
-    #[arg(long, value_name = "DB|URL", value_parser = parse_database)]
+    #[arg(long, value_name = "DB|URL", value_parser = super::num::database)]
     pub execute: Option<Database>,
-    /// Print (and keep) at most this many rows.
+    /// Print (and keep) at most this many rows (`limits.rows`).
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
+    /// Change a setting for this run, e.g. --set query.exec_vote=3 (`lucy config levers` lists them)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// Stop reading rows once the result holds this many bytes (one cell
     /// holds at most a quarter of it, at most 1 MiB); a cut result says so.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RESULT_BYTES, value_parser = parse_result_bytes)]
+    #[arg(hide = true, help_heading = "Execution and limits", long, value_name = "BYTES", default_value_t = DEFAULT_MAX_RESULT_BYTES, value_parser = super::num::result_bytes)]
     pub max_result_bytes: usize,
     /// Write the trace of every phase to this JSON file (read it with `lucy explain`).
     #[arg(long, value_name = "FILE")]
@@ -78,13 +81,13 @@ pub struct AskArgs {
     #[arg(long, value_enum)]
     pub stop_after: Option<StopAfter>,
     /// Directory of prompt templates overriding the built-in ones (<name>.j2).
-    #[arg(long, value_name = "DIR")]
+    #[arg(hide = true, help_heading = "Debugging and baselines", long, value_name = "DIR")]
     pub prompts: Option<PathBuf>,
     /// SQL dialect of the view and the query (default: the model's, else sqlite).
-    #[arg(long, value_enum)]
+    #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum)]
     pub dialect: Option<Dialect>,
     /// Solver time limit per call, in seconds.
-    #[arg(long, default_value_t = 10.0, value_parser = super::num::seconds)]
+    #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, default_value_t = 10.0, value_parser = super::num::seconds)]
     pub time_limit: f64,
     /// Use the PROMPTB baseline (whole schema, no view) instead of lucy's phases.
     #[arg(long)]
@@ -92,11 +95,11 @@ pub struct AskArgs {
     /// Shrink the core tables offered to MatchTables with CRUSH (for large
     /// models): `crush` keeps the tables of the --budget schema elements
     /// CRUSH's greedy picks.
-    #[arg(long, value_enum, default_value_t = Prefilter::None)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_enum, default_value_t = Prefilter::None)]
     pub prefilter: Prefilter,
     /// CRUSH budget in schema elements (default 20 for --prefilter crush,
     /// 8 for the offline linker used when no LLM is configured).
-    #[arg(long, value_parser = super::num::count)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_parser = super::num::count)]
     pub budget: Option<usize>,
     /// Run this SQL instead of asking the LLM for it: over the view built
     /// from --tables/--attrs (or over the model's tables with --direct),
@@ -106,15 +109,15 @@ pub struct AskArgs {
     /// Aggregates (SUM, AVG, COUNT, …) over rows the view repeats: rewrite
     /// the query to count each row once, refuse it (error), or run it as
     /// written with a warning (warn).
-    #[arg(long, value_enum, default_value_t = FanoutMode::Rewrite)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, default_value_t = FanoutMode::Rewrite)]
     pub fanout: FanoutMode,
     /// Keep every row of this table in the view (it starts from it and
     /// reaches the others by LEFT JOIN): the entity a "for each …" question
     /// is about, so entities with no matching rows still get a row.
-    #[arg(long, value_name = "TABLE")]
+    #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_name = "TABLE")]
     pub keep: Option<String>,
     /// CRUSH probes instead of the LLM's hallucinated schema, e.g. "T(c1, c2); U(c3)".
-    #[arg(long, value_name = "P")]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_name = "P")]
     pub probes: Option<String>,
     #[command(flatten)]
     pub examples: super::examples::AskExampleFlags,
@@ -127,19 +130,19 @@ pub struct AskArgs {
     /// Execution-guided choice: sample K QueryView answers in one call, run
     /// each read-only (needs --execute) and answer with the result most of
     /// them agree on; ties go to the first. 0 or 1: off (one answer).
-    #[arg(long, value_name = "K", default_value_t = 0, value_parser = exec_vote)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_name = "K", default_value_t = 0, value_parser = exec_vote)]
     pub exec_vote: usize,
     /// With --exec-vote K: where MatchTables' samples split on a table,
     /// also sample K answers over the runner-up view (that table dropped,
     /// or the most-named left-out one added) and let all of them vote;
     /// ties go to the top view's result.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub runner_up: OnOff,
     /// Show values of the --execute database that the question matches
     /// (e.g. `DATACENTER_name: e.g. 'dev-east-1'`) in the attribute and
     /// QueryView prompts: a value index of short text values, built once per
     /// database (read-only, bounded) and cached. Needs --execute.
-    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, default_value_t = OnOff::Off)]
     pub values: OnOff,
 }
 
@@ -150,51 +153,51 @@ pub struct LinkFlags {
     /// Candidate retrieval for MatchTables: rank the core tables by their
     /// words and MiniLM embeddings, fused with the votes (docs/phases.md).
     /// Off by default until measured.
-    #[arg(long, value_enum, default_value_t = Retrieve::Off)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_enum, default_value_t = Retrieve::Off)]
     pub retrieve: Retrieve,
     /// Yes/no verification prompts per question for core tables the votes
     /// did not keep (named by few samples, or ranked by --retrieve); the
     /// tables that pass join the relevant ones. 0 (default) asks none.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub verify: usize,
     /// Yes/no verification prompts per question for core tables the votes
     /// kept although fewer than half the samples named them; the tables
     /// the verification says no to are dropped (never the last one). 0
     /// (default) asks none.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub prune: usize,
     /// Yes/no verification prompts per role question for role instances
     /// the votes kept although fewer than half the samples named them
     /// (e.g. LOCATION as the client's city beside the datacenter's); those
     /// the verification says no to are dropped (never the last one). 0
     /// (default) asks none.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub verify_roles: usize,
     /// Ask MatchTables' first prompt once per sample, each listing the
     /// candidate tables in another order (rotations of the model's order),
     /// so that a bias for a position in the list does not win the vote.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub permute: OnOff,
     /// At a star's root, also keep the kinds (subtype children) the
     /// question names word for word ("premiums" → Premium) although no
     /// sample listed them.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::kinds::DEFAULT_ON))]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::kinds::DEFAULT_ON))]
     pub kind_names: OnOff,
     /// One chosen kind that holds nothing but its key (a marker such as
     /// Premium): the view keeps only the root's rows of that kind (the
     /// instance ROOT@CHILD) instead of every row with a LEFT JOIN.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::kinds::DEFAULT_ON))]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::kinds::DEFAULT_ON))]
     pub kind_instance: OnOff,
     /// Also keep the core tables the question names word for word
     /// ("policies" → Policy, or a synonym) although no sample listed them;
     /// they are explored like the listed ones.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::named::DEFAULT_ON))]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::named::DEFAULT_ON))]
     pub table_names: OnOff,
     /// Which relevant core tables MatchTables' vote keeps: any that one
     /// sample named (--min-votes), or only those more than half the samples
     /// named, besides the tables the question names word for word (all of
     /// them when none has a majority).
-    #[arg(long, value_enum, value_name = "ANY|MAJORITY", default_value_t = CoreVotes::default_value())]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_enum, value_name = "ANY|MAJORITY", default_value_t = CoreVotes::default_value())]
     pub core_votes: CoreVotes,
 }
 
@@ -240,66 +243,66 @@ pub struct NameFlags {
     /// free (any name that is not a keyword or a model name) or strict (in
     /// a query without WITH, the select list, WHERE and ON name view
     /// columns only; the repair round cannot write a rejected name again).
-    #[arg(long, value_enum, value_name = "RULE", default_value_t = QueryNames::from(lucy::query::grammar::QueryNames::default()))]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "RULE", default_value_t = QueryNames::from(lucy::query::grammar::QueryNames::default()))]
     pub query_names: QueryNames,
     /// Before any repair call, rename each column the guard rejects to the
     /// one view column it unambiguously means (CLIENT_CLIENT_name →
     /// CLIENT_name); an ambiguous name is left alone and noted in the trace.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::query::DEFAULT_RENAME_UNKNOWN))]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::query::DEFAULT_RENAME_UNKNOWN))]
     pub rename_unknown: OnOff,
     /// A QueryView answer that lists columns whose rows the view repeats
     /// (a client once per resource pool it uses): auto adds DISTINCT, off
     /// runs it as written. Aggregates are --fanout's.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = DistinctMode::Auto)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "MODE", default_value_t = DistinctMode::Auto)]
     pub distinct: DistinctMode,
     /// Columns of the view: selected (the attributes MatchTables chose and
     /// the relevant tables' keys, as the paper), all (every column of
     /// every table the view joins, the connecting tables included) or
     /// all-once (as all, but of the columns an INNER join makes equal only
     /// the referenced key).
-    #[arg(long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::All)]
+    #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::All)]
     pub view_columns: ViewColumns,
     /// Without --keep: keep every row of the table MatchTables' vote ranked
     /// first (the view reaches the others by LEFT JOIN), so a table the
     /// vote added in excess cannot drop its rows.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub keep_top: OnOff,
     /// After the SQL runs (on: always; empty: only when it returned no
     /// row; unnamed: always, but never dropping a table the question names):
     /// drop the relevant tables it reads no column of, solve the view
     /// again without them and run the same SQL over it (a table listed in
     /// excess cannot remove or repeat rows); no LLM call.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = NarrowView::Unnamed)]
+    #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum, value_name = "WHEN", default_value_t = NarrowView::Unnamed)]
     pub narrow_view: NarrowView,
     /// Under --query-names strict: SUM, AVG, TOTAL and + - * / % read only
     /// view columns that can be quantities (not keys, dates, or text whose
     /// values are not numbers); the value index is read to tell.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub typed_measures: OnOff,
     /// QueryView's prompt lists the phrases of the question that spell one
     /// view column's name or synonym ("claim number":
     /// Claim_Company_Claim_Number); no LLM call, the grammar unchanged.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::hints::DEFAULT_ON))]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::hints::DEFAULT_ON))]
     pub name_hints: OnOff,
     /// With --name-hints on: a hinted phrase the question asks "by" ("by
     /// policy number", "per client name", and the list after it) also
     /// tells QueryView to group by its column.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub group_hints: OnOff,
     /// A QueryView COUNT(*) over a view that repeats the rows of the table
     /// the question counts by name ("how many players", "the number of
     /// claims") counts that table's rows: COUNT(DISTINCT <its key>).
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::counted::DEFAULT_ON))]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::counted::DEFAULT_ON))]
     pub count_names: OnOff,
     /// Drop a filter the SQL puts on a column that identifies or names a
     /// row (an id, a number, a name) when the question holds none of its
     /// values: the model copies example values from column descriptions.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::literals::DEFAULT_ON))]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::literals::DEFAULT_ON))]
     pub entity_literals: OnOff,
     /// When the question asks "by" or "per" a phrase that names one view
     /// column ("by policy number") and the SQL aggregates every row into
     /// one, group by that column (added in front of the select list).
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::grouping::DEFAULT_ON))]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::grouping::DEFAULT_ON))]
     pub by_groups: OnOff,
     /// Mend a text filter whose literal the database does not hold in that
     /// column: respell it to the one value it equals up to case and
@@ -307,54 +310,54 @@ pub struct NameFlags {
     /// it from the one other view column that does (countries_Continent =
     /// 'France' → countries_CountryName = 'france'). Needs the database
     /// (--execute); no LLM call.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::values::DEFAULT_ON))]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::check::values::DEFAULT_ON))]
     pub value_literals: OnOff,
     /// When QueryView's prompt does not fit the model's context, ask once
     /// more with the view's column descriptions cut short (60 characters).
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::On)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::On)]
     pub shorten_prompt: OnOff,
     /// When the tables MatchTables found lie in parts of the model no
     /// relationship joins (no view can hold them all), keep the part the
     /// question names (then the larger part, then the vote's first table)
     /// and solve again without the rest; no LLM call.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::pipeline::unjoinable::DEFAULT_ON))]
+    #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::pipeline::unjoinable::DEFAULT_ON))]
     pub drop_unjoinable: OnOff,
     /// After the SQL runs: join the pattern branch the answer is about (the
     /// question names it, the SQL reads its columns) by INNER JOIN instead
     /// of LEFT JOIN and run the same SQL again, so rows without that branch
     /// (NULLs the view added) drop out; never when the question negates or
     /// the SQL reads NULLs; no LLM call.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = InnerBranches::default_value())]
+    #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum, value_name = "WHEN", default_value_t = InnerBranches::default_value())]
     pub inner_branches: InnerBranches,
     /// After the SQL runs: a row of a lookup (code) table the question
     /// names word for word ("agents": Party_Role 'AG' Agent) keeps only the
     /// view rows whose foreign key points to it, and the same SQL runs
     /// again; never when the SQL reads that code or the lookup, when two of
     /// its rows are named, or when the question negates; no LLM call.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = LookupFilters::default_value())]
+    #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum, value_name = "WHEN", default_value_t = LookupFilters::default_value())]
     pub lookup_filters: LookupFilters,
 }
 
 impl NameFlags {
     /// Set these options on `opts`.
     pub fn apply(&self, opts: &mut AskOptions) {
-        opts.query_names = self.query_names.into();
-        opts.rename_unknown = self.rename_unknown.is_on();
-        opts.distinct = self.distinct.into();
-        opts.view_columns = self.view_columns.into();
-        opts.keep_top = self.keep_top.is_on();
-        opts.narrow_view = self.narrow_view.into();
-        opts.typed_measures = self.typed_measures.is_on();
-        opts.name_hints = self.name_hints.is_on();
-        opts.group_hints = self.group_hints.is_on();
-        opts.count_names = self.count_names.is_on();
-        opts.entity_literals = self.entity_literals.is_on();
-        opts.by_groups = self.by_groups.is_on();
-        opts.value_literals = self.value_literals.is_on();
-        opts.shorten_prompt = self.shorten_prompt.is_on();
-        opts.drop_unjoinable = self.drop_unjoinable.is_on();
-        opts.inner_branches = self.inner_branches.into();
-        opts.lookup_filters = self.lookup_filters.into();
+        opts.query.names = self.query_names.into();
+        opts.query.rename_unknown = self.rename_unknown.is_on();
+        opts.query.distinct = self.distinct.into();
+        opts.view.columns = self.view_columns.into();
+        opts.view.keep_top = self.keep_top.is_on();
+        opts.view.narrow = self.narrow_view.into();
+        opts.query.typed_measures = self.typed_measures.is_on();
+        opts.query.name_hints = self.name_hints.is_on();
+        opts.query.group_hints = self.group_hints.is_on();
+        opts.query.count_names = self.count_names.is_on();
+        opts.query.entity_literals = self.entity_literals.is_on();
+        opts.query.by_groups = self.by_groups.is_on();
+        opts.query.value_literals = self.value_literals.is_on();
+        opts.query.shorten_prompt = self.shorten_prompt.is_on();
+        opts.view.drop_unjoinable = self.drop_unjoinable.is_on();
+        opts.view.inner_branches = self.inner_branches.into();
+        opts.view.lookup_filters = self.lookup_filters.into();
     }
 }
 
@@ -364,30 +367,31 @@ pub fn exec_vote(s: &str) -> std::result::Result<usize, String> {
 }
 
 impl AskArgs {
+    /// The options the flags describe (their defaults where none was given).
     fn options(&self) -> AskOptions {
         let mut opts = AskOptions {
-            matching: MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items),
-            sql_temperature: self.temperature,
+            link: MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items),
             stop_after: self.stop_after.map(Into::into),
             tables: self.tables.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
             attrs: self.attrs.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
-            schema_context: self.schema_context,
             evidence: self.evidence.clone(),
             execute: self.execute.clone(),
-            max_result_bytes: self.max_result_bytes,
-            row_limit: Some(self.limit),
             dialect: self.dialect.map(Into::into),
-            time_limit_s: self.time_limit,
             prompts_dir: self.prompts.clone(),
             sql: self.sql.clone(),
-            fanout: self.fanout.into(),
             keep: self.keep.clone(),
-            exec_vote: self.exec_vote,
-            runner_up: self.runner_up == OnOff::On,
-            values: self.values == OnOff::On,
             ..AskOptions::default()
         };
-        self.link.apply(&mut opts.matching);
+        opts.query.temperature = self.temperature;
+        opts.query.schema_context = self.schema_context;
+        opts.query.fanout = self.fanout.into();
+        opts.query.exec_vote = self.exec_vote;
+        opts.query.runner_up = self.runner_up == OnOff::On;
+        opts.query.values = self.values == OnOff::On;
+        opts.limits.result_bytes = self.max_result_bytes;
+        opts.limits.rows = Some(self.limit);
+        opts.limits.solver_time_limit_s = self.time_limit;
+        self.link.apply(&mut opts.link);
         self.names.apply(&mut opts);
         opts
     }
@@ -403,28 +407,142 @@ impl AskArgs {
     }
 }
 
-/// `--execute`: a SQLite path or a server URL (errors never show a password).
-pub fn parse_database(s: &str) -> std::result::Result<Database, String> {
-    Database::parse(s).map_err(|e| e.to_string())
+/// The settings each lever flag sets (its clap id, its name, the keys).
+/// `--temperature` is both phases' sampling temperature.
+pub const FLAG_KEYS: &[(&str, &str, &[&str])] = &[
+    ("samples", "--samples", &["link.samples"]),
+    ("temperature", "--temperature", &["link.temperature", "query.temperature"]),
+    ("min_votes", "--min-votes", &["link.min_votes"]),
+    ("max_items", "--max-items", &["link.max_items"]),
+    ("retrieve", "--retrieve", &["link.retrieve"]),
+    ("verify", "--verify", &["link.verify"]),
+    ("prune", "--prune", &["link.prune"]),
+    ("verify_roles", "--verify-roles", &["link.verify_roles"]),
+    ("permute", "--permute", &["link.permute"]),
+    ("kind_names", "--kind-names", &["link.kind_names"]),
+    ("kind_instance", "--kind-instance", &["link.kind_instance"]),
+    ("table_names", "--table-names", &["link.table_names"]),
+    ("core_votes", "--core-votes", &["link.core_majority"]),
+    ("time_limit", "--time-limit", &["limits.solver_time_limit_s"]),
+    ("view_columns", "--view-columns", &["view.columns"]),
+    ("keep_top", "--keep-top", &["view.keep_top"]),
+    ("narrow_view", "--narrow-view", &["view.narrow"]),
+    ("drop_unjoinable", "--drop-unjoinable", &["view.drop_unjoinable"]),
+    ("inner_branches", "--inner-branches", &["view.inner_branches"]),
+    ("lookup_filters", "--lookup-filters", &["view.lookup_filters"]),
+    ("schema_context", "--schema-context", &["query.schema_context"]),
+    ("query_names", "--query-names", &["query.names"]),
+    ("rename_unknown", "--rename-unknown", &["query.rename_unknown"]),
+    ("exec_vote", "--exec-vote", &["query.exec_vote"]),
+    ("runner_up", "--runner-up", &["query.runner_up"]),
+    ("values", "--values", &["query.values"]),
+    ("distinct", "--distinct", &["query.distinct"]),
+    ("fanout", "--fanout", &["query.fanout"]),
+    ("typed_measures", "--typed-measures", &["query.typed_measures"]),
+    ("name_hints", "--name-hints", &["query.name_hints"]),
+    ("group_hints", "--group-hints", &["query.group_hints"]),
+    ("count_names", "--count-names", &["query.count_names"]),
+    ("entity_literals", "--entity-literals", &["query.entity_literals"]),
+    ("by_groups", "--by-groups", &["query.by_groups"]),
+    ("value_literals", "--value-literals", &["query.value_literals"]),
+    ("shorten_prompt", "--shorten-prompt", &["query.shorten_prompt"]),
+    ("limit", "--limit", &["limits.rows"]),
+    ("max_result_bytes", "--max-result-bytes", &["limits.result_bytes"]),
+];
+
+/// Whether the flag with clap id `id` was given on the command line.
+pub fn given(m: &clap::ArgMatches, id: &str) -> bool {
+    m.ids().any(|i| i.as_str() == id) && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
 }
 
-/// `--max-result-bytes`: at least 1 KiB, at most 1 GiB.
-pub fn parse_result_bytes(s: &str) -> std::result::Result<usize, String> {
-    let n: usize = s.trim().parse().map_err(|_| format!("`{s}` is not a number of bytes"))?;
-    if !(1024..=1 << 30).contains(&n) {
-        return Err(format!("{n} is out of range: give 1024 ..= 1073741824 bytes"));
+/// What [`resolve`] found: the options of the run and where each setting
+/// came from (`lucy config show` prints it).
+pub struct Resolved {
+    /// The options of the run.
+    pub opts: AskOptions,
+    /// The lever settings with their origins.
+    pub layers: super::config::Layers,
+    /// The settings that are not levers, with their origins.
+    pub sources: super::config::Sources,
+    /// The project file used, if any.
+    pub project: Option<PathBuf>,
+}
+
+/// The options of this run: the project file, the environment and the
+/// flags layered (`super::config`); `args` gets the model, database, LLM
+/// and examples the layers chose.
+pub fn resolve(args: &mut AskArgs, inv: &super::Invocation) -> Result<Resolved> {
+    let env = super::config::process_env;
+    let cwd = std::env::current_dir().map_err(|e| Error::io(std::path::Path::new("."), e))?;
+    let project = super::config::Project::find(inv.config, &env, &cwd)?;
+    let given_arg = super::config::Given {
+        model: args.model.clone(),
+        database: args.execute.clone(),
+        examples: args.examples.examples.clone(),
+        llm_url: args.llm.llm_url.clone(),
+        llm_model: args.llm.llm_model.clone(),
+        llm_gguf: args.llm.llm_gguf.as_ref().map(|p| p.display().to_string()),
+    };
+    let src = super::config::sources(&given_arg, project.as_ref(), &env)?;
+    args.model = src.model.as_ref().map(|m| m.value.clone());
+    args.execute = src.database.as_ref().map(|d| d.value.clone());
+    if args.examples.examples.is_none() && !args.examples.no_examples {
+        args.examples.examples = src.examples.as_ref().map(|e| e.value.clone());
     }
-    Ok(n)
+    // The library reads the LLM's environment itself: only the file's
+    // values need passing on.
+    let from_file = |s: Option<super::config::Sourced<String>>| {
+        s.filter(|s| matches!(s.origin, super::config::Origin::File { .. })).map(|s| s.value)
+    };
+    if let Some(u) = from_file(src.llm_url.clone()) {
+        args.llm.llm_url = Some(u);
+    }
+    if let Some(m) = from_file(src.llm_model.clone()) {
+        args.llm.llm_model = Some(m);
+    }
+    if let Some(g) = from_file(src.llm_gguf.clone()) {
+        args.llm.llm_gguf = Some(PathBuf::from(g));
+    }
+    if let Some(t) = project.as_ref().and_then(|p| p.llm_max_tokens()) {
+        args.llm.llm_max_tokens = args.llm.llm_max_tokens.or(Some(t.value));
+    }
+    let mut opts = args.options();
+    let mut layers = super::config::Layers::new(&opts);
+    if let Some(p) = &project {
+        layers.file(p)?;
+    }
+    layers.env(&env)?;
+    if let Some(m) = inv.matches {
+        for (id, flag, keys) in FLAG_KEYS {
+            if given(m, id) {
+                for k in *keys {
+                    layers.flag(k, flag)?;
+                }
+            }
+        }
+    }
+    layers.set_flags(&args.set)?;
+    layers.apply(&mut opts)?;
+    Ok(Resolved { opts, layers, sources: src, project: project.map(|p| p.path) })
 }
 
-pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
-    if args.values == OnOff::On && args.execute.is_none() && !args.direct {
+/// `lucy ask`.
+pub fn run(mut args: AskArgs, ctx: Ctx, inv: &super::Invocation) -> Result<i32> {
+    let Resolved { mut opts, .. } = resolve(&mut args, inv)?;
+    let model_path = args.model.clone().ok_or_else(|| {
+        Error::Input(
+            "no dbModel: pass --model FILE, set LUCY_MODEL, or name it in a lucy.toml (`lucy init --model FILE` writes one)"
+                .into(),
+        )
+    })?;
+    if opts.query.values && opts.execute.is_none() && !args.direct {
         return Err(Error::Input(
-            "--values on reads the values of the database given with --execute: add --execute DB|URL".into(),
+            "query.values (--values on) reads the values of the database: add --execute DB|URL (or [database] in lucy.toml)"
+                .into(),
         ));
     }
-    let model = lucy::model::load(&args.model)?;
-    if let Some(db) = &args.execute {
+    let model = lucy::model::load(&model_path)?;
+    if let Some(db) = &opts.execute {
         if args.stop_after.is_none() {
             lucy::sql::exec::ping(db, std::time::Duration::from_secs(10))?;
         }
@@ -432,7 +550,6 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
     let graph = SchemaGraph::new(model)?;
     // SQL given with --sql needs no LLM: do not even configure one.
     let llm = if args.sql.is_some() { None } else { build_chat_model(&args.llm.to_args())? };
-    let mut opts = args.options();
     let question = args.question.clone().unwrap_or_default();
     if llm.is_none() && !args.offline_ok() {
         if args.direct || !args.tables.is_empty() || !args.attrs.is_empty() {
@@ -449,7 +566,7 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
     // Verified queries (not for --direct or --sql: no QueryView prompt).
     if !args.direct && args.sql.is_none() && llm.is_some() {
         let dialect = opts.dialect.or(graph.model().dialect).unwrap_or_default();
-        opts.examples = args.examples.retrieve(&args.model, &graph, &question, dialect)?;
+        opts.examples = args.examples.retrieve(&model_path, &graph, &question, dialect)?;
     }
     let status = Status::wanted(!args.quiet && !ctx.json).then(Status::new);
     let progress: &dyn Progress = match &status {
@@ -457,7 +574,7 @@ pub fn run(args: AskArgs, ctx: Ctx) -> Result<i32> {
         None => &NoProgress,
     };
     if args.direct {
-        if lucy::query::choose::is_on(args.exec_vote) {
+        if lucy::query::choose::is_on(opts.query.exec_vote) {
             return Err(Error::Input(
                 "--exec-vote votes over QueryView's answers; the --direct baseline has none".into(),
             ));

@@ -43,18 +43,18 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 10.0, value_parser = super::num::seconds)]
     pub time_limit: f64,
     /// Sampled answers per MatchTables prompt (paper: 5).
-    #[arg(long, default_value_t = 5, value_parser = super::num::samples)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, default_value_t = 5, value_parser = super::num::samples)]
     pub samples: usize,
     /// Sampling temperature (paper: 0.2).
-    #[arg(long, default_value_t = 0.2, value_parser = super::num::temperature)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, default_value_t = 0.2, value_parser = super::num::temperature)]
     pub temperature: f64,
     /// Votes an item needs to be kept (default 1: the paper keeps every named item, ranked by votes).
-    #[arg(long, default_value_t = 1, value_parser = super::num::count)]
+    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, default_value_t = 1, value_parser = super::num::count)]
     pub min_votes: usize,
     #[command(flatten)]
     pub link: super::ask::LinkFlags,
     /// Show relevant tables' DDL and the evidence to QueryView (PROMPTC').
-    #[arg(long)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long)]
     pub schema_context: bool,
     /// Run on this server instead of the suite's SQLite file:
     /// postgresql://… or mysql://… (`{db_id}` is replaced per question, e.g.
@@ -97,17 +97,20 @@ pub struct BenchArgs {
     /// Execution-guided choice in QueryView, as `lucy ask --exec-vote K`
     /// (a question without a database fails); --method direct ignores it.
     /// 0 or 1: off.
-    #[arg(long, value_name = "K", default_value_t = 0, value_parser = super::ask::exec_vote)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_name = "K", default_value_t = 0, value_parser = super::ask::exec_vote)]
     pub exec_vote: usize,
     /// With --exec-vote K, as `lucy ask --runner-up on`: K more answers
     /// over the runner-up view where MatchTables' samples split on a table.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub runner_up: OnOff,
     /// Show values of the suite's database (or --database) that each
     /// question matches in the attribute and QueryView prompts, as `lucy ask
     /// --values on` does (a value index built once per database, cached).
-    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, default_value_t = OnOff::Off)]
     pub values: OnOff,
+    /// Change a setting of every question's run, as `lucy ask --set` (`lucy config levers` lists them)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     #[command(flatten)]
     pub llm: LlmFlags,
     #[command(flatten)]
@@ -233,18 +236,19 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         };
         PathBuf::from("bench-out").join(format!("{}-{tag}", suite.file.name))
     });
-    let mut ask = AskOptions {
-        matching,
-        sql_temperature: args.temperature,
-        schema_context: args.schema_context,
-        time_limit_s: args.time_limit,
-        linker,
-        exec_vote: args.exec_vote,
-        runner_up: args.runner_up == OnOff::On,
-        values: args.values == OnOff::On,
-        ..AskOptions::default()
-    };
+    let mut ask = AskOptions { link: matching, linker, ..AskOptions::default() };
+    ask.query.temperature = args.temperature;
+    ask.query.schema_context = args.schema_context;
+    ask.query.exec_vote = args.exec_vote;
+    ask.query.runner_up = args.runner_up == OnOff::On;
+    ask.query.values = args.values == OnOff::On;
+    ask.limits.solver_time_limit_s = args.time_limit;
     args.names.apply(&mut ask);
+    if !args.set.is_empty() {
+        let mut layers = super::config::Layers::new(&ask);
+        layers.set_flags(&args.set)?;
+        layers.apply(&mut ask)?;
+    }
     let mut runs = Vec::new();
     let mut written = Vec::new();
     for &m in &methods {

@@ -60,7 +60,7 @@ pub struct FileArgs {
     #[arg(long, value_name = "FILE")]
     pub model: PathBuf,
     /// Examples file (JSON Lines of {"question", "sql"}); default: MODEL.examples.jsonl beside the model.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Verified queries (examples)", long, value_name = "FILE")]
     pub examples: Option<PathBuf>,
     /// SQL dialect of the examples (default: the model's, else sqlite).
     #[arg(long, value_enum)]
@@ -78,7 +78,7 @@ pub struct AddArgs {
     #[arg(long)]
     pub sql: String,
     /// Run the SQL read-only on this database first (a SQLite file or a server URL); refuse it if it fails.
-    #[arg(long, value_name = "DB|URL", value_parser = super::ask::parse_database)]
+    #[arg(long, value_name = "DB|URL", value_parser = super::num::database)]
     pub execute: Option<Database>,
 }
 
@@ -87,7 +87,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub file: FileArgs,
     /// Also run every SQL read-only on this database (a SQLite file or a server URL).
-    #[arg(long, value_name = "DB|URL", value_parser = super::ask::parse_database)]
+    #[arg(long, value_name = "DB|URL", value_parser = super::num::database)]
     pub execute: Option<Database>,
     /// Time bound of each execution, in seconds.
     #[arg(long, default_value_t = 30.0, value_parser = super::num::seconds)]
@@ -119,19 +119,19 @@ impl From<ExampleTablesArg> for ExampleTables {
 #[derive(Debug, Clone, clap::Args)]
 pub struct AskExampleFlags {
     /// Verified queries to retrieve from (default: MODEL.examples.jsonl beside the model, when it exists).
-    #[arg(long, value_name = "FILE", conflicts_with = "no_examples")]
+    #[arg(help_heading = "Verified queries (examples)", long, value_name = "FILE", conflicts_with = "no_examples")]
     pub examples: Option<PathBuf>,
     /// Do not use MODEL.examples.jsonl even when it exists.
-    #[arg(long)]
+    #[arg(hide = true, help_heading = "Verified queries (examples)", long)]
     pub no_examples: bool,
     /// How many of the most similar examples to use.
-    #[arg(long, value_name = "K", default_value_t = lucy::examples::DEFAULT_K, value_parser = super::num::count)]
+    #[arg(hide = true, help_heading = "Verified queries (examples)", long, value_name = "K", default_value_t = lucy::examples::DEFAULT_K, value_parser = super::num::count)]
     pub examples_k: usize,
     /// What the examples' tables do in MatchTables.
-    #[arg(long, value_enum, default_value_t = ExampleTablesArg::Offer)]
+    #[arg(hide = true, help_heading = "Verified queries (examples)", long, value_enum, default_value_t = ExampleTablesArg::Offer)]
     pub example_tables: ExampleTablesArg,
     /// Embedder that ranks the examples by question similarity.
-    #[arg(long, value_enum, default_value_t = EmbedderKind::Minilm)]
+    #[arg(hide = true, help_heading = "Verified queries (examples)", long, value_enum, default_value_t = EmbedderKind::Minilm)]
     pub examples_embedder: EmbedderKind,
 }
 

@@ -14,62 +14,62 @@ use super::values::{ServerGrammar, StructuredMode};
 pub struct LlmFlags {
     /// Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1 for vLLM
     /// [env: LUCY_LLM_URL, then OPENAI_BASE_URL] [default: https://api.openai.com/v1]
-    #[arg(long = "llm-url", value_name = "URL")]
+    #[arg(help_heading = "LLM", long = "llm-url", value_name = "URL")]
     pub llm_url: Option<String>,
     /// Model name; setting it (or LUCY_LLM_MODEL) turns the LLM on [env: LUCY_LLM_MODEL]
-    #[arg(long = "llm-model", value_name = "NAME")]
+    #[arg(help_heading = "LLM", long = "llm-model", value_name = "NAME")]
     pub llm_model: Option<String>,
     /// Override the temperature every prompt asks for.
-    #[arg(long = "llm-temperature", value_name = "T", value_parser = super::num::temperature)]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-temperature", value_name = "T", value_parser = super::num::temperature)]
     pub llm_temperature: Option<f64>,
     /// Timeout of one HTTP request, in seconds.
-    #[arg(long = "llm-timeout", value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS, value_parser = super::num::seconds)]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-timeout", value_name = "SECS", default_value_t = DEFAULT_TIMEOUT_SECS, value_parser = super::num::seconds)]
     pub llm_timeout: f64,
     /// Retries on 429, 5xx, timeouts and connection errors (exponential backoff with jitter).
-    #[arg(long = "llm-retries", value_name = "N", default_value_t = DEFAULT_RETRIES, value_parser = super::num::retries)]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-retries", value_name = "N", default_value_t = DEFAULT_RETRIES, value_parser = super::num::retries)]
     pub llm_retries: u32,
     /// Maximum number of LLM requests in flight at once.
-    #[arg(long = "llm-concurrency", value_name = "N", default_value_t = DEFAULT_CONCURRENCY, value_parser = super::num::workers)]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-concurrency", value_name = "N", default_value_t = DEFAULT_CONCURRENCY, value_parser = super::num::workers)]
     pub llm_concurrency: usize,
     /// Cap every answer at this many tokens (sent as max_tokens); answers cut off there are flagged in the trace.
-    #[arg(long = "llm-max-tokens", value_name = "N", value_parser = super::num::tokens)]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-max-tokens", value_name = "N", value_parser = super::num::tokens)]
     pub llm_max_tokens: Option<u32>,
     /// Ask for schema-constrained answers: auto (fall back when the server rejects it), on, off.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = StructuredMode::Auto)]
+    #[arg(hide = true, help_heading = "LLM", long, value_enum, value_name = "MODE", default_value_t = StructuredMode::Auto)]
     pub structured: StructuredMode,
     /// How a grammar-constrained answer (QueryView's SQL) is asked of a server:
     /// auto (from the server's GET /models), llama-cpp, vllm, off. See docs/llm.md.
-    #[arg(long = "llm-grammar", value_enum, value_name = "FORM", default_value_t = ServerGrammar::Auto)]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-grammar", value_enum, value_name = "FORM", default_value_t = ServerGrammar::Auto)]
     pub llm_grammar: ServerGrammar,
     /// Append every LLM request/response to this JSONL cassette. Prompts it already holds are answered from it
     /// (only new or changed prompts reach the model); with --replay OLD, writes every call of the run to FILE,
     /// taking the answers OLD holds from it.
-    #[arg(long, value_name = "FILE")]
+    #[arg(hide = true, help_heading = "LLM", long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Answer every LLM request from this cassette, with no network.
-    #[arg(long, value_name = "FILE")]
+    #[arg(hide = true, help_heading = "LLM", long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
     /// Run this GGUF chat model in-process (llama.cpp) instead of calling a server
     /// [env: LUCY_LLM_GGUF] [default: the model scripts/fetch-model.sh fetches, when present]
-    #[arg(long = "llm-gguf", value_name = "FILE", conflicts_with = "llm_model")]
+    #[arg(help_heading = "LLM", long = "llm-gguf", value_name = "FILE", conflicts_with = "llm_model")]
     pub llm_gguf: Option<PathBuf>,
     /// Refuse to load the GGUF file unless its SHA-256 is this (the default model is always checked)
-    #[arg(long = "llm-gguf-sha256", value_name = "HEX")]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-gguf-sha256", value_name = "HEX")]
     pub llm_gguf_sha256: Option<String>,
     /// Embedded model: llama.cpp threads, fixed [env: LUCY_LLM_THREADS, a number or `auto`] [default: auto: one per generated token, every core for prompts and batched steps, see docs/llm.md]
-    #[arg(long = "llm-threads", value_name = "N")]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-threads", value_name = "N")]
     pub llm_threads: Option<usize>,
     /// Embedded model: context size in tokens (the prompt being answered and its samples share it)
-    #[arg(long = "llm-ctx", value_name = "TOKENS", default_value_t = DEFAULT_CTX)]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-ctx", value_name = "TOKENS", default_value_t = DEFAULT_CTX)]
     pub llm_ctx: u32,
     /// Embedded model: seed of the samplers (sample i of a request is seeded from it and i)
-    #[arg(long = "llm-seed", value_name = "N", default_value_t = DEFAULT_SEED)]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-seed", value_name = "N", default_value_t = DEFAULT_SEED)]
     pub llm_seed: u64,
     /// Embedded model: evaluate every prompt in full (no prompt-prefix cache); for measuring the cache
-    #[arg(long = "llm-no-prefix-cache")]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-no-prefix-cache")]
     pub llm_no_prefix_cache: bool,
     /// Embedded model: host memory the prompt-prefix cache's KV snapshots may take (least recently used dropped first)
-    #[arg(long = "llm-prefix-cache-mb", value_name = "MIB", default_value_t = DEFAULT_PREFIX_CACHE_MB)]
+    #[arg(hide = true, help_heading = "LLM", long = "llm-prefix-cache-mb", value_name = "MIB", default_value_t = DEFAULT_PREFIX_CACHE_MB)]
     pub llm_prefix_cache_mb: usize,
 }
 

@@ -42,7 +42,7 @@ pub enum ModelCommand {
         /// inferred key must be unique; a rejected candidate gives way to the
         /// column's next one. A SQLite file or a server URL
         /// (postgresql://, mysql://, sc://).
-        #[arg(long, value_name = "DB|URL", value_parser = super::ask::parse_database, requires = "relationships")]
+        #[arg(long, value_name = "DB|URL", value_parser = super::num::database, requires = "relationships")]
         execute: Option<lucy::sql::exec::Database>,
         /// Time limit of one query of --execute, in seconds.
         #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = super::num::seconds, requires = "execute")]

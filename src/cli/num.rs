@@ -56,6 +56,20 @@ pub fn tokens(s: &str) -> Result<u32, String> {
     parse_int("the token cap", s, 1, 1_000_000).map(|v| v as u32)
 }
 
+/// `--execute`: a SQLite path or a server URL (errors never show a password).
+pub fn database(s: &str) -> Result<lucy::sql::exec::Database, String> {
+    lucy::sql::exec::Database::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--max-result-bytes`: at least 1 KiB, at most 1 GiB.
+pub fn result_bytes(s: &str) -> Result<usize, String> {
+    let n: usize = s.trim().parse().map_err(|_| format!("`{s}` is not a number of bytes"))?;
+    if !(1024..=1 << 30).contains(&n) {
+        return Err(format!("{n} is out of range: give 1024 ..= 1073741824 bytes"));
+    }
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,8 +39,9 @@ use crate::types::{ColumnRef, Relevance, RoleInstance};
 use names::{Candidate, Mapped, Mapper};
 use parse::ListShape;
 
-/// Settings of MatchTables.
+/// Settings of MatchTables (`link.*` in `--set` and a project file).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct MatchOptions {
     /// Sampled answers per prompt (the paper uses 5).
     pub samples: usize,
@@ -61,35 +62,29 @@ pub struct MatchOptions {
     pub values: Vec<values::ValueMatch>,
     /// Rank the core tables by candidate retrieval (lexical + dense, fused
     /// with the votes; [`retrieve`]) and record the ranking. Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub retrieve: bool,
     /// At most this many yes/no verification prompts per question
     /// ([`verify`]); 0 (the default) asks none.
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub verify: usize,
     /// At most this many yes/no verification prompts per question about
     /// tables the vote kept although fewer than half the samples named
     /// them; those the verification says no to are dropped
     /// ([`verify::narrow`]). 0 (the default) asks none.
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub prune: usize,
     /// At most this many yes/no verification prompts per role question
     /// about role instances the vote kept although fewer than half the
     /// samples named them; those the verification says no to are dropped
     /// ([`verify_roles`]). 0 (the default) asks none.
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub verify_roles: usize,
     /// Ask the first prompt (the core tables) once per sample, each listing
     /// the candidates in another order ([`rotations`]), instead of one call
     /// for every sample over the model's order, so that a bias for a
     /// position in the list does not win the vote. Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub permute: bool,
     /// At a pattern node, also keep the subtype children the question
     /// names (their name or a synonym, word for word: "premiums" →
     /// `Premium`) although no sample chose them ([`kinds::named`]). On by
     /// default since session 18 ([`kinds::DEFAULT_ON`]).
-    #[serde(default = "default_kinds", skip_serializing_if = "is_default_kinds")]
     pub kind_names: bool,
     /// A single chosen subtype child that holds nothing but its key (a
     /// marker such as `Premium(Policy_Amount_Identifier)`) makes the view
@@ -97,29 +92,18 @@ pub struct MatchOptions {
     /// (INNER-joined) replaces the plain root ([`kinds::is_marker`]),
     /// instead of a LEFT JOIN branch QueryView would have to filter. On by
     /// default since session 18 ([`kinds::DEFAULT_ON`]).
-    #[serde(default = "default_kinds", skip_serializing_if = "is_default_kinds")]
     pub kind_instance: bool,
     /// Also keep the core tables the question names (their name or a
     /// synonym, word for word: "policies" → `Policy`) although no sample
     /// chose them ([`named::core_tables`]); they are then explored like
     /// the voted ones. On by default ([`named::DEFAULT_ON`]).
-    #[serde(default = "default_table_names", skip_serializing_if = "is_default_table_names")]
     pub table_names: bool,
     /// Keep only the relevant core tables that a majority of the samples
     /// named (more than half of the answers received), besides those the
     /// question names word for word ([`named::core_tables`]); when none has
     /// a majority, every voted table stays (`--core-votes majority`). Off by
     /// default ([`CORE_MAJORITY`]): any vote keeps a table (`min_votes`).
-    #[serde(default = "default_core_majority", skip_serializing_if = "is_default_core_majority")]
     pub core_majority: bool,
-}
-
-fn default_kinds() -> bool {
-    kinds::DEFAULT_ON
-}
-
-fn is_default_kinds(b: &bool) -> bool {
-    *b == kinds::DEFAULT_ON
 }
 
 /// Whether MatchTables keeps only the core tables a majority of its samples
@@ -130,26 +114,6 @@ fn is_default_kinds(b: &bool) -> bool {
 /// DDO, the Spider sample and DDO's held-out unchanged
 /// (benchmarks/results/embedded.md).
 pub const CORE_MAJORITY: bool = false;
-
-fn default_core_majority() -> bool {
-    CORE_MAJORITY
-}
-
-fn is_default_core_majority(b: &bool) -> bool {
-    *b == CORE_MAJORITY
-}
-
-fn default_table_names() -> bool {
-    named::DEFAULT_ON
-}
-
-fn is_default_table_names(b: &bool) -> bool {
-    *b == named::DEFAULT_ON
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
 
 impl Default for MatchOptions {
     fn default() -> Self {
@@ -174,6 +138,24 @@ impl Default for MatchOptions {
 }
 
 impl MatchOptions {
+    /// The keys of its settings (`link.KEY` in `--set` and a project file):
+    /// every field but the per-question `restrict_core_tables` and `values`.
+    pub const SETTING_KEYS: &'static [&'static str] = &[
+        "samples",
+        "temperature",
+        "min_votes",
+        "max_items",
+        "retrieve",
+        "verify",
+        "prune",
+        "verify_roles",
+        "permute",
+        "kind_names",
+        "kind_instance",
+        "table_names",
+        "core_majority",
+    ];
+
     /// Sampling and voting settings as a front end takes them (`lucy ask`,
     /// `POST /v1/ask`), every core table offered.
     pub fn sampled(samples: usize, temperature: f64, min_votes: usize, max_items: usize) -> Self {

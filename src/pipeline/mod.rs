@@ -15,15 +15,19 @@ pub mod linker;
 pub mod lookups;
 pub mod measures;
 pub mod narrow;
+mod phases;
 pub mod progress;
 pub mod rasl;
 pub mod rerun;
 pub mod runner_up;
+pub mod settings;
 pub mod tasql;
 pub mod unjoinable;
 
 pub use linker::Linker;
+pub use phases::ask_with_progress;
 pub use progress::{NoProgress, Progress, Step};
+pub use settings::{Limits, QuerySettings, ViewSettings};
 pub mod summary;
 
 /// Moved to [`crate::llm::traced`]; this alias keeps old paths working.
@@ -43,14 +47,12 @@ use crate::llm::ChatModel;
 use crate::prompts::{dialect_label, Prompts};
 use crate::query::grammar::{NameRules, QueryNames};
 use crate::query::{self, Allowed, ExecTarget, RepairGrammar, SqlTask};
-use crate::sql::exec::{Database, QueryRows, DEFAULT_MAX_RESULT_BYTES};
+use crate::sql::exec::{Database, QueryRows};
 use crate::types::trace::{
     ExamplesTrace, Failure, MatchTrace, QueryTrace, Rerun, Trace, UnjoinableTrace, UsedExample, ViewTrace,
     TRACE_VERSION,
 };
-use crate::types::{
-    ColumnRef, Dialect, DistinctMode, FanoutMode, Relevance, SolveStatus, ViewColumns, ViewRequest, ViewResult,
-};
+use crate::types::{ColumnRef, Dialect, DistinctMode, FanoutMode, Relevance, SolveStatus, ViewRequest, ViewResult};
 
 /// Where to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -74,43 +76,37 @@ impl StopAfter {
     }
 }
 
-/// Options of [`ask`] and [`direct_sql`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Options of [`ask`] and [`direct_sql`]: each phase's settings
+/// ([`settings`]: `link`, `view`, `query`, `limits`, the keys of `--set`
+/// and of the trace's `options`), then what this one run is given.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct AskOptions {
-    /// MatchTables sampling and voting.
-    pub matching: MatchOptions,
-    /// Temperature of the SQL-writing prompts.
-    pub sql_temperature: f64,
+    /// MatchTables' sampling, voting and levers.
+    pub link: MatchOptions,
+    /// GenerateView's settings.
+    pub view: ViewSettings,
+    /// QueryView's settings.
+    pub query: QuerySettings,
+    /// The bounds of the run.
+    pub limits: Limits,
     pub stop_after: Option<StopAfter>,
     /// Given relevant tables: MatchTables is skipped.
     pub tables: Vec<String>,
     /// Given relevant attributes `TABLE.column`: MatchTables is skipped.
     pub attrs: Vec<String>,
-    /// PROMPTC' (relevant tables' DDL with descriptions) instead of
-    /// PROMPTC; descriptions as comments in PROMPTB.
-    pub schema_context: bool,
     /// Extra knowledge for the question (BIRD's evidence), shown to the
     /// SQL-writing prompt.
     pub evidence: Option<String>,
     /// Run the final SQL read-only on this database (a SQLite file or a
     /// PostgreSQL/MySQL server; serialised without its password).
     pub execute: Option<Database>,
-    /// Byte budget of the rows read (`--max-result-bytes`).
-    #[serde(default = "default_max_result_bytes")]
-    pub max_result_bytes: usize,
-    /// Keep at most this many result rows.
-    pub row_limit: Option<usize>,
-    /// Time bound of the execution, in seconds.
-    pub exec_timeout_s: f64,
     /// Dialect of the view and the SQL (default: the model's, else SQLite).
     pub dialect: Option<Dialect>,
-    /// Solver time limit per call, in seconds.
-    pub time_limit_s: f64,
-    pub view_name: String,
     /// Prefilter hook (e.g. CRUSH): offer only these core tables.
     pub restrict_core_tables: Option<Vec<String>>,
     /// Who runs phase 1 when no tables are given (default: the LLM).
-    #[serde(default, skip_serializing_if = "Linker::is_llm")]
+    #[serde(skip_serializing_if = "Linker::is_llm")]
     pub linker: Linker,
     /// Where given `tables`/`attrs` came from, for the trace (default
     /// `given`; e.g. the offline embedding linker).
@@ -121,18 +117,15 @@ pub struct AskOptions {
     /// view for [`ask`] (which then needs `tables`/`attrs`), over the
     /// model's tables for [`direct_sql`]. It goes through the same guard
     /// and execution; no LLM is called and there is no repair round.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sql: Option<String>,
-    /// What to do with aggregates that count rows the view repeats.
-    #[serde(default)]
-    pub fanout: FanoutMode,
     /// The direct baseline with `lucy check`: findings on its first SQL are
     /// the repair round's message (`lucy bench --method direct+check`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub direct_check: bool,
     /// Keep every row of this table in the view (LEFT JOINs from it): the
     /// entity a "for each …" question is about.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub keep: Option<String>,
     /// Verified examples retrieved for the question (`lucy ask --examples`):
     /// their tables for MatchTables, their SQL (over the view) for
@@ -144,288 +137,6 @@ pub struct AskOptions {
     /// trace's `examples` section lists them.
     #[serde(skip)]
     pub fewshot: Option<crate::examples::ExamplesUse>,
-    /// Which names QueryView's (and the direct baseline's) grammar admits
-    /// where a column may be written (`--query-names`).
-    #[serde(default, skip_serializing_if = "is_default_names")]
-    pub query_names: QueryNames,
-    /// Rename a column the guard rejects to the one view column it
-    /// unambiguously means, before any repair call (`--rename-unknown`).
-    #[serde(default = "default_rename", skip_serializing_if = "is_default_rename")]
-    pub rename_unknown: bool,
-    /// Execution-guided choice (`--exec-vote K`): sample K QueryView answers
-    /// in one call, run each, answer with the result most agree on
-    /// (`query::choose`). 0 or 1: off. Needs `execute`; QueryView only (the
-    /// direct baseline ignores it).
-    #[serde(default, skip_serializing_if = "exec_vote_off")]
-    pub exec_vote: usize,
-    /// `--runner-up on` with the execution vote: where MatchTables was
-    /// uncertain, QueryView also samples `exec_vote` answers over the
-    /// runner-up view ([`runner_up`]) and all of them vote; ties go to the
-    /// top view's. Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub runner_up: bool,
-    /// The value index (`--values on`, issue 23): values of `execute`'s
-    /// database that the question matches are shown in the attribute and
-    /// QueryView prompts. Off by default; off, every prompt is as before.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub values: bool,
-    /// `DISTINCT` for a QueryView list of rows the view repeats
-    /// (`--distinct`, `check::distinct`).
-    #[serde(default, skip_serializing_if = "is_default_distinct")]
-    pub distinct: DistinctMode,
-    /// Which columns GenerateView puts in the view (`--view-columns`):
-    /// every column of every joined table by default (measured on DDO,
-    /// docs/phases.md), unlike `lucy view`'s paper view.
-    #[serde(default = "default_view_columns", skip_serializing_if = "is_default_view_columns")]
-    pub view_columns: ViewColumns,
-    /// Without `keep`: keep every row of the table MatchTables' first
-    /// prompt voted for most ([`top_voted`]; `--keep-top on`), so a table
-    /// the vote added in excess cannot drop its rows.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub keep_top: bool,
-    /// Follow-up rounds of the SQL call (the default: one repair after a
-    /// rejected or failing query; RASL: two, also after an empty result).
-    /// Set by a method, not a flag.
-    #[serde(skip)]
-    pub sql_feedback: query::Feedback,
-    /// `--narrow-view on|empty|unnamed`: after the SQL runs (with
-    /// `empty`: only when it returned no row), drop the relevant tables it
-    /// reads no column of (with `unnamed`: and the question does not name),
-    /// solve again and run the same SQL over the narrower view (`narrow`).
-    /// `unnamed` by default ([`narrow::DEFAULT`]).
-    #[serde(default = "default_narrow", skip_serializing_if = "is_default_narrow")]
-    pub narrow_view: narrow::NarrowView,
-    /// `--typed-measures on`: QueryView's strict grammar lets SUM, AVG,
-    /// TOTAL and arithmetic read only the view columns that can be
-    /// quantities (not keys, dates or text whose values are not numbers;
-    /// `measures`). Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub typed_measures: bool,
-    /// `--name-hints`: QueryView's prompt lists the phrases of the
-    /// question that spell one view column's name or synonym
-    /// (`link::hints`). On by default ([`link::hints::DEFAULT_ON`]).
-    #[serde(default = "default_name_hints", skip_serializing_if = "is_default_name_hints")]
-    pub name_hints: bool,
-    /// `--group-hints`: a hinted phrase the question asks "by" ("by policy
-    /// number") also tells QueryView to group by its column
-    /// ([`link::hints::Hint::grouping_line`]). Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub group_hints: bool,
-    /// Read a QueryView `COUNT(*)` as a count of the view table the
-    /// question counts by name ("how many players", `link::named::counted`)
-    /// where the view repeats that table's rows (`check::counted`;
-    /// `--count-names`). On by default ([`crate::check::counted::DEFAULT_ON`]).
-    #[serde(default = "default_count_names", skip_serializing_if = "is_default_count_names")]
-    pub count_names: bool,
-    /// Drop a QueryView filter that fixes a view column identifying or
-    /// naming a row (an id, a number, a name) to values the question does
-    /// not hold (`check::literals`; `--entity-literals`). On by default
-    /// ([`crate::check::literals::DEFAULT_ON`]).
-    #[serde(default = "default_entity_literals", skip_serializing_if = "is_default_entity_literals")]
-    pub entity_literals: bool,
-    /// Group a QueryView query that aggregates every row into one by the
-    /// view column the question asks "by" or "per" ("by policy number";
-    /// `check::grouping`; `--by-groups`). On by default
-    /// ([`crate::check::grouping::DEFAULT_ON`]).
-    #[serde(default = "default_by_groups", skip_serializing_if = "is_default_by_groups")]
-    pub by_groups: bool,
-    /// Mend a QueryView text filter whose literal the database does not
-    /// hold in that column: respelled to the one value it folds to, or
-    /// moved to the one other view column holding it (`check::values`;
-    /// `--value-literals`; needs the database). On by default
-    /// ([`crate::check::values::DEFAULT_ON`]).
-    #[serde(default = "default_value_literals", skip_serializing_if = "is_default_value_literals")]
-    pub value_literals: bool,
-    /// When QueryView's prompt does not fit the model's context, ask once
-    /// more with the column descriptions cut to
-    /// [`query::COMPACT_DESCRIPTIONS`] characters (`--shorten-prompt`). On
-    /// by default.
-    #[serde(default = "default_true", skip_serializing_if = "is_true")]
-    pub shorten_prompt: bool,
-    /// When MatchTables' relevant tables lie in parts of the model no
-    /// relationship joins, keep the best part and solve again
-    /// (`unjoinable`; `--drop-unjoinable`). On by default
-    /// ([`unjoinable::DEFAULT_ON`]).
-    #[serde(default = "default_drop_unjoinable", skip_serializing_if = "is_default_drop_unjoinable")]
-    pub drop_unjoinable: bool,
-    /// `--inner-branches named|off`: after the SQL runs, join the pattern
-    /// branch the answer is about (the question names it, the SQL reads
-    /// it) by INNER JOIN and run the same SQL again (`branches`).
-    /// [`branches::DEFAULT`] by default.
-    #[serde(default = "default_inner_branches", skip_serializing_if = "is_default_inner_branches")]
-    pub inner_branches: branches::InnerBranches,
-    /// `--lookup-filters named|off`: after the SQL runs, a lookup row the
-    /// question names ("agents": `Party_Role` `AG`) filters the view and the
-    /// same SQL runs again (`lookups`). [`lookups::DEFAULT`] by default.
-    #[serde(default = "default_lookup_filters", skip_serializing_if = "is_default_lookup_filters")]
-    pub lookup_filters: lookups::LookupFilters,
-}
-
-fn default_lookup_filters() -> lookups::LookupFilters {
-    lookups::DEFAULT
-}
-
-fn is_default_lookup_filters(l: &lookups::LookupFilters) -> bool {
-    *l == lookups::DEFAULT
-}
-
-fn default_inner_branches() -> branches::InnerBranches {
-    branches::DEFAULT
-}
-
-fn is_default_inner_branches(b: &branches::InnerBranches) -> bool {
-    *b == branches::DEFAULT
-}
-
-fn default_drop_unjoinable() -> bool {
-    unjoinable::DEFAULT_ON
-}
-
-fn is_default_drop_unjoinable(b: &bool) -> bool {
-    *b == unjoinable::DEFAULT_ON
-}
-
-fn is_default_distinct(d: &DistinctMode) -> bool {
-    *d == DistinctMode::default()
-}
-
-/// QueryView's view: every column ([`AskOptions::view_columns`]).
-pub const DEFAULT_VIEW_COLUMNS: ViewColumns = ViewColumns::All;
-
-fn default_view_columns() -> ViewColumns {
-    DEFAULT_VIEW_COLUMNS
-}
-
-fn is_default_view_columns(c: &ViewColumns) -> bool {
-    *c == DEFAULT_VIEW_COLUMNS
-}
-
-fn exec_vote_off(k: &usize) -> bool {
-    !query::choose::is_on(*k)
-}
-
-fn is_default_names(n: &QueryNames) -> bool {
-    *n == QueryNames::default()
-}
-
-fn default_narrow() -> narrow::NarrowView {
-    narrow::DEFAULT
-}
-
-fn is_default_narrow(n: &narrow::NarrowView) -> bool {
-    *n == narrow::DEFAULT
-}
-
-fn default_true() -> bool {
-    true
-}
-
-fn is_true(b: &bool) -> bool {
-    *b
-}
-
-fn default_entity_literals() -> bool {
-    crate::check::literals::DEFAULT_ON
-}
-
-fn is_default_entity_literals(b: &bool) -> bool {
-    *b == crate::check::literals::DEFAULT_ON
-}
-
-fn default_value_literals() -> bool {
-    crate::check::values::DEFAULT_ON
-}
-
-fn is_default_value_literals(b: &bool) -> bool {
-    *b == crate::check::values::DEFAULT_ON
-}
-
-fn default_by_groups() -> bool {
-    crate::check::grouping::DEFAULT_ON
-}
-
-fn is_default_by_groups(b: &bool) -> bool {
-    *b == crate::check::grouping::DEFAULT_ON
-}
-
-fn default_count_names() -> bool {
-    crate::check::counted::DEFAULT_ON
-}
-
-fn is_default_count_names(b: &bool) -> bool {
-    *b == crate::check::counted::DEFAULT_ON
-}
-
-fn default_name_hints() -> bool {
-    link::hints::DEFAULT_ON
-}
-
-fn is_default_name_hints(b: &bool) -> bool {
-    *b == link::hints::DEFAULT_ON
-}
-
-fn default_rename() -> bool {
-    query::DEFAULT_RENAME_UNKNOWN
-}
-
-fn is_default_rename(b: &bool) -> bool {
-    *b == query::DEFAULT_RENAME_UNKNOWN
-}
-
-impl Default for AskOptions {
-    fn default() -> Self {
-        AskOptions {
-            matching: MatchOptions::default(),
-            sql_temperature: 0.2,
-            stop_after: None,
-            tables: Vec::new(),
-            attrs: Vec::new(),
-            schema_context: false,
-            evidence: None,
-            execute: None,
-            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
-            row_limit: None,
-            exec_timeout_s: 30.0,
-            dialect: None,
-            time_limit_s: 10.0,
-            view_name: crate::types::default_view_name(),
-            restrict_core_tables: None,
-            linker: Linker::Llm,
-            given_source: None,
-            prompts_dir: None,
-            sql: None,
-            fanout: FanoutMode::default(),
-            direct_check: false,
-            keep: None,
-            examples: None,
-            fewshot: None,
-            query_names: QueryNames::default(),
-            rename_unknown: query::DEFAULT_RENAME_UNKNOWN,
-            exec_vote: 0,
-            runner_up: false,
-            values: false,
-            distinct: DistinctMode::default(),
-            view_columns: DEFAULT_VIEW_COLUMNS,
-            keep_top: false,
-            sql_feedback: query::Feedback::default(),
-            narrow_view: narrow::DEFAULT,
-            typed_measures: false,
-            name_hints: link::hints::DEFAULT_ON,
-            group_hints: false,
-            count_names: crate::check::counted::DEFAULT_ON,
-            entity_literals: crate::check::literals::DEFAULT_ON,
-            by_groups: crate::check::grouping::DEFAULT_ON,
-            value_literals: crate::check::values::DEFAULT_ON,
-            shorten_prompt: true,
-            drop_unjoinable: unjoinable::DEFAULT_ON,
-            inner_branches: branches::DEFAULT,
-            lookup_filters: lookups::DEFAULT,
-        }
-    }
-}
-
-fn default_max_result_bytes() -> usize {
-    DEFAULT_MAX_RESULT_BYTES
 }
 
 /// The table MatchTables' first prompt (`match_tables`) gave the most votes,
@@ -631,366 +342,14 @@ fn table_names(graph: &SchemaGraph) -> Vec<String> {
     graph.model().tables.iter().map(|t| t.name.clone()).collect()
 }
 
-/// [`ask_observed`], telling `progress` as each step starts and around
-/// every LLM prompt (see [`progress`]), for a person waiting.
-pub fn ask_with_progress(
-    graph: &SchemaGraph,
-    question: &str,
-    opts: &AskOptions,
-    llm: Option<&dyn ChatModel>,
-    observe: &mut dyn FnMut(&str, &Trace),
-    progress: &dyn Progress,
-) -> Result<AskOutcome> {
-    let _finish = Finish(progress);
-    let started = Instant::now();
-    let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
-    let dialect = dialect_for(graph, opts)?;
-    opts.matching.check()?;
-    if opts.runner_up && !query::choose::is_on(opts.exec_vote) {
-        return Err(Error::Input(
-            "--runner-up on adds the runner-up view's answers to the execution vote: add --exec-vote K (K ≥ 2), or leave --runner-up off".into(),
-        ));
-    }
-    let given = !opts.tables.is_empty() || !opts.attrs.is_empty();
-    if opts.sql.is_some() && !given {
-        return Err(Error::Input(
-            "SQL given with --sql is run over the view, which needs its relevant tables: add --tables T1,T2 (or --attrs T.c,…); for SQL over the base tables use --direct --sql".into(),
-        ));
-    }
-    let offline = !given && !opts.linker.needs_llm();
-    // Without an LLM, the run ends after the view at the latest.
-    let stop = match opts.stop_after {
-        Some(StopAfter::Match) => Some(StopAfter::Match),
-        _ if offline => Some(StopAfter::View),
-        s => s,
-    };
-    let needs_llm =
-        opts.sql.is_none() && (!(given || offline) || !matches!(stop, Some(StopAfter::Match | StopAfter::View)));
-    if needs_llm && llm.is_none() {
-        return Err(no_llm(if given { "QueryView" } else { "MatchTables" }));
-    }
-    if query::choose::is_on(opts.exec_vote) && !matches!(stop, Some(StopAfter::Match | StopAfter::View)) {
-        query::choose::check_k(opts.exec_vote)?;
-        if opts.execute.is_none() || opts.sql.is_some() || stop == Some(StopAfter::Sql) {
-            return Err(Error::Input(query::choose::NEEDS_EXECUTION.into()));
-        }
-    }
-    let mut out = AskOutcome {
-        trace: new_trace(graph, "lucy", question, opts, llm.filter(|_| opts.sql.is_none())),
-        tables: Vec::new(),
-        attributes: Vec::new(),
-        view: None,
-        sql: None,
-        rows: None,
-        stopped_after: None,
-        failure: None,
-    };
-    if let Some(ex) = &opts.examples {
-        out.trace.examples = Some(examples_trace(ex));
-    }
-    let finish = |mut out: AskOutcome, f: Option<Failure>| -> Result<AskOutcome> {
-        out.trace.failure = f.clone();
-        out.failure = f;
-        out.trace.stopped_after = out.stopped_after.map(|s| s.as_str().to_string());
-        out.trace.total_ms = started.elapsed().as_secs_f64() * 1000.0;
-        Ok(out)
-    };
-
-    // Phase 1.
-    if !given {
-        progress.step(Step::MatchTables);
-    }
-    let match_llm = llm.map(|l| progress::Reporting::new(l, progress, Step::MatchTables, table_names(graph)));
-    let llm_p1 = match_llm.as_ref().map(|r| r as &dyn ChatModel);
-    let mut mt = MatchTrace::default();
-    let values = matched_values(graph, question, opts, &mut mt.warnings);
-    let mut found = Relevance::default();
-    if given {
-        found = given_relevance(graph, &opts.tables, &opts.attrs)?;
-        (mt.tables, mt.attributes) = relevance_names(graph, &found);
-        mt.source = opts.given_source.clone().unwrap_or_else(|| "given".into());
-    } else if let Some((rel, source)) = opts.linker.offline(graph, question)? {
-        found = rel;
-        (mt.tables, mt.attributes) = relevance_names(graph, &found);
-        mt.source = source;
-    } else if let Some(llm) = llm_p1 {
-        let mut mopts = opts.matching.clone();
-        let prefilter = opts.linker.restriction(graph, question, Some(llm))?;
-        mopts.restrict_core_tables = prefilter.or(opts.restrict_core_tables.clone()).or(mopts.restrict_core_tables);
-        if let (Some(ex), Some(offered)) = (&opts.examples, mopts.restrict_core_tables.as_mut()) {
-            if ex.tables == ExampleTables::Offer {
-                let added = offer_example_tables(graph, ex, offered);
-                if let Some(t) = out.trace.examples.as_mut() {
-                    t.tables = added;
-                }
-            }
-        }
-        mopts.values = values.clone();
-        let fail = match link::match_tables(graph, question, &mopts, llm, &prompts, &mut mt) {
-            Err(e) => Some(failure("match_tables", kind_of(&e), e.to_string())),
-            Ok(r) if r.tables.is_empty() && r.roles.is_empty() => {
-                let why = mt.steps.first().map(|s| s.warnings.join("; ")).unwrap_or_default();
-                Some(failure("match_tables", "nothing_matched", format!("MatchTables found no relevant table ({why})")))
-            }
-            Ok(r) => {
-                found = r;
-                None
-            }
-        };
-        if let (None, Some(ex)) = (&fail, &opts.examples) {
-            if ex.tables == ExampleTables::Add {
-                let added = add_example_tables(graph, ex, dialect, &mut found);
-                if !added.is_empty() {
-                    (mt.tables, mt.attributes) = relevance_names(graph, &found);
-                    mt.source = format!("{} + examples", if mt.source.is_empty() { "llm" } else { &mt.source });
-                }
-                if let Some(t) = out.trace.examples.as_mut() {
-                    t.tables = added;
-                }
-            }
-        }
-        if fail.is_some() {
-            out.tables = mt.tables.clone();
-            out.attributes = mt.attributes.clone();
-            out.trace.match_tables = Some(mt);
-            observe("match_tables", &out.trace);
-            return finish(out, fail);
-        }
-    }
-    out.tables = mt.tables.clone();
-    out.attributes = mt.attributes.clone();
-    out.trace.match_tables = Some(mt);
-    observe("match_tables", &out.trace);
-    if stop == Some(StopAfter::Match) {
-        out.stopped_after = Some(StopAfter::Match);
-        return finish(out, None);
-    }
-
-    // Phase 2.
-    progress.step(Step::GenerateView);
-    let req = ViewRequest {
-        tables: out.tables.clone(),
-        attributes: out.attributes.clone(),
-        dialect,
-        view_name: opts.view_name.clone(),
-        time_limit_s: opts.time_limit_s,
-        keep: opts.keep.clone().or_else(|| {
-            let t = out.trace.match_tables.as_ref().filter(|_| opts.keep_top).and_then(top_voted)?;
-            out.tables.contains(&t).then_some(t)
-        }),
-        inner_branches: Vec::new(),
-        filters: Vec::new(),
-        columns: opts.view_columns,
-    };
-    let t0 = Instant::now();
-    let solved = crate::solve::generate(graph, &found, &req.options());
-    let mut vt = ViewTrace { request: req, result: None, error: None, cost: Default::default() };
-    vt.cost.ms = t0.elapsed().as_secs_f64() * 1000.0;
-    // `--drop-unjoinable`: relevant tables no relationship joins to the
-    // rest; keep the best part and solve again.
-    let solved = match solved {
-        Ok(first) if first.status == SolveStatus::Infeasible && opts.drop_unjoinable && !given => {
-            let top = out.trace.match_tables.as_ref().and_then(top_voted).and_then(|t| graph.table_id(&t));
-            match unjoinable::keep_best(graph, question, &found, top) {
-                Some(k) => {
-                    vt.result = Some(first);
-                    let (tables, attributes) = relevance_names(graph, &k.relevance);
-                    let req = ViewRequest { tables, attributes, ..vt.request.clone() };
-                    let t1 = Instant::now();
-                    let again = crate::solve::generate(graph, &k.relevance, &req.options());
-                    let first = std::mem::replace(
-                        &mut vt,
-                        ViewTrace { request: req, result: None, error: None, cost: Default::default() },
-                    );
-                    vt.cost.ms = t1.elapsed().as_secs_f64() * 1000.0;
-                    out.trace.unjoinable =
-                        Some(UnjoinableTrace { parts: k.parts, kept: k.kept, dropped: k.dropped, why: k.why, first });
-                    found = k.relevance;
-                    out.tables = vt.request.tables.clone();
-                    out.attributes = vt.request.attributes.clone();
-                    again
-                }
-                None => Ok(first),
-            }
-        }
-        other => other,
-    };
-    let mut view = match solved {
-        Ok(v) if v.status == SolveStatus::Infeasible => {
-            let why = v.explanation.clone().unwrap_or_else(|| "no view satisfies the model's constraints".into());
-            vt.result = Some(v);
-            out.trace.generate_view = Some(vt);
-            observe("generate_view", &out.trace);
-            return finish(
-                out,
-                Some(failure("generate_view", "infeasible", format!("GenerateView infeasible: {why}"))),
-            );
-        }
-        Ok(v) => v,
-        Err(e) => {
-            vt.error = Some(e.to_string());
-            out.trace.generate_view = Some(vt);
-            observe("generate_view", &out.trace);
-            return finish(out, Some(failure("generate_view", kind_of(&e), e.to_string())));
-        }
-    };
-    vt.result = Some(view.clone());
-    out.trace.generate_view = Some(vt);
-    observe("generate_view", &out.trace);
-    out.view = Some(view.clone());
-    if stop == Some(StopAfter::View) {
-        out.stopped_after = Some(StopAfter::View);
-        return finish(out, None);
-    }
-
-    // `--runner-up on`: where MatchTables was uncertain, the runner-up view
-    // the execution vote also samples over.
-    let mut runner = if opts.runner_up && query::choose::is_on(opts.exec_vote) && !given && opts.sql.is_none() {
-        runner_up_view(graph, question, &found, &view, &out.trace)
-    } else {
-        None
-    };
-
-    // Phase 3.
-    progress.step(Step::QueryView);
-    let query_llm = llm.map(|l| progress::Reporting::new(l, progress, Step::QueryView, table_names(graph)));
-    let llm = query_llm.as_ref().map(|r| r as &dyn ChatModel);
-    let run_it = stop != Some(StopAfter::Sql);
-    let exec = exec_target(opts, &view, run_it);
-    let allowed = allowed_over(&view);
-    let mut qt = QueryTrace::default();
-    let r = if let Some(sql) = &opts.sql {
-        let task = SqlTask {
-            prompt_name: "given".into(),
-            prompt: String::new(),
-            allowed,
-            dialect,
-            temperature: 0.0,
-            execute: exec,
-            fanout: Some((&view, opts.fanout)),
-            model_check: None,
-            grammar: None,
-            repair_grammar: None,
-            rename: None,
-            distinct: None,
-            counted: None,
-            grounding: None,
-            feedback: query::Feedback::default(),
-        };
-        query::run_given(&task, sql, &mut qt).map(|o| (o, 0))
-    } else {
-        let Some(llm) = llm else { return Err(no_llm("QueryView")) };
-        let counted = if opts.count_names { counted_instance(graph, question, &view) } else { None };
-        let at = ViewAt { graph, question, opts, prompts: &prompts, dialect, values: &values };
-        let (task, compact) =
-            at.task(&view, counted.as_deref(), out.trace.examples.as_mut(), &mut qt, exec, allowed)?;
-        // `--runner-up on`: the runner-up view's task, its own trace parts aside.
-        let mut scratch = QueryTrace::default();
-        let runner_counted =
-            runner.as_ref().filter(|_| opts.count_names).and_then(|r| counted_instance(graph, question, &r.view));
-        let second = match &runner {
-            Some(r) => {
-                let (exec, allowed) = (exec_target(opts, &r.view, run_it), allowed_over(&r.view));
-                Some(at.task(&r.view, runner_counted.as_deref(), None, &mut scratch, exec, allowed)?)
-            }
-            None => None,
-        };
-        let voted = |top: &SqlTask, other: Option<&SqlTask>, qt: &mut QueryTrace| match other {
-            Some(other) => query::choose::generate_sql_voted_over(&[top, other], opts.exec_vote, llm, &prompts, qt),
-            None => query::choose::generate_sql_voted(top, opts.exec_vote, llm, &prompts, qt).map(|o| (o, 0)),
-        };
-        match voted(&task, second.as_ref().map(|(t, _)| t), &mut qt) {
-            // The prompt did not fit the model's context: once more with the
-            // column descriptions cut short (the view and the names unchanged).
-            Err(e) if opts.shorten_prompt && crate::llm::is_context_overflow(&e) && compact != task.prompt => {
-                qt.compacted = Some(e.to_string());
-                let task = SqlTask { prompt: compact, ..task };
-                let other = second.map(|(t, c)| SqlTask { prompt: c, ..t });
-                voted(&task, other.as_ref(), &mut qt)
-            }
-            r => r,
-        }
-    };
-    // The runner-up view won the vote: the answer reads it, so it is the
-    // view, the relevance and the GenerateView of the rest of the run.
-    let r = match r {
-        Ok((o, won)) => {
-            if let (Some(ru), Some(vote)) = (runner.take(), qt.exec_vote.as_mut()) {
-                let section = vote.runner_up.get_or_insert_with(Default::default);
-                section.change = ru.change;
-                section.tables = ru.trace.request.tables.clone();
-                section.won = won == 1;
-                let mut other = ru.trace;
-                if section.won {
-                    found = ru.relevance;
-                    out.tables = other.request.tables.clone();
-                    out.attributes = other.request.attributes.clone();
-                    if let Some(top) = out.trace.generate_view.as_mut() {
-                        std::mem::swap(top, &mut other);
-                    }
-                    view = ru.view;
-                    out.view = Some(view.clone());
-                }
-                section.view = Some(Box::new(other));
-            }
-            Ok(o)
-        }
-        Err(e) => Err(e),
-    };
-    out.trace.query_view = Some(qt);
-    observe("query_view", &out.trace);
-    match r {
-        Ok(o) => {
-            out.sql = Some(o.checked.sql);
-            out.rows = o.rows;
-            let narrow_it = out.rows.as_ref().is_some_and(|rows| opts.narrow_view.applies(rows));
-            if let (true, Some(db), Some(vt)) =
-                (narrow_it, opts.execute.as_ref().filter(|_| run_it), &out.trace.generate_view)
-            {
-                let exec = answer_exec(opts);
-                let (sql, written) = answer_sql(&out);
-                let named = match opts.narrow_view {
-                    narrow::NarrowView::Unnamed => link::named::core_tables(graph, question, &found.tables, &[]),
-                    _ => Vec::new(),
-                };
-                let narrowed = narrow::narrow(graph, &found, &vt.request, &view, &sql, &written, &named, db, &exec);
-                out.trace.narrowed = take(narrowed, &mut out);
-            }
-            if let (true, Some(db), Some(vt)) =
-                (out.rows.is_some(), opts.execute.as_ref().filter(|_| run_it), &out.trace.generate_view)
-            {
-                let first = vt.request.clone();
-                if opts.inner_branches == branches::InnerBranches::Named {
-                    inner_branches(graph, question, opts, &first, db, &mut out);
-                }
-                if opts.lookup_filters == lookups::LookupFilters::Named {
-                    lookup_filters(graph, question, opts, &first, db, &mut out);
-                }
-            }
-            if stop == Some(StopAfter::Sql) {
-                out.stopped_after = Some(StopAfter::Sql);
-            }
-            finish(out, None)
-        }
-        Err(e) => {
-            let (phase, msg) = match &e {
-                Error::Db(m) => ("execute", format!("execution failed after the repair round: {m}")),
-                Error::Sql(m) => ("query_view", format!("QueryView SQL rejected after the repair round: {m}")),
-                other => ("query_view", other.to_string()),
-            };
-            finish(out, Some(failure(phase, kind_of(&e), msg)))
-        }
-    }
-}
-
 /// What the question's words and the database's values say about
 /// QueryView's query (`--entity-literals`, `--by-groups`,
 /// `--value-literals`), or `None` when all are off.
 fn grounding(graph: &SchemaGraph, question: &str, view: &ViewResult, opts: &AskOptions) -> Option<query::Grounding> {
-    if !opts.entity_literals && !opts.by_groups && !opts.value_literals {
+    if !opts.query.entity_literals && !opts.query.by_groups && !opts.query.value_literals {
         return None;
     }
-    let entities = if opts.entity_literals {
+    let entities = if opts.query.entity_literals {
         view.columns
             .iter()
             .filter(|c| crate::check::literals::is_entity_name(&c.column) || is_single_key(graph, &c.table, &c.column))
@@ -999,7 +358,7 @@ fn grounding(graph: &SchemaGraph, question: &str, view: &ViewResult, opts: &AskO
     } else {
         Vec::new()
     };
-    let by = if opts.by_groups {
+    let by = if opts.query.by_groups {
         link::hints::view_hints(graph, question, &view.columns)
             .into_iter()
             .filter(|h| h.by)
@@ -1011,7 +370,7 @@ fn grounding(graph: &SchemaGraph, question: &str, view: &ViewResult, opts: &AskO
     } else {
         Vec::new()
     };
-    let values = if opts.value_literals { complete_values(graph, view, opts) } else { Vec::new() };
+    let values = if opts.query.value_literals { complete_values(graph, view, opts) } else { Vec::new() };
     Some(query::Grounding {
         view_name: view.view_name.clone(),
         question: question.to_string(),
@@ -1122,9 +481,9 @@ fn exec_target<'a>(opts: &'a AskOptions, view: &'a ViewResult, run_it: bool) -> 
     opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
         db,
         view: view.body.as_ref(),
-        limit: opts.row_limit,
-        timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
-        max_result_bytes: opts.max_result_bytes,
+        limit: opts.limits.rows,
+        timeout: crate::types::limits::duration(opts.limits.exec_timeout_s.max(0.001)),
+        max_result_bytes: opts.limits.result_bytes,
     })
 }
 
@@ -1191,7 +550,7 @@ impl<'a> ViewAt<'a> {
     {
         let (graph, question, opts, dialect) = (self.graph, self.question, self.opts, self.dialect);
         let ddl_text;
-        let schema = if opts.schema_context {
+        let schema = if opts.query.schema_context {
             let ids: Vec<TableId> = view.tables.iter().filter_map(|t| graph.table_id(t)).collect();
             ddl_text = ddl::ddl(graph, Some(&ids), true);
             Some(ddl_text.as_str())
@@ -1199,11 +558,11 @@ impl<'a> ViewAt<'a> {
             None
         };
         let shown = examples_over_view(graph, view, dialect, examples);
-        let mut name_rules = NameRules::new(opts.query_names);
-        if opts.query_names == QueryNames::Scoped {
+        let mut name_rules = NameRules::new(opts.query.names);
+        if opts.query.names == QueryNames::Scoped {
             name_rules.tables = table_names(graph);
         }
-        if opts.typed_measures {
+        if opts.query.typed_measures {
             let mut warning = None;
             let index = opts.execute.as_ref().and_then(|db| match link::values::shared(graph, db) {
                 Ok((index, _)) => Some(index),
@@ -1217,8 +576,8 @@ impl<'a> ViewAt<'a> {
             qt.measures = Some(crate::types::trace::TypedMeasures { columns, warning });
         }
         let notes = link::values::view_notes(graph, self.values, &view.columns);
-        if opts.name_hints {
-            let line = if opts.group_hints { link::hints::Hint::grouping_line } else { link::hints::Hint::line };
+        if opts.query.name_hints {
+            let line = if opts.query.group_hints { link::hints::Hint::grouping_line } else { link::hints::Hint::line };
             qt.hints = link::hints::view_hints(graph, question, &view.columns).iter().map(line).collect();
         }
         let render = |description_chars| {
@@ -1233,9 +592,9 @@ impl<'a> ViewAt<'a> {
             prompt,
             allowed,
             dialect,
-            temperature: opts.sql_temperature,
+            temperature: opts.query.temperature,
             execute,
-            fanout: Some((view, opts.fanout)),
+            fanout: Some((view, opts.query.fanout)),
             model_check: None,
             grammar: Some(query::grammar::view_grammar_with(
                 &view.view_name,
@@ -1245,8 +604,8 @@ impl<'a> ViewAt<'a> {
                 &name_rules,
             )),
             repair_grammar: Some(RepairGrammar { reserved: model_names(graph), rules: name_rules.clone() }),
-            rename: opts.rename_unknown.then_some(view.columns.as_slice()),
-            distinct: (opts.distinct == DistinctMode::Auto).then_some(view),
+            rename: opts.query.rename_unknown.then_some(view.columns.as_slice()),
+            distinct: (opts.query.distinct == DistinctMode::Auto).then_some(view),
             counted: counted.map(|i| (view, i)),
             grounding: grounding(graph, question, view, opts),
             feedback: query::Feedback::default(),
@@ -1258,9 +617,9 @@ impl<'a> ViewAt<'a> {
 /// The execution bounds of the answer's query.
 fn answer_exec(opts: &AskOptions) -> crate::sql::exec::ExecOptions {
     crate::sql::exec::ExecOptions {
-        limit: opts.row_limit,
-        timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
-        max_result_bytes: opts.max_result_bytes,
+        limit: opts.limits.rows,
+        timeout: crate::types::limits::duration(opts.limits.exec_timeout_s.max(0.001)),
+        max_result_bytes: opts.limits.result_bytes,
     }
 }
 
@@ -1393,7 +752,7 @@ fn matched_values(
     opts: &AskOptions,
     warnings: &mut Vec<String>,
 ) -> Vec<link::values::ValueMatch> {
-    if !opts.values {
+    if !opts.query.values {
         return Vec::new();
     }
     let Some(db) = &opts.execute else {
@@ -1547,6 +906,69 @@ pub(crate) struct SqlPrompt {
 /// `None`), into `trace`; with `prompt`, that prompt instead of
 /// `direct_sql`/`fewshot_sql` (same grammar, guard and execution).
 #[allow(clippy::too_many_arguments)]
+/// A task for SQL given instead of written (`--sql`): no prompt, no
+/// grammar, no rewrite but the fan-out one over a view.
+fn given_task<'a>(
+    allowed: Allowed,
+    dialect: Dialect,
+    execute: Option<ExecTarget<'a>>,
+    fanout: Option<(&'a ViewResult, FanoutMode)>,
+) -> SqlTask<'a> {
+    SqlTask {
+        prompt_name: "given".into(),
+        prompt: String::new(),
+        allowed,
+        dialect,
+        temperature: 0.0,
+        execute,
+        fanout,
+        model_check: None,
+        grammar: None,
+        repair_grammar: None,
+        rename: None,
+        distinct: None,
+        counted: None,
+        grounding: None,
+        feedback: query::Feedback::default(),
+    }
+}
+
+/// The direct baseline's prompt: a method's own (`prompt`), the few-shot
+/// one with retrieved examples, or PROMPTB; its name and text.
+#[allow(clippy::too_many_arguments)]
+fn direct_prompt(
+    graph: &SchemaGraph,
+    question: &str,
+    evidence: &str,
+    opts: &AskOptions,
+    only: Option<&[TableId]>,
+    dialect: Dialect,
+    prompt: Option<SqlPrompt>,
+    prompts: &Prompts,
+) -> Result<(&'static str, String)> {
+    let mut vars = serde_json::json!({
+        "question": question,
+        "dialect": dialect_label(dialect),
+        "ddl": ddl::ddl(graph, only, opts.query.schema_context),
+        "evidence": evidence,
+    });
+    let name = match (&opts.fewshot, prompt) {
+        (_, Some(p)) => {
+            let mut v = p.vars;
+            v["dialect"] = vars["dialect"].clone();
+            vars = v;
+            p.name
+        }
+        (Some(ex), None) => {
+            vars["examples"] =
+                ex.retrieved.iter().map(|r| serde_json::json!({"question": r.question, "sql": r.sql.trim()})).collect();
+            "fewshot_sql"
+        }
+        (None, None) => "direct_sql",
+    };
+    Ok((name, prompts.render(name, &vars)?))
+}
+
 fn direct_over(
     graph: &SchemaGraph,
     question: &str,
@@ -1583,65 +1005,25 @@ fn direct_over(
     let exec = opts.execute.as_ref().filter(|_| run_it).map(|db| ExecTarget {
         db,
         view: None,
-        limit: opts.row_limit,
-        timeout: crate::types::limits::duration(opts.exec_timeout_s.max(0.001)),
-        max_result_bytes: opts.max_result_bytes,
+        limit: opts.limits.rows,
+        timeout: crate::types::limits::duration(opts.limits.exec_timeout_s.max(0.001)),
+        max_result_bytes: opts.limits.result_bytes,
     });
     let mut qt = QueryTrace::default();
     let r = match (&opts.sql, llm) {
-        (Some(sql), _) => {
-            let task = SqlTask {
-                prompt_name: "given".into(),
-                prompt: String::new(),
-                allowed: Allowed::Tables(tables),
-                dialect,
-                temperature: 0.0,
-                execute: exec,
-                fanout: None,
-                model_check: None,
-                grammar: None,
-                repair_grammar: None,
-                rename: None,
-                distinct: None,
-                counted: None,
-                grounding: None,
-                feedback: query::Feedback::default(),
-            };
-            query::run_given(&task, sql, &mut qt)
-        }
+        (Some(sql), _) => query::run_given(&given_task(Allowed::Tables(tables), dialect, exec, None), sql, &mut qt),
         (None, Some(llm)) => {
-            let mut vars = serde_json::json!({
-                "question": question,
-                "dialect": dialect_label(dialect),
-                "ddl": ddl::ddl(graph, only, opts.schema_context),
-                "evidence": trace.evidence.clone().unwrap_or_default(),
-            });
-            let prompt_name = match (&opts.fewshot, prompt) {
-                (_, Some(p)) => {
-                    let mut v = p.vars;
-                    v["dialect"] = vars["dialect"].clone();
-                    vars = v;
-                    p.name
-                }
-                (Some(ex), None) => {
-                    vars["examples"] = ex
-                        .retrieved
-                        .iter()
-                        .map(|r| serde_json::json!({"question": r.question, "sql": r.sql.trim()}))
-                        .collect();
-                    "fewshot_sql"
-                }
-                (None, None) => "direct_sql",
-            };
-            let prompt = prompts.render(prompt_name, &vars)?;
-            let rules = NameRules::new(opts.query_names);
+            let evidence = trace.evidence.clone().unwrap_or_default();
+            let (prompt_name, prompt) =
+                direct_prompt(graph, question, &evidence, opts, only, dialect, prompt, &prompts)?;
+            let rules = NameRules::new(opts.query.names);
             let direct_grammar = query::grammar::tables_grammar_with(&tables, dialect, &rules);
             let task = SqlTask {
                 prompt_name: prompt_name.into(),
                 prompt,
                 allowed: Allowed::Tables(tables),
                 dialect,
-                temperature: opts.sql_temperature,
+                temperature: opts.query.temperature,
                 execute: exec,
                 fanout: None,
                 model_check: opts.direct_check.then_some(graph),
@@ -1651,7 +1033,7 @@ fn direct_over(
                 distinct: None,
                 counted: None,
                 grounding: None,
-                feedback: opts.sql_feedback,
+                feedback: opts.query.feedback,
             };
             query::generate_sql(&task, llm, &prompts, &mut qt)
         }

@@ -228,7 +228,7 @@ pub fn rasl_sql(
     // The paper's self-correction: up to two follow-ups, on an error or an
     // empty result.
     let mut opts = opts.clone();
-    opts.sql_feedback = crate::query::Feedback::RASL;
+    opts.query.feedback = crate::query::Feedback::RASL;
     direct_over(graph, question, evidence, &opts, Some(llm), Some(&ids), trace, started, None)
 }
 

@@ -171,11 +171,8 @@ fn the_top_voted_table_is_the_first_kept_one_with_the_most_votes() {
 #[test]
 fn keep_top_keeps_every_row_of_the_top_voted_table() {
     let chat = q1_chat();
-    let opts = AskOptions {
-        execute: Some(crate::sql::exec::Database::Sqlite(DB.into())),
-        keep_top: true,
-        ..AskOptions::default()
-    };
+    let mut opts = AskOptions { execute: Some(crate::sql::exec::Database::Sqlite(DB.into())), ..AskOptions::default() };
+    opts.view.keep_top = true;
     let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
     assert!(o.failure.is_none(), "{:?}", o.failure);
     let req = &o.trace.generate_view.as_ref().unwrap().request;
@@ -185,7 +182,8 @@ fn keep_top_keeps_every_row_of_the_top_voted_table() {
     // The question filters on the datacenter's name: the same 29 pairs.
     assert_eq!(o.rows.as_ref().unwrap().rows.len(), 29);
     // Off (the default): no table is kept.
-    let o = ask(&ddo(), Q1, &AskOptions { keep_top: false, ..opts }, Some(&chat)).unwrap();
+    opts.view.keep_top = false;
+    let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
     assert_eq!(o.trace.generate_view.as_ref().unwrap().request.keep, None);
 }
 
@@ -231,11 +229,8 @@ fn other_llm_errors_are_not_retried() {
 fn scoped_names_reach_the_query_view_grammar_with_the_model_s_tables() {
     let grammar_of = |names: QueryNames| {
         let chat = q1_chat();
-        let opts = AskOptions {
-            tables: vec!["CLIENT".into(), "DATACENTER".into()],
-            query_names: names,
-            ..AskOptions::default()
-        };
+        let mut opts = AskOptions { tables: vec!["CLIENT".into(), "DATACENTER".into()], ..AskOptions::default() };
+        opts.query.names = names;
         let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
         assert!(o.failure.is_none(), "{:?}", o.failure);
         let reqs = chat.requests.lock().unwrap();

@@ -471,23 +471,24 @@ impl AskBody {
         } else {
             None
         };
-        Ok(AskOptions {
-            matching: MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items),
-            sql_temperature: self.temperature,
+        let mut opts = AskOptions {
+            link: MatchOptions::sampled(self.samples, self.temperature, self.min_votes, self.max_items),
             stop_after: self.stop_after,
             tables: trim(&self.tables),
             attrs: trim(&self.attrs),
-            schema_context: self.schema_context,
             evidence: self.evidence.clone(),
             execute: execute.map(crate::sql::exec::target::Database::Sqlite),
-            row_limit: Some(self.limit),
             dialect: self.dialect,
-            time_limit_s: check_time_limit(self.time_limit, st)?,
-            exec_timeout_s: st.opts.request_timeout.min(30.0),
-            exec_vote: self.exec_vote,
-            runner_up: self.runner_up,
             ..AskOptions::default()
-        })
+        };
+        opts.query.temperature = self.temperature;
+        opts.query.schema_context = self.schema_context;
+        opts.query.exec_vote = self.exec_vote;
+        opts.query.runner_up = self.runner_up;
+        opts.limits.rows = Some(self.limit);
+        opts.limits.solver_time_limit_s = check_time_limit(self.time_limit, st)?;
+        opts.limits.exec_timeout_s = st.opts.request_timeout.min(30.0);
+        Ok(opts)
     }
 }
 

@@ -86,6 +86,16 @@ impl Database {
             ))),
         }
     }
+    /// The same server with this password (read from an environment
+    /// variable a project file names); a SQLite file or a Spark server is
+    /// returned as it is.
+    pub fn with_password(self, password: String) -> Database {
+        match self {
+            Database::Postgres(s) => Database::Postgres(Server { password: Some(password), ..s }),
+            Database::Mysql(s) => Database::Mysql(Server { password: Some(password), ..s }),
+            other => other,
+        }
+    }
 
     /// The SQL dialect the database speaks.
     pub fn dialect(&self) -> Dialect {
