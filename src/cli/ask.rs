@@ -259,11 +259,6 @@ pub struct NameFlags {
     /// the referenced key).
     #[arg(long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::All)]
     pub view_columns: ViewColumns,
-    /// Without --keep: keep every row of the table MatchTables' vote ranked
-    /// first (the view reaches the others by LEFT JOIN), so a table the
-    /// vote added in excess cannot drop its rows.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub keep_top: OnOff,
     /// After the SQL runs (on: always; empty: only when it returned no
     /// row; unnamed: always, but never dropping a table the question names):
     /// drop the relevant tables it reads no column of, solve the view
@@ -342,7 +337,6 @@ impl NameFlags {
         opts.rename_unknown = self.rename_unknown.is_on();
         opts.distinct = self.distinct.into();
         opts.view_columns = self.view_columns.into();
-        opts.keep_top = self.keep_top.is_on();
         opts.narrow_view = self.narrow_view.into();
         opts.typed_measures = self.typed_measures.is_on();
         opts.name_hints = self.name_hints.is_on();

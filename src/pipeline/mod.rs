@@ -178,11 +178,6 @@ pub struct AskOptions {
     /// docs/phases.md), unlike `lucy view`'s paper view.
     #[serde(default = "default_view_columns", skip_serializing_if = "is_default_view_columns")]
     pub view_columns: ViewColumns,
-    /// Without `keep`: keep every row of the table MatchTables' first
-    /// prompt voted for most ([`top_voted`]; `--keep-top on`), so a table
-    /// the vote added in excess cannot drop its rows.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub keep_top: bool,
     /// Follow-up rounds of the SQL call (the default: one repair after a
     /// rejected or failing query; RASL: two, also after an empty result).
     /// Set by a method, not a flag.
@@ -406,7 +401,6 @@ impl Default for AskOptions {
             values: false,
             distinct: DistinctMode::default(),
             view_columns: DEFAULT_VIEW_COLUMNS,
-            keep_top: false,
             sql_feedback: query::Feedback::default(),
             narrow_view: narrow::DEFAULT,
             typed_measures: false,
@@ -774,10 +768,7 @@ pub fn ask_with_progress(
         dialect,
         view_name: opts.view_name.clone(),
         time_limit_s: opts.time_limit_s,
-        keep: opts.keep.clone().or_else(|| {
-            let t = out.trace.match_tables.as_ref().filter(|_| opts.keep_top).and_then(top_voted)?;
-            out.tables.contains(&t).then_some(t)
-        }),
+        keep: opts.keep.clone(),
         inner_branches: Vec::new(),
         filters: Vec::new(),
         columns: opts.view_columns,

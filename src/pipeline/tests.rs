@@ -169,27 +169,6 @@ fn the_top_voted_table_is_the_first_kept_one_with_the_most_votes() {
 }
 
 #[test]
-fn keep_top_keeps_every_row_of_the_top_voted_table() {
-    let chat = q1_chat();
-    let opts = AskOptions {
-        execute: Some(crate::sql::exec::Database::Sqlite(DB.into())),
-        keep_top: true,
-        ..AskOptions::default()
-    };
-    let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
-    assert!(o.failure.is_none(), "{:?}", o.failure);
-    let req = &o.trace.generate_view.as_ref().unwrap().request;
-    assert_eq!(req.keep.as_deref(), Some("CLIENT"));
-    let view = o.view.as_ref().unwrap();
-    assert!(view.joins.iter().all(|j| j.kind == crate::types::JoinKind::Left), "{:?}", view.joins);
-    // The question filters on the datacenter's name: the same 29 pairs.
-    assert_eq!(o.rows.as_ref().unwrap().rows.len(), 29);
-    // Off (the default): no table is kept.
-    let o = ask(&ddo(), Q1, &AskOptions { keep_top: false, ..opts }, Some(&chat)).unwrap();
-    assert_eq!(o.trace.generate_view.as_ref().unwrap().request.keep, None);
-}
-
-#[test]
 fn a_query_view_prompt_over_the_context_is_asked_again_with_short_descriptions() {
     let overflow = format!("the prompt has 9113 tokens, {} 8192 (raise --llm-ctx)", crate::llm::CONTEXT_OVERFLOW);
     let chat = FakeChat::new()
