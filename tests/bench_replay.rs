@@ -211,28 +211,6 @@ const DDO_DEFAULTS_S9: Run = Run {
     pool: None,
 };
 
-/// R6 and R7 over the same cassette (its calls appended): `--permute on`,
-/// and `--permute on --min-votes 3` (benchmarks/results/embedded.md).
-const DDO_PERMUTE: Run = Run {
-    suite: "ddo",
-    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
-    expected: "benchmarks/cassettes/ddo-permute-s9.expected.json",
-    methods: &["lucy"],
-    recorded: None,
-    flags: &[S9_DEFAULTS, &["--permute", "on"]],
-    pool: None,
-};
-
-const DDO_PERMUTE_MV3: Run = Run {
-    suite: "ddo",
-    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
-    expected: "benchmarks/cassettes/ddo-permute-mv3-s9.expected.json",
-    methods: &["lucy"],
-    recorded: None,
-    flags: &[S9_DEFAULTS, &["--permute", "on", "--min-votes", "3"]],
-    pool: None,
-};
-
 /// Session 9's fresh Spider dev run: the first 50 questions of the seed-1
 /// sample of 100, lucy and direct, with that session's defaults named.
 const SPIDER_S9: Run = Run {
@@ -1469,8 +1447,6 @@ fn the_ddo_lever_runs_replay_to_their_committed_outcomes() {
         &DDO_R1,
         &DDO_R4,
         &DDO_DEFAULTS_S9,
-        &DDO_PERMUTE,
-        &DDO_PERMUTE_MV3,
         &DDO_S10,
         &DDO_S10_VALUES,
         &DDO_S10_EXEC_VOTE,

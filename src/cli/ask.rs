@@ -170,11 +170,6 @@ pub struct LinkFlags {
     /// (default) asks none.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub verify_roles: usize,
-    /// Ask MatchTables' first prompt once per sample, each listing the
-    /// candidate tables in another order (rotations of the model's order),
-    /// so that a bias for a position in the list does not win the vote.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub permute: OnOff,
     /// At a star's root, also keep the kinds (subtype children) the
     /// question names word for word ("premiums" → Premium) although no
     /// sample listed them.
@@ -224,7 +219,6 @@ impl LinkFlags {
         m.verify = self.verify;
         m.prune = self.prune;
         m.verify_roles = self.verify_roles;
-        m.permute = self.permute.is_on();
         m.kind_names = self.kind_names.is_on();
         m.kind_instance = self.kind_instance.is_on();
         m.table_names = self.table_names.is_on();

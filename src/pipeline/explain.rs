@@ -212,14 +212,8 @@ fn step_section(s: &mut String, st: &ListStep) {
     } else {
         "free text, schema not honoured by the server"
     };
-    let asked = st.call.choices.len() + st.extra_calls.iter().map(|c| c.choices.len()).sum::<usize>();
-    let orders = if st.extra_calls.is_empty() {
-        String::new()
-    } else {
-        format!(", the candidates in {} orders (--permute)", st.extra_calls.len() + 1)
-    };
-    let _ = writeln!(s, "- [{}{}] {} sample(s), {}{}", st.prompt, subject, asked, mode, orders);
-    if let Some(e) = st.call.error.as_ref().or_else(|| st.extra_calls.iter().find_map(|c| c.error.as_ref())) {
+    let _ = writeln!(s, "- [{}{}] {} sample(s), {}", st.prompt, subject, st.call.choices.len(), mode);
+    if let Some(e) = st.call.error.as_ref() {
         let _ = writeln!(s, "    LLM error: {e}");
         return;
     }

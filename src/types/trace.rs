@@ -298,10 +298,6 @@ pub struct ListStep {
     /// The names offered to the LLM.
     pub candidates: Vec<String>,
     pub call: LlmCall,
-    /// `--permute on`: the calls of samples 2… (one sample each, the
-    /// candidates listed in another order); `call` is sample 1's.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extra_calls: Vec<LlmCall>,
     /// Each sample's answer after parsing and mapping to model names.
     pub samples: Vec<Vec<String>>,
     /// Every item chosen by some sample, ranked.
