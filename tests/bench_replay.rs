@@ -1111,30 +1111,6 @@ const SPIDER_S23_EXAMPLES: Run = Run {
     pool: Some("in-database"),
 };
 
-/// Session 12's `--typed-measures on` on DDO (issue 23), recorded into
-/// session 9's defaults cassette (phase 1 replayed, QueryView fresh) and
-/// appended to it.
-const DDO_S12_TYPED: Run = Run {
-    suite: "ddo",
-    cassette: "benchmarks/cassettes/ddo-qwen2.5-coder-1.5b-defaults-s9.jsonl",
-    expected: "benchmarks/cassettes/ddo-typed-s12.expected.json",
-    methods: &["lucy"],
-    recorded: None,
-    flags: &[S10_DEFAULTS, &["--typed-measures", "on"]],
-    pool: None,
-};
-
-/// The same on the Spider sample's first 50.
-const SPIDER_S12_TYPED: Run = Run {
-    suite: "spider-dev",
-    cassette: "benchmarks/cassettes/spider-dev-sample100-seed1-first50-s9.jsonl",
-    expected: "benchmarks/cassettes/spider-dev-typed-s12.expected.json",
-    methods: &["lucy"],
-    recorded: Some(50),
-    flags: &[&["--sample", "100", "--seed", "1"], S10_DEFAULTS, &["--typed-measures", "on"]],
-    pool: None,
-};
-
 /// Session 12's `lucy --examples` on DDO (issue 24) with the in-database
 /// pool, recorded into session 9's defaults cassette and appended to it.
 const DDO_S12_EXAMPLES: Run = Run {
@@ -1432,12 +1408,6 @@ fn the_core_majority_runs_replay_to_their_committed_outcomes() {
 fn the_held_out_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_HELDOUT_S20);
     replays_to_the_committed_outcome(&ACME_HELDOUT_S20);
-}
-
-#[test]
-fn the_typed_measure_runs_replay_to_their_committed_outcomes() {
-    replays_to_the_committed_outcome(&DDO_S12_TYPED);
-    replays_to_the_committed_outcome(&SPIDER_S12_TYPED);
 }
 
 #[test]

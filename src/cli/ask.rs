@@ -260,11 +260,6 @@ pub struct NameFlags {
     /// excess cannot remove or repeat rows); no LLM call.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = NarrowView::Unnamed)]
     pub narrow_view: NarrowView,
-    /// Under --query-names strict: SUM, AVG, TOTAL and + - * / % read only
-    /// view columns that can be quantities (not keys, dates, or text whose
-    /// values are not numbers); the value index is read to tell.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub typed_measures: OnOff,
     /// QueryView's prompt lists the phrases of the question that spell one
     /// view column's name or synonym ("claim number":
     /// Claim_Company_Claim_Number); no LLM call, the grammar unchanged.
@@ -332,7 +327,6 @@ impl NameFlags {
         opts.distinct = self.distinct.into();
         opts.view_columns = self.view_columns.into();
         opts.narrow_view = self.narrow_view.into();
-        opts.typed_measures = self.typed_measures.is_on();
         opts.name_hints = self.name_hints.is_on();
         opts.group_hints = self.group_hints.is_on();
         opts.count_names = self.count_names.is_on();

@@ -190,12 +190,6 @@ pub struct AskOptions {
     /// `unnamed` by default ([`narrow::DEFAULT`]).
     #[serde(default = "default_narrow", skip_serializing_if = "is_default_narrow")]
     pub narrow_view: narrow::NarrowView,
-    /// `--typed-measures on`: QueryView's strict grammar lets SUM, AVG,
-    /// TOTAL and arithmetic read only the view columns that can be
-    /// quantities (not keys, dates or text whose values are not numbers;
-    /// `measures`). Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub typed_measures: bool,
     /// `--name-hints`: QueryView's prompt lists the phrases of the
     /// question that spell one view column's name or synonym
     /// (`link::hints`). On by default ([`link::hints::DEFAULT_ON`]).
@@ -403,7 +397,6 @@ impl Default for AskOptions {
             view_columns: DEFAULT_VIEW_COLUMNS,
             sql_feedback: query::Feedback::default(),
             narrow_view: narrow::DEFAULT,
-            typed_measures: false,
             name_hints: link::hints::DEFAULT_ON,
             group_hints: false,
             count_names: crate::check::counted::DEFAULT_ON,
@@ -1167,7 +1160,7 @@ struct ViewAt<'a> {
 
 impl<'a> ViewAt<'a> {
     /// The task over `view` and its prompt with the column descriptions cut
-    /// short; the name hints and typed measures go into `qt`.
+    /// short; the name hints go into `qt`.
     fn task<'v>(
         &self,
         view: &'v ViewResult,
@@ -1193,19 +1186,6 @@ impl<'a> ViewAt<'a> {
         let mut name_rules = NameRules::new(opts.query_names);
         if opts.query_names == QueryNames::Scoped {
             name_rules.tables = table_names(graph);
-        }
-        if opts.typed_measures {
-            let mut warning = None;
-            let index = opts.execute.as_ref().and_then(|db| match link::values::shared(graph, db) {
-                Ok((index, _)) => Some(index),
-                Err(e) => {
-                    warning = Some(format!("the value index of {db} could not be read: {e}"));
-                    None
-                }
-            });
-            let columns = measures::measure_columns(graph, &view.columns, index.as_deref());
-            name_rules.measures = Some(columns.clone());
-            qt.measures = Some(crate::types::trace::TypedMeasures { columns, warning });
         }
         let notes = link::values::view_notes(graph, self.values, &view.columns);
         if opts.name_hints {

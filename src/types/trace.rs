@@ -541,10 +541,6 @@ pub struct QueryTrace {
     /// K ≥ 2); absent when it was off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_vote: Option<ExecVote>,
-    /// `--typed-measures on`: the view columns the grammar let SUM, AVG,
-    /// TOTAL and arithmetic read; absent when it was off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measures: Option<TypedMeasures>,
     /// `--name-hints on`: the lines naming the view column a phrase of the
     /// question spells, as the prompt showed them; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -554,17 +550,6 @@ pub struct QueryTrace {
     /// absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compacted: Option<String>,
-}
-
-/// The columns typed measures admitted, and why the data could not help.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TypedMeasures {
-    /// View columns that can be measures.
-    pub columns: Vec<String>,
-    /// Set when the value index could not be read (text columns then stay
-    /// measures).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warning: Option<String>,
 }
 
 /// Execution-guided choice (`--exec-vote K`): K answers sampled in one call,

@@ -233,28 +233,6 @@ fn prompt_columns(prompt: &str) -> Vec<String> {
         .collect()
 }
 
-/// The view columns a recorded QueryView prompt lists, with the model
-/// column each reads (`- NAME (TABLE.col): …`; an instance's columns name
-/// their base table).
-fn prompt_view_columns(prompt: &str) -> Vec<crate::types::ViewColumn> {
-    let Some(at) = prompt.find("Columns of lucy_view:") else { return Vec::new() };
-    prompt[at..]
-        .lines()
-        .skip(1)
-        .take_while(|l| l.starts_with("- "))
-        .filter_map(|l| {
-            let (alias, rest) = l[2..].split_once(" (")?;
-            let (table, column) = rest.split_once(')')?.0.split_once('.')?;
-            Some(crate::types::ViewColumn {
-                alias: alias.to_string(),
-                table: table.to_string(),
-                column: column.to_string(),
-                description: None,
-            })
-        })
-        .collect()
-}
-
 /// Every QueryView answer of the committed real-model runs
 /// (`benchmarks/cassettes/`, first round and repair) that the guard accepts
 /// over its own view, checked against the grammar `rules` build for that
@@ -335,7 +313,6 @@ fn free_grammar_ignores_the_strict_options() {
     let rules = NameRules {
         names: QueryNames::Free,
         forbidden: vec!["CLIENT_CLIENT_name".into()],
-        measures: None,
         tables: Vec::new(),
     };
     assert_eq!(free, view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &rules));
@@ -408,7 +385,6 @@ fn strict_repair_grammar_forbids_the_rejected_names() {
     let rules = NameRules {
         names: QueryNames::Strict,
         forbidden: vec!["client_client_NAME".into()],
-        measures: None,
         tables: Vec::new(),
     };
     let g = view_grammar_with("lucy_view", &cols, &[], Dialect::Sqlite, &rules);
@@ -501,7 +477,7 @@ fn strict_grammar_on_the_corpus_and_the_recordings() {
 fn spark_grammar_quotes_with_backticks() {
     let cols: Vec<String> = ["CLIENT_name", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
     for rules in
-        [NameRules { names: QueryNames::Free, forbidden: Vec::new(), measures: None, tables: Vec::new() }, strict()]
+        [NameRules { names: QueryNames::Free, forbidden: Vec::new(), tables: Vec::new() }, strict()]
     {
         let g = view_grammar_with("lucy_view", &cols, &[], Dialect::Spark, &rules);
         for good in [
@@ -515,230 +491,6 @@ fn spark_grammar_quotes_with_backticks() {
         }
         assert!(check_text(&g, &fenced("SELECT \"CLIENT_name\" FROM lucy_view")).is_err());
     }
-}
-
-/// The strict rules with typed measures over `model`'s wide view: the
-/// measure columns as `--typed-measures on` computes them, reading the
-/// value index of `db` (a SQLite file) when given.
-fn typed(model: &str, db: Option<&str>) -> (Vec<String>, Vec<String>, NameRules) {
-    let graph = model_graph(model);
-    let view: Vec<crate::types::ViewColumn> = model_tables(model)
-        .into_iter()
-        .flat_map(|(t, cs)| {
-            cs.into_iter().map(move |c| crate::types::ViewColumn {
-                alias: format!("{t}_{c}"),
-                table: t.clone(),
-                column: c,
-                description: None,
-            })
-        })
-        .collect();
-    let rules = typed_rules(&graph, &view, sqlite_index(&graph, db).as_ref());
-    let (cols, reserved) = wide_view(model);
-    (cols, reserved, rules)
-}
-
-/// The schema graph of `dbmodels/{model}`.
-fn model_graph(model: &str) -> crate::graph::SchemaGraph {
-    crate::graph::load(format!("{}/dbmodels/{model}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
-
-/// The value index of the SQLite file `db`, when given.
-fn sqlite_index(graph: &crate::graph::SchemaGraph, db: Option<&str>) -> Option<crate::link::values::ValueIndex> {
-    db.map(|f| {
-        let db = crate::sql::exec::Database::Sqlite(std::path::PathBuf::from(f));
-        crate::link::values::build(graph, &db, &crate::link::values::ValueBounds::default()).unwrap()
-    })
-}
-
-/// The strict rules with the measure columns `--typed-measures on`
-/// computes for `view`.
-fn typed_rules(
-    graph: &crate::graph::SchemaGraph,
-    view: &[crate::types::ViewColumn],
-    index: Option<&crate::link::values::ValueIndex>,
-) -> NameRules {
-    let mut rules = strict();
-    rules.measures = Some(crate::pipeline::measures::measure_columns(graph, view, index));
-    rules
-}
-
-fn ddo_db() -> String {
-    format!("{}/dbmodels/ddo.sqlite", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Typed measures: SUM/AVG and arithmetic cannot read a key, a date or a
-/// text column whose values are words (the DDO answers that summed
-/// `SUPERCHARGE_reason`, `INCOME_payamt_id`, `PAYMENT_date` and added 100
-/// to `RUNTIME_overallstatus`); what a quantity question needs stays.
-#[test]
-fn typed_measures_refuse_keys_dates_and_words() {
-    let (cols, reserved, rules) = typed("ddo.json", Some(&ddo_db()));
-    let g = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &rules);
-    for q in [
-        "SELECT SUM(INCOME_payamt_id) FROM lucy_view",
-        "SELECT SUM(PAYMENT_date) FROM lucy_view",
-        "SELECT SUM(SUPERCHARGE_reason) FROM lucy_view",
-        "SELECT AVG(DISTINCT lucy_view.PAYMENT_client_id) FROM lucy_view",
-        "SELECT RESOURCEPOOL_name FROM lucy_view WHERE CCPU_overheadlimit > RUNTIME_overallstatus + 100",
-        "SELECT CLIENT_name * 2 FROM lucy_view",
-    ] {
-        assert!(check_text(&g, &fenced(q)).is_err(), "admitted: {q}");
-    }
-    for q in [
-        "SELECT SUM(PAYAMOUNT_amount) FROM lucy_view",
-        "SELECT SUM(CASE WHEN CLIENT_gender = 'F' THEN PAYAMOUNT_amount ELSE 0 END) FROM lucy_view",
-        "SELECT RESOURCEPOOL_name FROM lucy_view WHERE CCPU_overheadlimit > RCPU_overallusage + 100",
-        "SELECT COUNT(DISTINCT CLIENT_id), MAX(PAYMENT_date), MIN(CLIENT_name) FROM lucy_view",
-        "SELECT ROUND(SUM(PAYAMOUNT_amount), 2) AS total FROM lucy_view GROUP BY CLIENT_name",
-        "SELECT SUM(PAYAMOUNT_amount) * 1.0 / COUNT(*) FROM lucy_view",
-        "SELECT CAST(SUM(TAX_rate) AS REAL) / COUNT(*) * 100 FROM lucy_view",
-        "SELECT julianday(PAYMENT_date) - julianday('2020-01-01') FROM lucy_view",
-        "SELECT SUM(julianday(PAYMENT_date) - 2459000) FROM lucy_view",
-        "SELECT CLIENT_name || ' ' || DATACENTER_name FROM lucy_view",
-        "SELECT -PAYAMOUNT_amount FROM lucy_view",
-        // HAVING, ORDER BY and CTEs are not typed.
-        "SELECT CLIENT_name FROM lucy_view GROUP BY CLIENT_name HAVING SUM(PAYMENT_id) > 1",
-        "WITH t AS (SELECT SUM(CLIENT_id) AS s FROM lucy_view) SELECT s FROM t",
-    ] {
-        if let Err(e) = check_text(&g, &fenced(q)) {
-            panic!("refused: {q}\n    {e}");
-        }
-    }
-    // The prefix the DDO Q2 answer took: after a text column, no `+`.
-    assert!(open_prefix(
-        &g,
-        "```sql\nSELECT RESOURCEPOOL_name FROM lucy_view WHERE CCPU_overheadlimit > RUNTIME_overallstatus"
-    ));
-    assert!(!open_prefix(
-        &g,
-        "```sql\nSELECT RESOURCEPOOL_name FROM lucy_view WHERE CCPU_overheadlimit > RUNTIME_overallstatus +"
-    ));
-    // A refused column cannot become a made-up qualifier: after
-    // `SUM(SUPERCHARGE` only a measure could follow, and SUPERCHARGE has none
-    // (the recording's `SUM(SUPERCHARGEReasons_rate_or_amount_or_…` to the
-    // token limit); short aliases stay.
-    assert!(!open_prefix(&g, "```sql\nSELECT SUM(SUPERCHARGE"));
-    assert!(!open_prefix(&g, "```sql\nSELECT SUM(PAYMENTamounts"));
-    assert!(open_prefix(&g, "```sql\nSELECT SUM(PAYAMOUNT"));
-    check_text(&g, &fenced("SELECT SUM(t1.PAYAMOUNT_amount) FROM lucy_view AS t1")).unwrap();
-    check_text(&g, &fenced("SELECT SUM(v.PAYAMOUNT_amount) FROM lucy_view v")).unwrap();
-    assert!(
-        check_text(&g, &fenced(&format!("SELECT SUM({}.PAYAMOUNT_amount) FROM lucy_view", "q".repeat(33)))).is_err()
-    );
-    // A view without a measure column: SUM reads no column, and nothing
-    // outside SQL can be written in its place (session 12's DDO Q22 wrote
-    // the empty rule's placeholder `\u{1}never\u{1}` when measures were
-    // empty).
-    let mut none_measures = rules.clone();
-    none_measures.measures = Some(Vec::new());
-    let g0 = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &none_measures);
-    assert!(!g0.contains("never"), "no placeholder rule");
-    assert!(check_text(&g0, &fenced("SELECT SUM(PAYAMOUNT_amount) FROM lucy_view")).is_err());
-    check_text(&g0, &fenced("SELECT COUNT(*), SUM(1), MAX(CLIENT_name) FROM lucy_view")).unwrap();
-    // Off, the strict grammar is unchanged byte for byte.
-    let off = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &strict());
-    let mut none = strict();
-    none.measures = None;
-    assert_eq!(off, view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &none));
-    assert_ne!(off, g);
-    // The free grammar ignores measures.
-    let mut free = NameRules::new(QueryNames::Free);
-    free.measures = rules.measures.clone();
-    assert_eq!(
-        view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite),
-        view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &free)
-    );
-    // Every dialect builds a valid typed grammar.
-    for d in [Dialect::Postgres, Dialect::Mysql, Dialect::Spark] {
-        let g = view_grammar_with("lucy_view", &cols, &reserved, d, &rules);
-        check_text(&g, &fenced("SELECT SUM(PAYAMOUNT_amount) FROM lucy_view")).unwrap();
-        assert!(check_text(&g, &fenced("SELECT SUM(PAYMENT_date) FROM lucy_view")).is_err(), "{d:?}");
-    }
-}
-
-/// The corpus and the recorded accepted answers under typed measures (the
-/// value index of DDO's database; ACME's when `../shared` is beside the
-/// checkout): which of them it refuses, so a change that refuses one more
-/// fails here.
-#[test]
-fn typed_measures_on_the_corpus_and_the_recordings() {
-    let acme_db = format!("{}/../shared/benchmarks/acme/acme_small.sqlite", env!("CARGO_MANIFEST_DIR"));
-    let acme_db = std::path::Path::new(&acme_db).exists().then_some(acme_db);
-    let mut refused = Vec::new();
-    let mut n = 0;
-    for (model, file, db) in
-        [("ddo.json", "ddo_view.sql", Some(ddo_db())), ("acme.json", "acme_view.sql", acme_db.clone())]
-    {
-        let (cols, reserved, rules) = typed(model, db.as_deref());
-        let g = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &rules);
-        for q in corpus(file) {
-            n += 1;
-            if let Err(e) = check_text(&g, &fenced(&q)) {
-                refused.push(format!("{file}: {q}\n    {e}"));
-            }
-        }
-    }
-    let corpus_refused = refused.len();
-    // Each recorded prompt's own view (an instance's columns, such as
-    // `Claim_Amount_Loss_Payment_Claim_Amount`, read their base table's).
-    let (ddo_graph, acme_graph) = (model_graph("ddo.json"), model_graph("acme.json"));
-    let ddo_index = sqlite_index(&ddo_graph, Some(&ddo_db()));
-    let acme_index = sqlite_index(&acme_graph, acme_db.as_deref());
-    let (checked, recorded) = recorded_answers_with(&|model, prompt| {
-        let (g, i) = if model == "ddo.json" { (&ddo_graph, &ddo_index) } else { (&acme_graph, &acme_index) };
-        typed_rules(g, &prompt_view_columns(prompt), i.as_ref())
-    });
-    eprintln!(
-        "typed measures: corpus {} of {n} admitted; recorded accepted answers {} of {checked} admitted",
-        n - corpus_refused,
-        checked - recorded.len()
-    );
-    refused.extend(recorded);
-    for r in &refused {
-        eprintln!("{r}");
-    }
-    let expected = [
-        // Refused by the strict rules already (see
-        // `strict_grammar_on_the_corpus_and_the_recordings`).
-        "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT CLIENT_id) AS n FROM lucy_view GROUP BY DATACENTER_id) AS sub",
-        "SELECT t.DATACENTER_name, t.n FROM (SELECT DATACENTER_name, COUNT(DISTINCT CLIENT_id) AS n FROM lucy_view",
-        "SELECT p.Policy_Policy_Number, p.total FROM (SELECT Policy_Policy_Number, SUM(Claim_Amount_Claim_Amount)",
-        "WHERE \n  Claim_Claim_Identifier_1 = (SELECT MAX(Claim_Claim_Identifier) FROM lucy_view)",
-        // Typed measures: four wrong answers of the recordings. A text
-        // column summed (DDO Q3: the reasons are words), a key summed, and
-        // two differences of dates (in SQLite `'2019-05-01' - '2018-01-01'`
-        // is 1: the leading years; `julianday(a) - julianday(b)` is
-        // admitted).
-        "SELECT SUM(TAX_rate) + SUM(SUPERCHARGE_reason) AS total_tax_payments",
-        "SELECT SUM(Expense_Reserve_Claim_Amount_Identifier) AS Expense_Reserve_Claim_Amount_Identifier_Sum",
-        "SELECT AVG(Claim_Claim_Close_Date - Claim_Amount_Event_Date) AS Average_Time_To_Settle",
-        "SUM(Policy_Amount_Earning_End_Date - Policy_Amount_Effective_Date) AS Premium_Amount",
-        // Session 13's ACME answers over Claim_Amount's subtype instances:
-        // a subtype table's key summed or averaged (its only column,
-        // `Loss_Payment_Claim_Amount_Identifier`, reads like an amount).
-        "SUM(Loss_Payment_Claim_Amount_Identifier",
-        "AVG(Loss_Payment_Claim_Amount_Identifier",
-        // And one more difference of dates (IQ_6da3f7f, a wrong answer).
-        "SELECT AVG(T2.Claim_Claim_Close_Date - T2.Claim_Claim_Open_Date)",
-        // Session 21's `--core-votes majority` recording (IQ_923f5d4e over
-        // a narrower view): the Premium marker's key divided into a sum.
-        "SUM(Premium_Policy_Amount_Identifier)",
-    ];
-    // The instances' amounts are quantities: the one right answer that sums
-    // them (ACME IQ_d992565, the agents' total loss) is admitted.
-    assert!(
-        !refused.iter().any(|r| r.contains("Agreement_Party_Role_Party_Role_Code = 'AG'")),
-        "an answer summing `Claim_Amount_Loss_Payment_Claim_Amount` was refused:\n{}",
-        refused.join("\n")
-    );
-    let unexpected: Vec<&String> = refused.iter().filter(|r| !expected.iter().any(|x| r.contains(x))).collect();
-    assert!(
-        unexpected.is_empty(),
-        "{} refused that no entry expects:\n{}",
-        unexpected.len(),
-        unexpected.iter().map(|r| r.as_str()).collect::<Vec<_>>().join("\n")
-    );
 }
 
 /// [`QueryNames::Scoped`] with the tables of the model file `model`.
