@@ -949,33 +949,6 @@ const DDO_S23_EXAMPLES: Run = Run {
     pool: Some("in-database"),
 };
 
-/// Session 24: `--query-names scoped` (issue 23 item 1: no name the query
-/// defines may be a view column's lookalike) with today's defaults on DDO;
-/// phase 1 replays session 22's fresh recording, QueryView was sent fresh
-/// (AMD EPYC with AVX-512, builds beside) and appended to it.
-const S24_SCOPED: &[&str] = &[
-    "--query-names",
-    "scoped",
-    "--rename-unknown",
-    "on",
-    "--distinct",
-    "auto",
-    "--view-columns",
-    "all",
-    "--name-hints",
-    "on",
-];
-
-const DDO_S24_SCOPED: Run = Run {
-    suite: "ddo",
-    cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl",
-    expected: "benchmarks/cassettes/ddo-s24-scoped.expected.json",
-    methods: &["lucy"],
-    recorded: None,
-    flags: &[S24_SCOPED, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS],
-    pool: None,
-};
-
 /// Session 25: candidate retrieval with the value index and yes/no
 /// verification (`--values on --retrieve on --verify 3`, issue 23 items
 /// 2–4) over today's defaults on DDO; the first prompts replay session
@@ -1086,19 +1059,6 @@ const ACME_S24_EXAMPLES: Run = Run {
     recorded: None,
     flags: TODAY,
     pool: Some("in-database"),
-};
-
-/// `--query-names scoped` on the Spider sample's 100 (session 24): phase 1
-/// replays session 23's fresh recording, QueryView was sent fresh and
-/// appended to it.
-const SPIDER_S24_SCOPED: Run = Run {
-    suite: "spider-dev",
-    cassette: "benchmarks/cassettes/spider-dev-s23-fresh.jsonl",
-    expected: "benchmarks/cassettes/spider-dev-s24-scoped.expected.json",
-    methods: &["lucy"],
-    recorded: Some(100),
-    flags: &[&["--sample", "100", "--seed", "1"], S24_SCOPED, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS],
-    pool: None,
 };
 
 const SPIDER_S23_EXAMPLES: Run = Run {
@@ -1371,12 +1331,6 @@ fn the_session_22_runs_replay_to_their_committed_outcomes() {
 fn the_session_23_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&SPIDER_S23_FRESH);
     replays_to_the_committed_outcome(&SPIDER_DIRECT_S23_FRESH);
-}
-
-#[test]
-fn the_session_24_runs_replay_to_their_committed_outcomes() {
-    replays_to_the_committed_outcome(&DDO_S24_SCOPED);
-    replays_to_the_committed_outcome(&SPIDER_S24_SCOPED);
 }
 
 #[test]

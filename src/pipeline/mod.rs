@@ -1183,10 +1183,7 @@ impl<'a> ViewAt<'a> {
             None
         };
         let shown = examples_over_view(graph, view, dialect, examples);
-        let mut name_rules = NameRules::new(opts.query_names);
-        if opts.query_names == QueryNames::Scoped {
-            name_rules.tables = table_names(graph);
-        }
+        let name_rules = NameRules::new(opts.query_names);
         let notes = link::values::view_notes(graph, self.values, &view.columns);
         if opts.name_hints {
             let line = if opts.group_hints { link::hints::Hint::grouping_line } else { link::hints::Hint::line };

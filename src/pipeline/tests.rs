@@ -202,30 +202,3 @@ fn other_llm_errors_are_not_retried() {
     assert!(o.trace.query_view.as_ref().unwrap().compacted.is_none());
 }
 
-/// `--query-names scoped` builds QueryView's grammar (and its repair's) with
-/// the model's tables: a name shaped like a column of a table the view does
-/// not hold (`LOCATION_city`) cannot be written even where `strict` reads
-/// names the query defines (ORDER BY).
-#[test]
-fn scoped_names_reach_the_query_view_grammar_with_the_model_s_tables() {
-    let grammar_of = |names: QueryNames| {
-        let chat = q1_chat();
-        let opts = AskOptions {
-            tables: vec!["CLIENT".into(), "DATACENTER".into()],
-            query_names: names,
-            ..AskOptions::default()
-        };
-        let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
-        assert!(o.failure.is_none(), "{:?}", o.failure);
-        let reqs = chat.requests.lock().unwrap();
-        reqs.iter().find(|r| r.phase == "query_view").and_then(|r| r.grammar.clone()).unwrap()
-    };
-    let sql = "```sql\nSELECT CLIENT_name FROM lucy_view ORDER BY LOCATION_city\n```";
-    let strict = grammar_of(QueryNames::Strict);
-    crate::query::grammar::check_text(&strict, sql).unwrap();
-    let scoped = grammar_of(QueryNames::Scoped);
-    assert!(scoped.contains("LOOKALIKE"));
-    assert!(crate::query::grammar::check_text(&scoped, sql).is_err());
-    crate::query::grammar::check_text(&scoped, "```sql\nSELECT CLIENT_name AS c FROM lucy_view ORDER BY c\n```")
-        .unwrap();
-}

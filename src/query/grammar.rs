@@ -372,20 +372,6 @@ pub enum QueryNames {
     /// table's column). Its recordings replay with it.
     #[serde(rename = "strict-derived")]
     StrictDerived,
-    /// [`QueryNames::Strict`], and no name the query defines (a select-list
-    /// alias, a CTE's name or column, a table alias, and so no name GROUP
-    /// BY, HAVING, ORDER BY or a query after WITH reads that is not a view
-    /// column) is shaped like a view column that the view lacks: a table's
-    /// name twice (`CLIENT_CLIENT_name`, `Claim_Claim_Number`), or a
-    /// table's name, `_` and a name of the model (`RUNTIME_overallusage`
-    /// where the view has `RCPU_overallusage`). The tables are a view
-    /// column's tables and [`NameRules::tables`]. Other names stay free
-    /// (`client_count`, `Policy_Number_`), and so does a view column with
-    /// more after it (`Policy_Policy_Number_1`: ACME's columns repeat their
-    /// table's name): recorded answers alias so, and a context-free grammar
-    /// cannot tell a reference from the alias it reads (refusing every
-    /// `TABLE_…` name refused 62 of 201 accepted recorded answers).
-    Scoped,
 }
 
 impl QueryNames {
@@ -395,13 +381,12 @@ impl QueryNames {
             QueryNames::Free => "free",
             QueryNames::Strict => "strict",
             QueryNames::StrictDerived => "strict-derived",
-            QueryNames::Scoped => "scoped",
         }
     }
 
-    /// A strict rule (`strict`, `strict-derived` or `scoped`).
+    /// A strict rule (`strict` or `strict-derived`).
     pub fn is_strict(self) -> bool {
-        matches!(self, QueryNames::Strict | QueryNames::StrictDerived | QueryNames::Scoped)
+        matches!(self, QueryNames::Strict | QueryNames::StrictDerived)
     }
 }
 
@@ -421,16 +406,12 @@ pub struct NameRules {
     /// and the model's names. Ignored by the free grammar, which stays the
     /// recorded one byte for byte.
     pub forbidden: Vec<String>,
-    /// [`QueryNames::Scoped`]: the model's table names, whose view-column
-    /// lookalikes no name the query defines may be. Ignored by the other
-    /// rules.
-    pub tables: Vec<String>,
 }
 
 impl NameRules {
-    /// The rules of `names`, forbidding nothing more, no table names.
+    /// The rules of `names`, forbidding nothing more.
     pub fn new(names: QueryNames) -> Self {
-        NameRules { names, forbidden: Vec::new(), tables: Vec::new() }
+        NameRules { names, forbidden: Vec::new() }
     }
 }
 
@@ -597,61 +578,10 @@ fn build(
     // keyword or a name of the model.
     g.push_str(&format!("RESERVED: {}\n", names_regex(&forbidden)));
     let quote = dialect.name_quote().to_string();
-    // Scoped: no name the query defines is a view column's lookalike (the
-    // heads are a view column's tables and the model's tables).
-    let mut heads: Vec<String> = Vec::new();
-    if rules.names == QueryNames::Scoped {
-        for h in prefixes.iter().chain(&rules.tables) {
-            if !h.is_empty() && !heads.iter().any(|x| x.eq_ignore_ascii_case(h)) {
-                heads.push(h.clone());
-            }
-        }
-    }
-    if heads.is_empty() {
-        g.push_str(&format!(
-            "IDENT: /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED | /{q}[A-Za-z_][A-Za-z0-9_ ]*{q}/ & ~QUOTED_RESERVED\n",
-            q = escape_regex(&quote)
-        ));
-    } else {
-        // A table's name twice (`CLIENT_CLIENT_name`, `Claim_Claim_Number`),
-        // or a table's name before a name of the model (`RUNTIME_overallusage`
-        // where the view has `RCPU_overallusage`): a view column's shape
-        // that is no view column. Other names, `client_count` or
-        // `Policy_Number_`, stay free: the recorded answers alias so.
-        let twice = heads
-            .iter()
-            .map(|h| {
-                let h = ci_regex(h);
-                format!("{h}_{h}_")
-            })
-            .collect::<Vec<_>>()
-            .join("|");
-        let alt = heads.iter().map(|h| ci_regex(h)).collect::<Vec<_>>().join("|");
-        // A view column with something after it (`Policy_Policy_Number_1`,
-        // ACME's columns repeat their table's name) is an alias, not a
-        // lookalike.
-        let extended = if columns.is_empty() {
-            String::new()
-        } else {
-            g.push_str(&format!(
-                "EXTENDED: /({})[A-Za-z0-9_]+/\n",
-                columns.iter().map(|c| ci_regex(c)).collect::<Vec<_>>().join("|")
-            ));
-            " | /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED & EXTENDED".to_string()
-        };
-        g.push_str(&format!(
-            "IDENT: /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED & ~LOOKALIKE{extended} | /{q}[A-Za-z_][A-Za-z0-9_ ]*{q}/ & ~QUOTED_RESERVED\n",
-            q = escape_regex(&quote)
-        ));
-        let mut names: Vec<String> = reserved.iter().filter(|n| !n.is_empty()).map(|n| ci_regex(n)).collect();
-        names.sort();
-        names.dedup();
-        if names.is_empty() {
-            g.push_str(&format!("LOOKALIKE: /({twice})[A-Za-z0-9_]*/\n"));
-        } else {
-            g.push_str(&format!("LOOKALIKE: /({twice})[A-Za-z0-9_]*/ | /({alt})_({})/\n", names.join("|")));
-        }
-    }
+    g.push_str(&format!(
+        "IDENT: /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED | /{q}[A-Za-z_][A-Za-z0-9_ ]*{q}/ & ~QUOTED_RESERVED\n",
+        q = escape_regex(&quote)
+    ));
     if strict {
         // Table aliases and qualifiers of a query without WITH.
         if prefixes.is_empty() {

@@ -313,7 +313,6 @@ fn free_grammar_ignores_the_strict_options() {
     let rules = NameRules {
         names: QueryNames::Free,
         forbidden: vec!["CLIENT_CLIENT_name".into()],
-        tables: Vec::new(),
     };
     assert_eq!(free, view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &rules));
     let strict = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &strict());
@@ -385,7 +384,6 @@ fn strict_repair_grammar_forbids_the_rejected_names() {
     let rules = NameRules {
         names: QueryNames::Strict,
         forbidden: vec!["client_client_NAME".into()],
-        tables: Vec::new(),
     };
     let g = view_grammar_with("lucy_view", &cols, &[], Dialect::Sqlite, &rules);
     assert!(check_text(&g, &fenced(sql)).is_err());
@@ -477,7 +475,7 @@ fn strict_grammar_on_the_corpus_and_the_recordings() {
 fn spark_grammar_quotes_with_backticks() {
     let cols: Vec<String> = ["CLIENT_name", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
     for rules in
-        [NameRules { names: QueryNames::Free, forbidden: Vec::new(), tables: Vec::new() }, strict()]
+        [NameRules { names: QueryNames::Free, forbidden: Vec::new() }, strict()]
     {
         let g = view_grammar_with("lucy_view", &cols, &[], Dialect::Spark, &rules);
         for good in [
@@ -493,98 +491,3 @@ fn spark_grammar_quotes_with_backticks() {
     }
 }
 
-/// [`QueryNames::Scoped`] with the tables of the model file `model`.
-fn scoped(model: &str) -> NameRules {
-    NameRules {
-        tables: model_tables(model).into_iter().map(|(t, _)| t).collect(),
-        ..NameRules::new(QueryNames::Scoped)
-    }
-}
-
-/// Under `scoped`, no name the query defines is a view column's lookalike
-/// (a table's name twice; a table's name, `_` and a model name) in any
-/// clause: GROUP BY, HAVING, ORDER BY, select-list aliases and queries
-/// after WITH, where `strict` admits any name. Issue 23's DDO Q1
-/// (`CLIENT_CLIENT_name`) and ACME `Claim_Claim_Number`.
-#[test]
-fn scoped_names_keep_made_up_columns_out_of_every_clause() {
-    let cols: Vec<String> =
-        ["CLIENT_id", "CLIENT_name", "DATACENTER_id", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
-    let (_, reserved) = wide_view("ddo.json");
-    let strict = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &strict());
-    let g = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &scoped("ddo.json"));
-    assert_ne!(g, strict);
-    for bad in [
-        "SELECT CLIENT_name, COUNT(*) AS n FROM lucy_view GROUP BY CLIENT_CLIENT_name",
-        "SELECT CLIENT_name FROM lucy_view ORDER BY CLIENT_CLIENT_name",
-        "SELECT DATACENTER_name, COUNT(*) AS n FROM lucy_view GROUP BY DATACENTER_name HAVING n > 1 ORDER BY DATACENTER_DATACENTER_name",
-        "SELECT CLIENT_name AS CLIENT_CLIENT_name FROM lucy_view",
-        "SELECT CLIENT_name AS location_name FROM lucy_view",
-        "WITH t AS (SELECT CLIENT_CLIENT_name FROM lucy_view) SELECT * FROM t",
-        "WITH t AS (SELECT CLIENT_name FROM lucy_view) SELECT t.CLIENT_name FROM t WHERE t.RESOURCEPOOL_id = 1",
-    ] {
-        assert!(check_text(&strict, &fenced(bad)).is_ok(), "strict refuses {bad}");
-        assert!(check_text(&g, &fenced(bad)).is_err(), "scoped admits {bad}");
-    }
-    // No byte after a table's name written twice.
-    assert!(open_prefix(&g, "```sql\nSELECT CLIENT_name FROM lucy_view ORDER BY CLIENT_CLIENT"));
-    assert!(!open_prefix(&g, "```sql\nSELECT CLIENT_name FROM lucy_view ORDER BY CLIENT_CLIENT_"));
-    assert!(!open_prefix(&g, "```sql\nWITH t AS (SELECT DATACENTER_DATACENTER_"));
-    // What the query defines, named otherwise, stays readable where SQL reads it.
-    for good in [
-        "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'",
-        "SELECT DATACENTER_name, COUNT(DISTINCT CLIENT_id) AS n FROM lucy_view GROUP BY DATACENTER_name HAVING n > 1 ORDER BY n DESC",
-        "SELECT CLIENT_name AS c FROM lucy_view GROUP BY c",
-        "SELECT DATACENTER_name, COUNT(*) AS client_count FROM lucy_view GROUP BY DATACENTER_name ORDER BY client_count DESC",
-        "WITH client_x AS (SELECT CLIENT_name AS client_names FROM lucy_view) SELECT client_names FROM client_x ORDER BY client_names",
-        "WITH t AS (SELECT DATACENTER_name, COUNT(*) AS n FROM lucy_view GROUP BY DATACENTER_name) SELECT t.DATACENTER_name, t.n FROM t WHERE t.n > 1",
-        "WITH t AS (SELECT DATACENTER_name AS d, COUNT(*) AS n FROM lucy_view GROUP BY DATACENTER_name) SELECT d, n FROM t WHERE n > 1",
-        "SELECT T1.CLIENT_name FROM lucy_view AS T1 JOIN lucy_view AS T2 ON T1.CLIENT_id = T2.CLIENT_id WHERE T2.DATACENTER_name LIKE 'dev%'",
-        "SELECT COUNT(*) FROM lucy_view",
-    ] {
-        check_query(good, "lucy_view", &cols, Dialect::Sqlite).unwrap_or_else(|e| panic!("guard: {good}: {e}"));
-        check_text(&g, &fenced(good)).unwrap_or_else(|e| panic!("{good}: {e}"));
-    }
-    // ACME: a model table (`Party`) that is no view column's first word.
-    let acme: Vec<String> = ["Agreement_Party_Role_Party_Identifier", "Claim_Claim_Identifier", "Policy_Policy_Number"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let (_, acme_reserved) = wide_view("acme.json");
-    let g = view_grammar_with("lucy_view", &acme, &acme_reserved, Dialect::Sqlite, &scoped("acme.json"));
-    for bad in [
-        "SELECT Claim_Claim_Identifier AS Claim_Claim_Number FROM lucy_view",
-        "SELECT Claim_Claim_Identifier FROM lucy_view ORDER BY Party_Party_Identifier",
-        "WITH p AS (SELECT Policy_Policy_Number AS Party_Party_Identifier FROM lucy_view) SELECT * FROM p",
-    ] {
-        assert!(check_text(&g, &fenced(bad)).is_err(), "scoped admits {bad}");
-    }
-    check_text(
-        &g,
-        &fenced("SELECT Policy_Policy_Number, COUNT(DISTINCT Claim_Claim_Identifier) AS claims FROM lucy_view GROUP BY Policy_Policy_Number ORDER BY claims DESC"),
-    )
-    .unwrap();
-}
-
-/// The corpus and the recorded answers under `scoped`: which of them it
-/// refuses beyond `strict`'s, so a change that refuses one more fails here.
-#[test]
-fn scoped_grammar_on_the_corpus_and_the_recordings() {
-    let refused = refused_under("scoped", &scoped);
-    // What `strict` refuses (`strict_grammar_on_the_corpus_and_the_recordings`) …
-    let expected = [
-        "SELECT MAX(n) FROM (SELECT COUNT(DISTINCT CLIENT_id) AS n FROM lucy_view GROUP BY DATACENTER_id) AS sub",
-        "SELECT t.DATACENTER_name, t.n FROM (SELECT DATACENTER_name, COUNT(DISTINCT CLIENT_id) AS n FROM lucy_view",
-        "SELECT p.Policy_Policy_Number, p.total FROM (SELECT Policy_Policy_Number, SUM(Claim_Amount_Claim_Amount)",
-        "WHERE \n  Claim_Claim_Identifier_1 = (SELECT MAX(Claim_Claim_Identifier) FROM lucy_view)",
-        // … and five ACME answers that alias a view column by a table's name
-        // and a column's (`Claim_Amount_Loss_Payment_Claim_Amount AS
-        // Loss_Payment_Claim_Amount`): the very shape of a made-up column,
-        // here a name the query defines. Under `scoped` the model must
-        // alias otherwise (`…_Amount1`); the rows do not change.
-        "AS Loss_Payment_Claim_Amount,",
-        "AS Expense_Reserve_Claim_Amount FROM",
-    ];
-    let unexpected: Vec<&String> = refused.iter().filter(|r| !expected.iter().any(|x| r.contains(x))).collect();
-    assert!(unexpected.is_empty(), "{} refused:\n{}", unexpected.len(), refused.join("\n"));
-}
