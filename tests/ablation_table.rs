@@ -120,7 +120,11 @@ const STEPS: &[Step] = &[
         "lucy",
     ),
     step("ACME", "+ name hints (session 15; the first 24)", "acme-s15-hints", "lucy"),
-    step("ACME", "+ named tables, group hints (session 16; the first 24)", "acme-s16-names-groups", "lucy"),
+    deleted(
+        "ACME",
+        "+ named tables, group hints (session 16; the first 24)",
+        "24 | 4 | 4 | 15 / 0 / 4 / 1 | 11.3 | 9338 / 1297 | 270.2 s / 821.3 s",
+    ),
     step("ACME", "session 17's defaults", "acme-s17-defaults", "lucy"),
     step(
         "ACME",

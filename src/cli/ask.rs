@@ -265,11 +265,6 @@ pub struct NameFlags {
     /// Claim_Company_Claim_Number); no LLM call, the grammar unchanged.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::hints::DEFAULT_ON))]
     pub name_hints: OnOff,
-    /// With --name-hints on: a hinted phrase the question asks "by" ("by
-    /// policy number", "per client name", and the list after it) also
-    /// tells QueryView to group by its column.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub group_hints: OnOff,
     /// A QueryView COUNT(*) over a view that repeats the rows of the table
     /// the question counts by name ("how many players", "the number of
     /// claims") counts that table's rows: COUNT(DISTINCT <its key>).
@@ -328,7 +323,6 @@ impl NameFlags {
         opts.view_columns = self.view_columns.into();
         opts.narrow_view = self.narrow_view.into();
         opts.name_hints = self.name_hints.is_on();
-        opts.group_hints = self.group_hints.is_on();
         opts.count_names = self.count_names.is_on();
         opts.entity_literals = self.entity_literals.is_on();
         opts.by_groups = self.by_groups.is_on();

@@ -195,11 +195,6 @@ pub struct AskOptions {
     /// (`link::hints`). On by default ([`link::hints::DEFAULT_ON`]).
     #[serde(default = "default_name_hints", skip_serializing_if = "is_default_name_hints")]
     pub name_hints: bool,
-    /// `--group-hints`: a hinted phrase the question asks "by" ("by policy
-    /// number") also tells QueryView to group by its column
-    /// ([`link::hints::Hint::grouping_line`]). Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub group_hints: bool,
     /// Read a QueryView `COUNT(*)` as a count of the view table the
     /// question counts by name ("how many players", `link::named::counted`)
     /// where the view repeats that table's rows (`check::counted`;
@@ -398,7 +393,6 @@ impl Default for AskOptions {
             sql_feedback: query::Feedback::default(),
             narrow_view: narrow::DEFAULT,
             name_hints: link::hints::DEFAULT_ON,
-            group_hints: false,
             count_names: crate::check::counted::DEFAULT_ON,
             entity_literals: crate::check::literals::DEFAULT_ON,
             by_groups: crate::check::grouping::DEFAULT_ON,
@@ -1186,8 +1180,7 @@ impl<'a> ViewAt<'a> {
         let name_rules = NameRules::new(opts.query_names);
         let notes = link::values::view_notes(graph, self.values, &view.columns);
         if opts.name_hints {
-            let line = if opts.group_hints { link::hints::Hint::grouping_line } else { link::hints::Hint::line };
-            qt.hints = link::hints::view_hints(graph, question, &view.columns).iter().map(line).collect();
+            qt.hints = link::hints::view_hints(graph, question, &view.columns).iter().map(link::hints::Hint::line).collect();
         }
         let render = |description_chars| {
             let extras = query::PromptExtras { examples: &shown, values: &notes, hints: &qt.hints, description_chars };
