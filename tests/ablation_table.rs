@@ -105,11 +105,10 @@ const STEPS: &[Step] = &[
         "ddo-s25-exec-vote",
         "lucy",
     ),
-    step(
+    deleted(
         "DDO",
         "… + 3 more over the runner-up view where phase 1 was uncertain (session 25: `--runner-up on`; off)",
-        "ddo-s25-runner-up",
-        "lucy",
+        "24 | 15 | 16 | 4 / 1 / 4 / 0 | 8.0 | 3134 / 489 | 27.6 s / 94.2 s",
     ),
     step("DDO", "direct (the same model over the whole schema; session 9)", "ddo-defaults-s9", "direct"),
     step("ACME", "session 10's defaults (session 13's recording)", "acme-s13", "lucy"),

@@ -966,51 +966,6 @@ const DDO_S25_VALUES_VERIFY: Run = Run {
     pool: None,
 };
 
-/// Session 25: the execution vote with the runner-up view (`--exec-vote 3
-/// --runner-up on`, issue 23 item 6) over today's defaults on DDO; phase 1
-/// replays session 22's fresh recording, QueryView's calls (3 answers over
-/// the top view, 3 over the runner-up where phase 1 was uncertain) were
-/// sent fresh and appended (binary of this session's tree, 02:00–02:07
-/// UTC, nothing else running): 15 of 24. The runner-up was offered on 3
-/// questions and won none (two ties, one agreement); the vote itself lost
-/// ddo-24.
-const DDO_S25_RUNNER_UP: Run = Run {
-    suite: "ddo",
-    cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl",
-    expected: "benchmarks/cassettes/ddo-s25-runner-up.expected.json",
-    methods: &["lucy"],
-    recorded: None,
-    flags: &[
-        S15_HINTS,
-        S18_DEFAULTS,
-        S19_DEFAULTS,
-        S20_DEFAULTS,
-        S21_DEFAULTS,
-        &["--exec-vote", "3", "--runner-up", "on"],
-    ],
-    pool: None,
-};
-
-/// The held-out DDO questions (session 20's recording) with `--exec-vote 3
-/// --runner-up on` (session 25; QueryView sent fresh and appended): 5 of
-/// 12, as without it; the runner-up view was offered on 3 and won none.
-const DDO_HELDOUT_S25_RUNNER_UP: Run = Run {
-    suite: "ddo-heldout",
-    cassette: "benchmarks/cassettes/ddo-heldout-s20.jsonl",
-    expected: "benchmarks/cassettes/ddo-heldout-s25-runner-up.expected.json",
-    methods: &["lucy"],
-    recorded: None,
-    flags: &[
-        S15_HINTS,
-        S18_DEFAULTS,
-        S19_DEFAULTS,
-        S20_DEFAULTS,
-        S21_DEFAULTS,
-        &["--exec-vote", "3", "--runner-up", "on"],
-    ],
-    pool: None,
-};
-
 /// Session 25: `--verify-roles 3` (issue 23 item 4) over today's defaults
 /// on ACME, all 44, over the fresh recording (`ACME_S21_FRESH44`): it
 /// fired on one question (IQ_612b36a4…, two subtype instances named by 2
@@ -1027,8 +982,10 @@ const ACME_S25_VERIFY_ROLES: Run = Run {
     pool: None,
 };
 
-/// The same recording, the vote over the top view only (`--exec-vote 3`):
-/// its calls are the runner-up run's first ones.
+/// Session 25: the execution vote (`--exec-vote 3`) over today's defaults
+/// on DDO: phase 1 replays session 22's fresh recording; its QueryView calls
+/// were the first ones of the `--runner-up on` run (deleted in session 26,
+/// issue 45), appended to that cassette: 15 of 24.
 const DDO_S25_EXEC_VOTE: Run = Run {
     suite: "ddo",
     cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl",
@@ -1327,9 +1284,7 @@ fn the_session_23_runs_replay_to_their_committed_outcomes() {
 #[test]
 fn the_session_25_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S25_VALUES_VERIFY);
-    replays_to_the_committed_outcome(&DDO_S25_RUNNER_UP);
     replays_to_the_committed_outcome(&DDO_S25_EXEC_VOTE);
-    replays_to_the_committed_outcome(&DDO_HELDOUT_S25_RUNNER_UP);
     replays_to_the_committed_outcome(&ACME_S25_VERIFY_ROLES);
 }
 

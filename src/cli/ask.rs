@@ -129,12 +129,6 @@ pub struct AskArgs {
     /// them agree on; ties go to the first. 0 or 1: off (one answer).
     #[arg(long, value_name = "K", default_value_t = 0, value_parser = exec_vote)]
     pub exec_vote: usize,
-    /// With --exec-vote K: where MatchTables' samples split on a table,
-    /// also sample K answers over the runner-up view (that table dropped,
-    /// or the most-named left-out one added) and let all of them vote;
-    /// ties go to the top view's result.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub runner_up: OnOff,
     /// Show values of the --execute database that the question matches
     /// (e.g. `DATACENTER_name: e.g. 'dev-east-1'`) in the attribute and
     /// QueryView prompts: a value index of short text values, built once per
@@ -359,7 +353,6 @@ impl AskArgs {
             fanout: self.fanout.into(),
             keep: self.keep.clone(),
             exec_vote: self.exec_vote,
-            runner_up: self.runner_up == OnOff::On,
             values: self.values == OnOff::On,
             ..AskOptions::default()
         };

@@ -99,10 +99,6 @@ pub struct BenchArgs {
     /// 0 or 1: off.
     #[arg(long, value_name = "K", default_value_t = 0, value_parser = super::ask::exec_vote)]
     pub exec_vote: usize,
-    /// With --exec-vote K, as `lucy ask --runner-up on`: K more answers
-    /// over the runner-up view where MatchTables' samples split on a table.
-    #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub runner_up: OnOff,
     /// Show values of the suite's database (or --database) that each
     /// question matches in the attribute and QueryView prompts, as `lucy ask
     /// --values on` does (a value index built once per database, cached).
@@ -240,7 +236,6 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
         time_limit_s: args.time_limit,
         linker,
         exec_vote: args.exec_vote,
-        runner_up: args.runner_up == OnOff::On,
         values: args.values == OnOff::On,
         ..AskOptions::default()
     };

@@ -437,21 +437,8 @@ fn vote_section(s: &mut String, v: &ExecVote) {
     if let Some(e) = v.call.as_ref().and_then(|c| c.error.as_ref()) {
         let _ = writeln!(s, "    LLM error: {e}");
     }
-    if let Some(r) = &v.runner_up {
-        let won = if r.won { "; its candidate won: the answer reads the runner-up view" } else { "" };
-        let _ =
-            writeln!(s, "    runner-up view (--runner-up on): {}; tables {}{won}", r.change, list_or_none(&r.tables));
-        if let Some(e) = &r.error {
-            let _ = writeln!(s, "    runner-up LLM error (its candidates do not vote): {e}");
-        }
-    }
     for (i, c) in v.candidates.iter().enumerate() {
-        let chosen = match (c.chosen, c.runner_up) {
-            (true, true) => " (runner-up view, chosen)",
-            (true, false) => " (chosen)",
-            (false, true) => " (runner-up view)",
-            (false, false) => "",
-        };
+        let chosen = if c.chosen { " (chosen)" } else { "" };
         let what = match (&c.result_hash, &c.execution, &c.validation.error) {
             (Some(h), Some(x), _) => format!(
                 "{} row(s){}, result {h}, {} vote(s)",
@@ -513,9 +500,6 @@ pub fn summary(t: &Trace) -> serde_json::Value {
     }
     if let Some(x) = t.query_view.as_ref().and_then(|q| q.exec_vote.as_ref()) {
         v["exec_vote"] = json!({"k": x.k, "chosen": x.chosen, "results": x.results});
-        if let Some(r) = &x.runner_up {
-            v["exec_vote"]["runner_up"] = json!({"change": r.change, "tables": r.tables, "won": r.won});
-        }
     }
     v
 }

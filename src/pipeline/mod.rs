@@ -18,7 +18,6 @@ pub mod narrow;
 pub mod progress;
 pub mod rasl;
 pub mod rerun;
-pub mod runner_up;
 pub mod tasql;
 pub mod unjoinable;
 
@@ -158,12 +157,6 @@ pub struct AskOptions {
     /// direct baseline ignores it).
     #[serde(default, skip_serializing_if = "exec_vote_off")]
     pub exec_vote: usize,
-    /// `--runner-up on` with the execution vote: where MatchTables was
-    /// uncertain, QueryView also samples `exec_vote` answers over the
-    /// runner-up view ([`runner_up`]) and all of them vote; ties go to the
-    /// top view's. Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub runner_up: bool,
     /// The value index (`--values on`, issue 23): values of `execute`'s
     /// database that the question matches are shown in the attribute and
     /// QueryView prompts. Off by default; off, every prompt is as before.
@@ -386,7 +379,6 @@ impl Default for AskOptions {
             query_names: QueryNames::default(),
             rename_unknown: query::DEFAULT_RENAME_UNKNOWN,
             exec_vote: 0,
-            runner_up: false,
             values: false,
             distinct: DistinctMode::default(),
             view_columns: DEFAULT_VIEW_COLUMNS,
@@ -627,11 +619,6 @@ pub fn ask_with_progress(
     let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
     let dialect = dialect_for(graph, opts)?;
     opts.matching.check()?;
-    if opts.runner_up && !query::choose::is_on(opts.exec_vote) {
-        return Err(Error::Input(
-            "--runner-up on adds the runner-up view's answers to the execution vote: add --exec-vote K (K ≥ 2), or leave --runner-up off".into(),
-        ));
-    }
     let given = !opts.tables.is_empty() || !opts.attrs.is_empty();
     if opts.sql.is_some() && !given {
         return Err(Error::Input(
@@ -821,14 +808,6 @@ pub fn ask_with_progress(
         return finish(out, None);
     }
 
-    // `--runner-up on`: where MatchTables was uncertain, the runner-up view
-    // the execution vote also samples over.
-    let mut runner = if opts.runner_up && query::choose::is_on(opts.exec_vote) && !given && opts.sql.is_none() {
-        runner_up_view(graph, question, &found, &view, &out.trace)
-    } else {
-        None
-    };
-
     // Phase 3.
     progress.step(Step::QueryView);
     let query_llm = llm.map(|l| progress::Reporting::new(l, progress, Step::QueryView, table_names(graph)));
@@ -855,65 +834,26 @@ pub fn ask_with_progress(
             grounding: None,
             feedback: query::Feedback::default(),
         };
-        query::run_given(&task, sql, &mut qt).map(|o| (o, 0))
+        query::run_given(&task, sql, &mut qt)
     } else {
         let Some(llm) = llm else { return Err(no_llm("QueryView")) };
         let counted = if opts.count_names { counted_instance(graph, question, &view) } else { None };
         let at = ViewAt { graph, question, opts, prompts: &prompts, dialect, values: &values };
         let (task, compact) =
             at.task(&view, counted.as_deref(), out.trace.examples.as_mut(), &mut qt, exec, allowed)?;
-        // `--runner-up on`: the runner-up view's task, its own trace parts aside.
-        let mut scratch = QueryTrace::default();
-        let runner_counted =
-            runner.as_ref().filter(|_| opts.count_names).and_then(|r| counted_instance(graph, question, &r.view));
-        let second = match &runner {
-            Some(r) => {
-                let (exec, allowed) = (exec_target(opts, &r.view, run_it), allowed_over(&r.view));
-                Some(at.task(&r.view, runner_counted.as_deref(), None, &mut scratch, exec, allowed)?)
-            }
-            None => None,
+        let voted = |task: &SqlTask, qt: &mut QueryTrace| {
+            query::choose::generate_sql_voted(task, opts.exec_vote, llm, &prompts, qt)
         };
-        let voted = |top: &SqlTask, other: Option<&SqlTask>, qt: &mut QueryTrace| match other {
-            Some(other) => query::choose::generate_sql_voted_over(&[top, other], opts.exec_vote, llm, &prompts, qt),
-            None => query::choose::generate_sql_voted(top, opts.exec_vote, llm, &prompts, qt).map(|o| (o, 0)),
-        };
-        match voted(&task, second.as_ref().map(|(t, _)| t), &mut qt) {
+        match voted(&task, &mut qt) {
             // The prompt did not fit the model's context: once more with the
             // column descriptions cut short (the view and the names unchanged).
             Err(e) if opts.shorten_prompt && crate::llm::is_context_overflow(&e) && compact != task.prompt => {
                 qt.compacted = Some(e.to_string());
                 let task = SqlTask { prompt: compact, ..task };
-                let other = second.map(|(t, c)| SqlTask { prompt: c, ..t });
-                voted(&task, other.as_ref(), &mut qt)
+                voted(&task, &mut qt)
             }
             r => r,
         }
-    };
-    // The runner-up view won the vote: the answer reads it, so it is the
-    // view, the relevance and the GenerateView of the rest of the run.
-    let r = match r {
-        Ok((o, won)) => {
-            if let (Some(ru), Some(vote)) = (runner.take(), qt.exec_vote.as_mut()) {
-                let section = vote.runner_up.get_or_insert_with(Default::default);
-                section.change = ru.change;
-                section.tables = ru.trace.request.tables.clone();
-                section.won = won == 1;
-                let mut other = ru.trace;
-                if section.won {
-                    found = ru.relevance;
-                    out.tables = other.request.tables.clone();
-                    out.attributes = other.request.attributes.clone();
-                    if let Some(top) = out.trace.generate_view.as_mut() {
-                        std::mem::swap(top, &mut other);
-                    }
-                    view = ru.view;
-                    out.view = Some(view.clone());
-                }
-                section.view = Some(Box::new(other));
-            }
-            Ok(o)
-        }
-        Err(e) => Err(e),
     };
     out.trace.query_view = Some(qt);
     observe("query_view", &out.trace);
@@ -1109,37 +1049,6 @@ fn exec_target<'a>(opts: &'a AskOptions, view: &'a ViewResult, run_it: bool) -> 
 /// The names SQL over `view` may read: the view and its columns.
 fn allowed_over(view: &ViewResult) -> Allowed {
     Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() }
-}
-
-/// A runner-up view for the execution vote ([`runner_up`]).
-struct RunnerView {
-    relevance: Relevance,
-    change: String,
-    view: ViewResult,
-    trace: ViewTrace,
-}
-
-/// The runner-up table set solved into a view, when MatchTables was
-/// uncertain and the solve gives a feasible view other than `top`.
-fn runner_up_view(
-    graph: &SchemaGraph,
-    question: &str,
-    found: &Relevance,
-    top: &ViewResult,
-    trace: &Trace,
-) -> Option<RunnerView> {
-    let r = runner_up::runner_up(graph, question, trace.match_tables.as_ref()?, found)?;
-    let first = &trace.generate_view.as_ref()?.request;
-    let (tables, attributes) = relevance_names(graph, &r.relevance);
-    let req = ViewRequest { tables, attributes, keep: None, ..first.clone() };
-    let t0 = Instant::now();
-    let view = crate::solve::generate(graph, &r.relevance, &req.options()).ok()?;
-    if view.status == SolveStatus::Infeasible || view.body == top.body {
-        return None;
-    }
-    let mut vt = ViewTrace { request: req, result: Some(view.clone()), error: None, cost: Default::default() };
-    vt.cost.ms = t0.elapsed().as_secs_f64() * 1000.0;
-    Some(RunnerView { relevance: r.relevance, change: r.change, view, trace: vt })
 }
 
 /// QueryView's task over one view: what it needs beside the view.

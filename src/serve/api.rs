@@ -402,10 +402,6 @@ pub struct AskBody {
     #[serde(default)]
     #[schemars(range(min = 0, max = 16))]
     pub exec_vote: usize,
-    /// With `exec_vote`: also sample over the runner-up view where
-    /// MatchTables' samples split on a table (`lucy ask --runner-up on`).
-    #[serde(default)]
-    pub runner_up: bool,
 }
 
 fn yes() -> bool {
@@ -485,7 +481,6 @@ impl AskBody {
             time_limit_s: check_time_limit(self.time_limit, st)?,
             exec_timeout_s: st.opts.request_timeout.min(30.0),
             exec_vote: self.exec_vote,
-            runner_up: self.runner_up,
             ..AskOptions::default()
         })
     }

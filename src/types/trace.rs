@@ -559,10 +559,9 @@ pub struct QueryTrace {
 pub struct ExecVote {
     /// Answers asked for (K).
     pub k: usize,
-    /// The (top view's) sampling call, when no candidate of it was chosen
-    /// (none at all: QueryView then ran as without the vote, its attempts
-    /// follow; or a runner-up's). When one was chosen, the call is the
-    /// first attempt's.
+    /// The sampling call, when no candidate was chosen (QueryView then ran
+    /// as without the vote, its attempts follow). When one was chosen, the
+    /// call is the first attempt's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<LlmCall>,
     /// Every sampled answer, in the call's order (candidate 0 is the answer
@@ -574,36 +573,6 @@ pub struct ExecVote {
     /// the execution.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen: Option<usize>,
-    /// `--runner-up on` where MatchTables was uncertain: the second view
-    /// QueryView also sampled over (its candidates follow the top view's
-    /// and are marked `runner_up`); absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runner_up: Option<RunnerUpVote>,
-}
-
-/// The runner-up view of an execution vote (`pipeline::runner_up`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunnerUpVote {
-    /// What differs from the top view's relevant tables: `without
-    /// RETENTION (1 of 5 samples named it)`, `with PAYMENT (…; not kept)`.
-    pub change: String,
-    /// The runner-up's relevant tables.
-    pub tables: Vec<String>,
-    /// The runner-up's sampling call, unless a candidate of it was chosen
-    /// (the call is then the first attempt's, and the top view's sampling
-    /// call is the vote's `call`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<LlmCall>,
-    /// The call failed: the vote counted the top view's candidates only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// A runner-up candidate won: the answer reads the runner-up view, which
-    /// is then the trace's `generate_view`, and `view` is the top one.
-    pub won: bool,
-    /// GenerateView of the view the answer does not read: the runner-up's,
-    /// or the top view's when `won`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub view: Option<Box<ViewTrace>>,
 }
 
 /// One sampled SQL answer of an execution vote.
@@ -645,13 +614,6 @@ pub struct SqlCandidate {
     /// Votes for its result (0: it did not vote).
     pub votes: usize,
     pub chosen: bool,
-    /// Sampled over the runner-up view (`--runner-up on`), not the top one.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub runner_up: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 /// One distinct result of an execution vote.
