@@ -966,22 +966,6 @@ const DDO_S25_VALUES_VERIFY: Run = Run {
     pool: None,
 };
 
-/// Session 25: `--verify-roles 3` (issue 23 item 4) over today's defaults
-/// on ACME, all 44, over the fresh recording (`ACME_S21_FRESH44`): it
-/// fired on one question (IQ_612b36a4…, two subtype instances named by 2
-/// of 5 samples; the model said "no" to both, 5 of 5), whose changed view
-/// got a fresh QueryView call (binary of this session's tree, 02:22–02:25
-/// UTC): 21 of 44, as without it.
-const ACME_S25_VERIFY_ROLES: Run = Run {
-    suite: "acme",
-    cassette: "benchmarks/cassettes/acme-s20-fresh.jsonl",
-    expected: "benchmarks/cassettes/acme-s25-verify-roles.expected.json",
-    methods: &["lucy"],
-    recorded: None,
-    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, &["--verify-roles", "3"]],
-    pool: None,
-};
-
 /// Session 25: the execution vote (`--exec-vote 3`) over today's defaults
 /// on DDO: phase 1 replays session 22's fresh recording; its QueryView calls
 /// were the first ones of the `--runner-up on` run (deleted in session 26,
@@ -1285,7 +1269,6 @@ fn the_session_23_runs_replay_to_their_committed_outcomes() {
 fn the_session_25_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S25_VALUES_VERIFY);
     replays_to_the_committed_outcome(&DDO_S25_EXEC_VOTE);
-    replays_to_the_committed_outcome(&ACME_S25_VERIFY_ROLES);
 }
 
 #[test]

@@ -157,13 +157,6 @@ pub struct LinkFlags {
     /// (default) asks none.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub prune: usize,
-    /// Yes/no verification prompts per role question for role instances
-    /// the votes kept although fewer than half the samples named them
-    /// (e.g. LOCATION as the client's city beside the datacenter's); those
-    /// the verification says no to are dropped (never the last one). 0
-    /// (default) asks none.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
-    pub verify_roles: usize,
     /// At a star's root, also keep the kinds (subtype children) the
     /// question names word for word ("premiums" → Premium) although no
     /// sample listed them.
@@ -212,7 +205,6 @@ impl LinkFlags {
         m.retrieve = self.retrieve == Retrieve::On;
         m.verify = self.verify;
         m.prune = self.prune;
-        m.verify_roles = self.verify_roles;
         m.kind_names = self.kind_names.is_on();
         m.kind_instance = self.kind_instance.is_on();
         m.table_names = self.table_names.is_on();

@@ -22,7 +22,6 @@ pub mod retrieve;
 pub mod roles;
 pub mod values;
 pub mod verify;
-pub mod verify_roles;
 pub mod vote;
 
 use std::collections::VecDeque;
@@ -73,12 +72,6 @@ pub struct MatchOptions {
     /// ([`verify::narrow`]). 0 (the default) asks none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub prune: usize,
-    /// At most this many yes/no verification prompts per role question
-    /// about role instances the vote kept although fewer than half the
-    /// samples named them; those the verification says no to are dropped
-    /// ([`verify_roles`]). 0 (the default) asks none.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub verify_roles: usize,
     /// At a pattern node, also keep the subtype children the question
     /// names (their name or a synonym, word for word: "premiums" →
     /// `Premium`) although no sample chose them ([`kinds::named`]). On by
@@ -157,7 +150,6 @@ impl Default for MatchOptions {
             retrieve: false,
             verify: 0,
             prune: 0,
-            verify_roles: 0,
             kind_names: kinds::DEFAULT_ON,
             kind_instance: kinds::DEFAULT_ON,
             table_names: named::DEFAULT_ON,
@@ -467,15 +459,11 @@ fn ask_roles(
         cands.push(Candidate::Instance(t, None));
         lines.push(serde_json::json!({"label": graph.name(t), "text": format!("{} itself, without the row it points to", graph.name(t))}));
     }
-    // Each way's line, for the role question and its verification.
-    let offered: Vec<verify_roles::Offered> =
-        ways.iter().map(|&w| verify_roles::Offered { rel: w.rel, text: roles::describe(graph, t, w) }).collect();
-    for o in &offered {
-        cands.push(Candidate::Instance(t, Some(o.rel)));
-        lines.push(serde_json::json!({"label": graph.instance_label(t, Some(o.rel)), "text": o.text}));
+    for &w in ways {
+        cands.push(Candidate::Instance(t, Some(w.rel)));
+        lines.push(serde_json::json!({"label": graph.instance_label(t, Some(w.rel)), "text": roles::describe(graph, t, w)}));
     }
     let kept = ask_instances(graph, question, t, &cands, lines, false, opts, llm, prompts, found)?;
-    let kept = verify_roles::narrow(graph, question, t, &offered, false, kept, opts, llm, prompts, &mut found.trace)?;
     if !kept.iter().any(Option::is_some) {
         if let Some(step) = found.trace.steps.last_mut() {
             step.warnings
@@ -644,21 +632,15 @@ fn ask_subtypes(
 ) -> Result<()> {
     let mut cands: Vec<Candidate> = Vec::new();
     let mut lines = Vec::new();
-    // Each kind's line, for the subtype question and its verification.
-    let offered: Vec<verify_roles::Offered> = subtypes
-        .iter()
-        .map(|&(child, rel)| verify_roles::Offered { rel, text: describe_subtype(graph, r, child) })
-        .collect();
-    for o in &offered {
-        cands.push(Candidate::Instance(r, Some(o.rel)));
-        lines.push(serde_json::json!({"label": graph.instance_label(r, Some(o.rel)), "text": o.text}));
+    for &(child, rel) in subtypes {
+        cands.push(Candidate::Instance(r, Some(rel)));
+        lines.push(serde_json::json!({"label": graph.instance_label(r, Some(rel)), "text": describe_subtype(graph, r, child)}));
     }
     cands.push(Candidate::Instance(r, None));
     lines.push(
         serde_json::json!({"label": graph.name(r), "text": format!("every {} row, all kinds together", graph.name(r))}),
     );
     let kept = ask_instances(graph, question, r, &cands, lines, true, opts, llm, prompts, found)?;
-    let kept = verify_roles::narrow(graph, question, r, &offered, true, kept, opts, llm, prompts, &mut found.trace)?;
     if !kept.iter().any(Option::is_some) {
         if let Some(step) = found.trace.steps.last_mut() {
             if !kept.contains(&None) {

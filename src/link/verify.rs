@@ -100,7 +100,7 @@ pub fn uncertain(kept: &[TableId], named: &[TableId], ranked: &[TableId], max: u
     out
 }
 
-/// The kept tables (or role instances: `verify_roles`) fewer than half of
+/// The kept tables fewer than half of
 /// `samples` named (`votes`: each named item and its votes), least named
 /// first (ties in vote order), at most `max`, and never every kept item.
 pub fn minority<T: Copy + PartialEq>(votes: &[(T, usize)], kept: &[T], samples: usize, max: usize) -> Vec<T> {
