@@ -93,11 +93,10 @@ const STEPS: &[Step] = &[
         "the final default, no defined name a view column's lookalike (session 24: `--query-names scoped`; off)",
         "24 | 16 | 17 | 3 / 1 / 4 / 0 | 7.9 | 3088 / 384 | 30.1 s / 126.3 s",
     ),
-    step(
+    deleted(
         "DDO",
         "the final default + retrieval with values, yes/no verification (session 25: `--values on --retrieve on --verify 3`; off)",
-        "ddo-s25-values-verify",
-        "lucy",
+        "24 | 12 | 13 | 6 / 2 / 4 / 0 | 16.4 | 5569 / 633 | 63.9 s / 162.1 s",
     ),
     step(
         "DDO",

@@ -941,31 +941,6 @@ const DDO_S23_EXAMPLES: Run = Run {
     pool: Some("in-database"),
 };
 
-/// Session 25: candidate retrieval with the value index and yes/no
-/// verification (`--values on --retrieve on --verify 3`, issue 23 items
-/// 2–4) over today's defaults on DDO; the first prompts replay session
-/// 22's fresh recording, the verification prompts and the QueryView calls
-/// of changed views were sent fresh (binary of session 24's tree, AMD EPYC
-/// with AVX-512, 01:29–01:46 UTC, nothing else running) and appended: 12
-/// of 24 (16 without: q1, 06, 19 and 21 lost to the tables it added). All
-/// 72 questions asked were answered "yes" by all 5 samples.
-const DDO_S25_VALUES_VERIFY: Run = Run {
-    suite: "ddo",
-    cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl",
-    expected: "benchmarks/cassettes/ddo-s25-values-verify.expected.json",
-    methods: &["lucy"],
-    recorded: None,
-    flags: &[
-        S15_HINTS,
-        S18_DEFAULTS,
-        S19_DEFAULTS,
-        S20_DEFAULTS,
-        S21_DEFAULTS,
-        &["--values", "on", "--retrieve", "on", "--verify", "3"],
-    ],
-    pool: None,
-};
-
 /// Session 25: the execution vote (`--exec-vote 3`) over today's defaults
 /// on DDO: phase 1 replays session 22's fresh recording; its QueryView calls
 /// were the first ones of the `--runner-up on` run (deleted in session 26,
@@ -1267,7 +1242,6 @@ fn the_session_23_runs_replay_to_their_committed_outcomes() {
 
 #[test]
 fn the_session_25_runs_replay_to_their_committed_outcomes() {
-    replays_to_the_committed_outcome(&DDO_S25_VALUES_VERIFY);
     replays_to_the_committed_outcome(&DDO_S25_EXEC_VOTE);
 }
 

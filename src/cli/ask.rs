@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::llm::LlmFlags;
 use super::values::{
     Dialect, DistinctMode, FanoutMode, InnerBranches, LookupFilters, NarrowView, OnOff, Prefilter, QueryNames,
-    Retrieve, StopAfter, ViewColumns,
+    StopAfter, ViewColumns,
 };
 use super::Ctx;
 use lucy::error::{Error, Result};
@@ -137,18 +137,13 @@ pub struct AskArgs {
     pub values: OnOff,
 }
 
-/// MatchTables' retrieval, verification and candidate order (issue 23),
-/// shared by `lucy ask` and `lucy bench`.
+/// MatchTables' verification and candidate order (issue 23), shared by
+/// `lucy ask` and `lucy bench`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LinkFlags {
-    /// Candidate retrieval for MatchTables: rank the core tables by their
-    /// words and MiniLM embeddings, fused with the votes (docs/phases.md).
-    /// Off by default until measured.
-    #[arg(long, value_enum, default_value_t = Retrieve::Off)]
-    pub retrieve: Retrieve,
     /// Yes/no verification prompts per question for core tables the votes
-    /// did not keep (named by few samples, or ranked by --retrieve); the
-    /// tables that pass join the relevant ones. 0 (default) asks none.
+    /// did not keep (named by few samples); the tables that pass join the
+    /// relevant ones. 0 (default) asks none.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
     pub verify: usize,
     /// Yes/no verification prompts per question for core tables the votes
@@ -202,7 +197,6 @@ impl CoreVotes {
 impl LinkFlags {
     /// Set these options on `m`.
     pub fn apply(&self, m: &mut MatchOptions) {
-        m.retrieve = self.retrieve == Retrieve::On;
         m.verify = self.verify;
         m.prune = self.prune;
         m.kind_names = self.kind_names.is_on();

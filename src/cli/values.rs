@@ -262,13 +262,6 @@ impl OnOff {
     }
 }
 
-/// Candidate retrieval for MatchTables (`--retrieve`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Retrieve {
-    Off,
-    On,
-}
-
 /// Pre-filters of the core tables before MatchTables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Prefilter {

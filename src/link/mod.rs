@@ -58,10 +58,6 @@ pub struct MatchOptions {
     /// the value index. Per question, like `restrict_core_tables`.
     #[serde(skip)]
     pub values: Vec<values::ValueMatch>,
-    /// Rank the core tables by candidate retrieval (lexical + dense, fused
-    /// with the votes; [`retrieve`]) and record the ranking. Off by default.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub retrieve: bool,
     /// At most this many yes/no verification prompts per question
     /// ([`verify`]); 0 (the default) asks none.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -147,7 +143,6 @@ impl Default for MatchOptions {
             max_items: 8,
             restrict_core_tables: None,
             values: Vec::new(),
-            retrieve: false,
             verify: 0,
             prune: 0,
             kind_names: kinds::DEFAULT_ON,
@@ -247,10 +242,10 @@ fn run(
         .collect();
     let relevant_core =
         if opts.core_majority { majority(graph, question, core, relevant_core, trace) } else { relevant_core };
-    // Issue #23: verification may drop tables few samples named, then
-    // retrieval and verification may add tables (off: unchanged).
+    // Issue #23: verification may drop tables few samples named, then add
+    // tables named but not kept (off: unchanged).
     let relevant_core = verify::narrow(graph, question, relevant_core, opts, llm, prompts, trace)?;
-    let mut relevant_core = verify::widen(graph, question, core, relevant_core, opts, llm, prompts, trace)?;
+    let mut relevant_core = verify::widen(graph, question, relevant_core, opts, llm, prompts, trace)?;
     // Named tables join a vote that kept something: when every sample was
     // empty or garbage, that is the failure to report, not a view to build
     // from the question's words alone.

@@ -1,10 +1,8 @@
 //! Verification questions for MatchTables (issue #23, item 4): a small
 //! model that lists tables poorly can still say yes or no about one
-//! described table. After the first prompt's vote, [`widen`] orders the
-//! core tables (candidate retrieval, [`super::retrieve`], with
-//! `--retrieve on`) and asks one short yes/no prompt (`verify_table`) for
-//! each uncertain one — named by some sample but not kept, then ranked by
-//! retrieval but named by no sample — at most `--verify N` per question.
+//! described table. After the first prompt's vote, [`widen`] asks one
+//! short yes/no prompt (`verify_table`) for each uncertain one — named by
+//! some sample but not kept — at most `--verify N` per question.
 //! Each prompt is sampled like every MatchTables prompt and voted: a table
 //! passes when more usable samples say yes than no ([`tally`]). Tables
 //! that pass join the relevant core tables and are explored like the
@@ -20,7 +18,7 @@
 use serde_json::json;
 
 use super::values::ValueMatch;
-use super::{context, retrieve, MatchOptions};
+use super::{context, MatchOptions};
 use crate::error::{Error, Result};
 use crate::graph::{SchemaGraph, TableId};
 use crate::llm::traced;
@@ -85,11 +83,11 @@ pub fn tally(answers: &[String]) -> Verdict {
 }
 
 /// The uncertain tables, in the order they are asked about: `named` (named
-/// by some sample but not kept, in vote order), then `ranked` (the
-/// retrieval order), without the `kept` ones, at most `max`.
-pub fn uncertain(kept: &[TableId], named: &[TableId], ranked: &[TableId], max: usize) -> Vec<TableId> {
+/// by some sample but not kept, in vote order) without the `kept` ones, at
+/// most `max`.
+pub fn uncertain(kept: &[TableId], named: &[TableId], max: usize) -> Vec<TableId> {
     let mut out: Vec<TableId> = Vec::new();
-    for &t in named.iter().chain(ranked) {
+    for &t in named {
         if out.len() >= max {
             break;
         }
@@ -201,24 +199,20 @@ fn ask_all(
     first_err.map_or(Ok(out), Err)
 }
 
-/// After the first prompt kept `kept` out of `core`: with `--retrieve on`,
-/// rank the core tables and record the ranking; with `--verify N`, ask
-/// about the uncertain tables and return `kept` with those that passed
-/// appended (in the order asked; the questions run concurrently). Off (the
-/// default), returns `kept`
-/// unchanged and records nothing.
-#[allow(clippy::too_many_arguments)]
+/// After the first prompt kept `kept`: with `--verify N`, ask about the
+/// uncertain tables and return `kept` with those that passed appended (in
+/// the order asked; the questions run concurrently). Off (the default),
+/// returns `kept` unchanged and records nothing.
 pub fn widen(
     graph: &SchemaGraph,
     question: &str,
-    core: &[TableId],
     kept: Vec<TableId>,
     opts: &MatchOptions,
     llm: &dyn ChatModel,
     prompts: &Prompts,
     trace: &mut MatchTrace,
 ) -> Result<Vec<TableId>> {
-    if !opts.retrieve && opts.verify == 0 {
+    if opts.verify == 0 {
         return Ok(kept);
     }
     // Named by some sample of the first prompt but not kept, in vote order.
@@ -226,19 +220,7 @@ pub fn widen(
         .listing_step()
         .map(|s| s.votes.iter().filter(|v| !v.kept).filter_map(|v| graph.table_id(&v.item)).collect())
         .unwrap_or_default();
-    let mut ranked: Vec<TableId> = Vec::new();
-    if opts.retrieve {
-        let cache = crate::crush::embed::EmbeddingCache::default_location();
-        let mut r = retrieve::rank(graph, question, core, retrieve::default_embedder(), Some(&cache), &opts.values);
-        ranked = r.fused.iter().filter_map(|s| graph.table_id(&s.table)).collect();
-        let order = retrieve::fuse_with_votes(&kept, &ranked);
-        r.candidates = order.iter().map(|&t| graph.name(t).to_string()).collect();
-        trace.retrieval = Some(r);
-    }
-    let ask = uncertain(&kept, &named, &ranked, opts.verify);
-    if let Some(r) = trace.retrieval.as_mut() {
-        r.verified = ask.iter().map(|&t| graph.name(t).to_string()).collect();
-    }
+    let ask = uncertain(&kept, &named, opts.verify);
     let passed = ask_all(graph, question, &ask, opts, llm, prompts, trace)?;
     let mut out = kept;
     out.extend(ask.iter().zip(&passed).filter(|(_, &p)| p).map(|(&t, _)| t));
@@ -473,9 +455,9 @@ mod tests {
     }
 
     #[test]
-    fn uncertain_tables_are_named_ones_then_ranked_ones_bounded() {
-        assert_eq!(uncertain(&[1], &[4], &[1, 2, 4, 3, 5], 3), [4, 2, 3]);
-        assert_eq!(uncertain(&[1], &[], &[1, 2], 6), [2]);
-        assert!(uncertain(&[1], &[2], &[3], 0).is_empty());
+    fn uncertain_tables_are_named_ones_not_kept_bounded() {
+        assert_eq!(uncertain(&[1], &[4, 1, 2, 4, 3, 5], 3), [4, 2, 3]);
+        assert_eq!(uncertain(&[1], &[1, 2], 6), [2]);
+        assert!(uncertain(&[1], &[2], 0).is_empty());
     }
 }

@@ -185,13 +185,6 @@ fn match_section(s: &mut String, m: &MatchTrace) {
         for step in &m.steps {
             step_section(s, step);
         }
-        if let Some(r) = &m.retrieval {
-            let _ = writeln!(s, "retrieval (votes first, then RRF k={}): {}", r.rrf_k, list_or_none(&r.candidates));
-            let _ = writeln!(s, "verified: {}", list_or_none(&r.verified));
-            for n in &r.notes {
-                let _ = writeln!(s, "    note: {n}");
-            }
-        }
     }
     for w in &m.warnings {
         let _ = writeln!(s, "warning: {w}");

@@ -327,10 +327,6 @@ pub struct MatchTrace {
     pub attributes: Vec<ColumnRef>,
     pub warnings: Vec<String>,
     pub cost: PhaseCost,
-    /// Candidate retrieval and its fusion with the votes (`--retrieve on`;
-    /// absent when off).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retrieval: Option<RetrievalTrace>,
 }
 
 impl MatchTrace {
@@ -340,38 +336,6 @@ impl MatchTrace {
     pub fn listing_step(&self) -> Option<&ListStep> {
         self.steps.iter().rev().find(|s| s.prompt == "match_tables")
     }
-}
-
-/// What candidate retrieval ranked for one question (docs/phases.md,
-/// "Candidate retrieval").
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RetrievalTrace {
-    /// Core tables with a lexical score above zero, best first.
-    pub lexical: Vec<Scored>,
-    /// Core tables by dense (embedding) similarity, best first; empty when
-    /// no embedder was available (`notes` says why).
-    pub dense: Vec<Scored>,
-    /// Core tables holding a value the question matched (`--values on`),
-    /// best match first; absent without matches.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub values: Vec<Scored>,
-    /// Reciprocal-rank fusion of the lists, best first.
-    pub fused: Vec<Scored>,
-    /// The RRF constant k.
-    pub rrf_k: f64,
-    /// Core tables in final order: the ones the votes kept first (by
-    /// votes), then the fused ranking.
-    pub candidates: Vec<String>,
-    /// The tables offered to a verification question, in order.
-    pub verified: Vec<String>,
-    pub notes: Vec<String>,
-}
-
-/// One table with a score.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Scored {
-    pub table: String,
-    pub score: f64,
 }
 
 /// Phase 2: GenerateView.
