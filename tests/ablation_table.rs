@@ -60,7 +60,11 @@ const STEPS: &[Step] = &[
         "ddo-defaults-s9",
         "lucy",
     ),
-    step("DDO", "+ verification of tables few samples named (session 9: `--prune 3`; off)", "ddo-levers-r4", "lucy"),
+    deleted(
+        "DDO",
+        "+ verification of tables few samples named (session 9: `--prune 3`; off)",
+        "24 | 11 | 11 | 11 / 1 / 1 / 0 | 7.9 | 3068 / 350 | 43.6 s / 290.2 s",
+    ),
     step("DDO", "+ FROM names the view only (session 10: `--query-names strict`)", "ddo-defaults-s10", "lucy"),
     step("DDO", "+ values in the prompts (session 10: `--values on`; off)", "ddo-values-s10", "lucy"),
     step("DDO", "+ execution vote over 3 answers (session 10: `--exec-vote 3`; off)", "ddo-exec-vote-s10", "lucy"),

@@ -185,17 +185,6 @@ const DDO_R1: Run = Run {
     pool: None,
 };
 
-/// R4: R1 + `--prune 3` (the verification of tables few samples named).
-const DDO_R4: Run = Run {
-    suite: "ddo",
-    cassette: LEVERS,
-    expected: "benchmarks/cassettes/ddo-levers-r4.expected.json",
-    methods: &["lucy"],
-    recorded: None,
-    flags: &[S9_DEFAULTS, &["--prune", "3"]],
-    pool: None,
-};
-
 /// Session 9's fresh run of `lucy bench ddo --method lucy,direct` with the
 /// defaults of that session (strict names, the rename, one row per listed
 /// entity, every column in the view), every call made by the embedded model
@@ -1272,7 +1261,6 @@ fn the_ddo_lever_runs_replay_to_their_committed_outcomes() {
     for run in [
         &DDO_STRICT,
         &DDO_R1,
-        &DDO_R4,
         &DDO_DEFAULTS_S9,
         &DDO_S10,
         &DDO_S10_VALUES,

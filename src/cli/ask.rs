@@ -137,21 +137,9 @@ pub struct AskArgs {
     pub values: OnOff,
 }
 
-/// MatchTables' verification and candidate order (issue 23), shared by
-/// `lucy ask` and `lucy bench`.
+/// MatchTables' levers (issue 23), shared by `lucy ask` and `lucy bench`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LinkFlags {
-    /// Yes/no verification prompts per question for core tables the votes
-    /// did not keep (named by few samples); the tables that pass join the
-    /// relevant ones. 0 (default) asks none.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
-    pub verify: usize,
-    /// Yes/no verification prompts per question for core tables the votes
-    /// kept although fewer than half the samples named them; the tables
-    /// the verification says no to are dropped (never the last one). 0
-    /// (default) asks none.
-    #[arg(long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
-    pub prune: usize,
     /// At a star's root, also keep the kinds (subtype children) the
     /// question names word for word ("premiums" → Premium) although no
     /// sample listed them.
@@ -197,8 +185,6 @@ impl CoreVotes {
 impl LinkFlags {
     /// Set these options on `m`.
     pub fn apply(&self, m: &mut MatchOptions) {
-        m.verify = self.verify;
-        m.prune = self.prune;
         m.kind_names = self.kind_names.is_on();
         m.kind_instance = self.kind_instance.is_on();
         m.table_names = self.table_names.is_on();

@@ -21,7 +21,6 @@ pub mod parse;
 pub mod retrieve;
 pub mod roles;
 pub mod values;
-pub mod verify;
 pub mod vote;
 
 use std::collections::VecDeque;
@@ -58,16 +57,6 @@ pub struct MatchOptions {
     /// the value index. Per question, like `restrict_core_tables`.
     #[serde(skip)]
     pub values: Vec<values::ValueMatch>,
-    /// At most this many yes/no verification prompts per question
-    /// ([`verify`]); 0 (the default) asks none.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub verify: usize,
-    /// At most this many yes/no verification prompts per question about
-    /// tables the vote kept although fewer than half the samples named
-    /// them; those the verification says no to are dropped
-    /// ([`verify::narrow`]). 0 (the default) asks none.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub prune: usize,
     /// At a pattern node, also keep the subtype children the question
     /// names (their name or a synonym, word for word: "premiums" →
     /// `Premium`) although no sample chose them ([`kinds::named`]). On by
@@ -143,8 +132,6 @@ impl Default for MatchOptions {
             max_items: 8,
             restrict_core_tables: None,
             values: Vec::new(),
-            verify: 0,
-            prune: 0,
             kind_names: kinds::DEFAULT_ON,
             kind_instance: kinds::DEFAULT_ON,
             table_names: named::DEFAULT_ON,
@@ -240,12 +227,8 @@ fn run(
             Candidate::Column(_) | Candidate::Instance(..) => None,
         })
         .collect();
-    let relevant_core =
+    let mut relevant_core =
         if opts.core_majority { majority(graph, question, core, relevant_core, trace) } else { relevant_core };
-    // Issue #23: verification may drop tables few samples named, then add
-    // tables named but not kept (off: unchanged).
-    let relevant_core = verify::narrow(graph, question, relevant_core, opts, llm, prompts, trace)?;
-    let mut relevant_core = verify::widen(graph, question, relevant_core, opts, llm, prompts, trace)?;
     // Named tables join a vote that kept something: when every sample was
     // empty or garbage, that is the failure to report, not a view to build
     // from the question's words alone.
