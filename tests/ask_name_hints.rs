@@ -87,7 +87,10 @@ fn a_phrase_asked_by_groups_the_count_by_its_column() {
     let script = Script::new()
         .rule(rule(&["JSON schema of the database"], &["[\"Claim\", \"Policy\"]"]))
         .rule(rule(&["JSON schema of the table"], &["[\"Policy_Number\", \"Claim_Identifier\"]"]))
-        .rule(rule(&["I created a view table lucy_view"], &["SELECT COUNT(DISTINCT Claim_Claim_Identifier) FROM lucy_view"]));
+        .rule(rule(
+            &["I created a view table lucy_view"],
+            &["SELECT COUNT(DISTINCT Claim_Claim_Identifier) FROM lucy_view"],
+        ));
     let run = |extra: &[&str]| {
         let server = MockServer::start(script.clone());
         let a = support::ask_traced(&server.url(), MODEL, DB, Q2, extra);

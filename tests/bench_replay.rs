@@ -1258,14 +1258,7 @@ fn the_held_out_runs_replay_to_their_committed_outcomes() {
 
 #[test]
 fn the_ddo_lever_runs_replay_to_their_committed_outcomes() {
-    for run in [
-        &DDO_STRICT,
-        &DDO_R1,
-        &DDO_DEFAULTS_S9,
-        &DDO_S10,
-        &DDO_S10_VALUES,
-        &DDO_S10_EXEC_VOTE,
-    ] {
+    for run in [&DDO_STRICT, &DDO_R1, &DDO_DEFAULTS_S9, &DDO_S10, &DDO_S10_VALUES, &DDO_S10_EXEC_VOTE] {
         replays_to_the_committed_outcome(run);
     }
 }

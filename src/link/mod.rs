@@ -119,10 +119,6 @@ fn is_default_table_names(b: &bool) -> bool {
     *b == named::DEFAULT_ON
 }
 
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
 impl Default for MatchOptions {
     fn default() -> Self {
         MatchOptions {
@@ -439,7 +435,9 @@ fn ask_roles(
     }
     for &w in ways {
         cands.push(Candidate::Instance(t, Some(w.rel)));
-        lines.push(serde_json::json!({"label": graph.instance_label(t, Some(w.rel)), "text": roles::describe(graph, t, w)}));
+        lines.push(
+            serde_json::json!({"label": graph.instance_label(t, Some(w.rel)), "text": roles::describe(graph, t, w)}),
+        );
     }
     let kept = ask_instances(graph, question, t, &cands, lines, false, opts, llm, prompts, found)?;
     if !kept.iter().any(Option::is_some) {
@@ -612,7 +610,9 @@ fn ask_subtypes(
     let mut lines = Vec::new();
     for &(child, rel) in subtypes {
         cands.push(Candidate::Instance(r, Some(rel)));
-        lines.push(serde_json::json!({"label": graph.instance_label(r, Some(rel)), "text": describe_subtype(graph, r, child)}));
+        lines.push(
+            serde_json::json!({"label": graph.instance_label(r, Some(rel)), "text": describe_subtype(graph, r, child)}),
+        );
     }
     cands.push(Candidate::Instance(r, None));
     lines.push(

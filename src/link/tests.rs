@@ -401,4 +401,3 @@ fn llm_errors_in_the_role_question_end_the_phase() {
     assert!(r.unwrap_err().to_string().contains("HTTP 500"));
     assert!(t.steps.iter().any(|s| s.prompt == "match_roles" && s.call.error.is_some()));
 }
-

@@ -205,7 +205,8 @@ fn step_section(s: &mut String, st: &ListStep) {
     } else {
         "free text, schema not honoured by the server"
     };
-    let _ = writeln!(s, "- [{}{}] {} sample(s), {}", st.prompt, subject, st.call.choices.len(), mode);
+    let asked = st.call.choices.len();
+    let _ = writeln!(s, "- [{}{}] {} sample(s), {}", st.prompt, subject, asked, mode);
     if let Some(e) = st.call.error.as_ref() {
         let _ = writeln!(s, "    LLM error: {e}");
         return;

@@ -780,7 +780,7 @@ pub fn ask_with_progress(
         }
         other => other,
     };
-    let mut view = match solved {
+    let view = match solved {
         Ok(v) if v.status == SolveStatus::Infeasible => {
             let why = v.explanation.clone().unwrap_or_else(|| "no view satisfies the model's constraints".into());
             vt.result = Some(v);
@@ -1089,7 +1089,8 @@ impl<'a> ViewAt<'a> {
         let name_rules = NameRules::new(opts.query_names);
         let notes = link::values::view_notes(graph, self.values, &view.columns);
         if opts.name_hints {
-            qt.hints = link::hints::view_hints(graph, question, &view.columns).iter().map(link::hints::Hint::line).collect();
+            qt.hints =
+                link::hints::view_hints(graph, question, &view.columns).iter().map(link::hints::Hint::line).collect();
         }
         let render = |description_chars| {
             let extras = query::PromptExtras { examples: &shown, values: &notes, hints: &qt.hints, description_chars };

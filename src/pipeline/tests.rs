@@ -201,4 +201,3 @@ fn other_llm_errors_are_not_retried() {
     assert_eq!(chat.requests.lock().unwrap().len(), 1);
     assert!(o.trace.query_view.as_ref().unwrap().compacted.is_none());
 }
-

@@ -310,10 +310,7 @@ fn open_prefix(grammar: &str, text: &str) -> bool {
 fn free_grammar_ignores_the_strict_options() {
     let (cols, reserved) = wide_view("ddo.json");
     let free = view_grammar("lucy_view", &cols, &reserved, Dialect::Sqlite);
-    let rules = NameRules {
-        names: QueryNames::Free,
-        forbidden: vec!["CLIENT_CLIENT_name".into()],
-    };
+    let rules = NameRules { names: QueryNames::Free, forbidden: vec!["CLIENT_CLIENT_name".into()] };
     assert_eq!(free, view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &rules));
     let strict = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &strict());
     assert_ne!(free, strict);
@@ -381,10 +378,7 @@ fn strict_repair_grammar_forbids_the_rejected_names() {
     let sql = "WITH v AS (SELECT CLIENT_name AS CLIENT_CLIENT_name FROM lucy_view) SELECT v.CLIENT_CLIENT_name FROM v";
     let g = view_grammar_with("lucy_view", &cols, &[], Dialect::Sqlite, &strict());
     check_text(&g, &fenced(sql)).unwrap();
-    let rules = NameRules {
-        names: QueryNames::Strict,
-        forbidden: vec!["client_client_NAME".into()],
-    };
+    let rules = NameRules { names: QueryNames::Strict, forbidden: vec!["client_client_NAME".into()] };
     let g = view_grammar_with("lucy_view", &cols, &[], Dialect::Sqlite, &rules);
     assert!(check_text(&g, &fenced(sql)).is_err());
     assert!(check_text(&g, &fenced("SELECT CLIENT_name AS CLIENT_CLIENT_name FROM lucy_view")).is_err());
@@ -474,9 +468,7 @@ fn strict_grammar_on_the_corpus_and_the_recordings() {
 #[test]
 fn spark_grammar_quotes_with_backticks() {
     let cols: Vec<String> = ["CLIENT_name", "DATACENTER_name"].iter().map(|s| s.to_string()).collect();
-    for rules in
-        [NameRules { names: QueryNames::Free, forbidden: Vec::new() }, strict()]
-    {
+    for rules in [NameRules { names: QueryNames::Free, forbidden: Vec::new() }, strict()] {
         let g = view_grammar_with("lucy_view", &cols, &[], Dialect::Spark, &rules);
         for good in [
             "SELECT `CLIENT_name` FROM lucy_view WHERE DATACENTER_name ILIKE 'dev%'",
@@ -490,4 +482,3 @@ fn spark_grammar_quotes_with_backticks() {
         assert!(check_text(&g, &fenced("SELECT \"CLIENT_name\" FROM lucy_view")).is_err());
     }
 }
-
