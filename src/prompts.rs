@@ -29,8 +29,6 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("fewshot_sql", include_str!("../prompts/fewshot_sql.j2")),
     ("rasl_keywords", include_str!("../prompts/rasl_keywords.j2")),
     ("rasl_tables", include_str!("../prompts/rasl_tables.j2")),
-    ("verify_table", include_str!("../prompts/verify_table.j2")),
-    ("verify_role", include_str!("../prompts/verify_role.j2")),
     ("tasql_describe", include_str!("../prompts/tasql_describe.j2")),
     ("tasql_dummy_sql", include_str!("../prompts/tasql_dummy_sql.j2")),
     ("tasql_talog", include_str!("../prompts/tasql_talog.j2")),
@@ -251,13 +249,6 @@ mod tests {
                 json!({"question": "Q?", "dialect": "SQLite", "ddl": "CREATE TABLE A(id INT);", "evidence": "",
                                     "examples": [{"question": "How many A?", "sql": "SELECT COUNT(*) FROM A"}]})
             }
-            "verify_table" => json!({"table": "RSPOOL2CLIENT", "summary": "Links pools and clients.", "synonyms": "",
-                                     "columns": [{"name": "client_id", "text": ""}],
-                                     "values": ["CLIENT.name: 'Juniper Labs'"], "question": "Q?"}),
-            "verify_role" => json!({"table": "LOCATION", "summary": "Cities.", "label": "LOCATION@CLIENT.loc_id",
-                                    "text": "LOCATION joined to CLIENT on CLIENT.loc_id = LOCATION.id",
-                                    "others": [{"label": "LOCATION@DATACENTER.loc_id", "text": "…"}], "subtypes": false,
-                                    "question": "Q?"}),
             "tasql_describe" => json!({"database": "ddo", "table": "CLIENT", "column": "name", "type": "TEXT",
                                        "description": "", "values": "\"acme\", \"globex\""}),
             "tasql_dummy_sql" => json!({"schema": "{\"CLIENT\": {\"name\": \"client name\"}}", "primary_keys": "{}",

@@ -5,8 +5,6 @@
 //! ask` with a scripted OpenAI-compatible mock on 127.0.0.1 that writes the
 //! hinted column when the prompt names it and the claim's key otherwise,
 //! on ACME's curated model and data (../shared/benchmarks/acme/acme_small.sqlite).
-//! With `--group-hints on`, a phrase the question asks "by" also names its
-//! grouping.
 
 mod support;
 
@@ -80,20 +78,19 @@ fn the_hinted_column_reaches_the_prompt_and_the_explanation() {
     assert!(text.contains("\"claim number\": Claim_Company_Claim_Number"), "{text}");
 }
 
-/// `--group-hints on`: a hinted phrase the question asks "by" also says to
-/// group by its column; the mock groups only when the prompt says so.
+/// A hinted phrase the question asks "by": the prompt's line is the plain
+/// hint, and `--by-groups` (the default) groups the mock's count by its
+/// column.
 #[test]
-fn a_phrase_asked_by_tells_query_view_to_group() {
+fn a_phrase_asked_by_groups_the_count_by_its_column() {
     const Q2: &str = "Count the claims by policy number";
-    const GROUP: &str = "(by policy number: one row per value, GROUP BY Policy_Policy_Number)";
     let script = Script::new()
         .rule(rule(&["JSON schema of the database"], &["[\"Claim\", \"Policy\"]"]))
         .rule(rule(&["JSON schema of the table"], &["[\"Policy_Number\", \"Claim_Identifier\"]"]))
         .rule(rule(
-            &["I created a view table lucy_view", GROUP],
-            &["SELECT Policy_Policy_Number, COUNT(DISTINCT Claim_Claim_Identifier) FROM lucy_view GROUP BY Policy_Policy_Number"],
-        ))
-        .rule(rule(&["I created a view table lucy_view"], &["SELECT COUNT(DISTINCT Claim_Claim_Identifier) FROM lucy_view"]));
+            &["I created a view table lucy_view"],
+            &["SELECT COUNT(DISTINCT Claim_Claim_Identifier) FROM lucy_view"],
+        ));
     let run = |extra: &[&str]| {
         let server = MockServer::start(script.clone());
         let a = support::ask_traced(&server.url(), MODEL, DB, Q2, extra);
@@ -108,20 +105,14 @@ fn a_phrase_asked_by_tells_query_view_to_group() {
          JOIN Claim c ON c.Claim_Identifier = cc.Claim_Identifier GROUP BY p.Policy_Number",
     );
     assert!(!gold.is_empty());
-    // Off (the default): the plain hint line; the mock counts every claim,
-    // which is the answer without `--by-groups` (on by default since
-    // session 20: it groups the count by the policy number itself).
+    // The plain hint line; the mock counts every claim, which is the
+    // answer without `--by-groups` (on by default since session 20: it
+    // groups the count by the policy number itself).
     let (off, prompt) = run(&["--by-groups", "off"]);
     assert!(prompt.contains("- \"policy number\": Policy_Policy_Number\n"), "{prompt}");
-    assert!(!prompt.contains(GROUP));
     assert_ne!(rows_of(&off), gold);
-    let (grouped, prompt) = run(&[]);
-    assert!(!prompt.contains(GROUP));
+    let (grouped, _) = run(&[]);
     assert_eq!(rows_of(&grouped), gold);
-    // On: the line says to group; the answer is one row per policy number.
-    let (on, prompt) = run(&["--group-hints", "on"]);
-    assert!(prompt.contains(&format!("- \"policy number\": Policy_Policy_Number {GROUP}")), "{prompt}");
-    assert_eq!(rows_of(&on), gold);
 }
 
 /// The model's own words are the lever (issue 23, item 7): over a copy of

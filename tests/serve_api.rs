@@ -500,14 +500,11 @@ fn browser_asks_q1_and_opens_a_trace() {
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000, "screenshot too small");
 }
 
-/// `trace` with an execution vote over two views (two candidates of the
-/// top view agree; the runner-up view's one the guard rejected, its other
-/// sample failed to parse) and one verified example, as `lucy ask
-/// --exec-vote 2 --runner-up on --examples F` would record them.
+/// `trace` with a three-candidate execution vote (two agree, one the guard
+/// rejected) and one verified example, as `lucy ask --exec-vote 3
+/// --examples F` would record them.
 fn with_vote_and_examples(trace: &Path) -> lucy::types::trace::Trace {
-    use lucy::types::trace::{
-        ExamplesTrace, ExecVote, RunnerUpVote, SqlCandidate, UsedExample, Validation, VoteResult,
-    };
+    use lucy::types::trace::{ExamplesTrace, ExecVote, SqlCandidate, UsedExample, Validation, VoteResult};
     let mut t = lucy::types::trace::Trace::load(trace).unwrap();
     let qv = t.query_view.as_mut().unwrap();
     let sql = qv.sql.clone().unwrap();
@@ -529,20 +526,14 @@ fn with_vote_and_examples(trace: &Path) -> lucy::types::trace::Trace {
             error: Some("unknown column CLIENT_CLIENT_name".into()),
             ..Default::default()
         },
-        runner_up: true,
         ..Default::default()
     };
     qv.exec_vote = Some(ExecVote {
-        k: 2,
+        k: 3,
         call: None,
         candidates: vec![ok(true), ok(false), bad],
         results: vec![VoteResult { hash: "set:00112233445566ff".into(), members: vec![0, 1], votes: 2, row_count: 29 }],
         chosen: Some(0),
-        runner_up: Some(RunnerUpVote {
-            change: "without RETENTION (1 of 5 samples named it)".into(),
-            tables: vec!["CLIENT".into(), "DATACENTER".into()],
-            ..Default::default()
-        }),
     });
     t.examples = Some(ExamplesTrace {
         file: "ddo.examples.jsonl".into(),

@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::llm::LlmFlags;
 use super::values::{
     Dialect, DistinctMode, FanoutMode, InnerBranches, LookupFilters, NarrowView, OnOff, Prefilter, QueryNames,
-    Retrieve, StopAfter, ViewColumns,
+    StopAfter, ViewColumns,
 };
 use super::Ctx;
 use lucy::error::{Error, Result};
@@ -132,12 +132,6 @@ pub struct AskArgs {
     /// them agree on; ties go to the first. 0 or 1: off (one answer).
     #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_name = "K", default_value_t = 0, value_parser = exec_vote)]
     pub exec_vote: usize,
-    /// With --exec-vote K: where MatchTables' samples split on a table,
-    /// also sample K answers over the runner-up view (that table dropped,
-    /// or the most-named left-out one added) and let all of them vote;
-    /// ties go to the top view's result.
-    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub runner_up: OnOff,
     /// Show values of the --execute database that the question matches
     /// (e.g. `DATACENTER_name: e.g. 'dev-east-1'`) in the attribute and
     /// QueryView prompts: a value index of short text values, built once per
@@ -146,38 +140,9 @@ pub struct AskArgs {
     pub values: OnOff,
 }
 
-/// MatchTables' retrieval, verification and candidate order (issue 23),
-/// shared by `lucy ask` and `lucy bench`.
+/// MatchTables' levers (issue 23), shared by `lucy ask` and `lucy bench`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LinkFlags {
-    /// Candidate retrieval for MatchTables: rank the core tables by their
-    /// words and MiniLM embeddings, fused with the votes (docs/phases.md).
-    /// Off by default until measured.
-    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_enum, default_value_t = Retrieve::Off)]
-    pub retrieve: Retrieve,
-    /// Yes/no verification prompts per question for core tables the votes
-    /// did not keep (named by few samples, or ranked by --retrieve); the
-    /// tables that pass join the relevant ones. 0 (default) asks none.
-    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
-    pub verify: usize,
-    /// Yes/no verification prompts per question for core tables the votes
-    /// kept although fewer than half the samples named them; the tables
-    /// the verification says no to are dropped (never the last one). 0
-    /// (default) asks none.
-    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
-    pub prune: usize,
-    /// Yes/no verification prompts per role question for role instances
-    /// the votes kept although fewer than half the samples named them
-    /// (e.g. LOCATION as the client's city beside the datacenter's); those
-    /// the verification says no to are dropped (never the last one). 0
-    /// (default) asks none.
-    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_name = "N", default_value_t = 0, value_parser = super::num::verify)]
-    pub verify_roles: usize,
-    /// Ask MatchTables' first prompt once per sample, each listing the
-    /// candidate tables in another order (rotations of the model's order),
-    /// so that a bias for a position in the list does not win the vote.
-    #[arg(hide = true, help_heading = "MatchTables (phase 1)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub permute: OnOff,
     /// At a star's root, also keep the kinds (subtype children) the
     /// question names word for word ("premiums" → Premium) although no
     /// sample listed them.
@@ -223,11 +188,6 @@ impl CoreVotes {
 impl LinkFlags {
     /// Set these options on `m`.
     pub fn apply(&self, m: &mut MatchOptions) {
-        m.retrieve = self.retrieve == Retrieve::On;
-        m.verify = self.verify;
-        m.prune = self.prune;
-        m.verify_roles = self.verify_roles;
-        m.permute = self.permute.is_on();
         m.kind_names = self.kind_names.is_on();
         m.kind_instance = self.kind_instance.is_on();
         m.table_names = self.table_names.is_on();
@@ -262,11 +222,6 @@ pub struct NameFlags {
     /// the referenced key).
     #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum, value_name = "WHICH", default_value_t = ViewColumns::All)]
     pub view_columns: ViewColumns,
-    /// Without --keep: keep every row of the table MatchTables' vote ranked
-    /// first (the view reaches the others by LEFT JOIN), so a table the
-    /// vote added in excess cannot drop its rows.
-    #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub keep_top: OnOff,
     /// After the SQL runs (on: always; empty: only when it returned no
     /// row; unnamed: always, but never dropping a table the question names):
     /// drop the relevant tables it reads no column of, solve the view
@@ -274,21 +229,11 @@ pub struct NameFlags {
     /// excess cannot remove or repeat rows); no LLM call.
     #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum, value_name = "WHEN", default_value_t = NarrowView::Unnamed)]
     pub narrow_view: NarrowView,
-    /// Under --query-names strict: SUM, AVG, TOTAL and + - * / % read only
-    /// view columns that can be quantities (not keys, dates, or text whose
-    /// values are not numbers); the value index is read to tell.
-    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub typed_measures: OnOff,
     /// QueryView's prompt lists the phrases of the question that spell one
     /// view column's name or synonym ("claim number":
     /// Claim_Company_Claim_Number); no LLM call, the grammar unchanged.
     #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::from_bool(lucy::link::hints::DEFAULT_ON))]
     pub name_hints: OnOff,
-    /// With --name-hints on: a hinted phrase the question asks "by" ("by
-    /// policy number", "per client name", and the list after it) also
-    /// tells QueryView to group by its column.
-    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub group_hints: OnOff,
     /// A QueryView COUNT(*) over a view that repeats the rows of the table
     /// the question counts by name ("how many players", "the number of
     /// claims") counts that table's rows: COUNT(DISTINCT <its key>).
@@ -345,11 +290,8 @@ impl NameFlags {
         opts.query.rename_unknown = self.rename_unknown.is_on();
         opts.query.distinct = self.distinct.into();
         opts.view.columns = self.view_columns.into();
-        opts.view.keep_top = self.keep_top.is_on();
         opts.view.narrow = self.narrow_view.into();
-        opts.query.typed_measures = self.typed_measures.is_on();
         opts.query.name_hints = self.name_hints.is_on();
-        opts.query.group_hints = self.group_hints.is_on();
         opts.query.count_names = self.count_names.is_on();
         opts.query.entity_literals = self.entity_literals.is_on();
         opts.query.by_groups = self.by_groups.is_on();
@@ -386,7 +328,6 @@ impl AskArgs {
         opts.query.schema_context = self.schema_context;
         opts.query.fanout = self.fanout.into();
         opts.query.exec_vote = self.exec_vote;
-        opts.query.runner_up = self.runner_up == OnOff::On;
         opts.query.values = self.values == OnOff::On;
         opts.limits.result_bytes = self.max_result_bytes;
         opts.limits.rows = Some(self.limit);
@@ -414,18 +355,12 @@ pub const FLAG_KEYS: &[(&str, &str, &[&str])] = &[
     ("temperature", "--temperature", &["link.temperature", "query.temperature"]),
     ("min_votes", "--min-votes", &["link.min_votes"]),
     ("max_items", "--max-items", &["link.max_items"]),
-    ("retrieve", "--retrieve", &["link.retrieve"]),
-    ("verify", "--verify", &["link.verify"]),
-    ("prune", "--prune", &["link.prune"]),
-    ("verify_roles", "--verify-roles", &["link.verify_roles"]),
-    ("permute", "--permute", &["link.permute"]),
     ("kind_names", "--kind-names", &["link.kind_names"]),
     ("kind_instance", "--kind-instance", &["link.kind_instance"]),
     ("table_names", "--table-names", &["link.table_names"]),
     ("core_votes", "--core-votes", &["link.core_majority"]),
     ("time_limit", "--time-limit", &["limits.solver_time_limit_s"]),
     ("view_columns", "--view-columns", &["view.columns"]),
-    ("keep_top", "--keep-top", &["view.keep_top"]),
     ("narrow_view", "--narrow-view", &["view.narrow"]),
     ("drop_unjoinable", "--drop-unjoinable", &["view.drop_unjoinable"]),
     ("inner_branches", "--inner-branches", &["view.inner_branches"]),
@@ -434,13 +369,10 @@ pub const FLAG_KEYS: &[(&str, &str, &[&str])] = &[
     ("query_names", "--query-names", &["query.names"]),
     ("rename_unknown", "--rename-unknown", &["query.rename_unknown"]),
     ("exec_vote", "--exec-vote", &["query.exec_vote"]),
-    ("runner_up", "--runner-up", &["query.runner_up"]),
     ("values", "--values", &["query.values"]),
     ("distinct", "--distinct", &["query.distinct"]),
     ("fanout", "--fanout", &["query.fanout"]),
-    ("typed_measures", "--typed-measures", &["query.typed_measures"]),
     ("name_hints", "--name-hints", &["query.name_hints"]),
-    ("group_hints", "--group-hints", &["query.group_hints"]),
     ("count_names", "--count-names", &["query.count_names"]),
     ("entity_literals", "--entity-literals", &["query.entity_literals"]),
     ("by_groups", "--by-groups", &["query.by_groups"]),

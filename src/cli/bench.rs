@@ -99,10 +99,6 @@ pub struct BenchArgs {
     /// 0 or 1: off.
     #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_name = "K", default_value_t = 0, value_parser = super::ask::exec_vote)]
     pub exec_vote: usize,
-    /// With --exec-vote K, as `lucy ask --runner-up on`: K more answers
-    /// over the runner-up view where MatchTables' samples split on a table.
-    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
-    pub runner_up: OnOff,
     /// Show values of the suite's database (or --database) that each
     /// question matches in the attribute and QueryView prompts, as `lucy ask
     /// --values on` does (a value index built once per database, cached).
@@ -240,7 +236,6 @@ pub fn run(args: BenchArgs, ctx: Ctx) -> Result<i32> {
     ask.query.temperature = args.temperature;
     ask.query.schema_context = args.schema_context;
     ask.query.exec_vote = args.exec_vote;
-    ask.query.runner_up = args.runner_up == OnOff::On;
     ask.query.values = args.values == OnOff::On;
     ask.limits.solver_time_limit_s = args.time_limit;
     args.names.apply(&mut ask);

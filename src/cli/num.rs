@@ -36,11 +36,6 @@ pub fn count(s: &str) -> Result<usize, String> {
     parse_int("the count", s, 1, 1_000_000).map(|v| v as usize)
 }
 
-/// Verification prompts per question (`--verify`): 0 (off) to 50.
-pub fn verify(s: &str) -> Result<usize, String> {
-    parse_int("the number of verification prompts", s, 0, 50).map(|v| v as usize)
-}
-
 /// Concurrent requests or workers.
 pub fn workers(s: &str) -> Result<usize, String> {
     parse_int("the number of workers", s, 1, 256).map(|v| v as usize)

@@ -226,8 +226,6 @@ value_enum! {
         Strict,
         /// Strict, but FROM may hold a derived table and a qualified name may be any name (session 9's strict rule, which its recordings replay with).
         StrictDerived,
-        /// Strict, and no name the query defines (an alias, a CTE's name or column) may start with a model table's name or a view column's table and `_`, so GROUP BY, HAVING, ORDER BY and queries after WITH cannot read a made-up `CLIENT_CLIENT_name` either.
-        Scoped,
     }
 }
 
@@ -237,7 +235,6 @@ impl From<LibQueryNames> for QueryNames {
             LibQueryNames::Free => QueryNames::Free,
             LibQueryNames::Strict => QueryNames::Strict,
             LibQueryNames::StrictDerived => QueryNames::StrictDerived,
-            LibQueryNames::Scoped => QueryNames::Scoped,
         }
     }
 }
@@ -263,13 +260,6 @@ impl OnOff {
     pub fn is_on(self) -> bool {
         self == OnOff::On
     }
-}
-
-/// Candidate retrieval for MatchTables (`--retrieve`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Retrieve {
-    Off,
-    On,
 }
 
 /// Pre-filters of the core tables before MatchTables.

@@ -82,19 +82,6 @@ impl Hint {
     pub fn line(&self) -> String {
         format!("\"{}\": {}", self.phrase, self.aliases.join(" or "))
     }
-
-    /// The prompt line with `--group-hints on`: a phrase the question asks
-    /// "by" that names one column also says to group by it
-    /// (`"policy number": Policy_Policy_Number (by policy number: one row per
-    /// value, GROUP BY Policy_Policy_Number)`); otherwise [`Hint::line`].
-    pub fn grouping_line(&self) -> String {
-        match self.aliases.as_slice() {
-            [alias] if self.by => {
-                format!("{} (by {}: one row per value, GROUP BY {alias})", self.line(), self.phrase)
-            }
-            _ => self.line(),
-        }
-    }
 }
 
 /// The words before a run that make it a grouping: "by policy number",
@@ -447,13 +434,8 @@ mod tests {
         let v = acme_claim_view();
         let h = view_hints(&g, "Return all the claims we have by claim number, open date and close date?", &v);
         assert_eq!(grouped(&h), ["claim number", "open date", "close date"]);
-        assert_eq!(
-            h[0].grouping_line(),
-            "\"claim number\": Claim_Company_Claim_Number (by claim number: one row per value, GROUP BY Claim_Company_Claim_Number)"
-        );
         let h = view_hints(&g, "What are the loss payment amounts by agent id and policy number?", &v);
         assert_eq!(grouped(&h), ["agent id", "policy number"]);
-        assert_eq!(h[0].grouping_line(), h[0].line(), "not asked by: the plain line");
         assert_eq!(grouped(&view_hints(&g, "the total loss per each policy number", &v)), ["policy number"]);
         // Sorting is not grouping; a list ends at any other word.
         assert!(grouped(&view_hints(&g, "claims sorted by close date", &v)).is_empty());

@@ -21,8 +21,6 @@ pub mod parse;
 pub mod retrieve;
 pub mod roles;
 pub mod values;
-pub mod verify;
-pub mod verify_roles;
 pub mod vote;
 
 use std::collections::VecDeque;
@@ -60,27 +58,6 @@ pub struct MatchOptions {
     /// the value index. Per question, like `restrict_core_tables`.
     #[serde(skip)]
     pub values: Vec<values::ValueMatch>,
-    /// Rank the core tables by candidate retrieval (lexical + dense, fused
-    /// with the votes; [`retrieve`]) and record the ranking. Off by default.
-    pub retrieve: bool,
-    /// At most this many yes/no verification prompts per question
-    /// ([`verify`]); 0 (the default) asks none.
-    pub verify: usize,
-    /// At most this many yes/no verification prompts per question about
-    /// tables the vote kept although fewer than half the samples named
-    /// them; those the verification says no to are dropped
-    /// ([`verify::narrow`]). 0 (the default) asks none.
-    pub prune: usize,
-    /// At most this many yes/no verification prompts per role question
-    /// about role instances the vote kept although fewer than half the
-    /// samples named them; those the verification says no to are dropped
-    /// ([`verify_roles`]). 0 (the default) asks none.
-    pub verify_roles: usize,
-    /// Ask the first prompt (the core tables) once per sample, each listing
-    /// the candidates in another order ([`rotations`]), instead of one call
-    /// for every sample over the model's order, so that a bias for a
-    /// position in the list does not win the vote. Off by default.
-    pub permute: bool,
     /// At a pattern node, also keep the subtype children the question
     /// names (their name or a synonym, word for word: "premiums" →
     /// `Premium`) although no sample chose them ([`kinds::named`]). On by
@@ -124,11 +101,6 @@ impl Default for MatchOptions {
             max_items: 8,
             restrict_core_tables: None,
             values: Vec::new(),
-            retrieve: false,
-            verify: 0,
-            prune: 0,
-            verify_roles: 0,
-            permute: false,
             kind_names: kinds::DEFAULT_ON,
             kind_instance: kinds::DEFAULT_ON,
             table_names: named::DEFAULT_ON,
@@ -145,11 +117,6 @@ impl MatchOptions {
         "temperature",
         "min_votes",
         "max_items",
-        "retrieve",
-        "verify",
-        "prune",
-        "verify_roles",
-        "permute",
         "kind_names",
         "kind_instance",
         "table_names",
@@ -227,24 +194,14 @@ fn run(
     // Algorithm 1, line 5: relevant core tables.
     let cands: Vec<Candidate> = core.iter().map(|&t| Candidate::Table(t)).collect();
     let schema_json = context::tables_json(graph, core, true);
-    let render = |order: &[Candidate]| {
-        let vars = serde_json::json!({
-            "question": question,
-            "database": graph.model().name,
-            "schema_json": schema_json,
-            "elements": names_of(graph, order),
-        });
-        prompts.render("match_tables", &vars)
-    };
-    let prompts_asked: Vec<String> = if opts.permute && opts.samples > 1 {
-        rotations(cands.len(), opts.samples)
-            .iter()
-            .map(|r| render(&r.iter().map(|&i| cands[i].clone()).collect::<Vec<_>>()))
-            .collect::<Result<_>>()?
-    } else {
-        vec![render(&cands)?]
-    };
-    let step = ask_list(graph, "match_tables", None, &cands, prompts_asked, opts, llm, trace)?;
+    let vars = serde_json::json!({
+        "question": question,
+        "database": graph.model().name,
+        "schema_json": schema_json,
+        "elements": names_of(graph, &cands),
+    });
+    let prompt = prompts.render("match_tables", &vars)?;
+    let step = ask_list(graph, "match_tables", None, &cands, prompt, opts, llm, trace)?;
     let relevant_core: Vec<TableId> = step
         .into_iter()
         .filter_map(|c| match c {
@@ -252,12 +209,8 @@ fn run(
             Candidate::Column(_) | Candidate::Instance(..) => None,
         })
         .collect();
-    let relevant_core =
+    let mut relevant_core =
         if opts.core_majority { majority(graph, question, core, relevant_core, trace) } else { relevant_core };
-    // Issue #23: verification may drop tables few samples named, then
-    // retrieval and verification may add tables (off: unchanged).
-    let relevant_core = verify::narrow(graph, question, relevant_core, opts, llm, prompts, trace)?;
-    let mut relevant_core = verify::widen(graph, question, core, relevant_core, opts, llm, prompts, trace)?;
     // Named tables join a vote that kept something: when every sample was
     // empty or garbage, that is the failure to report, not a view to build
     // from the question's words alone.
@@ -466,15 +419,13 @@ fn ask_roles(
         cands.push(Candidate::Instance(t, None));
         lines.push(serde_json::json!({"label": graph.name(t), "text": format!("{} itself, without the row it points to", graph.name(t))}));
     }
-    // Each way's line, for the role question and its verification.
-    let offered: Vec<verify_roles::Offered> =
-        ways.iter().map(|&w| verify_roles::Offered { rel: w.rel, text: roles::describe(graph, t, w) }).collect();
-    for o in &offered {
-        cands.push(Candidate::Instance(t, Some(o.rel)));
-        lines.push(serde_json::json!({"label": graph.instance_label(t, Some(o.rel)), "text": o.text}));
+    for &w in ways {
+        cands.push(Candidate::Instance(t, Some(w.rel)));
+        lines.push(
+            serde_json::json!({"label": graph.instance_label(t, Some(w.rel)), "text": roles::describe(graph, t, w)}),
+        );
     }
     let kept = ask_instances(graph, question, t, &cands, lines, false, opts, llm, prompts, found)?;
-    let kept = verify_roles::narrow(graph, question, t, &offered, false, kept, opts, llm, prompts, &mut found.trace)?;
     if !kept.iter().any(Option::is_some) {
         if let Some(step) = found.trace.steps.last_mut() {
             step.warnings
@@ -510,7 +461,7 @@ fn ask_instances(
         "subtypes": subtypes,
     });
     let prompt = prompts.render("match_roles", &vars)?;
-    let chosen = ask_list(graph, "match_roles", Some(t), cands, vec![prompt], opts, llm, &mut found.trace)?;
+    let chosen = ask_list(graph, "match_roles", Some(t), cands, prompt, opts, llm, &mut found.trace)?;
     Ok(chosen
         .into_iter()
         .filter_map(|c| match c {
@@ -554,7 +505,7 @@ fn iterative_prompting(
             "elements": names_of(graph, &cands),
         });
         let prompt = prompts.render("pattern_children", &vars)?;
-        let chosen = ask_list(graph, "pattern_children", Some(r), &cands, vec![prompt], opts, llm, &mut found.trace)?;
+        let chosen = ask_list(graph, "pattern_children", Some(r), &cands, prompt, opts, llm, &mut found.trace)?;
         let mut kids = Vec::new();
         for c in chosen {
             match c {
@@ -643,21 +594,17 @@ fn ask_subtypes(
 ) -> Result<()> {
     let mut cands: Vec<Candidate> = Vec::new();
     let mut lines = Vec::new();
-    // Each kind's line, for the subtype question and its verification.
-    let offered: Vec<verify_roles::Offered> = subtypes
-        .iter()
-        .map(|&(child, rel)| verify_roles::Offered { rel, text: describe_subtype(graph, r, child) })
-        .collect();
-    for o in &offered {
-        cands.push(Candidate::Instance(r, Some(o.rel)));
-        lines.push(serde_json::json!({"label": graph.instance_label(r, Some(o.rel)), "text": o.text}));
+    for &(child, rel) in subtypes {
+        cands.push(Candidate::Instance(r, Some(rel)));
+        lines.push(
+            serde_json::json!({"label": graph.instance_label(r, Some(rel)), "text": describe_subtype(graph, r, child)}),
+        );
     }
     cands.push(Candidate::Instance(r, None));
     lines.push(
         serde_json::json!({"label": graph.name(r), "text": format!("every {} row, all kinds together", graph.name(r))}),
     );
     let kept = ask_instances(graph, question, r, &cands, lines, true, opts, llm, prompts, found)?;
-    let kept = verify_roles::narrow(graph, question, r, &offered, true, kept, opts, llm, prompts, &mut found.trace)?;
     if !kept.iter().any(Option::is_some) {
         if let Some(step) = found.trace.steps.last_mut() {
             if !kept.contains(&None) {
@@ -706,7 +653,7 @@ fn ask_attributes(
         "values": values::table_notes(graph, &opts.values, t),
     });
     let prompt = prompts.render("attributes", &vars)?;
-    let chosen = ask_list(graph, "attributes", Some(t), &cands, vec![prompt], opts, llm, &mut found.trace);
+    let chosen = ask_list(graph, "attributes", Some(t), &cands, prompt, opts, llm, &mut found.trace);
     if let (Some((rel, _)), Some(step)) = (&role, found.trace.steps.last_mut()) {
         // The step is about the instance.
         step.subject = Some(graph.instance_label(t, Some(*rel)));
@@ -722,22 +669,19 @@ fn ask_attributes(
 /// Ask one list question `samples` times, parse, map, vote; record a
 /// [`ListStep`]; return the kept candidates in rank order.
 #[allow(clippy::too_many_arguments)]
-/// Ask one list prompt and vote. One prompt: one call for every sample
-/// (`opts.samples`). Several (`--permute`, the same question with the
-/// candidates in other orders): one call of one sample each, in order, the
-/// first recorded as the step's `call` and the others as `extra_calls`.
+/// Ask one list prompt and vote: one call for every sample
+/// (`opts.samples`).
 fn ask_list(
     graph: &SchemaGraph,
     prompt_name: &str,
     subject: Option<TableId>,
     cands: &[Candidate],
-    prompts: Vec<String>,
+    prompt: String,
     opts: &MatchOptions,
     llm: &dyn ChatModel,
     trace: &mut MatchTrace,
 ) -> Result<Vec<Candidate>> {
     let elements = names_of(graph, cands);
-    let per_call = if prompts.len() > 1 { 1 } else { opts.samples };
     let mut step = ListStep {
         prompt: prompt_name.to_string(),
         subject: subject.map(|s| graph.name(s).to_string()),
@@ -745,43 +689,34 @@ fn ask_list(
         min_votes: opts.min_votes,
         ..ListStep::default()
     };
-    let mut choices: Vec<String> = Vec::new();
-    for (k, prompt) in prompts.into_iter().enumerate() {
-        let req = ChatRequest {
-            phase: prompt_name.to_string(),
-            messages: vec![Message::user(prompt)],
-            temperature: opts.temperature,
-            n: per_call,
-            response_schema: Some(serde_json::json!({
-                "type": "array",
-                "items": {"type": "string", "enum": elements},
-            })),
-            grammar: None,
-            max_tokens: None,
-        };
-        let (call, result) = traced::call(llm, &req);
-        trace.cost.add_call(&call);
-        if k == 0 {
-            step.call = call;
-        } else {
-            step.extra_calls.push(call);
+    let req = ChatRequest {
+        phase: prompt_name.to_string(),
+        messages: vec![Message::user(prompt)],
+        temperature: opts.temperature,
+        n: opts.samples,
+        response_schema: Some(serde_json::json!({
+            "type": "array",
+            "items": {"type": "string", "enum": elements},
+        })),
+        grammar: None,
+        max_tokens: None,
+    };
+    let (call, result) = traced::call(llm, &req);
+    trace.cost.add_call(&call);
+    step.call = call;
+    let choices: Vec<String> = match result {
+        Ok(r) => r.choices,
+        Err(e) => {
+            trace.steps.push(step);
+            return Err(e);
         }
-        match result {
-            Ok(r) => choices.extend(r.choices),
-            Err(e) => {
-                trace.steps.push(step);
-                return Err(e);
-            }
-        }
-    }
+    };
     if choices.len() < opts.samples {
         step.warnings.push(format!("asked for {} samples, got {}", opts.samples, choices.len()));
     }
-    for call in std::iter::once(&step.call).chain(&step.extra_calls) {
-        let cut = call.truncation_note();
-        if !cut.is_empty() && !step.warnings.contains(&cut) {
-            step.warnings.push(cut);
-        }
+    let cut = step.call.truncation_note();
+    if !cut.is_empty() && !step.warnings.contains(&cut) {
+        step.warnings.push(cut);
     }
     let mapper = Mapper::new(graph, subject, cands, subject.is_none());
     let mut samples: Vec<Vec<usize>> = Vec::new();
@@ -860,19 +795,6 @@ fn ask_list(
     }
     trace.steps.push(step);
     Ok(kept)
-}
-
-/// `--permute`: one order of the `n` candidates per sample, each the
-/// model's order rotated left by `k · n / samples` (sample 1 sees the
-/// model's order), so that every position of the list, the last one
-/// included, is held by different candidates across the samples.
-pub fn rotations(n: usize, samples: usize) -> Vec<Vec<usize>> {
-    (0..samples)
-        .map(|k| {
-            let by = (k * n).checked_div(samples).unwrap_or(0);
-            (0..n).map(|i| (i + by) % n.max(1)).collect()
-        })
-        .collect()
 }
 
 fn core_candidates(graph: &SchemaGraph, opts: &MatchOptions, trace: &mut MatchTrace) -> Vec<TableId> {

@@ -185,13 +185,6 @@ fn match_section(s: &mut String, m: &MatchTrace) {
         for step in &m.steps {
             step_section(s, step);
         }
-        if let Some(r) = &m.retrieval {
-            let _ = writeln!(s, "retrieval (votes first, then RRF k={}): {}", r.rrf_k, list_or_none(&r.candidates));
-            let _ = writeln!(s, "verified: {}", list_or_none(&r.verified));
-            for n in &r.notes {
-                let _ = writeln!(s, "    note: {n}");
-            }
-        }
     }
     for w in &m.warnings {
         let _ = writeln!(s, "warning: {w}");
@@ -212,14 +205,9 @@ fn step_section(s: &mut String, st: &ListStep) {
     } else {
         "free text, schema not honoured by the server"
     };
-    let asked = st.call.choices.len() + st.extra_calls.iter().map(|c| c.choices.len()).sum::<usize>();
-    let orders = if st.extra_calls.is_empty() {
-        String::new()
-    } else {
-        format!(", the candidates in {} orders (--permute)", st.extra_calls.len() + 1)
-    };
-    let _ = writeln!(s, "- [{}{}] {} sample(s), {}{}", st.prompt, subject, asked, mode, orders);
-    if let Some(e) = st.call.error.as_ref().or_else(|| st.extra_calls.iter().find_map(|c| c.error.as_ref())) {
+    let asked = st.call.choices.len();
+    let _ = writeln!(s, "- [{}{}] {} sample(s), {}", st.prompt, subject, asked, mode);
+    if let Some(e) = st.call.error.as_ref() {
         let _ = writeln!(s, "    LLM error: {e}");
         return;
     }
@@ -443,21 +431,8 @@ fn vote_section(s: &mut String, v: &ExecVote) {
     if let Some(e) = v.call.as_ref().and_then(|c| c.error.as_ref()) {
         let _ = writeln!(s, "    LLM error: {e}");
     }
-    if let Some(r) = &v.runner_up {
-        let won = if r.won { "; its candidate won: the answer reads the runner-up view" } else { "" };
-        let _ =
-            writeln!(s, "    runner-up view (--runner-up on): {}; tables {}{won}", r.change, list_or_none(&r.tables));
-        if let Some(e) = &r.error {
-            let _ = writeln!(s, "    runner-up LLM error (its candidates do not vote): {e}");
-        }
-    }
     for (i, c) in v.candidates.iter().enumerate() {
-        let chosen = match (c.chosen, c.runner_up) {
-            (true, true) => " (runner-up view, chosen)",
-            (true, false) => " (chosen)",
-            (false, true) => " (runner-up view)",
-            (false, false) => "",
-        };
+        let chosen = if c.chosen { " (chosen)" } else { "" };
         let what = match (&c.result_hash, &c.execution, &c.validation.error) {
             (Some(h), Some(x), _) => format!(
                 "{} row(s){}, result {h}, {} vote(s)",
@@ -519,9 +494,6 @@ pub fn summary(t: &Trace) -> serde_json::Value {
     }
     if let Some(x) = t.query_view.as_ref().and_then(|q| q.exec_vote.as_ref()) {
         v["exec_vote"] = json!({"k": x.k, "chosen": x.chosen, "results": x.results});
-        if let Some(r) = &x.runner_up {
-            v["exec_vote"]["runner_up"] = json!({"change": r.change, "tables": r.tables, "won": r.won});
-        }
     }
     v
 }

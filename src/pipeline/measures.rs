@@ -1,26 +1,9 @@
-//! `--typed-measures on` (issue 23): the view columns QueryView's grammar
-//! lets SUM, AVG and TOTAL read and `+ - * / %` combine
-//! ([`crate::query::grammar::NameRules::measures`]).
-//!
-//! On DDO the 1.5B model summed `SUPERCHARGE_reason` (text),
-//! `INCOME_payamt_id` (a key) and `PAYMENT_date` where the question asked
-//! for `PAYAMOUNT_amount`, and wrote `RUNTIME_overallstatus + 100` (text)
-//! for `RCPU_overallusage + 100`. A column is left out when the model or the
-//! data says it cannot be a quantity:
-//!
-//! - a key: in its table's primary key or on either end of a relationship
-//!   (no gold query of DDO, ACME or Spider dev sums or averages one);
-//! - a date, time or boolean by its declared type;
-//! - a text column whose values in the value index are not all numbers
-//!   (Spider's `cars_data.mpg` is TEXT holding numbers and stays a
-//!   measure). Without an index, a text column stays a measure: the grammar
-//!   only refuses what it knows to be wrong.
-//!
-//! Numeric types and columns without a declared type are measures.
-
-use crate::graph::{SchemaGraph, TableId};
-use crate::link::values::ValueIndex;
-use crate::types::ViewColumn;
+//! The class of a column's declared SQL type (a number, a date or time, a
+//! text), which `--value-literals` reads to tell a numeric column
+//! (`check::values`). `--typed-measures`, which typed SUM, AVG and
+//! arithmetic by it, was measured off (DDO 12 → 12, the Spider sample's
+//! first 50 29 → 29; benchmarks/results/embedded.md, session 12) and
+//! deleted in session 26.
 
 /// What a column can be, by its declared SQL type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,59 +62,9 @@ pub fn type_class(sql_type: &str) -> TypeClass {
     TypeClass::Other
 }
 
-/// Whether `s` reads as a number (`12`, `-3.5`, `1e3`, blanks around).
-fn is_number(s: &str) -> bool {
-    s.trim().parse::<f64>().is_ok_and(f64::is_finite)
-}
-
-/// Whether `column` of table `t` is a key: in its primary key or on its
-/// end of a relationship (column names compared case-insensitively).
-fn is_key(graph: &SchemaGraph, t: TableId, column: &str) -> bool {
-    graph.table(t).primary_key.iter().any(|k| k.eq_ignore_ascii_case(column))
-        || graph.petgraph().edge_weights().any(|&rel| {
-            let (from, to) = graph.endpoints(rel);
-            graph.relationship(rel).on.iter().any(|[f, o]| {
-                (from == t && f.eq_ignore_ascii_case(column)) || (to == t && o.eq_ignore_ascii_case(column))
-            })
-        })
-}
-
-/// Whether `column` of `table` can be a measure (see the module's rules);
-/// `index`'s values decide for text columns it holds.
-pub fn is_measure(graph: &SchemaGraph, table: &str, column: &str, index: Option<&ValueIndex>) -> bool {
-    // A table or column the model does not know: leave it to the guard.
-    let Some(t) = graph.table_id(table) else { return true };
-    if is_key(graph, t, column) {
-        return false;
-    }
-    let ty = graph.table(t).columns.iter().find(|c| c.name.eq_ignore_ascii_case(column)).map(|c| c.sql_type.as_str());
-    match ty.map(type_class) {
-        None | Some(TypeClass::Number) => true,
-        Some(TypeClass::Temporal) | Some(TypeClass::Other) => false,
-        Some(TypeClass::Text) => {
-            let name = graph.name(t);
-            let values = index.and_then(|i| {
-                i.columns.iter().find(|c| c.table.eq_ignore_ascii_case(name) && c.column.eq_ignore_ascii_case(column))
-            });
-            match values {
-                Some(v) if !v.values.is_empty() => v.values.iter().all(|s| is_number(s)),
-                _ => true,
-            }
-        }
-    }
-}
-
-/// The aliases of the view's columns that can be measures.
-pub fn measure_columns(graph: &SchemaGraph, columns: &[ViewColumn], index: Option<&ValueIndex>) -> Vec<String> {
-    columns.iter().filter(|c| is_measure(graph, &c.table, &c.column, index)).map(|c| c.alias.clone()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::link::values::ColumnValues;
-
-    use crate::graph::fixtures::ddo;
 
     #[test]
     fn type_classes() {
@@ -158,48 +91,5 @@ mod tests {
         }
         assert_eq!(type_class("POINT"), TypeClass::Other);
         assert_eq!(type_class("BLOB"), TypeClass::Other);
-    }
-
-    #[test]
-    fn keys_dates_and_text_are_not_measures() {
-        let g = ddo();
-        assert!(is_measure(&g, "PAYAMOUNT", "amount", None));
-        assert!(is_measure(&g, "RCPU", "overallusage", None));
-        // Primary key, a relationship's end on either side.
-        assert!(!is_measure(&g, "PAYAMOUNT", "id", None));
-        assert!(!is_measure(&g, "INCOME", "payamt_id", None));
-        assert!(!is_measure(&g, "PAYMENT", "client_id", None));
-        // Text without an index: left to the model.
-        assert!(is_measure(&g, "SUPERCHARGE", "reason", None));
-        let index = |values: &[&str]| ValueIndex {
-            columns: vec![ColumnValues {
-                table: "SUPERCHARGE".into(),
-                column: "reason".into(),
-                values: values.iter().map(|s| s.to_string()).collect(),
-                complete: true,
-            }],
-            ..ValueIndex::default()
-        };
-        assert!(!is_measure(&g, "SUPERCHARGE", "reason", Some(&index(&["late fee", "12"]))));
-        assert!(is_measure(&g, "SUPERCHARGE", "reason", Some(&index(&["12", " 3.5", "-1e3"]))));
-        // A column the model does not have is left to the guard.
-        assert!(is_measure(&g, "PAYAMOUNT", "nothing", None));
-    }
-
-    #[test]
-    fn date_columns_are_not_measures() {
-        let g = ddo();
-        let dates: Vec<(String, String)> = g
-            .model()
-            .tables
-            .iter()
-            .flat_map(|t| t.columns.iter().map(move |c| (t.name.clone(), c.clone())))
-            .filter(|(_, c)| type_class(&c.sql_type) == TypeClass::Temporal)
-            .map(|(t, c)| (t, c.name))
-            .collect();
-        assert!(!dates.is_empty(), "DDO has date columns");
-        for (t, c) in dates {
-            assert!(!is_measure(&g, &t, &c, None), "{t}.{c}");
-        }
     }
 }

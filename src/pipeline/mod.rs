@@ -19,7 +19,6 @@ mod phases;
 pub mod progress;
 pub mod rasl;
 pub mod rerun;
-pub mod runner_up;
 pub mod settings;
 pub mod tasql;
 pub mod unjoinable;
@@ -45,7 +44,7 @@ use crate::graph::{ColumnId, SchemaGraph, TableId};
 use crate::link::{self, MatchOptions};
 use crate::llm::ChatModel;
 use crate::prompts::{dialect_label, Prompts};
-use crate::query::grammar::{NameRules, QueryNames};
+use crate::query::grammar::NameRules;
 use crate::query::{self, Allowed, ExecTarget, RepairGrammar, SqlTask};
 use crate::sql::exec::{Database, QueryRows};
 use crate::types::trace::{
@@ -492,37 +491,6 @@ fn allowed_over(view: &ViewResult) -> Allowed {
     Allowed::View { name: view.view_name.clone(), columns: view.columns.iter().map(|c| c.alias.clone()).collect() }
 }
 
-/// A runner-up view for the execution vote ([`runner_up`]).
-struct RunnerView {
-    relevance: Relevance,
-    change: String,
-    view: ViewResult,
-    trace: ViewTrace,
-}
-
-/// The runner-up table set solved into a view, when MatchTables was
-/// uncertain and the solve gives a feasible view other than `top`.
-fn runner_up_view(
-    graph: &SchemaGraph,
-    question: &str,
-    found: &Relevance,
-    top: &ViewResult,
-    trace: &Trace,
-) -> Option<RunnerView> {
-    let r = runner_up::runner_up(graph, question, trace.match_tables.as_ref()?, found)?;
-    let first = &trace.generate_view.as_ref()?.request;
-    let (tables, attributes) = relevance_names(graph, &r.relevance);
-    let req = ViewRequest { tables, attributes, keep: None, ..first.clone() };
-    let t0 = Instant::now();
-    let view = crate::solve::generate(graph, &r.relevance, &req.options()).ok()?;
-    if view.status == SolveStatus::Infeasible || view.body == top.body {
-        return None;
-    }
-    let mut vt = ViewTrace { request: req, result: Some(view.clone()), error: None, cost: Default::default() };
-    vt.cost.ms = t0.elapsed().as_secs_f64() * 1000.0;
-    Some(RunnerView { relevance: r.relevance, change: r.change, view, trace: vt })
-}
-
 /// QueryView's task over one view: what it needs beside the view.
 struct ViewAt<'a> {
     graph: &'a SchemaGraph,
@@ -535,7 +503,7 @@ struct ViewAt<'a> {
 
 impl<'a> ViewAt<'a> {
     /// The task over `view` and its prompt with the column descriptions cut
-    /// short; the name hints and typed measures go into `qt`.
+    /// short; the name hints go into `qt`.
     fn task<'v>(
         &self,
         view: &'v ViewResult,
@@ -558,27 +526,11 @@ impl<'a> ViewAt<'a> {
             None
         };
         let shown = examples_over_view(graph, view, dialect, examples);
-        let mut name_rules = NameRules::new(opts.query.names);
-        if opts.query.names == QueryNames::Scoped {
-            name_rules.tables = table_names(graph);
-        }
-        if opts.query.typed_measures {
-            let mut warning = None;
-            let index = opts.execute.as_ref().and_then(|db| match link::values::shared(graph, db) {
-                Ok((index, _)) => Some(index),
-                Err(e) => {
-                    warning = Some(format!("the value index of {db} could not be read: {e}"));
-                    None
-                }
-            });
-            let columns = measures::measure_columns(graph, &view.columns, index.as_deref());
-            name_rules.measures = Some(columns.clone());
-            qt.measures = Some(crate::types::trace::TypedMeasures { columns, warning });
-        }
+        let name_rules = NameRules::new(opts.query.names);
         let notes = link::values::view_notes(graph, self.values, &view.columns);
         if opts.query.name_hints {
-            let line = if opts.query.group_hints { link::hints::Hint::grouping_line } else { link::hints::Hint::line };
-            qt.hints = link::hints::view_hints(graph, question, &view.columns).iter().map(line).collect();
+            qt.hints =
+                link::hints::view_hints(graph, question, &view.columns).iter().map(link::hints::Hint::line).collect();
         }
         let render = |description_chars| {
             let extras = query::PromptExtras { examples: &shown, values: &notes, hints: &qt.hints, description_chars };

@@ -80,11 +80,6 @@ impl<'a> Run<'a> {
         let prompts = Prompts::load(opts.prompts_dir.as_deref())?;
         let dialect = dialect_for(graph, opts)?;
         opts.link.check()?;
-        if opts.query.runner_up && !query::choose::is_on(opts.query.exec_vote) {
-            return Err(Error::Input(
-                "--runner-up on adds the runner-up view's answers to the execution vote: add --exec-vote K (K ≥ 2), or leave --runner-up off".into(),
-            ));
-        }
         let given = !opts.tables.is_empty() || !opts.attrs.is_empty();
         if opts.sql.is_some() && !given {
             return Err(Error::Input(
@@ -242,10 +237,7 @@ impl<'a> Run<'a> {
             dialect: self.dialect,
             view_name: opts.view.name.clone(),
             time_limit_s: opts.limits.solver_time_limit_s,
-            keep: opts.keep.clone().or_else(|| {
-                let t = self.out.trace.match_tables.as_ref().filter(|_| opts.view.keep_top).and_then(top_voted)?;
-                self.out.tables.contains(&t).then_some(t)
-            }),
+            keep: opts.keep.clone(),
             inner_branches: Vec::new(),
             filters: Vec::new(),
             columns: opts.view.columns,
@@ -311,60 +303,29 @@ impl<'a> Run<'a> {
     }
 
     /// Phase 3: the SQL over the view (given with `--sql`, or QueryView's),
-    /// checked, rewritten and run; the view the answer reads with it.
+    /// checked, rewritten and run.
     fn query_view(
         &mut self,
-        mut view: ViewResult,
+        view: ViewResult,
         llm: Option<&dyn ChatModel>,
         observe: &mut dyn FnMut(&str, &Trace),
     ) -> Result<Flow<(ViewResult, bool)>> {
-        let (graph, question, opts) = (self.graph, self.question, self.opts);
-        // `--runner-up on`: where MatchTables was uncertain, the runner-up
-        // view the execution vote also samples over.
-        let mut runner = if opts.query.runner_up
-            && query::choose::is_on(opts.query.exec_vote)
-            && !self.given
-            && opts.sql.is_none()
-        {
-            runner_up_view(graph, question, &self.found, &view, &self.out.trace)
-        } else {
-            None
-        };
         self.progress.step(Step::QueryView);
         let run_it = self.stop != Some(StopAfter::Sql);
         let mut qt = QueryTrace::default();
-        let r = match (&opts.sql, llm) {
+        let r = match (&self.opts.sql, llm) {
             (Some(sql), _) => self.given_sql(sql, &view, run_it, &mut qt),
             (None, None) => return Err(no_llm("QueryView")),
             (None, Some(llm)) => {
-                let reporting = progress::Reporting::new(llm, self.progress, Step::QueryView, table_names(graph));
-                self.written_sql(&view, runner.as_ref(), run_it, &reporting, &mut qt)
+                let tables = table_names(self.graph);
+                let reporting = progress::Reporting::new(llm, self.progress, Step::QueryView, tables);
+                self.written_sql(&view, run_it, &reporting, &mut qt)
             }
         };
-        // The runner-up view won the vote: the answer reads it, so it is the
-        // view, the relevance and the GenerateView of the rest of the run.
-        if let (Ok((_, won)), Some(ru), Some(vote)) = (&r, runner.take(), qt.exec_vote.as_mut()) {
-            let section = vote.runner_up.get_or_insert_with(Default::default);
-            section.change = ru.change;
-            section.tables = ru.trace.request.tables.clone();
-            section.won = *won == 1;
-            let mut other = ru.trace;
-            if section.won {
-                self.found = ru.relevance;
-                self.out.tables = other.request.tables.clone();
-                self.out.attributes = other.request.attributes.clone();
-                if let Some(top) = self.out.trace.generate_view.as_mut() {
-                    std::mem::swap(top, &mut other);
-                }
-                view = ru.view;
-                self.out.view = Some(view.clone());
-            }
-            section.view = Some(Box::new(other));
-        }
         self.out.trace.query_view = Some(qt);
         observe("query_view", &self.out.trace);
         match r {
-            Ok((o, _)) => {
+            Ok(o) => {
                 self.out.sql = Some(o.checked.sql);
                 self.out.rows = o.rows;
                 Ok(Flow::Go((view, run_it)))
@@ -387,55 +348,38 @@ impl<'a> Run<'a> {
         view: &ViewResult,
         run_it: bool,
         qt: &mut QueryTrace,
-    ) -> Result<(query::SqlOutcome, usize)> {
+    ) -> Result<query::SqlOutcome> {
         let exec = exec_target(self.opts, view, run_it);
         let task = given_task(allowed_over(view), self.dialect, exec, Some((view, self.opts.query.fanout)));
-        query::run_given(&task, sql, qt).map(|o| (o, 0))
+        query::run_given(&task, sql, qt)
     }
 
-    /// QueryView: the LLM writes the SQL over `view` (and, with the
-    /// runner-up view, over that one too, all voting); a prompt over the
-    /// model's context is asked again with short column descriptions.
-    /// The index of the task whose answer won comes back beside it.
+    /// QueryView: the LLM writes the SQL over `view` (`query.exec_vote`
+    /// answers voted by their results); a prompt over the model's context
+    /// is asked again with short column descriptions.
     fn written_sql(
         &mut self,
         view: &ViewResult,
-        runner: Option<&RunnerView>,
         run_it: bool,
         llm: &dyn ChatModel,
         qt: &mut QueryTrace,
-    ) -> Result<(query::SqlOutcome, usize)> {
+    ) -> Result<query::SqlOutcome> {
         let (graph, question, opts) = (self.graph, self.question, self.opts);
         let counted = if opts.query.count_names { counted_instance(graph, question, view) } else { None };
         let at = ViewAt { graph, question, opts, prompts: &self.prompts, dialect: self.dialect, values: &self.values };
         let (exec, allowed) = (exec_target(opts, view, run_it), allowed_over(view));
         let (task, compact) = at.task(view, counted.as_deref(), self.out.trace.examples.as_mut(), qt, exec, allowed)?;
-        // `--runner-up on`: the runner-up view's task, its own trace parts aside.
-        let mut scratch = QueryTrace::default();
-        let runner_counted =
-            runner.filter(|_| opts.query.count_names).and_then(|r| counted_instance(graph, question, &r.view));
-        let second = match runner {
-            Some(r) => {
-                let (exec, allowed) = (exec_target(opts, &r.view, run_it), allowed_over(&r.view));
-                Some(at.task(&r.view, runner_counted.as_deref(), None, &mut scratch, exec, allowed)?)
-            }
-            None => None,
-        };
         let prompts = &self.prompts;
-        let voted = |top: &SqlTask, other: Option<&SqlTask>, qt: &mut QueryTrace| match other {
-            Some(other) => {
-                query::choose::generate_sql_voted_over(&[top, other], opts.query.exec_vote, llm, prompts, qt)
-            }
-            None => query::choose::generate_sql_voted(top, opts.query.exec_vote, llm, prompts, qt).map(|o| (o, 0)),
+        let voted = |task: &SqlTask, qt: &mut QueryTrace| {
+            query::choose::generate_sql_voted(task, opts.query.exec_vote, llm, prompts, qt)
         };
-        match voted(&task, second.as_ref().map(|(t, _)| t), qt) {
+        match voted(&task, qt) {
             // The prompt did not fit the model's context: once more with the
             // column descriptions cut short (the view and the names unchanged).
             Err(e) if opts.query.shorten_prompt && crate::llm::is_context_overflow(&e) && compact != task.prompt => {
                 qt.compacted = Some(e.to_string());
                 let task = SqlTask { prompt: compact, ..task };
-                let other = second.map(|(t, c)| SqlTask { prompt: c, ..t });
-                voted(&task, other.as_ref(), qt)
+                voted(&task, qt)
             }
             r => r,
         }

@@ -26,9 +26,6 @@ pub struct ViewSettings {
     /// Which columns the view holds: `all` (every column of every joined
     /// table), `selected` (the paper's: chosen attributes and keys).
     pub columns: ViewColumns,
-    /// Keep every row of the table MatchTables' first prompt voted for
-    /// most (LEFT JOINs from it).
-    pub keep_top: bool,
     /// When the relevant tables lie in parts no relationship joins, keep
     /// the best part and solve again.
     pub drop_unjoinable: bool,
@@ -48,7 +45,6 @@ impl Default for ViewSettings {
         ViewSettings {
             name: crate::types::default_view_name(),
             columns: ViewColumns::All,
-            keep_top: false,
             drop_unjoinable: unjoinable::DEFAULT_ON,
             narrow: narrow::DEFAULT,
             inner_branches: branches::DEFAULT,
@@ -67,7 +63,7 @@ pub struct QuerySettings {
     /// PROMPTC.
     pub schema_context: bool,
     /// Names QueryView's grammar admits where a column may be written
-    /// (`free|strict|scoped`).
+    /// (`free|strict`).
     pub names: QueryNames,
     /// Rename a column the guard rejects to the one view column it
     /// unambiguously means, before any repair call.
@@ -75,8 +71,6 @@ pub struct QuerySettings {
     /// Execution-guided choice: sample K answers, run each, answer with the
     /// result most agree on (0 or 1: off; needs a database).
     pub exec_vote: usize,
-    /// With `exec_vote`: also sample answers over the runner-up view.
-    pub runner_up: bool,
     /// Show the database's values the question matches in the attribute
     /// and QueryView prompts (needs a database).
     pub values: bool,
@@ -85,12 +79,8 @@ pub struct QuerySettings {
     pub distinct: DistinctMode,
     /// Aggregates over rows the view repeats: `rewrite`, `error` or `warn`.
     pub fanout: FanoutMode,
-    /// SUM, AVG and arithmetic read only columns that can be quantities.
-    pub typed_measures: bool,
     /// List the question's phrases that spell one view column's name.
     pub name_hints: bool,
-    /// A hinted phrase asked "by" also tells QueryView to group by it.
-    pub group_hints: bool,
     /// `COUNT(*)` over repeated rows counts the table the question counts.
     pub count_names: bool,
     /// Drop a filter on an identifying column to values the question lacks.
@@ -114,13 +104,10 @@ impl Default for QuerySettings {
             names: QueryNames::default(),
             rename_unknown: crate::query::DEFAULT_RENAME_UNKNOWN,
             exec_vote: 0,
-            runner_up: false,
             values: false,
             distinct: DistinctMode::default(),
             fanout: FanoutMode::default(),
-            typed_measures: false,
             name_hints: crate::link::hints::DEFAULT_ON,
-            group_hints: false,
             count_names: crate::check::counted::DEFAULT_ON,
             entity_literals: crate::check::literals::DEFAULT_ON,
             by_groups: crate::check::grouping::DEFAULT_ON,
@@ -169,31 +156,6 @@ pub const LEVERS: &[Lever] = &[
     Lever { key: "link.min_votes", what: "votes an item needs to be kept", measured: "the paper's 1" },
     Lever { key: "link.max_items", what: "at most this many tables/attributes per prompt", measured: "the paper's 8" },
     Lever {
-        key: "link.retrieve",
-        what: "rank core tables by words and MiniLM embeddings, fused with the votes",
-        measured: "off: DDO 16 -> 12 with verification (session 25)",
-    },
-    Lever {
-        key: "link.verify",
-        what: "yes/no prompts for tables the vote left out (count)",
-        measured: "0: the model says yes to all 72 (DDO, session 25)",
-    },
-    Lever {
-        key: "link.prune",
-        what: "yes/no prompts for weakly voted tables (count)",
-        measured: "0: no gain measured (session 21)",
-    },
-    Lever {
-        key: "link.verify_roles",
-        what: "yes/no prompts for weakly voted role instances (count)",
-        measured: "0: ACME 21 -> 21 (session 25)",
-    },
-    Lever {
-        key: "link.permute",
-        what: "ask the first prompt once per sample in rotated orders",
-        measured: "off: DDO 12 -> 9 (session 13)",
-    },
-    Lever {
         key: "link.kind_names",
         what: "keep subtype children the question names word for word",
         measured: "on since session 18",
@@ -218,11 +180,6 @@ pub const LEVERS: &[Lever] = &[
         key: "view.columns",
         what: "the view's columns: all | selected",
         measured: "all: measured on DDO (docs/phases.md)",
-    },
-    Lever {
-        key: "view.keep_top",
-        what: "keep every row of the top-voted table (LEFT JOINs from it)",
-        measured: "off: no gain measured",
     },
     Lever {
         key: "view.drop_unjoinable",
@@ -252,8 +209,8 @@ pub const LEVERS: &[Lever] = &[
     },
     Lever {
         key: "query.names",
-        what: "names the SQL grammar admits: free | strict | scoped",
-        measured: "strict; scoped gave the same answers (DDO, Spider, session 24)",
+        what: "names the SQL grammar admits: free | strict",
+        measured: "strict (session 15)",
     },
     Lever {
         key: "query.rename_unknown",
@@ -264,11 +221,6 @@ pub const LEVERS: &[Lever] = &[
         key: "query.exec_vote",
         what: "sample K answers, run each, answer with the majority result (needs a database)",
         measured: "0: K=3 DDO 16 -> 15 (session 25)",
-    },
-    Lever {
-        key: "query.runner_up",
-        what: "with exec_vote, also vote over the runner-up view",
-        measured: "off: won none on DDO (session 25)",
     },
     Lever {
         key: "query.values",
@@ -282,19 +234,9 @@ pub const LEVERS: &[Lever] = &[
         measured: "rewrite: no silently wrong numbers",
     },
     Lever {
-        key: "query.typed_measures",
-        what: "SUM/AVG only over columns that can be quantities",
-        measured: "off (session 12)",
-    },
-    Lever {
         key: "query.name_hints",
         what: "list the question's phrases naming one view column",
         measured: "on (ACME, session 15)",
-    },
-    Lever {
-        key: "query.group_hints",
-        what: "a hinted phrase asked 'by' also asks for a grouping",
-        measured: "off (session 16)",
     },
     Lever {
         key: "query.count_names",

@@ -169,25 +169,6 @@ fn the_top_voted_table_is_the_first_kept_one_with_the_most_votes() {
 }
 
 #[test]
-fn keep_top_keeps_every_row_of_the_top_voted_table() {
-    let chat = q1_chat();
-    let mut opts = AskOptions { execute: Some(crate::sql::exec::Database::Sqlite(DB.into())), ..AskOptions::default() };
-    opts.view.keep_top = true;
-    let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
-    assert!(o.failure.is_none(), "{:?}", o.failure);
-    let req = &o.trace.generate_view.as_ref().unwrap().request;
-    assert_eq!(req.keep.as_deref(), Some("CLIENT"));
-    let view = o.view.as_ref().unwrap();
-    assert!(view.joins.iter().all(|j| j.kind == crate::types::JoinKind::Left), "{:?}", view.joins);
-    // The question filters on the datacenter's name: the same 29 pairs.
-    assert_eq!(o.rows.as_ref().unwrap().rows.len(), 29);
-    // Off (the default): no table is kept.
-    opts.view.keep_top = false;
-    let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
-    assert_eq!(o.trace.generate_view.as_ref().unwrap().request.keep, None);
-}
-
-#[test]
 fn a_query_view_prompt_over_the_context_is_asked_again_with_short_descriptions() {
     let overflow = format!("the prompt has 9113 tokens, {} 8192 (raise --llm-ctx)", crate::llm::CONTEXT_OVERFLOW);
     let chat = FakeChat::new()
@@ -219,29 +200,4 @@ fn other_llm_errors_are_not_retried() {
     assert!(o.failure.is_some());
     assert_eq!(chat.requests.lock().unwrap().len(), 1);
     assert!(o.trace.query_view.as_ref().unwrap().compacted.is_none());
-}
-
-/// `--query-names scoped` builds QueryView's grammar (and its repair's) with
-/// the model's tables: a name shaped like a column of a table the view does
-/// not hold (`LOCATION_city`) cannot be written even where `strict` reads
-/// names the query defines (ORDER BY).
-#[test]
-fn scoped_names_reach_the_query_view_grammar_with_the_model_s_tables() {
-    let grammar_of = |names: QueryNames| {
-        let chat = q1_chat();
-        let mut opts = AskOptions { tables: vec!["CLIENT".into(), "DATACENTER".into()], ..AskOptions::default() };
-        opts.query.names = names;
-        let o = ask(&ddo(), Q1, &opts, Some(&chat)).unwrap();
-        assert!(o.failure.is_none(), "{:?}", o.failure);
-        let reqs = chat.requests.lock().unwrap();
-        reqs.iter().find(|r| r.phase == "query_view").and_then(|r| r.grammar.clone()).unwrap()
-    };
-    let sql = "```sql\nSELECT CLIENT_name FROM lucy_view ORDER BY LOCATION_city\n```";
-    let strict = grammar_of(QueryNames::Strict);
-    crate::query::grammar::check_text(&strict, sql).unwrap();
-    let scoped = grammar_of(QueryNames::Scoped);
-    assert!(scoped.contains("LOOKALIKE"));
-    assert!(crate::query::grammar::check_text(&scoped, sql).is_err());
-    crate::query::grammar::check_text(&scoped, "```sql\nSELECT CLIENT_name AS c FROM lucy_view ORDER BY c\n```")
-        .unwrap();
 }

@@ -18,12 +18,6 @@
 //!
 //! If no candidate passes, QueryView runs as without the vote (its own first
 //! answer and repair round), at the cost of that one more answer.
-//!
-//! With `--runner-up on` the pipeline may hand over a second task, QueryView
-//! over the runner-up view (`pipeline::runner_up`): K more answers are
-//! sampled over it and vote in the same tally after the top view's, so a
-//! tie goes to the top view's result, and equal results vote together
-//! whichever view produced them.
 
 use std::time::Instant;
 
@@ -33,7 +27,7 @@ use super::{attempt_once, extract, generate_sql, SqlOutcome, SqlTask};
 use crate::error::{Error, Result};
 use crate::llm::{traced, ChatModel, ChatRequest, Message};
 use crate::prompts::Prompts;
-use crate::types::trace::{ExecVote, LlmCall, QueryTrace, RunnerUpVote, SqlAttempt, SqlCandidate, VoteResult};
+use crate::types::trace::{ExecVote, QueryTrace, SqlAttempt, SqlCandidate, VoteResult};
 use crate::types::{Dialect, SqlValue};
 
 /// Most answers one vote may sample: every candidate's rows (each up to
@@ -59,7 +53,10 @@ pub fn check_k(k: usize) -> Result<()> {
 }
 
 /// QueryView with the execution vote when `k` ≥ 2, else [`generate_sql`]
-/// unchanged. `task.execute` must be set when the vote is on.
+/// unchanged: `k` answers sampled in one call, each candidate voting in one
+/// tally, a tie to the earliest. A failing call fails the vote; when no
+/// candidate passes, QueryView runs as without the vote. `task.execute`
+/// must be set when the vote is on.
 pub fn generate_sql_voted(
     task: &SqlTask,
     k: usize,
@@ -70,74 +67,41 @@ pub fn generate_sql_voted(
     if !is_on(k) {
         return generate_sql(task, llm, prompts, trace);
     }
-    generate_sql_voted_over(&[task], k, llm, prompts, trace).map(|(o, _)| o)
-}
-
-/// The execution vote over one or more views' tasks (`--runner-up on`: the
-/// top view's, then the runner-up's): `k` answers sampled for each, every
-/// candidate voting in one tally, the top view's first, so a tie goes to
-/// the top view's result. Returns the outcome and the index of the task
-/// whose candidate won. A failing call of the first task fails the vote; of
-/// a later one, it is recorded in the trace's `runner_up.error` and the
-/// vote counts the others. When no candidate passes, the first task runs as
-/// without the vote. Each task's `execute` must be set.
-pub fn generate_sql_voted_over(
-    tasks: &[&SqlTask],
-    k: usize,
-    llm: &dyn ChatModel,
-    prompts: &Prompts,
-    trace: &mut QueryTrace,
-) -> Result<(SqlOutcome, usize)> {
     check_k(k)?;
-    let Some(&top) = tasks.first() else {
-        return Err(Error::Input("the execution vote needs a QueryView task".into()));
-    };
-    if tasks.iter().any(|t| t.execute.is_none()) {
+    if task.execute.is_none() {
         return Err(Error::Input(NEEDS_EXECUTION.into()));
     }
     let started = Instant::now();
-    trace.prompt = top.prompt_name.clone();
+    trace.prompt = task.prompt_name.clone();
     let mut vote = ExecVote { k, ..ExecVote::default() };
-    let mut calls = Vec::with_capacity(tasks.len());
-    let mut answers: Vec<(usize, String)> = Vec::new();
-    for (v, task) in tasks.iter().enumerate() {
-        // `generate_sql`'s first request, asking for k answers.
-        let req = ChatRequest {
-            phase: task.prompt_name.clone(),
-            messages: vec![Message::user(task.prompt.clone())],
-            temperature: task.temperature,
-            n: k,
-            response_schema: None,
-            grammar: task.grammar.clone(),
-            max_tokens: Some(task.allowed.max_tokens()),
-        };
-        let (call, result) = traced::call(llm, &req);
-        trace.cost.add_call(&call);
-        match result {
-            Ok(r) => answers.extend(r.choices.into_iter().map(|a| (v, a))),
-            Err(e) if v == 0 => {
-                vote.call = Some(call);
-                trace.exec_vote = Some(vote);
-                trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
-                return Err(e);
-            }
-            Err(e) => vote.runner_up = Some(runner_up_vote(Some(e.to_string()))),
+    // `generate_sql`'s first request, asking for k answers.
+    let req = ChatRequest {
+        phase: task.prompt_name.clone(),
+        messages: vec![Message::user(task.prompt.clone())],
+        temperature: task.temperature,
+        n: k,
+        response_schema: None,
+        grammar: task.grammar.clone(),
+        max_tokens: Some(task.allowed.max_tokens()),
+    };
+    let (call, result) = traced::call(llm, &req);
+    trace.cost.add_call(&call);
+    let answers = match result {
+        Ok(r) => r.choices,
+        Err(e) => {
+            vote.call = Some(call);
+            trace.exec_vote = Some(vote);
+            trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+            return Err(e);
         }
-        calls.push(Some(call));
-    }
-    if tasks.len() > 1 {
-        vote.runner_up.get_or_insert_with(|| runner_up_vote(None));
-    }
+    };
     let mut outcomes: Vec<Option<SqlOutcome>> = Vec::with_capacity(answers.len());
     let mut keys: Vec<Option<ResultKey>> = Vec::with_capacity(answers.len());
-    for (v, answer) in &answers {
-        let (v, task) = (*v, tasks[*v]);
+    for answer in &answers {
         let sql = extract::extract_sql(answer).map(|(s, _)| s);
-        // The same SQL again over the same view: the same outcome, not run
-        // twice; it still votes.
-        let same = sql.as_ref().and_then(|s| {
-            vote.candidates.iter().position(|c| c.extracted.as_ref() == Some(s) && c.runner_up == (v > 0))
-        });
+        // The same SQL again: the same outcome, not run twice; it still
+        // votes.
+        let same = sql.as_ref().and_then(|s| vote.candidates.iter().position(|c| c.extracted.as_ref() == Some(s)));
         if let Some(j) = same {
             let mut same = vote.candidates[j].clone();
             same.same_as = Some(j);
@@ -166,7 +130,6 @@ pub fn generate_sql_voted_over(
             literals: attempt.literals,
             values: attempt.values,
             grouped: attempt.grouped,
-            runner_up: v > 0,
             ..SqlCandidate::default()
         });
     }
@@ -188,19 +151,14 @@ pub fn generate_sql_voted_over(
         outcomes.get_mut(root).and_then(Option::take).map(|o| (c, o))
     });
     let Some((c, outcome)) = chosen else {
-        // No candidate passed: QueryView over the top view as without the vote.
+        // No candidate passed: QueryView as without the vote.
         vote.chosen = None;
-        vote.call = calls.first_mut().and_then(Option::take);
-        keep_runner_up_call(&mut vote, &mut calls);
+        vote.call = Some(call);
         trace.exec_vote = Some(vote);
-        let r = generate_sql(top, llm, prompts, trace);
+        let r = generate_sql(task, llm, prompts, trace);
         trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
-        return r.map(|o| (o, 0));
+        return r;
     };
-    let won = answers[c].0;
-    let call = calls.get_mut(won).and_then(Option::take).unwrap_or_default();
-    vote.call = calls.first_mut().and_then(Option::take);
-    keep_runner_up_call(&mut vote, &mut calls);
     vote.candidates[c].chosen = true;
     let cand = &vote.candidates[c];
     trace.attempts.push(SqlAttempt {
@@ -222,22 +180,7 @@ pub fn generate_sql_voted_over(
     trace.repaired = false;
     trace.exec_vote = Some(vote);
     trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
-    Ok((outcome, won))
-}
-
-/// The vote's runner-up section as far as QueryView knows it (the pipeline
-/// fills in the change, the tables and the views).
-fn runner_up_vote(error: Option<String>) -> RunnerUpVote {
-    RunnerUpVote { error, ..RunnerUpVote::default() }
-}
-
-/// The runner-up's sampling call, when it is not the chosen attempt's, into
-/// the vote's `runner_up` section.
-fn keep_runner_up_call(vote: &mut ExecVote, calls: &mut [Option<LlmCall>]) {
-    let Some(call) = calls.get_mut(1).and_then(Option::take) else { return };
-    if let Some(r) = vote.runner_up.as_mut() {
-        r.call = Some(call);
-    }
+    Ok(outcome)
 }
 
 /// Whether `sql` orders its rows (a top-level ORDER BY, also of a set

@@ -136,10 +136,6 @@ const SYSTEM_RELATIONS: &[&str] = &[
 /// Aggregate functions (all dialects).
 const AGGREGATES: &[&str] = &["count", "sum", "avg", "min", "max"];
 
-/// The aggregates that read a measure under typed measures (SQLite's
-/// TOTAL is SUM).
-const MEASURE_AGGREGATES: &[&str] = &["sum", "avg", "total"];
-
 /// Scalar functions every dialect here has.
 const COMMON_FUNCS: &[&str] = &[
     "abs",
@@ -376,20 +372,6 @@ pub enum QueryNames {
     /// table's column). Its recordings replay with it.
     #[serde(rename = "strict-derived")]
     StrictDerived,
-    /// [`QueryNames::Strict`], and no name the query defines (a select-list
-    /// alias, a CTE's name or column, a table alias, and so no name GROUP
-    /// BY, HAVING, ORDER BY or a query after WITH reads that is not a view
-    /// column) is shaped like a view column that the view lacks: a table's
-    /// name twice (`CLIENT_CLIENT_name`, `Claim_Claim_Number`), or a
-    /// table's name, `_` and a name of the model (`RUNTIME_overallusage`
-    /// where the view has `RCPU_overallusage`). The tables are a view
-    /// column's tables and [`NameRules::tables`]. Other names stay free
-    /// (`client_count`, `Policy_Number_`), and so does a view column with
-    /// more after it (`Policy_Policy_Number_1`: ACME's columns repeat their
-    /// table's name): recorded answers alias so, and a context-free grammar
-    /// cannot tell a reference from the alias it reads (refusing every
-    /// `TABLE_…` name refused 62 of 201 accepted recorded answers).
-    Scoped,
 }
 
 impl QueryNames {
@@ -399,13 +381,12 @@ impl QueryNames {
             QueryNames::Free => "free",
             QueryNames::Strict => "strict",
             QueryNames::StrictDerived => "strict-derived",
-            QueryNames::Scoped => "scoped",
         }
     }
 
-    /// A strict rule (`strict`, `strict-derived` or `scoped`).
+    /// A strict rule (`strict` or `strict-derived`).
     pub fn is_strict(self) -> bool {
-        matches!(self, QueryNames::Strict | QueryNames::StrictDerived | QueryNames::Scoped)
+        matches!(self, QueryNames::Strict | QueryNames::StrictDerived)
     }
 }
 
@@ -425,23 +406,12 @@ pub struct NameRules {
     /// and the model's names. Ignored by the free grammar, which stays the
     /// recorded one byte for byte.
     pub forbidden: Vec<String>,
-    /// Typed measures (`--typed-measures on`): the columns SUM, AVG and
-    /// TOTAL may read and `+ - * / %` may combine, in a query without WITH
-    /// under the strict rules (a CTE's and GROUP BY's, HAVING's and ORDER
-    /// BY's expressions are not typed). `None`: any column. Ignored by the
-    /// free grammar.
-    pub measures: Option<Vec<String>>,
-    /// [`QueryNames::Scoped`]: the model's table names, whose view-column
-    /// lookalikes no name the query defines may be. Ignored by the other
-    /// rules.
-    pub tables: Vec<String>,
 }
 
 impl NameRules {
-    /// The rules of `names`, forbidding nothing more, measures untyped, no
-    /// table names.
+    /// The rules of `names`, forbidding nothing more.
     pub fn new(names: QueryNames) -> Self {
-        NameRules { names, forbidden: Vec::new(), measures: None, tables: Vec::new() }
+        NameRules { names, forbidden: Vec::new() }
     }
 }
 
@@ -540,10 +510,6 @@ fn build(
     }
     r.push_str(&GRAMMAR_QUERY.replace("{s}", "_w").replace("{k}", "_kw").replace("{cte_ref}", " | IDENT"));
     let expr = GRAMMAR_EXPR.replace("{like}", like).replace("{glob}", glob);
-    let measures = rules.measures.as_ref().filter(|_| strict);
-    // No measure column: SUM/AVG read no column at all (a rule of no names
-    // would be the never-matching placeholder, which a model can write).
-    let measure_cols = measures.is_some_and(|m| !m.is_empty());
     // (suffix, subqueries' rules, the column references admitted, the copy
     // of function arguments and CASE conditions)
     let mut copies = vec![
@@ -555,18 +521,12 @@ fn build(
     if strict {
         copies.push(("_v", "", "column_ref_v", "_v"));
     }
-    if measures.is_some() {
-        copies.push(("_m", "", if measure_cols { "measure_ref" } else { "" }, "_v"));
-    }
     for &(e, q, colref, a) in &copies {
         let colref = if colref.is_empty() { String::new() } else { format!("\n    | {colref}") };
-        let typed = measures.is_some() && (e == "_v" || e == "_m");
-        let arith = if typed && e == "_v" { ARITH_TYPED_V } else { ARITH_ANY };
-        let agg = if typed { AGG_TYPED } else { AGG_ANY };
         r.push_str(
             &expr
-                .replace("{arith}", arith)
-                .replace("{agg}", agg)
+                .replace("{arith}", ARITH_ANY)
+                .replace("{agg}", AGG_ANY)
                 .replace("{a}", a)
                 .replace("{e}", e)
                 .replace("{q}", q)
@@ -579,9 +539,6 @@ fn build(
             &GRAMMAR_SHARED_STRICT
                 .replace("{after_qualifier}", if derived { "(column_name | IDENT)" } else { "column_name" }),
         );
-    }
-    if measure_cols {
-        r.push_str("measure_ref: measure_name | qualifier_v \".\" measure_name\n");
     }
     for &(e, ..) in &copies {
         if dialect != Dialect::Sqlite {
@@ -601,15 +558,6 @@ fn build(
     g.push_str(&name_rule("relation_name", relations, dialect));
     g.push_str(&name_rule("column_name", columns, dialect));
     g.push_str(&format!("AGG_NAME: {}\n", names_regex(&aggs)));
-    if let Some(m) = measures {
-        if measure_cols {
-            g.push_str(&name_rule("measure_name", m, dialect));
-        }
-        let (typed, other): (Vec<String>, Vec<String>) =
-            aggs.iter().cloned().partition(|a| MEASURE_AGGREGATES.contains(&a.as_str()));
-        g.push_str(&format!("MEASURE_AGG: {}\n", names_regex(&typed)));
-        g.push_str(&format!("AGG_OTHER: {}\n", names_regex(&other)));
-    }
     g.push_str(&format!("FUNC_NAME: {}\n", names_regex(&funcs)));
     g.push_str(&format!("DATE_UNIT: {}\n", names_regex(&words(DATE_UNITS))));
     // MySQL strings take backslash escapes; standard SQL strings do not.
@@ -630,74 +578,14 @@ fn build(
     // keyword or a name of the model.
     g.push_str(&format!("RESERVED: {}\n", names_regex(&forbidden)));
     let quote = dialect.name_quote().to_string();
-    // Scoped: no name the query defines is a view column's lookalike (the
-    // heads are a view column's tables and the model's tables).
-    let mut heads: Vec<String> = Vec::new();
-    if rules.names == QueryNames::Scoped {
-        for h in prefixes.iter().chain(&rules.tables) {
-            if !h.is_empty() && !heads.iter().any(|x| x.eq_ignore_ascii_case(h)) {
-                heads.push(h.clone());
-            }
-        }
-    }
-    if heads.is_empty() {
-        g.push_str(&format!(
-            "IDENT: /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED | /{q}[A-Za-z_][A-Za-z0-9_ ]*{q}/ & ~QUOTED_RESERVED\n",
-            q = escape_regex(&quote)
-        ));
-    } else {
-        // A table's name twice (`CLIENT_CLIENT_name`, `Claim_Claim_Number`),
-        // or a table's name before a name of the model (`RUNTIME_overallusage`
-        // where the view has `RCPU_overallusage`): a view column's shape
-        // that is no view column. Other names, `client_count` or
-        // `Policy_Number_`, stay free: the recorded answers alias so.
-        let twice = heads
-            .iter()
-            .map(|h| {
-                let h = ci_regex(h);
-                format!("{h}_{h}_")
-            })
-            .collect::<Vec<_>>()
-            .join("|");
-        let alt = heads.iter().map(|h| ci_regex(h)).collect::<Vec<_>>().join("|");
-        // A view column with something after it (`Policy_Policy_Number_1`,
-        // ACME's columns repeat their table's name) is an alias, not a
-        // lookalike.
-        let extended = if columns.is_empty() {
-            String::new()
-        } else {
-            g.push_str(&format!(
-                "EXTENDED: /({})[A-Za-z0-9_]+/\n",
-                columns.iter().map(|c| ci_regex(c)).collect::<Vec<_>>().join("|")
-            ));
-            " | /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED & EXTENDED".to_string()
-        };
-        g.push_str(&format!(
-            "IDENT: /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED & ~LOOKALIKE{extended} | /{q}[A-Za-z_][A-Za-z0-9_ ]*{q}/ & ~QUOTED_RESERVED\n",
-            q = escape_regex(&quote)
-        ));
-        let mut names: Vec<String> = reserved.iter().filter(|n| !n.is_empty()).map(|n| ci_regex(n)).collect();
-        names.sort();
-        names.dedup();
-        if names.is_empty() {
-            g.push_str(&format!("LOOKALIKE: /({twice})[A-Za-z0-9_]*/\n"));
-        } else {
-            g.push_str(&format!("LOOKALIKE: /({twice})[A-Za-z0-9_]*/ | /({alt})_({})/\n", names.join("|")));
-        }
-    }
+    g.push_str(&format!(
+        "IDENT: /[A-Za-z_][A-Za-z0-9_]*/ & ~RESERVED | /{q}[A-Za-z_][A-Za-z0-9_ ]*{q}/ & ~QUOTED_RESERVED\n",
+        q = escape_regex(&quote)
+    ));
     if strict {
         // Table aliases and qualifiers of a query without WITH.
         if prefixes.is_empty() {
             g.push_str("QUAL: IDENT\n");
-        } else if measures.is_some() {
-            // Typed measures: a qualifier is at most 32 characters and does
-            // not start with a view table's name at all (`SUPERCHARGEReasons…`),
-            // so a column the grammar refuses inside SUM cannot turn into a
-            // made-up qualifier running to the token limit (session 12, DDO
-            // Q3 and Q22). Names of one or two letters keep the `_` rule.
-            let heads: Vec<String> =
-                prefixes.iter().map(|p| if p.len() >= 3 { ci_regex(p) } else { format!("{}_", ci_regex(p)) }).collect();
-            g.push_str(&format!("QUAL: IDENT & /.{{1,32}}/ & ~/({})[A-Za-z0-9_]*/\n", heads.join("|")));
         } else {
             let heads: Vec<String> = prefixes.iter().map(|p| format!("{}_", ci_regex(p))).collect();
             g.push_str(&format!("QUAL: IDENT & ~/({})[A-Za-z0-9_]*/\n", heads.join("|")));
@@ -914,15 +802,13 @@ const STRICT_DERIVED_TABLE: &str = r#" | "(" query ")" ("AS"i? QUAL ("(" IDENT (
 
 /// The expression rules, instantiated four times (five under
 /// [`QueryNames::Strict`]: `_v`, whose unqualified column references are
-/// the allowed relations' columns only; six with typed measures: `_m`,
-/// whose column references are [`NameRules::measures`]): `{e}` is the
+/// the allowed relations' columns only): `{e}` is the
 /// copy's suffix and `{q}` the query rules its subqueries use ("" and "_w"
 /// with column references; "_k" and "_kw", the column-free copies for a
 /// SELECT without FROM, with `{colref}` empty). `{a}` is the copy that
-/// function arguments, CAST and CASE conditions use (`{e}` itself, except
-/// in `_m`, where they are `_v`: `SUM(CASE WHEN CLIENT_gender = 'F' THEN
-/// PAYAMOUNT_amount END)`); `{agg}` and `{arith}` are [`AGG_ANY`] and
-/// [`ARITH_ANY`] or their typed forms.
+/// function arguments, CAST and CASE conditions use (`{e}` itself; typed
+/// measures, deleted in session 26, used another); `{agg}` and `{arith}`
+/// are [`AGG_ANY`] and [`ARITH_ANY`].
 const GRAMMAR_EXPR: &str = r#"expr{e}: or_expr{e}
 or_expr{e}: and_expr{e} ("OR"i and_expr{e})*
 and_expr{e}: not_expr{e} ("AND"i not_expr{e})*
@@ -952,20 +838,8 @@ const ARITH_ANY: &str = r#"sum_expr{e}: product{e} (("+" | "-" | "||") product{e
 product{e}: unary{e} (("*" | "/" | "%") unary{e})*
 "#;
 
-/// `{arith}` of the `_v` copy under typed measures: an operand of `+`,
-/// `-`, `*`, `/` or `%` is a measure expression (`_m`), so a text, date or
-/// key column cannot be added to or multiplied.
-const ARITH_TYPED_V: &str = r#"sum_expr_v: product_v ("||" product_v)* | product_m (("+" | "-") product_m)+
-product_v: unary_v | unary_m (("*" | "/" | "%") unary_m)+
-"#;
-
 /// The aggregate call of a copy of [`GRAMMAR_EXPR`] (`{agg}`).
 const AGG_ANY: &str = r#"AGG_NAME "(" "DISTINCT"i? expr{e} ")""#;
-
-/// `{agg}` of the `_v` and `_m` copies under typed measures: SUM, AVG and
-/// TOTAL read a measure expression, the other aggregates any expression.
-const AGG_TYPED: &str = r#"AGG_OTHER "(" "DISTINCT"i? expr_v ")"
-    | MEASURE_AGG "(" "DISTINCT"i? expr_m ")""#;
 
 /// Rules that do not contain queries.
 const GRAMMAR_SHARED: &str = r#"set_op: "UNION"i "ALL"i? | "INTERSECT"i | "EXCEPT"i

@@ -402,10 +402,6 @@ pub struct AskBody {
     #[serde(default)]
     #[schemars(range(min = 0, max = 16))]
     pub exec_vote: usize,
-    /// With `exec_vote`: also sample over the runner-up view where
-    /// MatchTables' samples split on a table (`lucy ask --runner-up on`).
-    #[serde(default)]
-    pub runner_up: bool,
 }
 
 fn yes() -> bool {
@@ -484,7 +480,6 @@ impl AskBody {
         opts.query.temperature = self.temperature;
         opts.query.schema_context = self.schema_context;
         opts.query.exec_vote = self.exec_vote;
-        opts.query.runner_up = self.runner_up;
         opts.limits.rows = Some(self.limit);
         opts.limits.solver_time_limit_s = check_time_limit(self.time_limit, st)?;
         opts.limits.exec_timeout_s = st.opts.request_timeout.min(30.0);

@@ -298,10 +298,6 @@ pub struct ListStep {
     /// The names offered to the LLM.
     pub candidates: Vec<String>,
     pub call: LlmCall,
-    /// `--permute on`: the calls of samples 2… (one sample each, the
-    /// candidates listed in another order); `call` is sample 1's.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extra_calls: Vec<LlmCall>,
     /// Each sample's answer after parsing and mapping to model names.
     pub samples: Vec<Vec<String>>,
     /// Every item chosen by some sample, ranked.
@@ -331,10 +327,6 @@ pub struct MatchTrace {
     pub attributes: Vec<ColumnRef>,
     pub warnings: Vec<String>,
     pub cost: PhaseCost,
-    /// Candidate retrieval and its fusion with the votes (`--retrieve on`;
-    /// absent when off).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retrieval: Option<RetrievalTrace>,
 }
 
 impl MatchTrace {
@@ -344,38 +336,6 @@ impl MatchTrace {
     pub fn listing_step(&self) -> Option<&ListStep> {
         self.steps.iter().rev().find(|s| s.prompt == "match_tables")
     }
-}
-
-/// What candidate retrieval ranked for one question (docs/phases.md,
-/// "Candidate retrieval").
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RetrievalTrace {
-    /// Core tables with a lexical score above zero, best first.
-    pub lexical: Vec<Scored>,
-    /// Core tables by dense (embedding) similarity, best first; empty when
-    /// no embedder was available (`notes` says why).
-    pub dense: Vec<Scored>,
-    /// Core tables holding a value the question matched (`--values on`),
-    /// best match first; absent without matches.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub values: Vec<Scored>,
-    /// Reciprocal-rank fusion of the lists, best first.
-    pub fused: Vec<Scored>,
-    /// The RRF constant k.
-    pub rrf_k: f64,
-    /// Core tables in final order: the ones the votes kept first (by
-    /// votes), then the fused ranking.
-    pub candidates: Vec<String>,
-    /// The tables offered to a verification question, in order.
-    pub verified: Vec<String>,
-    pub notes: Vec<String>,
-}
-
-/// One table with a score.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Scored {
-    pub table: String,
-    pub score: f64,
 }
 
 /// Phase 2: GenerateView.
@@ -545,10 +505,6 @@ pub struct QueryTrace {
     /// K ≥ 2); absent when it was off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_vote: Option<ExecVote>,
-    /// `--typed-measures on`: the view columns the grammar let SUM, AVG,
-    /// TOTAL and arithmetic read; absent when it was off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measures: Option<TypedMeasures>,
     /// `--name-hints on`: the lines naming the view column a phrase of the
     /// question spells, as the prompt showed them; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -560,17 +516,6 @@ pub struct QueryTrace {
     pub compacted: Option<String>,
 }
 
-/// The columns typed measures admitted, and why the data could not help.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TypedMeasures {
-    /// View columns that can be measures.
-    pub columns: Vec<String>,
-    /// Set when the value index could not be read (text columns then stay
-    /// measures).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warning: Option<String>,
-}
-
 /// Execution-guided choice (`--exec-vote K`): K answers sampled in one call,
 /// each checked by the guard and run read-only; the answer is a candidate of
 /// the result that most candidates agree on.
@@ -578,10 +523,9 @@ pub struct TypedMeasures {
 pub struct ExecVote {
     /// Answers asked for (K).
     pub k: usize,
-    /// The (top view's) sampling call, when no candidate of it was chosen
-    /// (none at all: QueryView then ran as without the vote, its attempts
-    /// follow; or a runner-up's). When one was chosen, the call is the
-    /// first attempt's.
+    /// The sampling call, when no candidate was chosen (QueryView then ran
+    /// as without the vote, its attempts follow). When one was chosen, the
+    /// call is the first attempt's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<LlmCall>,
     /// Every sampled answer, in the call's order (candidate 0 is the answer
@@ -593,36 +537,6 @@ pub struct ExecVote {
     /// the execution.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen: Option<usize>,
-    /// `--runner-up on` where MatchTables was uncertain: the second view
-    /// QueryView also sampled over (its candidates follow the top view's
-    /// and are marked `runner_up`); absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runner_up: Option<RunnerUpVote>,
-}
-
-/// The runner-up view of an execution vote (`pipeline::runner_up`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunnerUpVote {
-    /// What differs from the top view's relevant tables: `without
-    /// RETENTION (1 of 5 samples named it)`, `with PAYMENT (…; not kept)`.
-    pub change: String,
-    /// The runner-up's relevant tables.
-    pub tables: Vec<String>,
-    /// The runner-up's sampling call, unless a candidate of it was chosen
-    /// (the call is then the first attempt's, and the top view's sampling
-    /// call is the vote's `call`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<LlmCall>,
-    /// The call failed: the vote counted the top view's candidates only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// A runner-up candidate won: the answer reads the runner-up view, which
-    /// is then the trace's `generate_view`, and `view` is the top one.
-    pub won: bool,
-    /// GenerateView of the view the answer does not read: the runner-up's,
-    /// or the top view's when `won`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub view: Option<Box<ViewTrace>>,
 }
 
 /// One sampled SQL answer of an execution vote.
@@ -664,13 +578,6 @@ pub struct SqlCandidate {
     /// Votes for its result (0: it did not vote).
     pub votes: usize,
     pub chosen: bool,
-    /// Sampled over the runner-up view (`--runner-up on`), not the top one.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub runner_up: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 /// One distinct result of an execution vote.

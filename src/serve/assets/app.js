@@ -173,17 +173,13 @@ function voteSection(v) {
     if (c.execution && !c.execution.ok) return "failed: " + c.execution.error;
     return c.execution ? `${c.execution.row_count} row(s)` : "not run";
   };
-  const ru = v.runner_up;
   const rows = (v.candidates || []).map((c, i) => [i, c.extracted || "(no SQL)", outcome(c), c.result_hash || "–", c.votes,
-    [c.runner_up ? "runner-up view" : "", c.chosen ? "chosen" : ""].filter(Boolean).join(", ")]);
+    c.chosen ? "chosen" : ""]);
   const chosen = v.chosen == null ? "none chosen: QueryView ran as without the vote" : `candidate #${v.chosen} chosen`;
   const n = (v.candidates || []).length;
-  const count = ru ? `${n} candidate(s) (${v.k} per view)` : `${n} of ${v.k} candidate(s)`;
+  const count = `${n} of ${v.k} candidate(s)`;
   return el("div", { class: "step", id: "vote-section" },
     el("h3", {}, `Execution vote: ${count}, ${(v.results || []).length} distinct result(s); ${chosen}`),
-    ru ? el("p", { id: "runner-up" }, `Runner-up view: ${ru.change}; tables ${(ru.tables || []).join(", ")}` +
-      (ru.won ? ". Its candidate won: the answer reads the runner-up view." : ". The top view's answer stands.") +
-      (ru.error ? ` Its LLM call failed: ${ru.error}` : "")) : null,
     table(["#", "SQL", "outcome", "result", "votes", ""], rows, (i) => (v.candidates[i].votes ? "" : "dropped")));
 }
 
@@ -285,7 +281,6 @@ async function ask(ev) {
   if (tables.length) body.tables = tables;
   const k = Number($("exec-vote").value);
   if (k > 1) body.exec_vote = k;
-  if (k > 1 && $("runner-up").checked) body.runner_up = true;
   if ($("stop-after").value) body.stop_after = $("stop-after").value;
   $("go").disabled = true;
   status("MatchTables: asking the LLM…");
