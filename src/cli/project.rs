@@ -278,6 +278,20 @@ mod tests {
         }
     }
 
+    /// Every lever flag `lucy ask` maps to settings exists, under its name,
+    /// and every key it sets is a setting.
+    #[test]
+    fn ask_lever_flags_name_real_flags_and_settings() {
+        let cmd = <super::super::ask::AskArgs as clap::Args>::augment_args(clap::Command::new("ask"));
+        for (id, flag, keys) in super::super::ask::FLAG_KEYS {
+            let arg = cmd.get_arguments().find(|a| a.get_id() == *id).unwrap_or_else(|| panic!("no flag {id}"));
+            assert_eq!(format!("--{}", arg.get_long().unwrap()), *flag);
+            for k in *keys {
+                assert!(lucy::pipeline::settings::lever(k).is_some(), "{k}");
+            }
+        }
+    }
+
     #[test]
     fn ask_defaults_parse() {
         let a = ask_defaults().unwrap();

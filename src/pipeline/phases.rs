@@ -342,13 +342,7 @@ impl<'a> Run<'a> {
     }
 
     /// `--sql`: the given SQL through the same guard, rewrite and execution.
-    fn given_sql(
-        &self,
-        sql: &str,
-        view: &ViewResult,
-        run_it: bool,
-        qt: &mut QueryTrace,
-    ) -> Result<query::SqlOutcome> {
+    fn given_sql(&self, sql: &str, view: &ViewResult, run_it: bool, qt: &mut QueryTrace) -> Result<query::SqlOutcome> {
         let exec = exec_target(self.opts, view, run_it);
         let task = given_task(allowed_over(view), self.dialect, exec, Some((view, self.opts.query.fanout)));
         query::run_given(&task, sql, qt)

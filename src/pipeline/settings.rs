@@ -207,11 +207,7 @@ pub const LEVERS: &[Lever] = &[
         what: "show the relevant tables' DDL and descriptions (PROMPTC')",
         measured: "off: the paper's PROMPTC",
     },
-    Lever {
-        key: "query.names",
-        what: "names the SQL grammar admits: free | strict",
-        measured: "strict (session 15)",
-    },
+    Lever { key: "query.names", what: "names the SQL grammar admits: free | strict", measured: "strict (session 15)" },
     Lever {
         key: "query.rename_unknown",
         what: "rename a rejected column to the one view column it means",
