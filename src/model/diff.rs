@@ -51,7 +51,7 @@ fn by_name<T>(items: &[T], name: impl Fn(&T) -> &str) -> BTreeMap<String, &T> {
 
 /// A relationship written M:1 (or 1:1) from its foreign-key side, names
 /// lower-cased: the key under which two models' relationships match.
-fn rel_key(r: &Relationship) -> (String, String, Vec<(String, String)>, Cardinality) {
+pub(crate) fn rel_key(r: &Relationship) -> (String, String, Vec<(String, String)>, Cardinality) {
     let lower = |s: &str| s.to_ascii_lowercase();
     let (from, to, on, card) = if r.cardinality == Cardinality::OneToMany {
         (
