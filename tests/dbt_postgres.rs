@@ -99,6 +99,8 @@ fn jaffle_shop_built_by_dbt_imports_and_answers() {
         "SELECT customers_customer_id, customers_first_name, customers_last_name, customers_number_of_orders FROM lucy_view",
         "--execute",
         &url,
+        "--limit",
+        "1000",
     ]));
     let want = server_rows(
         &url,
@@ -116,9 +118,11 @@ fn jaffle_shop_built_by_dbt_imports_and_answers() {
         "--tables",
         "customers,orders",
         "--sql",
-        "SELECT customers_customer_id, COUNT(*) FROM lucy_view GROUP BY customers_customer_id",
+        "SELECT customers_customer_id, COUNT(orders_order_id) FROM lucy_view GROUP BY customers_customer_id",
         "--execute",
         &url,
+        "--limit",
+        "1000",
     ]));
     let want = server_rows(
         &url,

@@ -215,6 +215,7 @@ fn with_values(desc: Option<String>, values: &[String]) -> Option<String> {
         v.push_str(&format!(", … ({} values)", values.len()));
     }
     Some(match desc {
+        Some(d) if d.contains('\n') => format!("{d}\n{v}"),
         Some(d) if d.ends_with('.') => format!("{d} {v}"),
         Some(d) => format!("{d}. {v}"),
         None => v,
