@@ -195,7 +195,14 @@ mod tests {
     use crate::types::Column;
 
     fn col(n: &str, t: &str) -> Column {
-        Column { name: n.into(), sql_type: t.into(), nullable: true, description: None, synonyms: Vec::new() }
+        Column {
+            name: n.into(),
+            sql_type: t.into(),
+            nullable: true,
+            description: None,
+            synonyms: Vec::new(),
+            origin: None,
+        }
     }
 
     fn model() -> DbModel {
@@ -240,6 +247,7 @@ mod tests {
             primary_key: vec![],
             columns: vec![col("x", "TEXT")],
             synonyms: Vec::new(),
+            origin: None,
         });
         b.relationships[0].cardinality = Cardinality::OneToOne;
         let lines: Vec<String> = diff(&a, &b).iter().map(|c| c.to_string()).collect();

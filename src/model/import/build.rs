@@ -293,7 +293,14 @@ mod tests {
     use super::*;
 
     fn col(n: &str) -> Column {
-        Column { name: n.into(), sql_type: "int".into(), nullable: true, description: None, synonyms: Vec::new() }
+        Column {
+            name: n.into(),
+            sql_type: "int".into(),
+            nullable: true,
+            description: None,
+            synonyms: Vec::new(),
+            origin: None,
+        }
     }
 
     fn table(n: &str, cols: &[&str], pk: &[&str]) -> RawTable {
