@@ -44,6 +44,7 @@ impl Builder {
             primary_key: vec!["id".into()],
             columns: cols,
             synonyms: Vec::new(),
+            origin: None,
         });
         self.tables.len() - 1
     }
@@ -339,7 +340,14 @@ pub fn model_of(name: &str, spec: &[(String, Vec<String>)], patterns: Vec<Patter
         .map(|(t, refs)| {
             let mut columns = vec![column("id", "INTEGER", false), column("name", "TEXT", true)];
             columns.extend(refs.iter().map(|r| column(format!("{}_id", r.to_lowercase()), "INTEGER", true)));
-            Table { name: t.clone(), description: None, primary_key: vec!["id".into()], columns, synonyms: Vec::new() }
+            Table {
+                name: t.clone(),
+                description: None,
+                primary_key: vec!["id".into()],
+                columns,
+                synonyms: Vec::new(),
+                origin: None,
+            }
         })
         .collect();
     let relationships = spec
@@ -362,10 +370,18 @@ pub fn many_to_one(name: Option<String>, from: &str, to: &str, col: String) -> R
         role_description: None,
         role_synonyms: Vec::new(),
         via: None,
+        origin: None,
     }
 }
 
 /// A column with no description.
 fn column(name: impl Into<String>, sql_type: &str, nullable: bool) -> Column {
-    Column { name: name.into(), sql_type: sql_type.into(), nullable, description: None, synonyms: Vec::new() }
+    Column {
+        name: name.into(),
+        sql_type: sql_type.into(),
+        nullable,
+        description: None,
+        synonyms: Vec::new(),
+        origin: None,
+    }
 }

@@ -50,6 +50,7 @@ for suite in ddo acme; do
   scripts/db.sh load "$suite" spark
 done
 echo "test.sh: database servers up and loaded in $(( $(date +%s) - servers_started )) s" >&2
+scripts/dbt.sh build   # jaffle_shop built by dbt on PostgreSQL, for tests/dbt_postgres.rs
 export LUCY_DB_TESTS=1
 scripts/setup-serve-tests.sh   # chromium, playwright-core, schemathesis for tests/serve_api.rs
 export LUCY_REQUIRE_SERVE_TOOLS=1

@@ -384,6 +384,7 @@ fn id_tables(n: usize) -> Vec<lucy::types::Table> {
                 ..Column::default()
             }],
             synonyms: Vec::new(),
+            origin: None,
         })
         .collect()
 }
@@ -441,6 +442,7 @@ fn generate_view_matches_brute_force_on_random_models() {
                             nullable: true,
                             description: None,
                             synonyms: Vec::new(),
+                            origin: None,
                         });
                         rels.push(crate::gen::many_to_one(Some(format!("r{}", rels.len())), &name(a), &name(b), col));
                         pairs.push((a, b));
@@ -612,6 +614,7 @@ fn role_instances_match_brute_force_on_random_models() {
                             nullable: true,
                             description: None,
                             synonyms: Vec::new(),
+                            origin: None,
                         });
                         let r = rels.len();
                         rels.push(Relationship {
@@ -1063,6 +1066,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
         nullable: true,
         description: None,
         synonyms: Vec::new(),
+        origin: None,
     };
     for case in 0..250 {
         let n = rng.random_range(2..=5);
@@ -1074,6 +1078,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 primary_key: vec!["id".into()],
                 columns: vec![col("id")],
                 synonyms: Vec::new(),
+                origin: None,
             })
             .collect();
         let mut rels: Vec<Relationship> = Vec::new();
@@ -1104,6 +1109,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 primary_key: vec!["id".into()],
                 columns: vec![col("id"), col("root_id")],
                 synonyms: Vec::new(),
+                origin: None,
             });
             rels.push(Relationship {
                 name: Some(format!("c{k}")),
@@ -1116,6 +1122,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 role_description: None,
                 role_synonyms: Vec::new(),
                 via: None,
+                origin: None,
             });
             children.push(PatternNode::leaf(format!("C{k}")));
         }
@@ -1286,6 +1293,7 @@ fn tables_hanging_off_a_junction_match_brute_force() {
         nullable: true,
         description: None,
         synonyms: Vec::new(),
+        origin: None,
     };
     for case in 0..300 {
         // T0, T1: the sides; T2: the junction; T3..: other tables; then the
@@ -1300,6 +1308,7 @@ fn tables_hanging_off_a_junction_match_brute_force() {
                 primary_key: vec!["id".into()],
                 columns: vec![col("id")],
                 synonyms: Vec::new(),
+                origin: None,
             })
             .collect();
         let mut rels: Vec<Relationship> = Vec::new();
@@ -1763,6 +1772,7 @@ fn shortcuts_are_left_out_while_their_table_is_relevant() {
                     nullable: true,
                     description: None,
                     synonyms: Vec::new(),
+                    origin: None,
                 });
                 Relationship {
                     via: via[r].map(name),

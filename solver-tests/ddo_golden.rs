@@ -230,6 +230,7 @@ fn add_fk(m: &mut DbModel, from: &str, column: &str, to: &str, name: &str) {
         nullable: true,
         description: None,
         synonyms: Vec::new(),
+        origin: None,
     });
     m.relationships.push(lucy::types::Relationship {
         name: Some(name.into()),
@@ -242,6 +243,7 @@ fn add_fk(m: &mut DbModel, from: &str, column: &str, to: &str, name: &str) {
         role_description: None,
         role_synonyms: Vec::new(),
         via: None,
+        origin: None,
     });
 }
 

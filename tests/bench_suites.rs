@@ -22,6 +22,7 @@ fn suites_load_with_expected_sizes() {
         ("ddo", 24),
         ("ddo-heldout", 12),
         ("acme-heldout", 12),
+        ("jaffle-shop", 12),
     ] {
         let s = suite(name);
         assert_eq!(s.questions.len(), n, "{name}");

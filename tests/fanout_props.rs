@@ -123,6 +123,7 @@ impl Schema {
                     role_description: None,
                     role_synonyms: Vec::new(),
                     via: None,
+                    origin: None,
                 }
             })
             .collect();

@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("types", 0),
     // 1: the dbModel format, the LLM client, prompt templates.
     ("model", 1),
+    ("model/import/dbt", 1),
     ("llm", 1),
     ("prompts", 1),
     // 2: the schema graph, the one place names become ids.

@@ -17,8 +17,9 @@ pub enum ModelCommand {
     /// List tables, columns, keys, relationships and patterns; with --json,
     /// print the normalized model.
     Show { file: PathBuf },
-    /// Import a dbModel from DDL, a SQLite file, BIRD/Spider tables.json, or
-    /// the live catalog of a PostgreSQL, MySQL or Spark server.
+    /// Import a dbModel from DDL, a SQLite file, BIRD/Spider tables.json, a
+    /// dbt project (manifest.json + catalog.json), or the live catalog of a
+    /// PostgreSQL, MySQL or Spark server.
     Import(super::model_import::ImportArgs),
     /// Propose m:m, lookup, star and snowflake patterns from the keys, as a
     /// JSON patch (RFC 6902) to review and apply; with --relationships,

@@ -1,8 +1,10 @@
 //! `lucy model import`: build a dbModel from DDL, a SQLite file, a
-//! BIRD/Spider `tables.json`, or the live catalog of a PostgreSQL, MySQL or
-//! Spark server. The model goes to stdout (or `--out`),
+//! BIRD/Spider `tables.json`, a dbt project's artifacts, or the live
+//! catalog of a PostgreSQL, MySQL or Spark server. The model goes to stdout (or `--out`),
 //! import warnings to stderr; with `--json` stdout carries
 //! `{"model": …, "warnings": […]}` instead.
+
+mod dbt;
 
 use std::path::PathBuf;
 
@@ -14,7 +16,7 @@ use lucy::sql::exec::Database;
 
 /// Arguments of `lucy model import`.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["ddl", "sqlite", "bird_tables", "postgres", "mysql", "spark"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["ddl", "sqlite", "bird_tables", "postgres", "mysql", "spark", "dbt"])))]
 pub struct ImportArgs {
     /// A file of CREATE TABLE statements (`;` separators optional).
     #[arg(long, value_name = "FILE")]
@@ -56,6 +58,35 @@ pub struct ImportArgs {
     /// else `default`).
     #[arg(long, value_name = "D")]
     pub database: Option<String>,
+    /// A dbt project: its `target/` directory (or the project directory
+    /// holding it), or a `manifest.json` (schemas v7–v12, dbt Fusion).
+    /// `catalog.json` beside it is read when present. Tables: the
+    /// project's enabled models, seeds and snapshots; keys, relationships,
+    /// descriptions and allowed values from constraints, tests and semantic
+    /// models (docs/dbmodel.md, "From dbt"). Pattern proposals are printed,
+    /// never applied.
+    #[arg(long, value_name = "PATH")]
+    pub dbt: Option<PathBuf>,
+    /// With --dbt: the `catalog.json` of `dbt docs generate` (the column
+    /// lists and types; default: the one beside the manifest).
+    #[arg(long, value_name = "FILE", requires = "dbt")]
+    pub catalog: Option<PathBuf>,
+    /// With --dbt: what to import, in dbt's selector words (`path:models/marts`,
+    /// `tag:T`, `package:P`, `resource_type:source`, `source:S`, names with
+    /// `*`); words are a union, `a,b` an intersection. Default: the
+    /// project's own models, seeds and snapshots.
+    #[arg(long, value_name = "WORDS", requires = "dbt", num_args = 1..)]
+    pub select: Vec<String>,
+    /// With --dbt: re-import into this curated model, keeping its patterns,
+    /// constraints, synonyms, edited descriptions, roles and hand-added
+    /// tables and relationships; prints what dbt changed. Written back to
+    /// it unless --out names another file.
+    #[arg(long, value_name = "MODEL", requires = "dbt")]
+    pub update: Option<PathBuf>,
+    /// With --update: drop a table dbt no longer has even when a pattern
+    /// uses it (the pattern is dropped too).
+    #[arg(long, requires = "update")]
+    pub force: bool,
     /// Model name (default: the file stem, or the db id).
     #[arg(long)]
     pub name: Option<String>,
@@ -66,6 +97,9 @@ pub struct ImportArgs {
 
 /// Run the import; exit code 0 even with warnings (they are reported).
 pub fn run(args: ImportArgs, ctx: Ctx) -> Result<i32> {
+    if args.dbt.is_some() {
+        return dbt::run(&args, ctx);
+    }
     let mut imported = import(&args)?;
     if let Some(n) = &args.name {
         imported.model.name = n.clone();
@@ -145,6 +179,6 @@ fn import(args: &ImportArgs) -> Result<Imported> {
         };
     }
     Err(Error::Input(
-        "give one source: --ddl FILE, --sqlite DB, --bird-tables FILE --db-id ID, --postgres URL, --mysql URL or --spark URL".into(),
+        "give one source: --ddl FILE, --sqlite DB, --bird-tables FILE --db-id ID, --dbt PATH, --postgres URL, --mysql URL or --spark URL".into(),
     ))
 }

@@ -186,6 +186,7 @@ mod tests {
                 role_description: None,
                 role_synonyms: Vec::new(),
                 via: None,
+                origin: None,
             }],
             ..Default::default()
         };

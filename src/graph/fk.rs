@@ -605,6 +605,7 @@ pub fn proposal(c: &Candidate, cardinality: Cardinality, reason: String) -> Rela
             role_description: None,
             role_synonyms: Vec::new(),
             via: None,
+            origin: None,
         },
         reason,
     }

@@ -114,6 +114,9 @@ pub fn show_text(g: &SchemaGraph) -> String {
     let _ = writeln!(o, "\nTables ({}):", m.tables.len());
     for (id, t) in m.tables.iter().enumerate() {
         let _ = writeln!(o, "  {} [{}]{}", t.name, roles(g, id).join(", "), desc(&t.description));
+        if let Some(from) = &t.origin {
+            let _ = writeln!(o, "    origin: {from}");
+        }
         for c in &t.columns {
             let mut flags = Vec::new();
             if t.primary_key.iter().any(|k| k.eq_ignore_ascii_case(&c.name)) {
@@ -127,7 +130,8 @@ pub fn show_text(g: &SchemaGraph) -> String {
             }
             let flags = if flags.is_empty() { String::new() } else { format!(" [{}]", flags.join(", ")) };
             let ty = if c.sql_type.is_empty() { String::new() } else { format!(" {}", c.sql_type) };
-            let _ = writeln!(o, "    {}{ty}{flags}{}", c.name, desc(&c.description));
+            let from = c.origin.as_ref().map(|f| format!("  ({f})")).unwrap_or_default();
+            let _ = writeln!(o, "    {}{ty}{flags}{}{from}", c.name, desc(&c.description));
         }
     }
     let _ = writeln!(o, "\nRelationships ({}):", m.relationships.len());
@@ -145,6 +149,9 @@ pub fn show_text(g: &SchemaGraph) -> String {
             on.join(" AND "),
             desc(&rel.description)
         );
+        if let Some(from) = &rel.origin {
+            let _ = writeln!(o, "    origin: {from}");
+        }
     }
     let _ = writeln!(o, "\nPatterns ({}):", m.patterns.len());
     for p in &m.patterns {

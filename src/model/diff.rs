@@ -51,7 +51,7 @@ fn by_name<T>(items: &[T], name: impl Fn(&T) -> &str) -> BTreeMap<String, &T> {
 
 /// A relationship written M:1 (or 1:1) from its foreign-key side, names
 /// lower-cased: the key under which two models' relationships match.
-fn rel_key(r: &Relationship) -> (String, String, Vec<(String, String)>, Cardinality) {
+pub(crate) fn rel_key(r: &Relationship) -> (String, String, Vec<(String, String)>, Cardinality) {
     let lower = |s: &str| s.to_ascii_lowercase();
     let (from, to, on, card) = if r.cardinality == Cardinality::OneToMany {
         (
@@ -195,7 +195,14 @@ mod tests {
     use crate::types::Column;
 
     fn col(n: &str, t: &str) -> Column {
-        Column { name: n.into(), sql_type: t.into(), nullable: true, description: None, synonyms: Vec::new() }
+        Column {
+            name: n.into(),
+            sql_type: t.into(),
+            nullable: true,
+            description: None,
+            synonyms: Vec::new(),
+            origin: None,
+        }
     }
 
     fn model() -> DbModel {
@@ -240,6 +247,7 @@ mod tests {
             primary_key: vec![],
             columns: vec![col("x", "TEXT")],
             synonyms: Vec::new(),
+            origin: None,
         });
         b.relationships[0].cardinality = Cardinality::OneToOne;
         let lines: Vec<String> = diff(&a, &b).iter().map(|c| c.to_string()).collect();

@@ -216,7 +216,14 @@ impl Cx<'_> {
                 let sql_type = spec.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
                 let default = spec.get("default").and_then(Value::as_str).unwrap_or_default();
                 let nullable = !default.to_ascii_uppercase().contains("NOT NULL");
-                columns.push(Column { name: col.clone(), sql_type, nullable, description: None, synonyms: Vec::new() });
+                columns.push(Column {
+                    name: col.clone(),
+                    sql_type,
+                    nullable,
+                    description: None,
+                    synonyms: Vec::new(),
+                    origin: None,
+                });
             }
         }
         for (col, d) in col_desc {
@@ -228,10 +235,11 @@ impl Cx<'_> {
                     nullable: true,
                     description: Some(d),
                     synonyms: Vec::new(),
+                    origin: None,
                 }),
             }
         }
-        Some(Table { name: key.to_string(), description, primary_key, columns, synonyms: Vec::new() })
+        Some(Table { name: key.to_string(), description, primary_key, columns, synonyms: Vec::new(), origin: None })
     }
 
     /// Read a JSON object file referenced from the main file at `at`.
@@ -327,6 +335,7 @@ impl Cx<'_> {
                 role_description: None,
                 role_synonyms: Vec::new(),
                 via: None,
+                origin: None,
             });
         }
     }

@@ -53,6 +53,11 @@ pub struct Table {
     /// (docs/phases.md); non-empty, no duplicates within the table.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub synonyms: Vec<String>,
+    /// Where the element came from, written by importers (`dbt: model
+    /// shop.orders`, `dbt: test relationships_orders_customer_id…`) and
+    /// shown by `lucy model show`; never read by the planner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// One column of a table.
@@ -74,6 +79,11 @@ pub struct Column {
     /// `Policy_Amount`); as [`Table::synonyms`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub synonyms: Vec<String>,
+    /// Where the element came from, written by importers (`dbt: model
+    /// shop.orders`, `dbt: test relationships_orders_customer_id…`) and
+    /// shown by `lucy model show`; never read by the planner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 fn default_true() -> bool {
@@ -156,6 +166,11 @@ pub struct Relationship {
     /// anyway. `via` must be joined to both ends by relationships.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// Where the element came from, written by importers (`dbt: model
+    /// shop.orders`, `dbt: test relationships_orders_customer_id…`) and
+    /// shown by `lucy model show`; never read by the planner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 impl Relationship {

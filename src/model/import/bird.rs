@@ -70,6 +70,7 @@ pub fn bird_tables_with_warnings(tables_json: &Path, db_id: &str, descriptions: 
                     nullable: true,
                     description: None,
                     synonyms: Vec::new(),
+                    origin: None,
                 });
                 columns.push(Some((t, n.to_string())));
             }
@@ -180,6 +181,8 @@ fn group_foreign_keys(
             to: tables[*tt].name.clone(),
             to_columns: group.iter().map(|&g| pairs[g].1 .1.clone()).collect(),
             origin: format!("{db_id}.foreign_keys"),
+            description: None,
+            provenance: None,
         });
     }
     out

@@ -19,6 +19,10 @@ pub(crate) struct RawTable {
     pub unique: Vec<Vec<String>>,
     /// Where the table was read, for warnings (e.g. `line 17`).
     pub origin: String,
+    /// Other words for a row of the table.
+    pub synonyms: Vec<String>,
+    /// Where the table came from, kept in the model (`Table::origin`).
+    pub provenance: Option<String>,
 }
 
 /// A foreign key as read from the source.
@@ -29,7 +33,12 @@ pub(crate) struct RawForeignKey {
     pub to: String,
     /// Empty when the source omits them: the referenced table's primary key.
     pub to_columns: Vec<String>,
+    /// Where it was read, for warnings.
     pub origin: String,
+    /// What the relationship means.
+    pub description: Option<String>,
+    /// Where it came from, kept in the model (`Relationship::origin`).
+    pub provenance: Option<String>,
 }
 
 impl RawForeignKey {
@@ -136,7 +145,8 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
             description: rt.description.clone(),
             primary_key,
             columns,
-            synonyms: Vec::new(),
+            synonyms: rt.synonyms.clone(),
+            origin: rt.provenance.clone(),
         });
         uniques.push(table_uniques);
     }
@@ -247,11 +257,12 @@ fn resolve_fk(
         to: to.name.clone(),
         cardinality,
         on: cols.into_iter().zip(to_cols).map(|(a, b)| [a, b]).collect(),
-        description: None,
+        description: fk.description.clone(),
         role: None,
         role_description: None,
         role_synonyms: Vec::new(),
         via: None,
+        origin: fk.provenance.clone(),
     })
 }
 
@@ -282,7 +293,14 @@ mod tests {
     use super::*;
 
     fn col(n: &str) -> Column {
-        Column { name: n.into(), sql_type: "int".into(), nullable: true, description: None, synonyms: Vec::new() }
+        Column {
+            name: n.into(),
+            sql_type: "int".into(),
+            nullable: true,
+            description: None,
+            synonyms: Vec::new(),
+            origin: None,
+        }
     }
 
     fn table(n: &str, cols: &[&str], pk: &[&str]) -> RawTable {
@@ -300,7 +318,7 @@ mod tests {
             columns: cols.iter().map(|s| s.to_string()).collect(),
             to: to.into(),
             to_columns: to_cols.iter().map(|s| s.to_string()).collect(),
-            origin: String::new(),
+            ..Default::default()
         }
     }
 

@@ -199,6 +199,7 @@ impl Reader {
                 nullable: true,
                 description: None,
                 synonyms: Vec::new(),
+                origin: None,
             };
             for opt in &cd.options {
                 match &opt.option {
@@ -212,6 +213,8 @@ impl Reader {
                         to: last_ident(&fk.foreign_table),
                         to_columns: fk.referred_columns.iter().map(|i| i.value.clone()).collect(),
                         origin: origin.clone(),
+                        description: None,
+                        provenance: None,
                     }),
                     ColumnOption::Comment(c) => col.description = Some(c.clone()),
                     _ => {}
@@ -236,6 +239,8 @@ impl Reader {
                 to: last_ident(&fk.foreign_table),
                 to_columns: fk.referred_columns.iter().map(|i| i.value.clone()).collect(),
                 origin: origin.to_string(),
+                description: None,
+                provenance: None,
             }),
             _ => {}
         }

@@ -258,7 +258,15 @@ fn read_item(sql: &str, item: &[Spanned], table: &mut RawTable, fks: &mut Vec<Ra
         let (cols, after) = paren_names(item, at);
         if let Some(r) = (after..item.len()).find(|&j| is_kw(item.get(j), "REFERENCES")) {
             if let Some((to, to_columns)) = references(item, r + 1) {
-                fks.push(RawForeignKey { from: String::new(), columns: cols, to, to_columns, origin: String::new() });
+                fks.push(RawForeignKey {
+                    from: String::new(),
+                    columns: cols,
+                    to,
+                    to_columns,
+                    origin: String::new(),
+                    description: None,
+                    provenance: None,
+                });
             }
         }
         return;
@@ -327,6 +335,8 @@ fn read_item(sql: &str, item: &[Spanned], table: &mut RawTable, fks: &mut Vec<Ra
                     to,
                     to_columns,
                     origin: String::new(),
+                    description: None,
+                    provenance: None,
                 });
             }
         }

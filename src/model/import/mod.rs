@@ -1,10 +1,10 @@
 //! Importers: turn a schema written somewhere else into a dbModel.
 //!
-//! Three sources here: `CREATE TABLE` DDL ([`from_ddl`]), a SQLite file
-//! ([`from_sqlite`]) and the BIRD/Spider `tables.json` format
-//! ([`from_bird_tables`]); the live catalog of a PostgreSQL or MySQL server
-//! is read by `sql::catalog` (it talks to the server), into the same
-//! [`build`]. Every importer collects tables and foreign keys
+//! Four sources here: `CREATE TABLE` DDL ([`from_ddl`]), a SQLite file
+//! ([`from_sqlite`]), the BIRD/Spider `tables.json` format
+//! ([`from_bird_tables`]) and a dbt project's artifacts ([`dbt`]); the
+//! live catalog of a PostgreSQL or MySQL server is read by `sql::catalog`
+//! (it talks to the server), into the same [`build`]. Every importer collects tables and foreign keys
 //! into the raw form of [`build`], which resolves names, decides
 //! cardinalities and drops what cannot be represented (an FK to a table
 //! that is not defined, a key column that does not exist) with an
@@ -16,6 +16,7 @@
 
 mod bird;
 pub(crate) mod build;
+pub mod dbt;
 mod ddl;
 mod ddl_split;
 mod ddl_tolerant;
@@ -28,6 +29,7 @@ use crate::error::Result;
 use crate::types::{DbModel, Dialect};
 
 pub use bird::bird_tables_with_warnings;
+pub use dbt::{dbt_with_warnings, DbtImport, DbtOptions};
 pub use ddl::ddl_with_warnings;
 pub use sqlite::sqlite_with_warnings;
 

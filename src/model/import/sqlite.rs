@@ -65,6 +65,7 @@ fn read_table(conn: &Connection, name: &str) -> rusqlite::Result<(RawTable, Vec<
             nullable: notnull == 0,
             description: None,
             synonyms: Vec::new(),
+            origin: None,
         });
     }
     pk.sort();

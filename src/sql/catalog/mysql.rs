@@ -93,6 +93,7 @@ pub fn mysql_with_warnings(server: &Server, database: Option<&str>, name: Option
                 nullable: nullable == "YES",
                 description: comment.filter(|c| !c.is_empty()),
                 synonyms: Vec::new(),
+                origin: None,
             });
         }
     }
@@ -135,6 +136,8 @@ pub fn mysql_with_warnings(server: &Server, database: Option<&str>, name: Option
                     to,
                     to_columns: vec![to_col],
                     origin: format!("table {t}: constraint {cname}"),
+                    description: None,
+                    provenance: None,
                 },
             )),
         }

@@ -68,6 +68,7 @@ pub fn postgres_with_warnings(server: &Server, schema: Option<&str>, name: Optio
                 nullable: !notnull,
                 description: c.get(3),
                 synonyms: Vec::new(),
+                origin: None,
             });
         }
         let cons = tx
@@ -108,6 +109,8 @@ pub fn postgres_with_warnings(server: &Server, schema: Option<&str>, name: Optio
                 to,
                 to_columns: to_cols,
                 origin: format!("table {tname}: constraint {cname}"),
+                description: None,
+                provenance: None,
             });
         }
         let uniques = tx

@@ -54,6 +54,7 @@ fn raw_schema(db: &Database, database: &str, tables: Vec<CatalogTable>, name: Op
                     nullable: c.nullable,
                     description: c.description,
                     synonyms: Vec::new(),
+                    origin: None,
                 })
                 .collect(),
             ..Default::default()
