@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::graph::{RelId, SchemaGraph, TableId};
-use crate::llm::traced;
+use crate::llm::{self, traced};
 use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::prompts::Prompts;
 use crate::types::trace::{ListStep, MatchTrace, Vote};
@@ -112,6 +112,26 @@ pub struct MatchOptions {
     /// default ([`CORE_MAJORITY`]): any vote keeps a table (`min_votes`).
     #[serde(default = "default_core_majority", skip_serializing_if = "is_default_core_majority")]
     pub core_majority: bool,
+    /// Stop sampling a list prompt once its vote is decided
+    /// ([`vote::decided`]; adaptive consistency): the first samples, then
+    /// the rest only when they could change what the vote keeps. Used only
+    /// where nothing but the kept list is read (a table's attribute, kind
+    /// and role prompts, with no option that reads the vote counts), on a
+    /// backend that decodes samples itself (the embedded model). On by
+    /// default ([`ADAPTIVE_VOTES`]).
+    #[serde(default = "default_adaptive", skip_serializing_if = "is_default_adaptive")]
+    pub adaptive: bool,
+}
+
+/// Whether list votes stop when decided, by default ([`MatchOptions::adaptive`]).
+pub const ADAPTIVE_VOTES: bool = true;
+
+fn default_adaptive() -> bool {
+    ADAPTIVE_VOTES
+}
+
+fn is_default_adaptive(b: &bool) -> bool {
+    *b == ADAPTIVE_VOTES
 }
 
 fn default_kinds() -> bool {
@@ -169,6 +189,7 @@ impl Default for MatchOptions {
             kind_instance: kinds::DEFAULT_ON,
             table_names: named::DEFAULT_ON,
             core_majority: CORE_MAJORITY,
+            adaptive: ADAPTIVE_VOTES,
         }
     }
 }
@@ -764,6 +785,23 @@ fn ask_list(
         ..ListStep::default()
     };
     let mut choices: Vec<String> = Vec::new();
+    let mut skipped = 0usize;
+    let mapper = Mapper::new(graph, subject, cands, subject.is_none());
+    // Adaptive consistency: the first samples that could decide the vote,
+    // then the rest only when they do not.
+    let first = adaptive_first(opts, subject, cands.len(), prompts.len());
+    let decide = |answers: &[String]| {
+        let samples: Vec<Vec<usize>> = answers.iter().map(|a| map_answer(&mapper, a)).collect();
+        vote::decided(
+            &samples,
+            opts.samples.saturating_sub(samples.len()),
+            cands.len(),
+            opts.min_votes,
+            opts.max_items,
+            |i| usize::from(matches!(cands[i], Candidate::Column(_))),
+        )
+    };
+    let decider = first.map(|first| llm::Decider { first, decided: &decide });
     for (k, prompt) in prompts.into_iter().enumerate() {
         let req = ChatRequest {
             phase: prompt_name.to_string(),
@@ -777,7 +815,7 @@ fn ask_list(
             grammar: None,
             max_tokens: None,
         };
-        let (call, result) = traced::call(llm, &req);
+        let (call, result) = traced::call_until(llm, &req, decider.as_ref());
         trace.cost.add_call(&call);
         if k == 0 {
             step.call = call;
@@ -785,14 +823,17 @@ fn ask_list(
             step.extra_calls.push(call);
         }
         match result {
-            Ok(r) => choices.extend(r.choices),
+            Ok(r) => {
+                skipped += r.skipped as usize;
+                choices.extend(r.choices);
+            }
             Err(e) => {
                 trace.steps.push(step);
                 return Err(e);
             }
         }
     }
-    if choices.len() < opts.samples {
+    if choices.len() + skipped < opts.samples {
         step.warnings.push(format!("asked for {} samples, got {}", opts.samples, choices.len()));
     }
     for call in std::iter::once(&step.call).chain(&step.extra_calls) {
@@ -801,7 +842,6 @@ fn ask_list(
             step.warnings.push(cut);
         }
     }
-    let mapper = Mapper::new(graph, subject, cands, subject.is_none());
     let mut samples: Vec<Vec<usize>> = Vec::new();
     let mut unusable: Vec<(String, Vec<usize>)> = Vec::new();
     for (k, answer) in choices.iter().enumerate() {
@@ -878,6 +918,39 @@ fn ask_list(
     }
     trace.steps.push(step);
     Ok(kept)
+}
+
+/// The first batch of samples after which a list vote may be decided
+/// ([`vote::decided`]), when it is worth asking: adaptive votes on, one
+/// prompt, a subject table (the first prompt's vote counts are read again:
+/// the runner-up view, the top-voted table), and no option that reads the
+/// counts. A vote can be decided after `k` of `n` samples only when every
+/// candidate is settled: with one candidate, once `min_votes` samples named
+/// it; with more, only when the `n - k` left cannot lift an unnamed one to
+/// `min_votes` (`k > n - min_votes`) and `min_votes` samples named the
+/// kept one (at most one can be kept in a fixed order by `k` samples).
+fn adaptive_first(opts: &MatchOptions, subject: Option<TableId>, candidates: usize, prompts: usize) -> Option<usize> {
+    let reads_counts =
+        opts.retrieve || opts.verify > 0 || opts.prune > 0 || opts.verify_roles > 0 || opts.core_majority;
+    if !opts.adaptive || subject.is_none() || prompts != 1 || reads_counts || opts.samples < 2 {
+        return None;
+    }
+    let min = opts.min_votes.max(1);
+    let first = if candidates == 1 { min } else { min.max(opts.samples + 1 - min.min(opts.samples)) };
+    (first < opts.samples).then_some(first)
+}
+
+/// The candidates one answer names (as the vote reads them; no warnings).
+fn map_answer(mapper: &Mapper<'_>, answer: &str) -> Vec<usize> {
+    let (items, shape) = parse::parse_list(answer);
+    let exact_only = shape == ListShape::Scan;
+    items
+        .iter()
+        .filter_map(|raw| match mapper.map(raw, exact_only) {
+            Mapped::Hit(i, _) => Some(i),
+            Mapped::Dropped(_) => None,
+        })
+        .collect()
 }
 
 /// `--permute`: one order of the `n` candidates per sample, each the
