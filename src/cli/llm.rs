@@ -71,6 +71,12 @@ pub struct LlmFlags {
     /// Embedded model: host memory the prompt-prefix cache's KV snapshots may take (least recently used dropped first)
     #[arg(hide = true, help_heading = "LLM", long = "llm-prefix-cache-mb", value_name = "MIB", default_value_t = DEFAULT_PREFIX_CACHE_MB)]
     pub llm_prefix_cache_mb: usize,
+    /// Embedded model: do not keep prompt-prefix snapshots on disk between runs (under the cache directory, `prefix/`)
+    #[arg(long = "llm-no-prefix-disk")]
+    pub llm_no_prefix_disk: bool,
+    /// Embedded model: disk space the prompt-prefix snapshots may take (least recently used deleted first)
+    #[arg(long = "llm-prefix-disk-mb", value_name = "MIB", default_value_t = lucy::llm::embedded::disk::DEFAULT_DISK_MB)]
+    pub llm_prefix_disk_mb: usize,
 }
 
 impl LlmFlags {
@@ -95,6 +101,11 @@ impl LlmFlags {
             llm_seed: self.llm_seed,
             llm_no_prefix_cache: self.llm_no_prefix_cache,
             llm_prefix_cache_mb: self.llm_prefix_cache_mb,
+            prefix_disk: lucy::llm::embedded::disk::DiskCacheSettings {
+                enabled: !self.llm_no_prefix_disk,
+                mb: self.llm_prefix_disk_mb,
+                dir: None,
+            },
         }
     }
 }

@@ -67,6 +67,19 @@ pub enum ModelCommand {
     /// Print the JSON Schema of the dbModel format
     /// (docs/dbmodel.schema.json is this output).
     Schema,
+    /// Fill the embedded model's prompt cache on disk for a dbModel: evaluate
+    /// the question-independent part of every MatchTables prompt a question
+    /// may ask (the schema listings, element lists and instructions), so the
+    /// first `lucy ask` evaluates little more than its question. Answers
+    /// nothing; the model decodes no token.
+    Warm {
+        file: PathBuf,
+        /// Prompt templates directory (as `lucy ask --prompts`).
+        #[arg(long, value_name = "DIR")]
+        prompts: Option<PathBuf>,
+        #[command(flatten)]
+        llm: super::llm::LlmFlags,
+    },
 }
 
 pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
@@ -104,6 +117,7 @@ pub fn run(cmd: ModelCommand, ctx: Ctx) -> Result<i32> {
             Ok(0)
         }
         ModelCommand::Import(a) => super::model_import::run(a, ctx),
+        ModelCommand::Warm { file, prompts, llm } => warm(&file, prompts.as_deref(), &llm.to_args(), ctx),
         ModelCommand::Diff { old, new } => {
             let (a, b) = (lucy::model::load(&old)?, lucy::model::load(&new)?);
             let changes = lucy::model::diff::diff(&a, &b);
@@ -264,4 +278,80 @@ fn check_one(file: &std::path::Path, ctx: Ctx) -> Result<serde_json::Value> {
         }
     }
     Ok(v)
+}
+
+/// Answers every list prompt with every offered element, after evaluating
+/// its prompt into the embedded model's caches (no decoding): MatchTables
+/// then asks every prompt a question could lead to.
+struct Warmer<'a> {
+    model: &'a lucy::llm::embedded::EmbeddedModel,
+    costs: std::sync::Mutex<Vec<lucy::llm::LocalCost>>,
+}
+
+impl lucy::llm::ChatModel for Warmer<'_> {
+    fn chat(&self, req: &lucy::llm::ChatRequest) -> Result<lucy::llm::ChatResponse> {
+        let cost = self.model.prefill(req)?;
+        self.costs.lock().unwrap_or_else(|p| p.into_inner()).push(cost);
+        let all: Vec<String> = req
+            .response_schema
+            .as_ref()
+            .and_then(|s| s["items"]["enum"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect();
+        let answer = if all.is_empty() { "yes".to_string() } else { serde_json::to_string(&all).unwrap_or_default() };
+        Ok(lucy::llm::ChatResponse { choices: vec![answer; req.n.max(1)], requests: 1, ..Default::default() })
+    }
+    fn model_name(&self) -> String {
+        lucy::llm::ChatModel::model_name(self.model)
+    }
+}
+
+/// `lucy model warm`.
+fn warm(file: &std::path::Path, prompts: Option<&std::path::Path>, args: &lucy::llm::LlmArgs, ctx: Ctx) -> Result<i32> {
+    let graph = lucy::graph::load(file)?;
+    let prompts = lucy::prompts::Prompts::load(prompts)?;
+    let env = |k: &str| std::env::var(k).ok();
+    let Some(choice) = args.gguf_from(&env)? else {
+        return Err(Error::Input(format!(
+            "lucy model warm fills the embedded model's prompt cache, and no embedded model is configured; {}",
+            lucy::llm::embedded::FETCH_HINT
+        )));
+    };
+    if choice.options.disk_cache.is_none() {
+        return Err(Error::Input(
+            "the prompt cache on disk is off (--llm-no-prefix-cache or --llm-no-prefix-disk, or no cache directory: set LUCY_CACHE or HOME)"
+                .into(),
+        ));
+    }
+    let model = lucy::llm::embedded::EmbeddedModel::load(&choice.options, &choice.fix, &env)?;
+    let warmer = Warmer { model: &model, costs: std::sync::Mutex::new(Vec::new()) };
+    let mut trace = lucy::types::trace::MatchTrace::default();
+    // Every core table, one sample each (the answers are not decoded).
+    let opts = lucy::link::MatchOptions { samples: 1, ..lucy::link::MatchOptions::default() };
+    lucy::link::match_tables(&graph, "", &opts, &warmer, &prompts, &mut trace)?;
+    let costs = warmer.costs.into_inner().unwrap_or_else(|p| p.into_inner());
+    let evaluated: u64 = costs.iter().map(|c| c.prompt_evaluated).sum();
+    let reused: u64 = costs.iter().map(|c| c.prompt_reused).sum();
+    let ms: f64 = costs.iter().map(|c| c.prefill_ms).sum();
+    let stats = model.cache_stats()?;
+    let disk = stats.disk.unwrap_or_default();
+    let dir = choice.options.disk_cache.as_deref().map(|d| d.display().to_string()).unwrap_or_default();
+    if ctx.json {
+        super::print_json(&serde_json::json!({
+            "model": file, "prompts": costs.len(), "evaluated": evaluated, "reused": reused,
+            "prefill_ms": ms, "files_written": disk.writes, "files": disk.files, "dir": dir,
+        }))?;
+    } else {
+        println!(
+            "{}: {} prompts, {evaluated} tokens evaluated, {reused} reused ({:.1} s); {} snapshot file(s) written, {} for this model in {dir}",
+            file.display(),
+            costs.len(),
+            ms / 1000.0,
+            disk.writes,
+            disk.files
+        );
+    }
+    Ok(0)
 }

@@ -205,6 +205,8 @@ mod tests {
                 requests: 1,
                 truncated: 0,
                 local: None,
+                cuts: Vec::new(),
+                skipped: 0,
             })
         }
         fn model_name(&self) -> String {

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::graph::{RelId, SchemaGraph, TableId};
-use crate::llm::traced;
+use crate::llm::{self, traced};
 use crate::llm::{ChatModel, ChatRequest, Message};
 use crate::prompts::Prompts;
 use crate::types::trace::{ListStep, MatchTrace, Vote};
@@ -81,7 +81,18 @@ pub struct MatchOptions {
     /// a majority, every voted table stays (`--core-votes majority`). Off by
     /// default ([`CORE_MAJORITY`]): any vote keeps a table (`min_votes`).
     pub core_majority: bool,
+    /// Stop sampling a list prompt once its vote is decided
+    /// ([`vote::decided`]; adaptive consistency): the first samples, then
+    /// the rest only when they could change what the vote keeps. Used only
+    /// where nothing but the kept list is read (a table's attribute, kind
+    /// and role prompts, with no option that reads the vote counts), on a
+    /// backend that decodes samples itself (the embedded model). On by
+    /// default ([`ADAPTIVE_VOTES`]).
+    pub adaptive: bool,
 }
+
+/// Whether list votes stop when decided, by default ([`MatchOptions::adaptive`]).
+pub const ADAPTIVE_VOTES: bool = true;
 
 /// Whether MatchTables keeps only the core tables a majority of its samples
 /// (or the question) named, by default (`--core-votes majority`): off. In
@@ -105,6 +116,7 @@ impl Default for MatchOptions {
             kind_instance: kinds::DEFAULT_ON,
             table_names: named::DEFAULT_ON,
             core_majority: CORE_MAJORITY,
+            adaptive: ADAPTIVE_VOTES,
         }
     }
 }
@@ -121,6 +133,7 @@ impl MatchOptions {
         "kind_instance",
         "table_names",
         "core_majority",
+        "adaptive",
     ];
 
     /// Sampling and voting settings as a front end takes them (`lucy ask`,
@@ -689,6 +702,24 @@ fn ask_list(
         min_votes: opts.min_votes,
         ..ListStep::default()
     };
+    let mut choices: Vec<String> = Vec::new();
+    let mut skipped = 0usize;
+    let mapper = Mapper::new(graph, subject, cands, subject.is_none());
+    // Adaptive consistency: the first samples that could decide the vote,
+    // then the rest only when they do not.
+    let first = adaptive_first(opts, subject, cands.len());
+    let decide = |answers: &[String]| {
+        let samples: Vec<Vec<usize>> = answers.iter().map(|a| map_answer(&mapper, a)).collect();
+        vote::decided(
+            &samples,
+            opts.samples.saturating_sub(samples.len()),
+            cands.len(),
+            opts.min_votes,
+            opts.max_items,
+            |i| usize::from(matches!(cands[i], Candidate::Column(_))),
+        )
+    };
+    let decider = first.map(|first| llm::Decider { first, decided: &decide });
     let req = ChatRequest {
         phase: prompt_name.to_string(),
         messages: vec![Message::user(prompt)],
@@ -701,24 +732,26 @@ fn ask_list(
         grammar: None,
         max_tokens: None,
     };
-    let (call, result) = traced::call(llm, &req);
+    let (call, result) = traced::call_until(llm, &req, decider.as_ref());
     trace.cost.add_call(&call);
     step.call = call;
-    let choices: Vec<String> = match result {
-        Ok(r) => r.choices,
+    match result {
+        Ok(r) => {
+            skipped += r.skipped as usize;
+            choices.extend(r.choices);
+        }
         Err(e) => {
             trace.steps.push(step);
             return Err(e);
         }
-    };
-    if choices.len() < opts.samples {
+    }
+    if choices.len() + skipped < opts.samples {
         step.warnings.push(format!("asked for {} samples, got {}", opts.samples, choices.len()));
     }
     let cut = step.call.truncation_note();
     if !cut.is_empty() && !step.warnings.contains(&cut) {
         step.warnings.push(cut);
     }
-    let mapper = Mapper::new(graph, subject, cands, subject.is_none());
     let mut samples: Vec<Vec<usize>> = Vec::new();
     let mut unusable: Vec<(String, Vec<usize>)> = Vec::new();
     for (k, answer) in choices.iter().enumerate() {
@@ -795,6 +828,37 @@ fn ask_list(
     }
     trace.steps.push(step);
     Ok(kept)
+}
+
+/// The first batch of samples after which a list vote may be decided
+/// ([`vote::decided`]), when it is worth asking: adaptive votes on, a
+/// subject table (the first prompt's vote counts are read again:
+/// the runner-up view, the top-voted table), and no option that reads the
+/// counts. A vote can be decided after `k` of `n` samples only when every
+/// candidate is settled: with one candidate, once `min_votes` samples named
+/// it; with more, only when the `n - k` left cannot lift an unnamed one to
+/// `min_votes` (`k > n - min_votes`) and `min_votes` samples named the
+/// kept one (at most one can be kept in a fixed order by `k` samples).
+fn adaptive_first(opts: &MatchOptions, subject: Option<TableId>, candidates: usize) -> Option<usize> {
+    if !opts.adaptive || subject.is_none() || opts.core_majority || opts.samples < 2 {
+        return None;
+    }
+    let min = opts.min_votes.max(1);
+    let first = if candidates == 1 { min } else { min.max(opts.samples + 1 - min.min(opts.samples)) };
+    (first < opts.samples).then_some(first)
+}
+
+/// The candidates one answer names (as the vote reads them; no warnings).
+fn map_answer(mapper: &Mapper<'_>, answer: &str) -> Vec<usize> {
+    let (items, shape) = parse::parse_list(answer);
+    let exact_only = shape == ListShape::Scan;
+    items
+        .iter()
+        .filter_map(|raw| match mapper.map(raw, exact_only) {
+            Mapped::Hit(i, _) => Some(i),
+            Mapped::Dropped(_) => None,
+        })
+        .collect()
 }
 
 fn core_candidates(graph: &SchemaGraph, opts: &MatchOptions, trace: &mut MatchTrace) -> Vec<TableId> {

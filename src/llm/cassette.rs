@@ -173,8 +173,9 @@ impl Recorder {
     }
 }
 
-impl ChatModel for Recorder {
-    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+impl Recorder {
+    /// Answer `req` (from the old cassette or the model) and record it.
+    fn record(&self, req: &ChatRequest, decided: Option<&super::Decider<'_>>) -> Result<ChatResponse> {
         let Some(inner) = &self.inner else {
             // Copying with no model: the old cassette answers as a replay.
             let prior = self.prior.as_ref().expect("a recorder without a model copies a cassette");
@@ -202,7 +203,10 @@ impl ChatModel for Recorder {
             self.counts.lock().unwrap_or_else(|p| p.into_inner()).0 += 1;
             return outcome(&req.phase, &prior.entries[idx].1);
         }
-        let result = inner.chat(req);
+        let result = match decided {
+            Some(d) => inner.chat_until(req, d),
+            None => inner.chat(req),
+        };
         self.counts.lock().unwrap_or_else(|p| p.into_inner()).1 += 1;
         let entry = CassetteEntry {
             key,
@@ -227,7 +231,16 @@ impl ChatModel for Recorder {
             .map_err(|e| Error::llm(&req.phase, format!("cannot decode the cassette entry just written: {e}")))?;
         result.map(|_| replayed.response)
     }
+}
 
+impl ChatModel for Recorder {
+    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+        self.record(req, None)
+    }
+
+    fn chat_until(&self, req: &ChatRequest, decided: &super::Decider<'_>) -> Result<ChatResponse> {
+        self.record(req, Some(decided))
+    }
     fn model_name(&self) -> String {
         match (&self.inner, &self.prior) {
             (Some(m), _) => m.model_name(),
@@ -553,6 +566,8 @@ mod tests {
                 requests: 1,
                 truncated: 0,
                 local: None,
+                cuts: Vec::new(),
+                skipped: 0,
             })
         }
         fn model_name(&self) -> String {

@@ -212,6 +212,9 @@ pub struct LlmArgs {
     pub llm_no_prefix_cache: bool,
     /// Embedded model: host memory the prompt-prefix cache may take, in MiB
     pub llm_prefix_cache_mb: usize,
+    /// Embedded model: the prompt-prefix snapshots kept on disk between
+    /// processes (`embedded::disk`).
+    pub prefix_disk: embedded::disk::DiskCacheSettings,
 }
 
 impl Default for LlmArgs {
@@ -235,6 +238,7 @@ impl Default for LlmArgs {
             llm_seed: embedded::DEFAULT_SEED,
             llm_no_prefix_cache: false,
             llm_prefix_cache_mb: embedded::DEFAULT_PREFIX_CACHE_MB,
+            prefix_disk: embedded::disk::DiskCacheSettings::default(),
         }
     }
 }
@@ -319,6 +323,10 @@ impl LlmArgs {
         options.seed = self.llm_seed;
         options.prefix_cache = !self.llm_no_prefix_cache;
         options.prefix_cache_mb = self.llm_prefix_cache_mb;
+        if self.prefix_disk.enabled && !self.llm_no_prefix_cache {
+            options.disk_cache = self.prefix_disk.dir.clone().or_else(|| embedded::disk::default_dir(env));
+        }
+        options.disk_cache_mb = self.prefix_disk.mb;
         Ok(Some(GgufChoice { options, is_default, fix }))
     }
 

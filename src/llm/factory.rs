@@ -95,6 +95,11 @@ impl ChatModel for WithTemperature {
         req.temperature = self.temperature;
         self.inner.chat(&req)
     }
+    fn chat_until(&self, req: &ChatRequest, decided: &super::Decider<'_>) -> Result<ChatResponse> {
+        let mut req = req.clone();
+        req.temperature = self.temperature;
+        self.inner.chat_until(&req, decided)
+    }
     fn model_name(&self) -> String {
         self.inner.model_name()
     }

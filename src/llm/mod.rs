@@ -19,13 +19,14 @@ pub(crate) mod fake;
 pub mod mock;
 pub mod openai;
 pub mod retry;
+pub mod stop;
 pub mod tls;
 pub mod traced;
 mod wire;
 pub use wire::{parse_completion, read_capped, redact, Completion, MAX_RESPONSE_BYTES};
 
 use crate::types::chat::is_zero;
-pub use crate::types::chat::{LocalCost, Message, Usage};
+pub use crate::types::chat::{Cut, LocalCost, Message, Usage};
 pub use cassette::{cassette_key, CassetteEntry, Recorder, Replayer};
 pub use config::{ApiKey, LlmArgs, LlmConfig, ServerGrammar, StructuredMode, NOT_CONFIGURED_HINT};
 pub use factory::{build_chat_model, build_chat_model_with_env};
@@ -115,6 +116,15 @@ pub struct ChatResponse {
     /// Prefill/decode cost, from the embedded backend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local: Option<LocalCost>,
+    /// Samples the backend stopped because they repeated themselves
+    /// (`stop`): where each may be cut and what it repeated. Only the
+    /// embedded model reports them; they are also counted in `truncated`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuts: Vec<Cut>,
+    /// Samples not decoded because the caller's vote was decided without
+    /// them ([`ChatModel::chat_until`]); `choices` holds `n - skipped`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: u32,
 }
 
 /// What a backend's error says when a prompt does not fit its context
@@ -127,10 +137,32 @@ pub fn is_context_overflow(e: &crate::error::Error) -> bool {
     matches!(e, crate::error::Error::Llm { message, .. } if message.contains(CONTEXT_OVERFLOW))
 }
 
+/// What [`ChatModel::chat_until`] asks about the answers so far: the
+/// smallest first batch worth asking after, and whether those answers
+/// decide the caller's result.
+pub struct Decider<'a> {
+    /// Samples to decode before asking (fewer than the request's `n`).
+    pub first: usize,
+    /// Whether these answers (the first samples, in order) decide.
+    pub decided: &'a (dyn Fn(&[String]) -> bool + Sync),
+}
+
 /// A chat-completion backend.
 pub trait ChatModel: Send + Sync {
     /// Send one request; return its answers or a clear `Error::Llm`.
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse>;
+    /// [`Self::chat`] for a request whose caller may not need every sample:
+    /// a backend that decodes samples itself may decode a first batch, ask
+    /// `decided` about the answers so far, and stop when it says the rest
+    /// cannot change the caller's result (adaptive consistency; sample `i`
+    /// keeps its seed, so the answers given are the ones a full request
+    /// gives). The response then holds fewer choices and says how many were
+    /// `skipped`. The request itself (and so a cassette key) is unchanged;
+    /// backends that cannot stop early answer every sample (the default).
+    fn chat_until(&self, req: &ChatRequest, decided: &Decider<'_>) -> Result<ChatResponse> {
+        let _ = decided;
+        self.chat(req)
+    }
     /// Model name, for traces.
     fn model_name(&self) -> String;
     /// Whether answers follow `ChatRequest::grammar` (so it belongs in the

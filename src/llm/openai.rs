@@ -384,6 +384,8 @@ impl ChatModel for OpenAiClient {
             requests: attempts.load(Ordering::Relaxed),
             truncated: truncated.min(want as u32),
             local: None,
+            cuts: Vec::new(),
+            skipped: 0,
         })
     }
 

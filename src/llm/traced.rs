@@ -8,8 +8,20 @@ use crate::types::trace::LlmCall;
 /// Send `req` and return the trace record together with the outcome. On an
 /// error the record carries the message and no answers.
 pub fn call(llm: &dyn ChatModel, req: &ChatRequest) -> (LlmCall, Result<ChatResponse>) {
+    call_until(llm, req, None)
+}
+
+/// [`call`] through [`ChatModel::chat_until`] when `decided` is given.
+pub fn call_until(
+    llm: &dyn ChatModel,
+    req: &ChatRequest,
+    decided: Option<&super::Decider<'_>>,
+) -> (LlmCall, Result<ChatResponse>) {
     let started = std::time::Instant::now();
-    let result = llm.chat(req);
+    let result = match decided {
+        Some(d) => llm.chat_until(req, d),
+        None => llm.chat(req),
+    };
     let mut rec = LlmCall {
         phase: req.phase.clone(),
         messages: req.messages.clone(),
@@ -28,6 +40,8 @@ pub fn call(llm: &dyn ChatModel, req: &ChatRequest) -> (LlmCall, Result<ChatResp
             rec.requests = resp.requests;
             rec.truncated = resp.truncated;
             rec.local = resp.local;
+            rec.cuts = resp.cuts.clone();
+            rec.skipped = resp.skipped;
         }
         Err(e) => {
             rec.error = Some(e.to_string());

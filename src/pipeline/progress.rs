@@ -155,6 +155,24 @@ fn subject(req: &ChatRequest, tables: &[String]) -> Option<String> {
 
 impl ChatModel for Reporting<'_> {
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+        self.report(req, None)
+    }
+
+    fn chat_until(&self, req: &ChatRequest, decided: &crate::llm::Decider<'_>) -> Result<ChatResponse> {
+        self.report(req, Some(decided))
+    }
+
+    fn model_name(&self) -> String {
+        self.inner.model_name()
+    }
+
+    fn honours_grammar(&self) -> bool {
+        self.inner.honours_grammar()
+    }
+}
+
+impl Reporting<'_> {
+    fn report(&self, req: &ChatRequest, decided: Option<&crate::llm::Decider<'_>>) -> Result<ChatResponse> {
         let info = PromptInfo {
             step: self.step,
             index: self.started.fetch_add(1, Ordering::SeqCst) + 1,
@@ -164,7 +182,10 @@ impl ChatModel for Reporting<'_> {
         };
         self.progress.prompt_started(&info);
         let t0 = std::time::Instant::now();
-        let result = self.inner.chat(req);
+        let result = match decided {
+            Some(d) => self.inner.chat_until(req, d),
+            None => self.inner.chat(req),
+        };
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         let stats = match &result {
             Ok(r) => PromptStats {
@@ -178,14 +199,6 @@ impl ChatModel for Reporting<'_> {
         };
         self.progress.prompt_finished(&info, &stats);
         result
-    }
-
-    fn model_name(&self) -> String {
-        self.inner.model_name()
-    }
-
-    fn honours_grammar(&self) -> bool {
-        self.inner.honours_grammar()
     }
 }
 

@@ -175,6 +175,11 @@ pub const LEVERS: &[Lever] = &[
         what: "keep only core tables most samples named",
         measured: "off: one gained, one lost on held-out questions",
     },
+    Lever {
+        key: "link.adaptive",
+        what: "stop sampling a table's list prompt once its vote is decided (embedded model)",
+        measured: "on: the same vote, fewer samples (benchmarks/results/speed.md)",
+    },
     Lever { key: "view.name", what: "name of the view the SQL reads", measured: "lucy_view" },
     Lever {
         key: "view.columns",

@@ -43,6 +43,17 @@ pub enum Allowed {
 /// (DDO Q18, twice: 243 s on one thread). See docs/llm.md.
 pub const QUERY_VIEW_MAX_TOKENS: u32 = 640;
 
+/// A QueryView answer over a view of K columns is capped at
+/// `QUERY_VIEW_BASE_TOKENS + QUERY_VIEW_TOKENS_PER_COLUMN × K` tokens (at most
+/// [`QUERY_VIEW_MAX_TOKENS`]): every one of the 1,419 QueryView answers
+/// recorded in benchmarks/cassettes/ that ended by itself fits (the closest,
+/// 630 tokens over 39 columns, is 162 + 12 × 39); a view of the median 16
+/// columns gets 384 tokens, one of 5 columns 252, so a runaway answer over a
+/// small view stops 2.5 times sooner than at 640.
+pub const QUERY_VIEW_BASE_TOKENS: u32 = 192;
+/// See [`QUERY_VIEW_BASE_TOKENS`].
+pub const QUERY_VIEW_TOKENS_PER_COLUMN: u32 = 12;
+
 /// Cap on a direct-baseline answer, in tokens: it writes every join over
 /// the base tables. The longest gold query of DDO and ACME is 2,079
 /// characters (ACME), about 750 tokens at the 2.8 characters per token this
@@ -50,11 +61,15 @@ pub const QUERY_VIEW_MAX_TOKENS: u32 = 640;
 pub const DIRECT_MAX_TOKENS: u32 = 1024;
 
 impl Allowed {
-    /// The answer cap for this task ([`QUERY_VIEW_MAX_TOKENS`],
-    /// [`DIRECT_MAX_TOKENS`]); `--llm-max-tokens` overrides it.
+    /// The answer cap for this task, sized by what it asks: one query over
+    /// a view of K columns ([`QUERY_VIEW_BASE_TOKENS`], at most
+    /// [`QUERY_VIEW_MAX_TOKENS`]), or over the base tables
+    /// ([`DIRECT_MAX_TOKENS`]); `--llm-max-tokens` overrides it.
     pub fn max_tokens(&self) -> u32 {
         match self {
-            Allowed::View { .. } => QUERY_VIEW_MAX_TOKENS,
+            Allowed::View { columns, .. } => QUERY_VIEW_MAX_TOKENS.min(QUERY_VIEW_BASE_TOKENS.saturating_add(
+                QUERY_VIEW_TOKENS_PER_COLUMN.saturating_mul(columns.len().try_into().unwrap_or(u32::MAX)),
+            )),
             Allowed::Tables(_) => DIRECT_MAX_TOKENS,
         }
     }
@@ -354,8 +369,21 @@ pub fn generate_sql(
         let (call, result) = traced::call(llm, &req);
         trace.cost.add_call(&call);
         let mut attempt = SqlAttempt { round, call, extraction: "none".into(), ..SqlAttempt::default() };
+        // What the follow-up shows of this answer: a sample the backend
+        // stopped because it looped, only up to the loop's first copy (the
+        // loop re-sent would start the next answer looping again; the
+        // follow-up's reason names the cut).
+        let mut shown: Option<String> = None;
         let answer = match result {
-            Ok(r) => r.choices.into_iter().next().unwrap_or_default(),
+            Ok(r) => {
+                let answer = r.choices.into_iter().next().unwrap_or_default();
+                if let Some(c) = r.cuts.iter().find(|c| c.choice == 0) {
+                    if c.keep < answer.len() && answer.is_char_boundary(c.keep) {
+                        shown = Some(format!("{} …", answer[..c.keep].trim_end()));
+                    }
+                }
+                answer
+            }
             Err(e) => {
                 trace.attempts.push(attempt);
                 trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -409,7 +437,7 @@ pub fn generate_sql(
             if task.feedback.on_empty && round < rounds && no_rows(o) {
                 let vars = repair_vars(task, &o.checked.sql, EMPTY_RESULT);
                 empty = outcome.ok().map(|o| (round, o));
-                messages.push(Message { role: "assistant".into(), content: answer });
+                messages.push(Message { role: "assistant".into(), content: shown.unwrap_or(answer) });
                 messages.push(Message::user(prompts.render("repair_sql", &vars)?));
                 continue;
             }
@@ -440,7 +468,7 @@ pub fn generate_sql(
                         }
                     }
                     rejected = failed_sql.clone();
-                    messages.push(Message { role: "assistant".into(), content: answer });
+                    messages.push(Message { role: "assistant".into(), content: shown.unwrap_or(answer) });
                     messages.push(Message::user(prompts.render("repair_sql", &vars)?));
                 }
             }

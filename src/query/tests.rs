@@ -73,8 +73,11 @@ fn accepted_first_time_and_executed() {
     assert!(!t.repaired);
     assert_eq!(t.attempts[0].extraction, "sql_fence");
     assert_eq!(t.attempts[0].execution.as_ref().unwrap().row_count, 29);
-    // QueryView's answers are capped (a rambling answer cannot run to the backend's default).
-    assert_eq!(chat.requests.lock().unwrap()[0].max_tokens, Some(QUERY_VIEW_MAX_TOKENS));
+    // QueryView's answers are capped (a rambling answer cannot run to the
+    // backend's default), by the view's size: 4 columns, 192 + 4 × 12.
+    assert_eq!(chat.requests.lock().unwrap()[0].max_tokens, Some(240));
+    let wide = Allowed::View { name: "v".into(), columns: (0..100).map(|i| format!("c{i}")).collect() };
+    assert_eq!(wide.max_tokens(), QUERY_VIEW_MAX_TOKENS);
 }
 
 #[test]
@@ -356,4 +359,40 @@ fn descriptions_are_cut_at_a_word() {
     );
     assert_eq!(super::cut_description("abcdefghij", 4), "abcd…");
     assert!(super::cut_description(&"é".repeat(100), 10).starts_with("éééééééééé"));
+}
+
+/// A scripted looping answer (the recorded DDO loop: two names with 23 and
+/// 24 blanks in turn) is stopped early by the repetition stop, reported as
+/// cut, and repaired once: the follow-up names the cut and shows the answer
+/// only up to the loop, never the loop again.
+#[test]
+fn a_looping_answer_stops_early_and_is_repaired_with_the_cut_named() {
+    let v = q1_view();
+    let mut tokens: Vec<String> =
+        ["```sql\n", "SELECT", " CLIENT_name", " FROM", " lucy_view", " WHERE", " CLIENT_name", " ="]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    for i in 0..600 {
+        tokens.push(" ".repeat(23 + i % 2));
+        tokens.push(if i % 2 == 0 { "-\"CMEMORY_reservation\"" } else { "-\"CMEMORY_overheadlimit\"" }.into());
+    }
+    let chat = FakeChat::new().on(&["cannot be used"], &[GOOD]).stream(&["I created a view table"], tokens);
+    let mut t = QueryTrace::default();
+    let out = generate_sql(&task(&v, false), &chat, &Prompts::embedded(), &mut t).unwrap();
+    assert!(out.checked.sql.contains("DATACENTER_name LIKE 'dev%'"));
+    let first = &t.attempts[0].call;
+    assert_eq!(first.truncated, 1, "reported as cut");
+    assert_eq!(first.cuts.len(), 1);
+    assert!(first.usage.completion_tokens < 100, "stopped early: {} tokens", first.usage.completion_tokens);
+    let why = t.attempts[0].validation.error.clone().unwrap_or_default();
+    assert!(why.contains("kept repeating") && !why.contains("raise --llm-max-tokens"), "{why}");
+    // One repair; its messages hold the answer up to the loop, and name the cut.
+    let reqs = chat.requests.lock().unwrap();
+    assert_eq!(reqs.len(), 2);
+    let shown = &reqs[1].messages[1].content;
+    assert_eq!(reqs[1].messages[1].role, "assistant");
+    assert!(shown.len() < first.choices[0].len(), "not re-sent unchanged: {shown:?}");
+    assert_eq!(shown.matches("CMEMORY").count(), 2, "{shown:?}");
+    assert!(reqs[1].messages[2].content.contains("kept repeating"), "{}", reqs[1].messages[2].content);
 }

@@ -47,10 +47,48 @@ pub struct LocalCost {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unconstrained: u32,
     /// Samples stopped because they repeated themselves (see
-    /// `llm::embedded` `LOOP_MIN_TOKENS`); they are also counted as cut off
+    /// `llm::stop`); they are also counted as cut off
     /// at the token limit (`truncated`), which is what they would have run to.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub looped: u32,
+    /// Of `prompt_reused`, tokens restored from a snapshot read from the
+    /// disk cache by this call (another process evaluated them).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub disk_reused: u64,
+}
+
+/// serde's `skip_serializing_if` for 64-bit counters that are usually 0.
+pub(crate) fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A sample the decoding backend stopped before it ended by itself
+/// (`llm::stop`): which one, why, and what of it is worth showing again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cut {
+    /// Index of the choice.
+    pub choice: usize,
+    /// `loop` (it repeated itself; see `llm::stop`).
+    pub kind: String,
+    /// Bytes of the choice's text before the repetition: up to the end of
+    /// the repeated span's first copy.
+    pub keep: usize,
+    /// The repeated span, blanks collapsed (empty when unknown).
+    pub span: String,
+    /// How many times it was repeated when the sample was stopped.
+    pub repeats: u32,
+}
+
+impl Cut {
+    /// What to tell the model (and the user) about this cut.
+    pub fn describe(&self) -> String {
+        if self.span.is_empty() {
+            "the answer was stopped because it kept repeating itself".to_string()
+        } else {
+            let span: String = self.span.chars().take(80).collect();
+            format!("the answer was stopped because it kept repeating `{span}` ({} times)", self.repeats)
+        }
+    }
 }
 
 /// serde's `skip_serializing_if` for counters that are usually 0.

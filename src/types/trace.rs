@@ -249,6 +249,14 @@ pub struct LlmCall {
     /// Whether a grammar was sent (`grammar`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub grammar_sent: bool,
+    /// Answers the backend stopped because they repeated themselves
+    /// (`ChatResponse::cuts`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuts: Vec<crate::types::chat::Cut>,
+    /// Samples not decoded because the vote was decided without them
+    /// (`ChatResponse::skipped`).
+    #[serde(default, skip_serializing_if = "super::chat::is_zero")]
+    pub skipped: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -257,6 +265,14 @@ impl LlmCall {
     /// A note for errors and warnings when answers were cut off at the token
     /// limit (empty otherwise): the likeliest reason an answer is unusable.
     pub fn truncation_note(&self) -> String {
+        if let Some(c) = self.cuts.first() {
+            // The backend says why: a loop, which a higher limit would not fix.
+            return if self.choices.len() > 1 {
+                format!("{} of {} answer(s) were stopped: {}", self.cuts.len(), self.choices.len(), c.describe())
+            } else {
+                c.describe()
+            };
+        }
         match self.truncated {
             0 => String::new(),
             t => format!(

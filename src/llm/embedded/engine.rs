@@ -21,20 +21,27 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
-use llama_cpp_2::{DecodeError, LlamaStateSeqFlags, SeqState};
+use llama_cpp_2::{DecodeError, LlamaStateSeqFlags};
 use llguidance::api::TopLevelGrammar;
 use llguidance::{Matcher, ParserFactory};
 
+use super::disk::DiskStore;
 use super::prefix::{PrefixCache, Source};
 use super::threads::{BatchThreads, CallSpeed};
 use super::EmbeddedOptions;
-use crate::llm::{ChatRequest, Constraint, LocalCost, Usage};
+use crate::llm::stop::Stopper;
+use crate::llm::{ChatRequest, Constraint, Cut, LocalCost, Usage};
+use std::sync::Arc;
 
 /// The sequence id of the prompt being answered (the resident prompt);
 /// samples decode in the ids after it.
 pub(super) const WORK_SEQ: usize = 0;
 /// Samples decoded together at most (more are done in rounds).
 pub(super) const MAX_PARALLEL: usize = 8;
+/// A disk snapshot is read only when it shares this many tokens more than
+/// the best one in memory (reading ~28 KiB per token costs less than
+/// evaluating a token, but not nothing).
+const MIN_DISK_GAIN: usize = 16;
 
 /// The process-wide llama.cpp backend (it may be initialised only once).
 fn backend() -> std::result::Result<&'static LlamaBackend, String> {
@@ -105,13 +112,18 @@ pub(super) struct Answer {
     pub usage: Usage,
     pub local: LocalCost,
     pub truncated: u32,
+    /// Samples stopped because they repeated themselves.
+    pub cuts: Vec<Cut>,
 }
 
 /// The context and the state kept between calls.
 pub(super) struct Engine<'m> {
     loaded: &'m Loaded,
     ctx: LlamaContext<'m>,
-    cache: PrefixCache<SeqState>,
+    /// Snapshots: the bytes llama.cpp's `llama_state_seq_get_data` wrote.
+    cache: PrefixCache<Arc<Vec<u8>>>,
+    /// The snapshots kept between processes (`disk.rs`), when on.
+    disk: Option<DiskStore>,
     factory: Option<ParserFactory>,
     opts: EmbeddedOptions,
     n_ctx: usize,
@@ -155,6 +167,12 @@ impl<'m> Engine<'m> {
             loaded,
             ctx,
             cache: PrefixCache::new(opts.prefix_cache_mb.saturating_mul(1 << 20), opts.prefix_cache),
+            disk: match (&opts.disk_cache, &opts.model_sha256) {
+                (Some(dir), Some(sha)) if opts.prefix_cache => {
+                    Some(DiskStore::open(dir, super::disk::StoreKey::new(sha), opts.disk_cache_mb))
+                }
+                _ => None,
+            },
             factory: None,
             opts: opts.clone(),
             n_ctx,
@@ -214,6 +232,24 @@ impl<'m> Engine<'m> {
         Ok(Matcher::new(Ok(parser)))
     }
 
+    /// The most tokens a list of names can take (the MatchTables schema,
+    /// read as [`name_list_grammar`]): as many items as the grammar allows
+    /// (one per offered name), each as long as the longest name quoted and
+    /// followed by a separator, with a token of slack per item, plus the
+    /// brackets; unbounded for any other constraint. The grammar already
+    /// ends such a list; this bounds a sample whose grammar stopped holding
+    /// (`unconstrained`).
+    fn list_budget(&self, constraint: Option<&Constraint>) -> usize {
+        let Some(Constraint::JsonSchema(s)) = constraint else { return usize::MAX };
+        if name_list_grammar(s).is_none() {
+            return usize::MAX;
+        }
+        let names: Vec<&str> = s["items"]["enum"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+        let vocab = self.loaded.model.vocab();
+        let longest = names.iter().map(|n| vocab.tokenize(format!("\"{n}\", ").as_bytes(), false, false).len()).max();
+        names.len() * longest.unwrap_or(0) + 2 + names.len()
+    }
+
     /// The prompt's tokens under the model's chat template.
     pub fn tokenize_chat(&self, req: &ChatRequest) -> std::result::Result<Vec<LlamaToken>, String> {
         let msgs = req
@@ -231,7 +267,14 @@ impl<'m> Engine<'m> {
     }
 
     /// Answer `req`: `n` samples at `temperature`, at most `max_tokens` each.
-    pub fn chat(&mut self, req: &ChatRequest, max_tokens: Option<u32>) -> std::result::Result<Answer, String> {
+    /// Samples are numbered from `first` (their seeds follow the number), so
+    /// a request answered in two parts gives the answers of one.
+    pub fn chat(
+        &mut self,
+        req: &ChatRequest,
+        max_tokens: Option<u32>,
+        first: usize,
+    ) -> std::result::Result<Answer, String> {
         let prompt = self.tokenize_chat(req)?;
         let n = req.n.max(1);
         if prompt.len() + 1 >= self.n_ctx {
@@ -244,8 +287,9 @@ impl<'m> Engine<'m> {
         }
         // Leave room for every sample's answer in the shared KV buffer.
         let room = (self.n_ctx - prompt.len()) / n.min(MAX_PARALLEL) - 1;
-        let limit = max_tokens.map_or(self.opts.max_tokens as usize, |m| m as usize).min(room).max(1);
         let constraint = req.constraint();
+        let asked = max_tokens.map_or(self.opts.max_tokens as usize, |m| m as usize);
+        let limit = asked.min(self.list_budget(constraint.as_ref())).min(room).max(1);
         let matchers = match &constraint {
             Some(c) => {
                 let first = self.matcher(c)?;
@@ -262,7 +306,7 @@ impl<'m> Engine<'m> {
             self.set_threads(want)?;
         }
         let t0 = Instant::now();
-        let (slot, reused) = self.eval_prompt(&prompt)?;
+        let (slot, reused, disk_reused) = self.eval_prompt(&prompt)?;
         // Count the prompt's compute as prefill on backends that compute
         // asynchronously (on the CPU the decode calls already block).
         self.ctx.synchronize();
@@ -275,19 +319,24 @@ impl<'m> Engine<'m> {
         let mut generated = 0u64;
         let mut unconstrained = 0u32;
         let mut looped = 0u32;
+        let mut cuts: Vec<Cut> = Vec::new();
         for round in 0..n.div_ceil(MAX_PARALLEL) {
             let k = (n - round * MAX_PARALLEL).min(MAX_PARALLEL);
             let mut samplers = Vec::with_capacity(k);
             for i in 0..k {
-                let idx = round * MAX_PARALLEL + i;
+                let idx = first + round * MAX_PARALLEL + i;
                 let m = matchers.as_ref().map(|m| m.deep_clone());
                 samplers.push(self.sampler(req.temperature, idx as u64, m));
             }
             let out = self.decode_samples(slot, prompt.len(), last_idx, samplers, limit)?;
-            for (text, ids, cut) in out {
+            for (text, ids, cut, lp) in out {
                 generated += ids.len() as u64;
                 truncated += u32::from(cut);
-                looped += u32::from(cut && ids.len() < limit);
+                if let Some(mut c) = lp {
+                    looped += 1;
+                    c.choice = choices.len();
+                    cuts.push(c);
+                }
                 // llama-cpp-2's grammar sampler lets every token through once
                 // the matcher fails: check the tokens against a fresh one.
                 if let Some(m) = &matchers {
@@ -321,8 +370,10 @@ impl<'m> Engine<'m> {
                 threads: self.ctx_threads.1 as u32,
                 unconstrained,
                 looped,
+                disk_reused: disk_reused as u64,
             },
             truncated,
+            cuts,
         })
     }
 
@@ -331,9 +382,27 @@ impl<'m> Engine<'m> {
     /// snapshot of it. Returns the working sequence and the tokens reused.
     /// The last token's logits are at `(evaluated - 1) % n_batch` of the
     /// last batch.
-    fn eval_prompt(&mut self, prompt: &[LlamaToken]) -> std::result::Result<(usize, usize), String> {
+    fn eval_prompt(&mut self, prompt: &[LlamaToken]) -> std::result::Result<(usize, usize, usize), String> {
         let ids: Vec<i32> = prompt.iter().map(|t| t.0).collect();
-        let plan = self.cache.plan(&ids);
+        let mut plan = self.cache.plan(&ids);
+        // A snapshot on disk that shares more than memory: read it into the
+        // memory cache first (then it is planned like any other).
+        let mut from_disk = false;
+        if let Some(disk) = self.disk.as_mut() {
+            if let Some((i, n)) = disk.best(&ids) {
+                if n.min(ids.len().saturating_sub(1)) > plan.reuse + MIN_DISK_GAIN {
+                    let tokens = disk.tokens(i).to_vec();
+                    if let Some(payload) = disk.load(i) {
+                        let bytes = payload.len();
+                        if self.cache.would_keep(bytes) {
+                            self.cache.keep(&tokens, Arc::new(payload), bytes);
+                            plan = self.cache.plan(&ids);
+                            from_disk = true;
+                        }
+                    }
+                }
+            }
+        }
         let seq = WORK_SEQ as u32;
         let mut reuse = plan.reuse;
         match plan.source {
@@ -343,8 +412,14 @@ impl<'m> Engine<'m> {
             Source::Resident => {}
             Source::Snapshot(i) => {
                 let _ = self.ctx.clear_kv_cache_seq(Some(seq), None, None);
-                let snap = self.cache.take(i);
-                if self.ctx.state_seq_set(snap, seq as i32).is_err() {
+                let snap = Arc::clone(self.cache.take(i));
+                // SAFETY: `snap` holds bytes `llama_state_seq_get_data` wrote
+                // for this model under this llama.cpp build: taken in this
+                // process, or read from a disk file whose key (model hash,
+                // llama.cpp build) and SHA-256 matched (`disk.rs`).
+                // llama.cpp checks the layout again while reading.
+                let ok = unsafe { self.ctx.state_seq_set_data_ext(&snap, seq as i32, LlamaStateSeqFlags::empty()) };
+                if !ok {
                     let _ = self.ctx.clear_kv_cache_seq(Some(seq), None, None);
                     reuse = 0;
                 }
@@ -361,19 +436,62 @@ impl<'m> Engine<'m> {
         }
         self.cache.set_resident(&ids);
         let size = self.ctx.state_seq_get_size_ext(seq as i32, LlamaStateSeqFlags::empty());
-        if self.cache.would_keep(size) {
+        let to_disk = self.disk.as_ref().is_some_and(|d| d.wants(&ids));
+        if self.cache.would_keep(size) || to_disk {
+            let mut buf = vec![0u8; size];
+            // SAFETY: `buf` has the size llama.cpp just reported for this
+            // sequence; it writes exactly that many bytes.
+            let n =
+                unsafe { self.ctx.state_seq_get_data_ext(buf.as_mut_ptr(), seq as i32, LlamaStateSeqFlags::empty()) };
             // A failed snapshot only costs a later re-evaluation.
-            if let Ok(snap) = self.ctx.state_seq_get(seq as i32, LlamaStateSeqFlags::empty()) {
-                let bytes = snap.byte_len();
-                self.cache.keep(&ids, snap, bytes);
+            if n == size {
+                if to_disk {
+                    if let Some(d) = self.disk.as_mut() {
+                        d.save(&ids, &buf);
+                    }
+                }
+                self.cache.keep(&ids, Arc::new(buf), size);
             }
         }
-        Ok((WORK_SEQ, reuse))
+        Ok((WORK_SEQ, reuse, if from_disk { reuse } else { 0 }))
     }
 
-    /// The prefix cache's counters (snapshots kept, bytes, restores, evictions).
+    /// The prefix cache's counters (snapshots kept, bytes, restores,
+    /// evictions; the disk cache's files, restores and writes).
     pub fn cache_stats(&self) -> super::prefix::CacheStats {
-        self.cache.stats()
+        let mut s = self.cache.stats();
+        if let Some(d) = &self.disk {
+            s.disk = Some(d.stats());
+        }
+        s
+    }
+
+    /// Evaluate `req`'s prompt into the caches without answering it.
+    pub fn prefill(&mut self, req: &ChatRequest) -> std::result::Result<LocalCost, String> {
+        let prompt = self.tokenize_chat(req)?;
+        if prompt.len() + 1 >= self.n_ctx {
+            return Err(format!(
+                "the prompt has {} tokens, {} {} (raise --llm-ctx)",
+                prompt.len(),
+                crate::llm::CONTEXT_OVERFLOW,
+                self.n_ctx
+            ));
+        }
+        let want = self.threads.before_call(Instant::now());
+        if want != self.ctx_threads {
+            self.set_threads(want)?;
+        }
+        let t0 = Instant::now();
+        let (_, reused, disk_reused) = self.eval_prompt(&prompt)?;
+        self.ctx.synchronize();
+        Ok(LocalCost {
+            prompt_evaluated: (prompt.len() - reused) as u64,
+            prompt_reused: reused as u64,
+            prefill_ms: t0.elapsed().as_secs_f64() * 1000.0,
+            threads: self.ctx_threads.1 as u32,
+            disk_reused: disk_reused as u64,
+            ..LocalCost::default()
+        })
     }
 
     fn decode_range(&mut self, prompt: &[LlamaToken], from: usize, seq: i32) -> std::result::Result<(), DecodeError> {
@@ -433,7 +551,7 @@ impl<'m> Engine<'m> {
         last_idx: usize,
         mut samplers: Vec<LlamaSampler>,
         limit: usize,
-    ) -> std::result::Result<Vec<(String, Vec<u32>, bool)>, String> {
+    ) -> std::result::Result<Vec<Sampled>, String> {
         let k = samplers.len();
         let seqs: Vec<i32> = (0..k).map(|i| (WORK_SEQ + 1 + i) as i32).collect();
         for &s in &seqs {
@@ -447,6 +565,8 @@ impl<'m> Engine<'m> {
         let mut ids: Vec<Vec<u32>> = vec![Vec::new(); k];
         let mut done = vec![false; k];
         let mut cut = vec![false; k];
+        let mut stoppers: Vec<Stopper> = vec![Stopper::new(); k];
+        let mut loops: Vec<Option<Cut>> = vec![None; k];
         // Batch index of each live sample's logits; all start from the prompt's.
         let mut logit_idx: Vec<i32> = vec![last_idx as i32; k];
         let mut batch = LlamaBatch::new(k.max(1), 1);
@@ -463,9 +583,11 @@ impl<'m> Engine<'m> {
                     done[i] = true;
                     continue;
                 }
-                pieces[i].extend(vocab.token_to_piece(tok, false, None));
+                let piece = vocab.token_to_piece(tok, false, None);
+                loops[i] = stoppers[i].push(tok.0.cast_unsigned(), &piece);
+                pieces[i].extend(piece);
                 ids[i].push(tok.0.cast_unsigned());
-                if ids[i].len() >= limit || repeats_itself(&ids[i]) {
+                if ids[i].len() >= limit || loops[i].is_some() {
                     done[i] = true;
                     cut[i] = true;
                     continue;
@@ -493,34 +615,27 @@ impl<'m> Engine<'m> {
             .into_iter()
             .zip(ids)
             .zip(cut)
-            .map(|((p, c), t)| (String::from_utf8_lossy(&p).into_owned(), c, t))
+            .zip(loops)
+            .map(|(((p, c), t), l)| {
+                // `keep` is a byte offset of the raw pieces; the text is read
+                // lossily, so keep it only where it is a char boundary.
+                let text = String::from_utf8_lossy(&p).into_owned();
+                let l = l.map(|mut l| {
+                    l.keep = l.keep.min(text.len());
+                    while !text.is_char_boundary(l.keep) {
+                        l.keep -= 1;
+                    }
+                    l
+                });
+                (text, c, t, l)
+            })
             .collect())
     }
 }
 
-/// A sample that ends with one span of at most [`LOOP_MAX_SPAN`] tokens
-/// repeated [`LOOP_MIN_REPEATS`] times or more, [`LOOP_MIN_TOKENS`] tokens
-/// in all, is looping: a weak model under a grammar that masked what it
-/// wanted repeats a clause to the token limit (DDO Q18, session 6:
-/// `,'United States of America'` until 640 tokens, 85 s, then again in the
-/// repair round). It is stopped there and counted as cut off.
-const LOOP_MAX_SPAN: usize = 32;
-/// See [`LOOP_MAX_SPAN`].
-const LOOP_MIN_REPEATS: usize = 4;
-/// See [`LOOP_MAX_SPAN`].
-const LOOP_MIN_TOKENS: usize = 32;
-
-/// Whether `ids` ends in a loop (see [`LOOP_MAX_SPAN`]).
-pub(crate) fn repeats_itself(ids: &[u32]) -> bool {
-    (1..=LOOP_MAX_SPAN).any(|k| {
-        let reps = LOOP_MIN_REPEATS.max(LOOP_MIN_TOKENS.div_ceil(k));
-        ids.len() >= k * reps && {
-            let tail = &ids[ids.len() - k * reps..];
-            let span = &tail[..k];
-            tail.chunks(k).all(|c| c == span)
-        }
-    })
-}
+/// One decoded sample: its text, token ids, whether it was cut off (at the
+/// limit or as a loop), and the loop when it was one.
+type Sampled = (String, Vec<u32>, bool, Option<Cut>);
 
 /// One raw speed measurement: a prompt evaluated from scratch, then `n`
 /// samples decoded together exactly as [`Engine::chat`] decodes them (one
@@ -594,8 +709,8 @@ impl Engine<'_> {
         let t = self.ctx.timings();
         let _ = self.ctx.clear_kv_cache_seq(Some(WORK_SEQ as u32), None, None);
         let out = out?;
-        let decode_tokens: u64 = out.iter().map(|(_, ids, _)| ids.len() as u64).sum();
-        let decode_steps = out.iter().map(|(_, ids, _)| ids.len() as u64).max().unwrap_or(0);
+        let decode_tokens: u64 = out.iter().map(|(_, ids, _, _)| ids.len() as u64).sum();
+        let decode_steps = out.iter().map(|(_, ids, _, _)| ids.len() as u64).max().unwrap_or(0);
         Ok(SpeedSample {
             prompt_tokens: prompt.len() as u64,
             prefill_ms,
@@ -606,31 +721,5 @@ impl Engine<'_> {
             llama_prefill_ms,
             llama_decode_ms: t.t_p_eval_ms() + t.t_eval_ms(),
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::repeats_itself;
-
-    #[test]
-    fn a_repeated_span_is_a_loop_and_sql_is_not() {
-        // `,'United States of America'` as 8 tokens, 4 times: a loop.
-        let span = [11u32, 12, 13, 14, 15, 16, 17, 18];
-        let mut ids: Vec<u32> = (100..160).collect();
-        for _ in 0..3 {
-            ids.extend(span);
-        }
-        assert!(!repeats_itself(&ids), "3 repeats are not yet a loop");
-        ids.extend(span);
-        assert!(repeats_itself(&ids));
-        // One token 32 times is a loop; 31 times is not.
-        assert!(repeats_itself(&[7; 32]) && !repeats_itself(&[7; 31]));
-        // A short span needs 32 tokens in all: 3 tokens x 11.
-        let three: Vec<u32> = [1u32, 2, 3].repeat(10);
-        assert!(!repeats_itself(&three) && repeats_itself(&[1u32, 2, 3].repeat(11)));
-        // Distinct tokens never loop; a span longer than 32 is not checked.
-        assert!(!repeats_itself(&(0..500).collect::<Vec<u32>>()));
-        assert!(!repeats_itself(&(0..33).collect::<Vec<u32>>().repeat(4)));
     }
 }

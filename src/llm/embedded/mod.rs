@@ -18,6 +18,7 @@
 //!
 //! See docs/llm.md.
 
+pub mod disk;
 mod engine;
 pub mod file;
 pub mod prefix;
@@ -83,6 +84,13 @@ pub struct EmbeddedOptions {
     /// ([`GRAMMAR_MAX_ITEMS`]). Past it, the grammar stops holding for that
     /// answer (counted as `unconstrained`).
     pub grammar_max_items: usize,
+    /// Where the prompt-prefix snapshots are kept between processes
+    /// (`disk.rs`; `<cache root>/prefix`); `None` keeps them in memory only.
+    pub disk_cache: Option<PathBuf>,
+    /// The most the snapshot files may take on disk, in MiB.
+    pub disk_cache_mb: usize,
+    /// The GGUF's SHA-256, set by [`EmbeddedModel::load`] (the disk cache's key).
+    pub model_sha256: Option<String>,
 }
 
 /// The default of [`EmbeddedOptions::grammar_max_items`]. llguidance's own
@@ -110,6 +118,9 @@ impl EmbeddedOptions {
             prefix_cache: true,
             prefix_cache_mb: DEFAULT_PREFIX_CACHE_MB,
             grammar_max_items: GRAMMAR_MAX_ITEMS,
+            disk_cache: None,
+            disk_cache_mb: disk::DEFAULT_DISK_MB,
+            model_sha256: None,
         }
     }
 }
@@ -125,6 +136,8 @@ enum Job {
     Chat {
         req: ChatRequest,
         max_tokens: Option<u32>,
+        /// The number of the first sample (`req.n` samples from there).
+        first: usize,
         reply: mpsc::Sender<std::result::Result<engine::Answer, String>>,
     },
     Measure {
@@ -136,6 +149,10 @@ enum Job {
     },
     Stats {
         reply: mpsc::Sender<prefix::CacheStats>,
+    },
+    Prefill {
+        req: ChatRequest,
+        reply: mpsc::Sender<std::result::Result<crate::llm::LocalCost, String>>,
     },
 }
 
@@ -176,7 +193,8 @@ impl EmbeddedModel {
         let name = format!("gguf:{file_name}#sha256:{hash}");
         let (job_tx, job_rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<std::result::Result<(), String>>();
-        let worker_opts = opts.clone();
+        let mut worker_opts = opts.clone();
+        worker_opts.model_sha256 = Some(hash.clone());
         let worker = std::thread::Builder::new()
             .name("lucy-llm".into())
             .spawn(move || worker(worker_opts, job_rx, ready_tx))
@@ -262,6 +280,23 @@ impl EmbeddedModel {
         rx.recv().map_err(|_| Error::llm("cache_stats", "the model thread has stopped"))
     }
 
+    /// Evaluate `req`'s prompt into the prefix cache (memory and disk)
+    /// without answering it: `lucy model warm`.
+    pub fn prefill(&self, req: &ChatRequest) -> Result<crate::llm::LocalCost> {
+        let (tx, rx) = mpsc::channel();
+        {
+            let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(jobs) = jobs.as_ref() else {
+                return Err(Error::llm(&req.phase, "the embedded model was shut down"));
+            };
+            jobs.send(Job::Prefill { req: req.clone(), reply: tx })
+                .map_err(|_| Error::llm(&req.phase, "the model thread has stopped"))?;
+        }
+        rx.recv()
+            .map_err(|_| Error::llm(&req.phase, "the model thread has stopped"))?
+            .map_err(|e| Error::llm(&req.phase, format!("embedded model {}: {e}", self.path.display())))
+    }
+
     /// The model file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -300,8 +335,8 @@ fn worker(opts: EmbeddedOptions, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<
     let panicked = || "internal error in the embedded model (panic)".to_string();
     while let Ok(job) = jobs.recv() {
         match job {
-            Job::Chat { req, max_tokens, reply } => {
-                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.chat(&req, max_tokens)))
+            Job::Chat { req, max_tokens, first, reply } => {
+                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.chat(&req, max_tokens, first)))
                     .unwrap_or_else(|_| Err(panicked()));
                 let _ = reply.send(out);
             }
@@ -315,26 +350,25 @@ fn worker(opts: EmbeddedOptions, jobs: mpsc::Receiver<Job>, ready: mpsc::Sender<
             Job::Stats { reply } => {
                 let _ = reply.send(eng.cache_stats());
             }
+            Job::Prefill { req, reply } => {
+                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| eng.prefill(&req)))
+                    .unwrap_or_else(|_| Err(panicked()));
+                let _ = reply.send(out);
+            }
         }
     }
 }
 
-impl ChatModel for EmbeddedModel {
-    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
-        let started = Instant::now();
-        let mut req = req.clone();
-        if !self.constrain {
-            req.grammar = None;
-            req.response_schema = None;
-        }
-        let req = &req;
+impl EmbeddedModel {
+    /// Answer samples `first..first + req.n` of `req` on the worker.
+    fn answer(&self, req: &ChatRequest, first: usize) -> Result<engine::Answer> {
         let (tx, rx) = mpsc::channel();
         {
             let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
             let Some(jobs) = jobs.as_ref() else {
                 return Err(Error::llm(&req.phase, "the embedded model was shut down"));
             };
-            jobs.send(Job::Chat { req: req.clone(), max_tokens: self.max_tokens.or(req.max_tokens), reply: tx })
+            jobs.send(Job::Chat { req: req.clone(), max_tokens: self.max_tokens.or(req.max_tokens), first, reply: tx })
                 .map_err(|_| Error::llm(&req.phase, "the embedded model's thread has stopped"))?;
         }
         let answer = rx
@@ -351,15 +385,76 @@ impl ChatModel for EmbeddedModel {
                 req.phase
             );
         }
-        Ok(ChatResponse {
-            choices: answer.choices,
-            usage: answer.usage,
-            latency_ms: started.elapsed().as_secs_f64() * 1000.0,
-            structured: req.constraint().is_some(),
-            requests: 1,
-            truncated: answer.truncated,
-            local: Some(answer.local),
-        })
+        Ok(answer)
+    }
+
+    fn request(&self, req: &ChatRequest) -> ChatRequest {
+        let mut req = req.clone();
+        if !self.constrain {
+            req.grammar = None;
+            req.response_schema = None;
+        }
+        req
+    }
+}
+
+fn response(req: &ChatRequest, answer: engine::Answer, started: Instant, skipped: u32) -> ChatResponse {
+    ChatResponse {
+        choices: answer.choices,
+        usage: answer.usage,
+        latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+        structured: req.constraint().is_some(),
+        requests: 1,
+        truncated: answer.truncated,
+        local: Some(answer.local),
+        cuts: answer.cuts,
+        skipped,
+    }
+}
+
+impl ChatModel for EmbeddedModel {
+    fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
+        let started = Instant::now();
+        let req = self.request(req);
+        let answer = self.answer(&req, 0)?;
+        Ok(response(&req, answer, started, 0))
+    }
+
+    /// The first `decided.first` samples, then the rest only when they do
+    /// not decide; the second part reuses the resident prompt (one token
+    /// evaluated) and numbers its samples on, so their seeds are those of a
+    /// single request.
+    fn chat_until(&self, req: &ChatRequest, decided: &crate::llm::Decider<'_>) -> Result<ChatResponse> {
+        let started = Instant::now();
+        let req = self.request(req);
+        let n = req.n.max(1);
+        if decided.first == 0 || decided.first >= n {
+            let answer = self.answer(&req, 0)?;
+            return Ok(response(&req, answer, started, 0));
+        }
+        let head = ChatRequest { n: decided.first, ..req.clone() };
+        let mut answer = self.answer(&head, 0)?;
+        if (decided.decided)(&answer.choices) {
+            let skipped = (n - decided.first) as u32;
+            return Ok(response(&req, answer, started, skipped));
+        }
+        let tail = ChatRequest { n: n - decided.first, ..req.clone() };
+        let rest = self.answer(&tail, decided.first)?;
+        let base = answer.choices.len();
+        answer.choices.extend(rest.choices);
+        answer.usage.completion_tokens += rest.usage.completion_tokens;
+        answer.truncated += rest.truncated;
+        answer.cuts.extend(rest.cuts.into_iter().map(|mut c| {
+            c.choice += base;
+            c
+        }));
+        let (a, b) = (&mut answer.local, rest.local);
+        a.prompt_evaluated += b.prompt_evaluated;
+        a.prefill_ms += b.prefill_ms;
+        a.decode_ms += b.decode_ms;
+        a.unconstrained += b.unconstrained;
+        a.looped += b.looped;
+        Ok(response(&req, answer, started, 0))
     }
 
     fn model_name(&self) -> String {

@@ -57,6 +57,8 @@ pub struct CacheStats {
     pub bytes: usize,
     pub restores: u64,
     pub evictions: u64,
+    /// The disk cache's counters, when it is on.
+    pub disk: Option<super::disk::DiskStats>,
 }
 
 /// A byte-bounded set of prompt snapshots plus the resident prompt.
@@ -178,6 +180,7 @@ impl<S> PrefixCache<S> {
             bytes: self.bytes,
             restores: self.restores,
             evictions: self.evictions,
+            disk: None,
         }
     }
 }
