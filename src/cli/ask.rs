@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::llm::LlmFlags;
 use super::values::{
-    Dialect, DistinctMode, FanoutMode, InnerBranches, LookupFilters, NarrowView, OnOff, Prefilter, QueryNames,
-    Retrieve, StopAfter, ViewColumns,
+    Dialect, DistinctMode, FanoutMode, InnerBranches, LookupFilters, NarrowView, OnOff, Prefilter, QueryForm,
+    QueryNames, Retrieve, StopAfter, ViewColumns,
 };
 use super::Ctx;
 use lucy::error::{Error, Result};
@@ -276,6 +276,11 @@ pub struct NameFlags {
     /// values are not numbers); the value index is read to tell.
     #[arg(long, value_enum, value_name = "ON|OFF", default_value_t = OnOff::Off)]
     pub typed_measures: OnOff,
+    /// WIRE(plan): the form of QueryView's answer: a JSON query plan lucy
+    /// compiles to SQL (plan), free SQL (sql), or the plan first and free
+    /// SQL when it cannot answer (auto).
+    #[arg(long, value_enum, value_name = "FORM", default_value_t = QueryForm::Sql)]
+    pub query_form: QueryForm,
     /// QueryView's prompt lists the phrases of the question that spell one
     /// view column's name or synonym ("claim number":
     /// Claim_Company_Claim_Number); no LLM call, the grammar unchanged.
@@ -345,6 +350,7 @@ impl NameFlags {
         opts.keep_top = self.keep_top.is_on();
         opts.narrow_view = self.narrow_view.into();
         opts.typed_measures = self.typed_measures.is_on();
+        opts.query_form.form = self.query_form.into(); // WIRE(plan)
         opts.name_hints = self.name_hints.is_on();
         opts.group_hints = self.group_hints.is_on();
         opts.count_names = self.count_names.is_on();

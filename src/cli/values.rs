@@ -11,6 +11,7 @@ use lucy::pipeline::lookups::LookupFilters as LibLookupFilters;
 use lucy::pipeline::narrow::NarrowView as LibNarrowView;
 use lucy::pipeline::StopAfter as LibStopAfter;
 use lucy::query::grammar::QueryNames as LibQueryNames;
+use lucy::query::plan::QueryForm as LibQueryForm;
 use lucy::types::Dialect as LibDialect;
 use lucy::types::DistinctMode as LibDistinctMode;
 use lucy::types::FanoutMode as LibFanoutMode;
@@ -228,6 +229,18 @@ value_enum! {
         StrictDerived,
         /// Strict, and no name the query defines (an alias, a CTE's name or column) may start with a model table's name or a view column's table and `_`, so GROUP BY, HAVING, ORDER BY and queries after WITH cannot read a made-up `CLIENT_CLIENT_name` either.
         Scoped,
+    }
+}
+
+value_enum! {
+    /// The form of QueryView's answer (issue 46).
+    QueryForm => LibQueryForm {
+        /// A JSON query plan over the view (its columns, typed literals, bounded), which lucy compiles to SQL.
+        Plan,
+        /// Free SQL under QueryView's grammar (every recording's form).
+        Sql,
+        /// The plan first; free SQL when the model answers needs_sql or the plan does not compile or run.
+        Auto,
     }
 }
 

@@ -1,4 +1,6 @@
 //! `--typed-measures on` (issue 23): the view columns QueryView's grammar
+//! (the rules live in [`crate::query::measures`], below the plan's grammar;
+//! here the value index decides for text columns)
 //! lets SUM, AVG and TOTAL read and `+ - * / %` combine
 //! ([`crate::query::grammar::NameRules::measures`]).
 //!
@@ -18,107 +20,18 @@
 //!
 //! Numeric types and columns without a declared type are measures.
 
-use crate::graph::{SchemaGraph, TableId};
+use crate::graph::SchemaGraph;
 use crate::link::values::ValueIndex;
+pub use crate::query::measures::{type_class, TypeClass};
 use crate::types::ViewColumn;
-
-/// What a column can be, by its declared SQL type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TypeClass {
-    /// INT, REAL, FLOAT, DOUBLE, NUMERIC, DECIMAL, NUMBER, MONEY.
-    Number,
-    /// DATE, TIME, DATETIME, TIMESTAMP, INTERVAL; BOOL, BOOLEAN.
-    Temporal,
-    /// CHAR, VARCHAR, TEXT, STRING, CLOB, ENUM, and no declared type.
-    Text,
-    /// Anything else (BLOB, JSON, …).
-    Other,
-}
-
-/// The class of a declared SQL type (case-insensitive; `DECIMAL(10,2)`
-/// reads as DECIMAL).
-pub fn type_class(sql_type: &str) -> TypeClass {
-    let u = sql_type.trim().to_ascii_uppercase();
-    if u.is_empty() {
-        return TypeClass::Text;
-    }
-    // Whole words only (`POINT` ends in INT): the first word decides a
-    // date or time; any word a number (`UNSIGNED INT`, `INT UNSIGNED`).
-    let words: Vec<&str> = u.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).collect();
-    let first = words.first().copied().unwrap_or("");
-    if ["DATE", "TIME", "DATETIME", "TIMESTAMP", "TIMESTAMPTZ", "INTERVAL", "YEAR", "BOOL", "BOOLEAN"].contains(&first)
-    {
-        return TypeClass::Temporal;
-    }
-    const NUMBER_WORDS: &[&str] = &[
-        "INT",
-        "INTEGER",
-        "BIGINT",
-        "SMALLINT",
-        "TINYINT",
-        "MEDIUMINT",
-        "SERIAL",
-        "BIGSERIAL",
-        "SMALLSERIAL",
-        "REAL",
-        "FLOAT",
-        "DOUBLE",
-        "NUMERIC",
-        "DECIMAL",
-        "DEC",
-        "NUMBER",
-        "MONEY",
-        "FIXED",
-    ];
-    if words.iter().any(|w| NUMBER_WORDS.contains(w)) {
-        return TypeClass::Number;
-    }
-    if crate::link::values::is_text_type(&u) {
-        return TypeClass::Text;
-    }
-    TypeClass::Other
-}
-
-/// Whether `s` reads as a number (`12`, `-3.5`, `1e3`, blanks around).
-fn is_number(s: &str) -> bool {
-    s.trim().parse::<f64>().is_ok_and(f64::is_finite)
-}
-
-/// Whether `column` of table `t` is a key: in its primary key or on its
-/// end of a relationship (column names compared case-insensitively).
-fn is_key(graph: &SchemaGraph, t: TableId, column: &str) -> bool {
-    graph.table(t).primary_key.iter().any(|k| k.eq_ignore_ascii_case(column))
-        || graph.petgraph().edge_weights().any(|&rel| {
-            let (from, to) = graph.endpoints(rel);
-            graph.relationship(rel).on.iter().any(|[f, o]| {
-                (from == t && f.eq_ignore_ascii_case(column)) || (to == t && o.eq_ignore_ascii_case(column))
-            })
-        })
-}
 
 /// Whether `column` of `table` can be a measure (see the module's rules);
 /// `index`'s values decide for text columns it holds.
 pub fn is_measure(graph: &SchemaGraph, table: &str, column: &str, index: Option<&ValueIndex>) -> bool {
-    // A table or column the model does not know: leave it to the guard.
-    let Some(t) = graph.table_id(table) else { return true };
-    if is_key(graph, t, column) {
-        return false;
-    }
-    let ty = graph.table(t).columns.iter().find(|c| c.name.eq_ignore_ascii_case(column)).map(|c| c.sql_type.as_str());
-    match ty.map(type_class) {
-        None | Some(TypeClass::Number) => true,
-        Some(TypeClass::Temporal) | Some(TypeClass::Other) => false,
-        Some(TypeClass::Text) => {
-            let name = graph.name(t);
-            let values = index.and_then(|i| {
-                i.columns.iter().find(|c| c.table.eq_ignore_ascii_case(name) && c.column.eq_ignore_ascii_case(column))
-            });
-            match values {
-                Some(v) if !v.values.is_empty() => v.values.iter().all(|s| is_number(s)),
-                _ => true,
-            }
-        }
-    }
+    let values = index.and_then(|i| {
+        i.columns.iter().find(|c| c.table.eq_ignore_ascii_case(table) && c.column.eq_ignore_ascii_case(column))
+    });
+    crate::query::measures::is_measure_with(graph, table, column, values.map(|v| v.values.as_slice()))
 }
 
 /// The aliases of the view's columns that can be measures.

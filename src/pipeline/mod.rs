@@ -14,7 +14,9 @@ pub mod explain;
 pub mod linker;
 pub mod lookups;
 pub mod measures;
+// WIRE(plan): the plan form's task (issue 46).
 pub mod narrow;
+mod plan_form;
 pub mod progress;
 pub mod rasl;
 pub mod rerun;
@@ -201,6 +203,10 @@ pub struct AskOptions {
     /// `measures`). Off by default.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub typed_measures: bool,
+    /// WIRE(plan): QueryView's form (`--query-form plan|sql|auto`, issue 46;
+    /// `query::plan`): `sql` by default.
+    #[serde(default, skip_serializing_if = "query::plan::PlanSettings::is_default")]
+    pub query_form: query::plan::PlanSettings,
     /// `--name-hints`: QueryView's prompt lists the phrases of the
     /// question that spell one view column's name or synonym
     /// (`link::hints`). On by default ([`link::hints::DEFAULT_ON`]).
@@ -410,6 +416,7 @@ impl Default for AskOptions {
             sql_feedback: query::Feedback::default(),
             narrow_view: narrow::DEFAULT,
             typed_measures: false,
+            query_form: query::plan::PlanSettings::default(), // WIRE(plan)
             name_hints: link::hints::DEFAULT_ON,
             group_hints: false,
             count_names: crate::check::counted::DEFAULT_ON,
@@ -899,16 +906,25 @@ pub fn ask_with_progress(
             Some(other) => query::choose::generate_sql_voted_over(&[top, other], opts.exec_vote, llm, &prompts, qt),
             None => query::choose::generate_sql_voted(top, opts.exec_vote, llm, &prompts, qt).map(|o| (o, 0)),
         };
-        match voted(&task, second.as_ref().map(|(t, _)| t), &mut qt) {
+        // WIRE(plan): QueryView's form (--query-form plan|sql|auto, issue 46):
+        // the SQL path below became the closure `sql_path`, which the plan
+        // form calls as its fallback (auto); the sql form calls it directly.
+        let plan = plan_form::plan_task(graph, question, opts, &prompts, dialect, &view, &qt)?;
+        let plan_sql_task = task.clone();
+        let sql_path = |qt: &mut QueryTrace| match voted(&task, second.as_ref().map(|(t, _)| t), qt) {
             // The prompt did not fit the model's context: once more with the
             // column descriptions cut short (the view and the names unchanged).
             Err(e) if opts.shorten_prompt && crate::llm::is_context_overflow(&e) && compact != task.prompt => {
                 qt.compacted = Some(e.to_string());
                 let task = SqlTask { prompt: compact, ..task };
                 let other = second.map(|(t, c)| SqlTask { prompt: c, ..t });
-                voted(&task, other.as_ref(), &mut qt)
+                voted(&task, other.as_ref(), qt)
             }
             r => r,
+        };
+        match plan {
+            Some(p) => query::plan::generate(&p, &plan_sql_task, llm, &mut qt, sql_path),
+            None => sql_path(&mut qt),
         }
     };
     // The runner-up view won the vote: the answer reads it, so it is the
