@@ -22,6 +22,7 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("match_roles", include_str!("../prompts/match_roles.j2")),
     ("query_view", include_str!("../prompts/query_view.j2")),
     ("query_view_schema", include_str!("../prompts/query_view_schema.j2")),
+    ("query_plan", include_str!("../prompts/query_plan.j2")),
     ("repair_sql", include_str!("../prompts/repair_sql.j2")),
     ("direct_sql", include_str!("../prompts/direct_sql.j2")),
     ("describe_table", include_str!("../prompts/describe_table.j2")),
@@ -230,6 +231,12 @@ mod tests {
                 json!({"question": "Q?", "dialect": "SQLite", "dialect_notes": "MySQL notes: …", "view_name": "lucy_view", "view_sql": "CREATE VIEW v", "columns": cols, "schema": "CREATE TABLE CLIENT(id)", "evidence": "dev means development",
                        "examples": [{"question": "Q0?", "sql": "SELECT CLIENT_name FROM lucy_view"}],
                        "hints": ["\"client name\": CLIENT_name"]})
+            }
+            "query_plan" => {
+                let cols = json!([{"alias": "CLIENT_name", "table": "CLIENT", "column": "name", "kind": "text", "measure": false, "description": "Client name."},
+                                  {"alias": "PAYMENT_amount", "table": "PAYMENT", "column": "amount", "kind": "number", "measure": true, "description": null}]);
+                json!({"question": "Q?", "view_name": "lucy_view", "columns": cols, "tables": ["CLIENT", "PAYMENT"], "evidence": "",
+                       "values": ["CLIENT_name: 'Acme'"], "hints": []})
             }
             "repair_sql" => {
                 json!({"sql": "SELECT x", "error": "no x", "dialect": "SQLite", "allowed": "the view lucy_view"})

@@ -96,3 +96,65 @@ fn primed_with_client_client_name_the_default_model_writes_view_columns_under_th
         eprintln!("{}: {sql}", rules.names.as_str());
     }
 }
+
+/// The plan form's grammar (issue 46) with the model users run: primed to
+/// copy a plan that sums a key (`PAYMENT_id`, PAYMENT's primary key) over a
+/// view with one measure (`PAYAMOUNT_amount`), the model copies it
+/// unconstrained (the control); under the grammar lucy builds for the view,
+/// the answer is a sentence of the grammar, parses as a plan, sums no key
+/// (only the measure can follow `sum`), and compiles to SQL the guard
+/// admits. Temperature 0: the answer is fixed for a CPU.
+#[test]
+fn primed_with_a_sum_over_a_key_the_default_model_plans_no_such_sum_under_the_plan_grammar() {
+    use lucy::query::plan::ast::Agg;
+    use lucy::query::plan::{compile, grammar::plan_grammar, parse_answer, PlanView};
+    let Some(m) = default_model() else { return };
+    let graph = SchemaGraph::new(lucy::model::load(MODEL).unwrap()).unwrap();
+    let req = ViewRequest {
+        attributes: vec![
+            ColumnRef::new("CLIENT", "name"),
+            ColumnRef::new("PAYMENT", "id"),
+            ColumnRef::new("PAYAMOUNT", "amount"),
+        ],
+        ..ViewRequest::new(vec!["CLIENT".into(), "PAYMENT".into(), "PAYAMOUNT".into()])
+    };
+    let view = lucy::solve::generate_view(&graph, &req).unwrap();
+    let cols: Vec<String> = view.columns.iter().map(|c| c.alias.clone()).collect();
+    assert!(cols.contains(&"PAYMENT_id".to_string()), "{cols:?}");
+    let pv = PlanView::of_view(&graph, &view, Dialect::Sqlite, lucy::types::FanoutMode::Rewrite, None, &[]);
+    assert!(!pv.column("PAYMENT_id").unwrap().measure && pv.column("PAYAMOUNT_amount").unwrap().measure);
+    const PRIMED_PLAN: &str = r#"{"kind": "query", "select": [{"col": "CLIENT_name"}, {"agg": "sum", "col": "PAYMENT_id"}], "group_by": ["CLIENT_name"]}"#;
+    let ask = |grammar: Option<String>| ChatRequest {
+        phase: "test".into(),
+        messages: vec![Message::user(format!(
+            "Copy this JSON exactly as it is written, and write nothing else:\n\n{PRIMED_PLAN}"
+        ))],
+        temperature: 0.0,
+        n: 1,
+        response_schema: None,
+        grammar,
+        max_tokens: None,
+    };
+    let free = m.chat(&ask(None)).unwrap();
+    assert!(
+        free.choices[0].contains(r#""sum", "col": "PAYMENT_id""#)
+            || free.choices[0].contains(r#""sum","col":"PAYMENT_id""#),
+        "the model did not copy the plan: {:?}",
+        free.choices
+    );
+    let g = plan_grammar(&pv);
+    let a = m.chat(&ask(Some(g.clone()))).unwrap();
+    let answer = &a.choices[0];
+    assert_eq!(a.local.unwrap().unconstrained, 0, "the grammar did not hold: {answer:?}");
+    assert_eq!(a.truncated, 0, "cut at the token limit: {answer:?}");
+    check_text(&g, answer).unwrap_or_else(|e| panic!("{answer:?}: {e}"));
+    let plan = parse_answer(answer).unwrap_or_else(|e| panic!("{answer:?}: {e}"));
+    for it in plan.select.iter().chain(plan.order_by.iter().map(|o| o.item()).collect::<Vec<_>>().iter()) {
+        if matches!(it.agg, Some(Agg::Sum | Agg::Avg)) {
+            assert!(pv.column(it.col.as_deref().unwrap()).unwrap().measure, "{answer}");
+        }
+    }
+    let sql = compile(&plan, &pv).unwrap_or_else(|e| panic!("{answer}: {e}"));
+    check_query(&sql, "lucy_view", &cols, Dialect::Sqlite).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    eprintln!("plan: {answer}\nsql: {sql}");
+}

@@ -535,6 +535,21 @@ fn with_vote_and_examples(trace: &Path) -> lucy::types::trace::Trace {
         results: vec![VoteResult { hash: "set:00112233445566ff".into(), members: vec![0, 1], votes: 2, row_count: 29 }],
         chosen: Some(0),
     });
+    // The plan form's section (issue 46): the plan the model read the
+    // question as, and what it compiled to.
+    qv.plan = Some(lucy::types::trace::PlanTrace {
+        form: "auto".into(),
+        table: [
+            ("kind", "query"),
+            ("select", "CLIENT_name, DATACENTER_name"),
+            ("filter", "DATACENTER_name like 'dev%'"),
+        ]
+        .iter()
+        .map(|(p, t)| lucy::types::trace::PlanLine { part: p.to_string(), text: t.to_string() })
+        .collect(),
+        compiled: Some(sql.clone()),
+        ..Default::default()
+    });
     t.examples = Some(ExamplesTrace {
         file: "ddo.examples.jsonl".into(),
         embedder: "hash".into(),

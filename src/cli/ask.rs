@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::llm::LlmFlags;
 use super::values::{
-    Dialect, DistinctMode, FanoutMode, InnerBranches, LookupFilters, NarrowView, OnOff, Prefilter, QueryNames,
-    StopAfter, ViewColumns,
+    Dialect, DistinctMode, FanoutMode, InnerBranches, LookupFilters, NarrowView, OnOff, Prefilter, QueryForm,
+    QueryNames, StopAfter, ViewColumns,
 };
 use super::Ctx;
 use lucy::error::{Error, Result};
@@ -229,6 +229,11 @@ pub struct NameFlags {
     /// excess cannot remove or repeat rows); no LLM call.
     #[arg(hide = true, help_heading = "GenerateView (phase 2)", long, value_enum, value_name = "WHEN", default_value_t = NarrowView::Unnamed)]
     pub narrow_view: NarrowView,
+    /// The form of QueryView's answer: a JSON query plan lucy compiles to
+    /// SQL (plan), free SQL (sql), or the plan first and free SQL when it
+    /// cannot answer (auto).
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "FORM", default_value_t = QueryForm::Sql)]
+    pub query_form: QueryForm,
     /// QueryView's prompt lists the phrases of the question that spell one
     /// view column's name or synonym ("claim number":
     /// Claim_Company_Claim_Number); no LLM call, the grammar unchanged.
@@ -289,6 +294,7 @@ impl NameFlags {
         opts.query.names = self.query_names.into();
         opts.query.rename_unknown = self.rename_unknown.is_on();
         opts.query.distinct = self.distinct.into();
+        opts.query.form = self.query_form.into();
         opts.view.columns = self.view_columns.into();
         opts.view.narrow = self.narrow_view.into();
         opts.query.name_hints = self.name_hints.is_on();
@@ -371,6 +377,7 @@ pub const FLAG_KEYS: &[(&str, &str, &[&str])] = &[
     ("exec_vote", "--exec-vote", &["query.exec_vote"]),
     ("values", "--values", &["query.values"]),
     ("distinct", "--distinct", &["query.distinct"]),
+    ("query_form", "--query-form", &["query.form"]),
     ("fanout", "--fanout", &["query.fanout"]),
     ("name_hints", "--name-hints", &["query.name_hints"]),
     ("count_names", "--count-names", &["query.count_names"]),

@@ -11,6 +11,7 @@ use lucy::pipeline::lookups::LookupFilters as LibLookupFilters;
 use lucy::pipeline::narrow::NarrowView as LibNarrowView;
 use lucy::pipeline::StopAfter as LibStopAfter;
 use lucy::query::grammar::QueryNames as LibQueryNames;
+use lucy::query::plan::QueryForm as LibQueryForm;
 use lucy::types::Dialect as LibDialect;
 use lucy::types::DistinctMode as LibDistinctMode;
 use lucy::types::FanoutMode as LibFanoutMode;
@@ -226,6 +227,18 @@ value_enum! {
         Strict,
         /// Strict, but FROM may hold a derived table and a qualified name may be any name (session 9's strict rule, which its recordings replay with).
         StrictDerived,
+    }
+}
+
+value_enum! {
+    /// The form of QueryView's answer (issue 46).
+    QueryForm => LibQueryForm {
+        /// A JSON query plan over the view (its columns, typed literals, bounded), which lucy compiles to SQL.
+        Plan,
+        /// Free SQL under QueryView's grammar (every recording's form).
+        Sql,
+        /// The plan first; free SQL when the model answers needs_sql or the plan does not compile or run.
+        Auto,
     }
 }
 

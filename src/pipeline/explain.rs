@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::types::trace::{
     ExamplesTrace, ExecVote, InnerBranchTrace, ListStep, LookupFilterTrace, MatchTrace, NarrowTrace, PhaseCost,
-    QueryTrace, Rerun, Trace, UnjoinableTrace, ViewTrace,
+    PlanTrace, QueryTrace, Rerun, Trace, UnjoinableTrace, ViewTrace,
 };
 
 /// The whole report.
@@ -309,12 +309,16 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
     if let Some(c) = &q.compacted {
         let _ = writeln!(s, "- asked again with column descriptions cut short; the first prompt failed: {c}");
     }
+    if let Some(p) = &q.plan {
+        plan_section(s, p);
+    }
     if let Some(v) = &q.exec_vote {
         vote_section(s, v);
     }
     for (i, a) in q.attempts.iter().enumerate() {
         let label = match (a.round, a.extraction.as_str(), voted) {
             (_, "given", _) => "given SQL (--sql, no LLM)".to_string(),
+            (_, "plan", _) => "the plan's SQL".to_string(),
             (0, _, Some(c)) if i == 0 => format!("answer chosen by the execution vote (candidate #{c})"),
             (0, _, _) => "answer".to_string(),
             _ => "repair round".to_string(),
@@ -416,6 +420,25 @@ fn query_section(s: &mut String, title: &str, q: &QueryTrace) {
 
 /// The execution vote (`--exec-vote K`): every candidate, its result and
 /// votes, and the choice.
+/// The plan form (`--query-form plan|auto`): the plan as a table, the SQL
+/// it compiled to, and why it was not the answer.
+fn plan_section(s: &mut String, p: &PlanTrace) {
+    let _ = writeln!(s, "- query plan (--query-form {}):", p.form);
+    let width = p.table.iter().map(|l| l.part.len()).max().unwrap_or(0);
+    for l in &p.table {
+        let _ = writeln!(s, "    {:width$}  {}", l.part, l.text);
+    }
+    if let Some(c) = &p.compiled {
+        let _ = writeln!(s, "  compiled to: {c}");
+    }
+    if let Some(e) = &p.error {
+        let _ = writeln!(s, "  not used: {e}");
+    }
+    if p.fell_back {
+        let _ = writeln!(s, "  fell back to free SQL (--query-form auto); the SQL attempts follow");
+    }
+}
+
 fn vote_section(s: &mut String, v: &ExecVote) {
     let ran = v.candidates.iter().filter(|c| c.result_hash.is_some()).count();
     let verdict = match v.chosen {
@@ -485,6 +508,9 @@ pub fn summary(t: &Trace) -> serde_json::Value {
         "costs": costs,
         "total_ms": t.total_ms,
     });
+    if let Some(p) = t.query_view.as_ref().and_then(|q| q.plan.as_ref()) {
+        v["plan"] = json!({"form": p.form, "table": p.table, "compiled": p.compiled, "error": p.error, "fell_back": p.fell_back});
+    }
     if let Some(e) = &t.examples {
         v["examples"] = e
             .used

@@ -1,65 +1,42 @@
-//! The class of a column's declared SQL type (a number, a date or time, a
-//! text), which `--value-literals` reads to tell a numeric column
-//! (`check::values`). `--typed-measures`, which typed SUM, AVG and
-//! arithmetic by it, was measured off (DDO 12 → 12, the Spider sample's
-//! first 50 29 → 29; benchmarks/results/embedded.md, session 12) and
-//! deleted in session 26.
+//! The view columns that can be measures: what the plan form's grammar
+//! (`query.form plan|auto`, [`crate::query::plan`]) lets SUM, AVG, MIN and
+//! MAX read. The rules live in [`crate::query::measures`]; here the value
+//! index decides for text columns. (`--typed-measures`, which applied the
+//! same rules to free SQL, was measured off and deleted in session 26.)
+//!
+//! On DDO the 1.5B model summed `SUPERCHARGE_reason` (text),
+//! `INCOME_payamt_id` (a key) and `PAYMENT_date` where the question asked
+//! for `PAYAMOUNT_amount`, and wrote `RUNTIME_overallstatus + 100` (text)
+//! for `RCPU_overallusage + 100`. A column is left out when the model or the
+//! data says it cannot be a quantity:
+//!
+//! - a key: in its table's primary key or on either end of a relationship
+//!   (no gold query of DDO, ACME or Spider dev sums or averages one);
+//! - a date, time or boolean by its declared type;
+//! - a text column whose values in the value index are not all numbers
+//!   (Spider's `cars_data.mpg` is TEXT holding numbers and stays a
+//!   measure). Without an index, a text column stays a measure: the grammar
+//!   only refuses what it knows to be wrong.
+//!
+//! Numeric types and columns without a declared type are measures.
 
-/// What a column can be, by its declared SQL type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TypeClass {
-    /// INT, REAL, FLOAT, DOUBLE, NUMERIC, DECIMAL, NUMBER, MONEY.
-    Number,
-    /// DATE, TIME, DATETIME, TIMESTAMP, INTERVAL; BOOL, BOOLEAN.
-    Temporal,
-    /// CHAR, VARCHAR, TEXT, STRING, CLOB, ENUM, and no declared type.
-    Text,
-    /// Anything else (BLOB, JSON, …).
-    Other,
+use crate::graph::SchemaGraph;
+use crate::link::values::ValueIndex;
+pub use crate::query::measures::{type_class, TypeClass};
+use crate::types::ViewColumn;
+
+/// Whether `column` of `table` can be a measure (see the module's rules);
+/// `index`'s values decide for text columns it holds.
+pub fn is_measure(graph: &SchemaGraph, table: &str, column: &str, index: Option<&ValueIndex>) -> bool {
+    let values = index.and_then(|i| {
+        i.columns.iter().find(|c| c.table.eq_ignore_ascii_case(table) && c.column.eq_ignore_ascii_case(column))
+    });
+    crate::query::measures::is_measure_with(graph, table, column, values.map(|v| v.values.as_slice()))
 }
 
-/// The class of a declared SQL type (case-insensitive; `DECIMAL(10,2)`
-/// reads as DECIMAL).
-pub fn type_class(sql_type: &str) -> TypeClass {
-    let u = sql_type.trim().to_ascii_uppercase();
-    if u.is_empty() {
-        return TypeClass::Text;
-    }
-    // Whole words only (`POINT` ends in INT): the first word decides a
-    // date or time; any word a number (`UNSIGNED INT`, `INT UNSIGNED`).
-    let words: Vec<&str> = u.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).collect();
-    let first = words.first().copied().unwrap_or("");
-    if ["DATE", "TIME", "DATETIME", "TIMESTAMP", "TIMESTAMPTZ", "INTERVAL", "YEAR", "BOOL", "BOOLEAN"].contains(&first)
-    {
-        return TypeClass::Temporal;
-    }
-    const NUMBER_WORDS: &[&str] = &[
-        "INT",
-        "INTEGER",
-        "BIGINT",
-        "SMALLINT",
-        "TINYINT",
-        "MEDIUMINT",
-        "SERIAL",
-        "BIGSERIAL",
-        "SMALLSERIAL",
-        "REAL",
-        "FLOAT",
-        "DOUBLE",
-        "NUMERIC",
-        "DECIMAL",
-        "DEC",
-        "NUMBER",
-        "MONEY",
-        "FIXED",
-    ];
-    if words.iter().any(|w| NUMBER_WORDS.contains(w)) {
-        return TypeClass::Number;
-    }
-    if crate::link::values::is_text_type(&u) {
-        return TypeClass::Text;
-    }
-    TypeClass::Other
+/// The aliases of the view's columns that can be measures.
+pub fn measure_columns(graph: &SchemaGraph, columns: &[ViewColumn], index: Option<&ValueIndex>) -> Vec<String> {
+    columns.iter().filter(|c| is_measure(graph, &c.table, &c.column, index)).map(|c| c.alias.clone()).collect()
 }
 
 #[cfg(test)]

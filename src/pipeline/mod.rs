@@ -16,6 +16,7 @@ pub mod lookups;
 pub mod measures;
 pub mod narrow;
 mod phases;
+mod plan_form;
 pub mod progress;
 pub mod rasl;
 pub mod rerun;

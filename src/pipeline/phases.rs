@@ -367,7 +367,10 @@ impl<'a> Run<'a> {
         let voted = |task: &SqlTask, qt: &mut QueryTrace| {
             query::choose::generate_sql_voted(task, opts.query.exec_vote, llm, prompts, qt)
         };
-        match voted(&task, qt) {
+        // `query.form` plan or auto: the plan first (free SQL its fallback).
+        let plan = super::plan_form::plan_task(graph, question, opts, prompts, self.dialect, view, qt)?;
+        let plan_sql_task = task.clone();
+        let sql_path = |qt: &mut QueryTrace| match voted(&task, qt) {
             // The prompt did not fit the model's context: once more with the
             // column descriptions cut short (the view and the names unchanged).
             Err(e) if opts.query.shorten_prompt && crate::llm::is_context_overflow(&e) && compact != task.prompt => {
@@ -376,6 +379,10 @@ impl<'a> Run<'a> {
                 voted(&task, qt)
             }
             r => r,
+        };
+        match plan {
+            Some(p) => query::plan::generate(&p, &plan_sql_task, llm, qt, sql_path),
+            None => sql_path(qt),
         }
     }
 

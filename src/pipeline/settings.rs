@@ -91,6 +91,12 @@ pub struct QuerySettings {
     pub value_literals: bool,
     /// Ask once more with short descriptions when the prompt does not fit.
     pub shorten_prompt: bool,
+    /// The form of QueryView's answer: `sql` (free SQL under the view's
+    /// grammar), `plan` (a JSON query plan lucy compiles), `auto` (the plan
+    /// first, free SQL when it cannot say the question).
+    pub form: crate::query::plan::QueryForm,
+    /// Cap on a plan answer, in tokens.
+    pub plan_max_tokens: u32,
     /// Follow-up rounds of the SQL call; set by a method, not a setting.
     #[serde(skip)]
     pub feedback: crate::query::Feedback,
@@ -113,6 +119,8 @@ impl Default for QuerySettings {
             by_groups: crate::check::grouping::DEFAULT_ON,
             value_literals: crate::check::values::DEFAULT_ON,
             shorten_prompt: true,
+            form: crate::query::plan::QueryForm::Sql,
+            plan_max_tokens: crate::query::plan::PLAN_MAX_TOKENS,
             feedback: crate::query::Feedback::default(),
         }
     }
@@ -260,6 +268,12 @@ pub const LEVERS: &[Lever] = &[
         what: "retry with short descriptions when the prompt does not fit",
         measured: "on",
     },
+    Lever {
+        key: "query.form",
+        what: "QueryView answers free SQL (sql), a typed plan lucy compiles (plan), or the plan first (auto)",
+        measured: "sql until plan/auto are measured on every suite (issue 46; benchmarks/results/)",
+    },
+    Lever { key: "query.plan_max_tokens", what: "cap on a plan answer, in tokens", measured: "400: bounded plans" },
     Lever { key: "limits.rows", what: "keep at most this many result rows", measured: "50 in lucy ask" },
     Lever { key: "limits.result_bytes", what: "stop reading rows past this many bytes", measured: "bounded memory" },
     Lever { key: "limits.exec_timeout_s", what: "time bound of the SQL's execution", measured: "30 s" },

@@ -7,6 +7,8 @@
 pub mod choose;
 pub mod extract;
 pub mod grammar;
+pub mod measures;
+pub mod plan;
 pub mod rename;
 
 use std::time::{Duration, Instant};

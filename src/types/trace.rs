@@ -530,6 +530,42 @@ pub struct QueryTrace {
     /// absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compacted: Option<String>,
+    /// The plan form (`--query-form plan|auto`, issue 46): the plan the
+    /// model answered, its table and the SQL it compiled to, and whether
+    /// `auto` fell back to free SQL; absent in the `sql` form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanTrace>,
+}
+
+/// QueryView's plan form: what the model read the question as.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanTrace {
+    /// `plan` or `auto`.
+    pub form: String,
+    /// The plan as the model answered it, when the answer parsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
+    /// The plan as a table: what is selected, filtered, grouped, ordered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub table: Vec<PlanLine>,
+    /// The SQL the plan compiled to (before the guard's rewrites).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiled: Option<String>,
+    /// Why the plan is not the answer: it did not parse or compile, it is
+    /// `needs_sql`, or the guard, a rewrite or the run refused its SQL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// `auto`: free SQL (the `sql` form) answered instead, after `error`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fell_back: bool,
+}
+
+/// One line of a plan's table: the part (`select`, `filter`, `group`,
+/// `having`, `order`, `limit`, a kind's own) and what it holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanLine {
+    pub part: String,
+    pub text: String,
 }
 
 /// Execution-guided choice (`--exec-vote K`): K answers sampled in one call,

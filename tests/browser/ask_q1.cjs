@@ -56,6 +56,18 @@ function check(what, ok, detail) {
     const svgKeys = await page.$$eval("#picture svg g.table", (gs) => gs.map((g) => g.getAttribute("data-key")));
     check("picture has the walk", ["CLIENT", "RSPOOL2CLIENT", "RESOURCEPOOL", "COMPUTE", "DATACENTER"].every((k) => svgKeys.includes(k)), svgKeys.join(","));
     check("picture shows the refused lookup", svgKeys.includes("LOCATION"), svgKeys.join(","));
+    // The whole walk fits the panel: every table's box lies inside the
+    // picture's visible area (a five-table walk was cut after the third).
+    const fit = await page.evaluate(() => {
+      const panel = document.getElementById("picture").getBoundingClientRect();
+      const out = [];
+      for (const g of document.querySelectorAll("#picture svg g.table")) {
+        const r = g.getBoundingClientRect();
+        if (r.left < panel.left - 1 || r.right > panel.right + 1) out.push(`${g.getAttribute("data-key")} ${Math.round(r.left)}-${Math.round(r.right)} outside ${Math.round(panel.left)}-${Math.round(panel.right)}`);
+      }
+      return out;
+    });
+    check("picture fits its panel", fit.length === 0, fit.join("; "));
     const view = await text("#view-body");
     check("view SQL shown", view.includes("CREATE VIEW") && view.includes("RSPOOL2CLIENT"), view.slice(0, 200));
     const hints = await text("#name-hints");
@@ -99,6 +111,10 @@ function check(what, ok, detail) {
     check("vote heading", vote.includes("Execution vote: 3 of 3 candidate(s), 1 distinct result(s); candidate #0 chosen"), vote.slice(0, 200));
     check("vote rows", vote.includes("29 row(s)") && vote.includes("set:00112233445566ff") && vote.includes("guard rejected: unknown column CLIENT_CLIENT_name"), vote);
     const used = await text("#examples-used");
+    const plan = await text("#plan-section");
+    const planRows = await page.$$eval("#plan-section tr", (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent).join(": ")));
+    check("plan table", plan.includes("Query plan (--query-form auto)") && planRows.includes("select: CLIENT_name, DATACENTER_name") &&
+      planRows.includes("filter: DATACENTER_name like 'dev%'") && plan.includes("Compiled to:"), planRows.join(" | "));
     check("examples used", used.includes("Verified examples (1 of 3 asked for, from ddo.examples.jsonl)") && used.includes("prod1") && used.includes("0.83") && used.includes("in the prompt"), used);
     await page.screenshot({ path: shot.replace(/\.png$/, "-vote.png"), fullPage: true });
     check("no page errors and no request off the server", problems.length === 0, problems.join("; "));

@@ -150,18 +150,9 @@ pub struct ValueMatch {
     pub means: Option<String>,
 }
 
-/// Whether a column of this SQL type holds text worth indexing (CHAR,
-/// VARCHAR, TEXT, CLOB, STRING, ENUM; no declared type, as SQLite allows).
-pub fn is_text_type(sql_type: &str) -> bool {
-    let u = sql_type.trim().to_ascii_uppercase();
-    if u.is_empty() {
-        return true;
-    }
-    if ["BLOB", "BINARY", "BYTEA"].iter().any(|b| u.contains(b)) {
-        return false;
-    }
-    ["CHAR", "TEXT", "CLOB", "STRING", "ENUM"].iter().any(|t| u.contains(t))
-}
+/// Whether a column of this SQL type holds text worth indexing
+/// (`query::measures`, where the type classes live).
+pub use crate::query::measures::is_text_type;
 
 /// Whether a column's name says it holds codes (`Party_Role_Code`,
 /// `state_cd`, `country_abbr`, `symbol`).

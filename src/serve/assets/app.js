@@ -183,6 +183,20 @@ function voteSection(v) {
     table(["#", "SQL", "outcome", "result", "votes", ""], rows, (i) => (v.candidates[i].votes ? "" : "dropped")));
 }
 
+// The plan form (--query-form plan|auto): the model's reading of the
+// question as a table (what is selected, filtered, grouped, ordered), the SQL
+// lucy compiled from it, and why it was not the answer (auto then fell back
+// to free SQL).
+function planSection(p) {
+  const rows = (p.table || []).map((l) => [l.part, l.text]);
+  return el("div", { class: "step", id: "plan-section" },
+    el("h3", {}, `Query plan (--query-form ${p.form})`),
+    rows.length ? table(["part", "what"], rows) : el("p", { class: "muted" }, "no plan could be read from the answer"),
+    p.compiled ? el("div", {}, el("b", {}, "Compiled to:"), pre(p.compiled)) : null,
+    p.error ? el("p", { class: p.fell_back ? "muted" : "failure" }, "Not used: " + p.error) : null,
+    p.fell_back ? el("p", { id: "plan-fallback" }, "Fell back to free SQL (auto): the SQL attempts follow.") : null);
+}
+
 // The verified queries an ask retrieved (the trace's `examples`).
 function showExamples(ex) {
   if (!ex || !(ex.used || []).length) return;
@@ -201,6 +215,7 @@ function showQuery(qt) {
   badge("query-badge", qt.sql ? (qt.repaired ? "accepted after repair" : "accepted") : "rejected", qt.sql ? "ok" : "fail");
   const hints = qt.hints || [];
   if (hints.length) body.append(el("h3", {}, "Name hints in the prompt"), el("ul", { id: "name-hints" }, ...hints.map((h) => el("li", {}, h))));
+  if (qt.plan) body.append(planSection(qt.plan));
   if (qt.sql) body.append(el("h3", {}, "Final SQL"), el("pre", { id: "final-sql" }, qt.sql));
   for (const a of qt.attempts || []) {
     const val = a.validation || {};

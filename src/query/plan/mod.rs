@@ -1,0 +1,272 @@
+//! QueryView's plan form (issue 46, `--query-form plan|sql|auto`): the
+//! model answers a small typed query plan ([`ast::Plan`], JSON) decoded
+//! under a grammar built from the view ([`grammar`]: only the view's
+//! columns, SUM/AVG only over its measures, typed and offered literals,
+//! every list and string bounded), and lucy compiles it to SQL in the
+//! view's dialect ([`compile`]). The SQL then goes through the same guard,
+//! rewrites (fan-out, DISTINCT, counted, grouping, literals, values) and
+//! execution as a model's SQL (`query::check_and_run`).
+//!
+//! - `sql` (the default): today's QueryView, free SQL under its grammar.
+//! - `plan`: the plan only; a plan that does not compile, or whose SQL the
+//!   guard or the run refuses, fails the phase (no repair round).
+//! - `auto`: the plan first; free SQL (the `sql` form, with its repair
+//!   round) when the model answers `needs_sql`, the plan does not parse or
+//!   compile, or its SQL is refused. The trace's `query_view.plan` says
+//!   which, and why.
+
+pub mod ast;
+pub mod compile;
+pub mod describe;
+pub mod grammar;
+pub mod view;
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::llm::traced;
+use crate::llm::{ChatModel, ChatRequest, Message};
+use crate::prompts::Prompts;
+use crate::query::{SqlOutcome, SqlTask};
+use crate::types::trace::{PlanTrace, QueryTrace, SqlAttempt, Validation};
+use crate::types::ViewResult;
+
+pub use ast::{parse_answer, Plan, PlanKind};
+pub use compile::{compile, PlanError};
+pub use view::{ColumnClass, ColumnValues, PlanColumn, PlanView};
+
+/// Which form QueryView's answer takes (`--query-form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryForm {
+    /// A query plan, compiled by lucy.
+    Plan,
+    /// Free SQL under QueryView's grammar (the form every recording holds).
+    #[default]
+    Sql,
+    /// The plan first, free SQL when the plan cannot answer.
+    Auto,
+}
+
+impl QueryForm {
+    /// The flag's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryForm::Plan => "plan",
+            QueryForm::Sql => "sql",
+            QueryForm::Auto => "auto",
+        }
+    }
+}
+
+/// Cap on a plan answer, in tokens: the grammar bounds a plan well below
+/// it (8 items, 3 levels of 8 conditions, strings of 200 characters), and a
+/// plan of DDO's or ACME's gold queries takes under 150.
+pub const PLAN_MAX_TOKENS: u32 = 400;
+
+/// QueryView's plan settings (`--query-form`; `--set query.form=…`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PlanSettings {
+    /// `plan`, `sql` (the default: every recording replays unchanged) or
+    /// `auto`.
+    pub form: QueryForm,
+    /// Cap on the plan answer in tokens (`--llm-max-tokens` wins).
+    pub max_tokens: u32,
+}
+
+impl Default for PlanSettings {
+    fn default() -> Self {
+        PlanSettings { form: QueryForm::Sql, max_tokens: PLAN_MAX_TOKENS }
+    }
+}
+
+impl PlanSettings {
+    /// Whether these are the defaults (serde's `skip_serializing_if`).
+    pub fn is_default(&self) -> bool {
+        *self == PlanSettings::default()
+    }
+}
+
+/// What a plan call needs besides the SQL task.
+#[derive(Debug, Clone)]
+pub struct PlanTask {
+    pub form: QueryForm,
+    /// The rendered `query_plan` prompt.
+    pub prompt: String,
+    /// The view the plan is written over.
+    pub view: PlanView,
+    /// [`grammar::plan_grammar`] of `view`.
+    pub grammar: String,
+    pub temperature: f64,
+    pub max_tokens: u32,
+}
+
+/// What the plan prompt shows beyond the view and the question (the same
+/// lines as QueryView's SQL prompt).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanPromptExtras<'a> {
+    pub evidence: Option<&'a str>,
+    /// `ALIAS: 'value'` lines (`link::values::view_notes`).
+    pub values: &'a [String],
+    /// `"phrase": ALIAS` lines (`link::hints`).
+    pub hints: &'a [String],
+    /// Column descriptions cut to this many characters.
+    pub description_chars: Option<usize>,
+}
+
+/// Render the `query_plan` prompt for `view` (described by `pv`).
+pub fn plan_prompt(
+    prompts: &Prompts,
+    view: &ViewResult,
+    pv: &PlanView,
+    question: &str,
+    extras: PlanPromptExtras<'_>,
+) -> Result<String> {
+    let columns: Vec<serde_json::Value> = view
+        .columns
+        .iter()
+        .map(|c| {
+            let pc = pv.column(&c.alias);
+            let kind = match pc.map(|p| p.class) {
+                Some(ColumnClass::Number) => "number",
+                Some(ColumnClass::Date) => "date",
+                Some(ColumnClass::Text) => "text",
+                _ => "other",
+            };
+            let description = match (&c.description, extras.description_chars) {
+                (Some(d), Some(max)) => Some(crate::query::cut_description(d, max)),
+                (d, _) => d.clone(),
+            };
+            serde_json::json!({"alias": c.alias, "table": c.table, "column": c.column, "kind": kind,
+                               "measure": pc.is_some_and(|p| p.measure), "description": description})
+        })
+        .collect();
+    let tables: Vec<&str> = pv.grain.instances.iter().map(|i| i.instance.as_str()).collect();
+    let vars = serde_json::json!({
+        "question": question,
+        "view_name": view.view_name,
+        "columns": columns,
+        "tables": tables,
+        "evidence": extras.evidence.unwrap_or(""),
+        "values": extras.values,
+        "hints": extras.hints,
+    });
+    prompts.render("query_plan", &vars)
+}
+
+/// QueryView in the plan form: ask for a plan, compile it, check and run
+/// its SQL as `task` would a model's (guard, rewrites, execution). In
+/// `auto`, when the plan cannot answer, `fallback` (today's SQL path) runs
+/// and answers. `trace.plan` records the plan and what happened.
+pub fn generate<F>(
+    plan: &PlanTask,
+    task: &SqlTask,
+    llm: &dyn ChatModel,
+    trace: &mut QueryTrace,
+    fallback: F,
+) -> Result<SqlOutcome>
+where
+    F: FnOnce(&mut QueryTrace) -> Result<SqlOutcome>,
+{
+    let started = Instant::now();
+    trace.prompt = "query_plan".into();
+    let mut pt = PlanTrace { form: plan.form.as_str().into(), ..PlanTrace::default() };
+    let req = ChatRequest {
+        phase: "query_plan".into(),
+        messages: vec![Message::user(plan.prompt.clone())],
+        temperature: plan.temperature,
+        n: 1,
+        response_schema: None,
+        grammar: Some(plan.grammar.clone()),
+        max_tokens: Some(plan.max_tokens),
+    };
+    let (call, result) = traced::call(llm, &req);
+    trace.cost.add_call(&call);
+    let mut attempt = SqlAttempt { round: 0, call, extraction: "plan".into(), ..SqlAttempt::default() };
+    let answer = match result {
+        Ok(r) => r.choices.into_iter().next().unwrap_or_default(),
+        Err(e) => {
+            trace.attempts.push(attempt);
+            trace.cost.ms = started.elapsed().as_secs_f64() * 1000.0;
+            pt.error = Some(e.to_string());
+            trace.plan = Some(pt);
+            return Err(e);
+        }
+    };
+    let outcome = answer_plan(plan, task, &answer, &mut pt, &mut attempt);
+    let cut = attempt.call.truncation_note();
+    if !cut.is_empty() {
+        if let Some(e) = pt.error.as_mut() {
+            *e = format!("{e}; {cut}");
+        }
+    }
+    trace.attempts.push(attempt);
+    let plan_ms = started.elapsed().as_secs_f64() * 1000.0;
+    match outcome {
+        Ok(o) => {
+            trace.sql = Some(o.checked.sql.clone());
+            trace.repaired = false;
+            trace.cost.ms = plan_ms;
+            trace.plan = Some(pt);
+            Ok(o)
+        }
+        Err(e) if plan.form == QueryForm::Auto => {
+            pt.fell_back = true;
+            if pt.error.is_none() {
+                pt.error = Some(e.to_string());
+            }
+            trace.plan = Some(pt);
+            let r = fallback(trace);
+            // The SQL path times itself from its own start.
+            trace.cost.ms += plan_ms;
+            r
+        }
+        Err(e) => {
+            trace.cost.ms = plan_ms;
+            if pt.error.is_none() {
+                pt.error = Some(e.to_string());
+            }
+            trace.plan = Some(pt);
+            Err(e)
+        }
+    }
+}
+
+/// Parse, compile, check and run one plan answer; `pt` and `attempt`
+/// record each step.
+fn answer_plan(
+    plan: &PlanTask,
+    task: &SqlTask,
+    answer: &str,
+    pt: &mut PlanTrace,
+    attempt: &mut SqlAttempt,
+) -> Result<SqlOutcome> {
+    let refuse = |pt: &mut PlanTrace, attempt: &mut SqlAttempt, msg: String| {
+        attempt.validation = Validation { ok: false, error: Some(msg.clone()), ..Validation::default() };
+        pt.error = Some(msg.clone());
+        Err(Error::Sql(msg))
+    };
+    let parsed = match parse_answer(answer) {
+        Ok(p) => p,
+        Err(m) => return refuse(pt, attempt, m),
+    };
+    pt.plan = serde_json::to_value(&parsed).ok();
+    pt.table = describe::table(&parsed);
+    let sql = match compile(&parsed, &plan.view) {
+        Ok(s) => s,
+        Err(e) => return refuse(pt, attempt, e.to_string()),
+    };
+    pt.compiled = Some(sql.clone());
+    attempt.extracted = Some(sql.clone());
+    let (outcome, _) = crate::query::check_and_run(task, sql, attempt);
+    if let Err(e) = &outcome {
+        pt.error = Some(format!("the plan's SQL was refused: {e}"));
+    }
+    outcome
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,522 @@
+//! The plan form over the paper's DDO views: every kind compiled to each
+//! dialect (golden SQL, admitted by the guard), the rows of each on DDO's
+//! SQLite database against a gold query over the base tables, bad plans as
+//! clear errors, and the grammar admitting exactly the view's columns and
+//! measures.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::ast::*;
+use super::*;
+use crate::graph::SchemaGraph;
+use crate::query::grammar::check_text;
+use crate::sql::exec::run_readonly;
+use crate::sql::guard::check_query;
+use crate::types::{ColumnRef, Dialect, FanoutMode, ViewRequest, ViewResult};
+
+const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json");
+const DB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.sqlite");
+const DIALECTS: [Dialect; 4] = [Dialect::Sqlite, Dialect::Postgres, Dialect::Mysql, Dialect::Spark];
+
+fn graph() -> SchemaGraph {
+    SchemaGraph::new(crate::model::load(Path::new(MODEL)).unwrap()).unwrap()
+}
+
+fn ddo_view(g: &SchemaGraph, tables: &[&str], attrs: &[(&str, &str)]) -> ViewResult {
+    let mut req = ViewRequest::new(tables.iter().map(|t| t.to_string()).collect());
+    req.attributes = attrs.iter().map(|(t, c)| ColumnRef::new(*t, *c)).collect();
+    crate::solve::generate_view(g, &req).unwrap()
+}
+
+/// Clients, their payments and the payments' amounts (CLIENT 1:M PAYMENT
+/// 1:M PAYAMOUNT: the view repeats clients and payments).
+fn payments(g: &SchemaGraph) -> ViewResult {
+    ddo_view(
+        g,
+        &["CLIENT", "PAYMENT", "PAYAMOUNT"],
+        &[("CLIENT", "name"), ("CLIENT", "gender"), ("PAYMENT", "date"), ("PAYAMOUNT", "amount")],
+    )
+}
+
+/// Clients and datacenters through the m:m resource pools (DDO Q1's view).
+fn datacenters(g: &SchemaGraph) -> ViewResult {
+    ddo_view(g, &["CLIENT", "DATACENTER"], &[("CLIENT", "name"), ("DATACENTER", "name")])
+}
+
+/// The same, keeping every client (LEFT JOINs from CLIENT, `--keep
+/// CLIENT`): the view holds the clients without a datacenter.
+fn every_client(g: &SchemaGraph) -> ViewResult {
+    let mut req = ViewRequest::new(vec!["CLIENT".into(), "DATACENTER".into()]);
+    req.attributes = vec![ColumnRef::new("CLIENT", "name"), ColumnRef::new("DATACENTER", "name")];
+    req.keep = Some("CLIENT".into());
+    crate::solve::generate_view(g, &req).unwrap()
+}
+
+fn pv(g: &SchemaGraph, v: &ViewResult, d: Dialect) -> PlanView {
+    PlanView::of_view(g, v, d, FanoutMode::Rewrite, None, &[])
+}
+
+fn plan(json: &str) -> Plan {
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))
+}
+
+/// Rows as a set of text tuples.
+fn rows(view: Option<&ViewResult>, sql: &str) -> BTreeSet<Vec<String>> {
+    let r = run_readonly(Path::new(DB), view.and_then(|v| v.body.as_ref()), sql, None)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    r.rows.iter().map(|row| row.iter().map(|v| v.to_string()).collect()).collect()
+}
+
+/// Every plan kind: (name, view, plan, gold over the base tables).
+fn kinds(g: &SchemaGraph) -> Vec<(&'static str, ViewResult, Plan, &'static str)> {
+    vec![
+        (
+            "query",
+            payments(g),
+            plan(
+                r#"{"kind": "query", "select": [{"col": "CLIENT_name"}, {"agg": "sum", "col": "PAYAMOUNT_amount"}],
+                   "where": {"and": [{"col": "CLIENT_gender", "op": "=", "value": "F"},
+                                     {"col": "PAYMENT_date", "part": "month", "op": "<=", "value": 6}]},
+                   "group_by": ["CLIENT_name"],
+                   "order_by": [{"agg": "sum", "col": "PAYAMOUNT_amount", "desc": true}], "limit": 3}"#,
+            ),
+            "SELECT c.name, SUM(a.amount) FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id \
+             JOIN PAYAMOUNT a ON a.pay_id = p.id WHERE c.gender = 'F' AND CAST(strftime('%m', p.date) AS INTEGER) <= 6 \
+             GROUP BY c.name ORDER BY SUM(a.amount) DESC LIMIT 3",
+        ),
+        (
+            "top_per_group",
+            payments(g),
+            plan(
+                r#"{"kind": "top_per_group", "select": [{"col": "CLIENT_name"}, {"col": "PAYAMOUNT_amount"}],
+                   "per": "CLIENT_name", "order_by": [{"col": "PAYAMOUNT_amount", "desc": true}], "top": 1}"#,
+            ),
+            "SELECT name, amount FROM (SELECT c.name, a.amount, ROW_NUMBER() OVER (PARTITION BY c.name ORDER BY a.amount DESC) AS r \
+             FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id JOIN PAYAMOUNT a ON a.pay_id = p.id) t WHERE r <= 1",
+        ),
+        (
+            "without",
+            every_client(g),
+            plan(r#"{"kind": "without", "select": [{"col": "CLIENT_name"}], "without": "DATACENTER_name"}"#),
+            "SELECT DISTINCT c.name FROM CLIENT c WHERE NOT EXISTS (SELECT 1 FROM RSPOOL2CLIENT j \
+             JOIN RESOURCEPOOL p ON p.id = j.rspool_id JOIN COMPUTE k ON k.id = p.compute_id \
+             JOIN DATACENTER d ON d.id = k.dc_id WHERE j.client_id = c.id)",
+        ),
+        (
+            "count_of",
+            payments(g),
+            plan(
+                r#"{"kind": "count_of", "of": "PAYMENT", "group_by": ["CLIENT_name"],
+                   "order_by": [{"agg": "count", "desc": true}], "limit": 5}"#,
+            ),
+            "SELECT c.name, COUNT(*) FROM CLIENT c JOIN PAYMENT p ON p.client_id = c.id \
+             GROUP BY c.name ORDER BY COUNT(*) DESC LIMIT 5",
+        ),
+    ]
+}
+
+#[test]
+fn every_kind_compiles_in_every_dialect_and_the_guard_admits_it() {
+    let g = graph();
+    for (name, view, p, _) in kinds(&g) {
+        let cols: Vec<String> = view.columns.iter().map(|c| c.alias.clone()).collect();
+        for d in DIALECTS {
+            let sql = compile(&p, &pv(&g, &view, d)).unwrap_or_else(|e| panic!("{name} {d:?}: {e}"));
+            check_query(&sql, &view.view_name, &cols, d).unwrap_or_else(|e| panic!("{name} {d:?}: {sql}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn golden_sql_per_dialect() {
+    let g = graph();
+    let k = kinds(&g);
+    let sql = |i: usize, d: Dialect| compile(&k[i].2, &pv(&g, &k[i].1, d)).unwrap();
+    assert_eq!(
+        sql(0, Dialect::Sqlite),
+        "SELECT CLIENT_name, SUM(PAYAMOUNT_amount) FROM lucy_view WHERE CLIENT_gender = 'F' AND \
+         CAST(strftime('%m', PAYMENT_date) AS INTEGER) <= 6 GROUP BY CLIENT_name ORDER BY SUM(PAYAMOUNT_amount) DESC LIMIT 3"
+    );
+    assert_eq!(
+        sql(0, Dialect::Postgres),
+        "SELECT CLIENT_name, SUM(PAYAMOUNT_amount) FROM lucy_view WHERE CLIENT_gender = 'F' AND \
+         EXTRACT(MONTH FROM CAST(PAYMENT_date AS TIMESTAMP)) <= 6 GROUP BY CLIENT_name ORDER BY SUM(PAYAMOUNT_amount) DESC LIMIT 3"
+    );
+    assert_eq!(
+        sql(0, Dialect::Mysql),
+        "SELECT CLIENT_name, SUM(PAYAMOUNT_amount) FROM lucy_view WHERE CLIENT_gender = 'F' AND \
+         MONTH(PAYMENT_date) <= 6 GROUP BY CLIENT_name ORDER BY SUM(PAYAMOUNT_amount) DESC LIMIT 3"
+    );
+    assert_eq!(sql(0, Dialect::Spark), sql(0, Dialect::Mysql));
+    let top = "SELECT CLIENT_name, PAYAMOUNT_amount FROM (SELECT CLIENT_name, PAYAMOUNT_amount, ROW_NUMBER() OVER \
+               (PARTITION BY CLIENT_name ORDER BY PAYAMOUNT_amount DESC) AS lucy_rank FROM lucy_view) AS lucy_ranked \
+               WHERE lucy_rank <= 1 ORDER BY CLIENT_name, lucy_rank";
+    for d in DIALECTS {
+        assert_eq!(sql(1, d), top, "{d:?}");
+    }
+    let without = "SELECT DISTINCT CLIENT_name FROM lucy_view AS lucy_x WHERE NOT EXISTS (SELECT 1 FROM lucy_view AS \
+                   lucy_y WHERE lucy_y.CLIENT_id = lucy_x.CLIENT_id AND lucy_y.DATACENTER_id IS NOT NULL)";
+    for d in DIALECTS {
+        assert_eq!(sql(2, d), without, "{d:?}");
+    }
+    let count =
+        "SELECT CLIENT_name, COUNT(*) AS lucy_count FROM (SELECT DISTINCT CLIENT_name, PAYMENT_id FROM lucy_view \
+                 WHERE PAYMENT_id IS NOT NULL) AS lucy_rows GROUP BY CLIENT_name ORDER BY lucy_count DESC LIMIT 5";
+    for d in DIALECTS {
+        assert_eq!(sql(3, d), count, "{d:?}");
+    }
+}
+
+#[test]
+fn literals_are_quoted_per_dialect() {
+    let g = graph();
+    let v = datacenters(&g);
+    let p = plan(
+        r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"col": "CLIENT_name", "op": "like", "value": "O'Brien\\%"}}"#,
+    );
+    assert_eq!(
+        compile(&p, &pv(&g, &v, Dialect::Sqlite)).unwrap(),
+        "SELECT CLIENT_name FROM lucy_view WHERE CLIENT_name LIKE 'O''Brien\\%'"
+    );
+    assert_eq!(
+        compile(&p, &pv(&g, &v, Dialect::Mysql)).unwrap(),
+        "SELECT CLIENT_name FROM lucy_view WHERE CLIENT_name LIKE 'O''Brien\\\\%'"
+    );
+    // A name that needs quotes is quoted the dialect's way.
+    let mut v2 = v.clone();
+    v2.view_name = "order".into();
+    assert!(compile(&p, &pv(&g, &v2, Dialect::Mysql)).unwrap().contains("FROM `order`"));
+    assert!(compile(&p, &pv(&g, &v2, Dialect::Postgres)).unwrap().contains("FROM \"order\""));
+}
+
+#[test]
+fn every_kind_returns_the_gold_rows_on_ddo() {
+    let g = graph();
+    for (name, view, p, gold) in kinds(&g) {
+        let sql = compile(&p, &pv(&g, &view, Dialect::Sqlite)).unwrap();
+        let got = rows(Some(&view), &sql);
+        let want = rows(None, gold);
+        assert!(!want.is_empty(), "{name}: the gold query returns rows");
+        assert_eq!(got, want, "{name}: {sql}");
+    }
+}
+
+#[test]
+fn an_aggregate_with_plain_columns_groups_by_them_and_shows_the_groups() {
+    let g = graph();
+    let v = payments(&g);
+    let p = plan(
+        r#"{"kind": "query", "select": [{"agg": "count_distinct", "col": "PAYMENT_id"}], "group_by": ["CLIENT_name"]}"#,
+    );
+    assert_eq!(
+        compile(&p, &pv(&g, &v, Dialect::Sqlite)).unwrap(),
+        "SELECT CLIENT_name, COUNT(DISTINCT PAYMENT_id) FROM lucy_view GROUP BY CLIENT_name"
+    );
+    let p = plan(r#"{"kind": "query", "select": [{"col": "CLIENT_gender"}, {"agg": "count"}]}"#);
+    assert_eq!(
+        compile(&p, &pv(&g, &v, Dialect::Sqlite)).unwrap(),
+        "SELECT CLIENT_gender, COUNT(*) FROM lucy_view GROUP BY CLIENT_gender"
+    );
+    let p = plan(
+        r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "group_by": ["CLIENT_name"],
+            "having": [{"agg": "count_distinct", "col": "PAYMENT_id", "op": ">", "value": 2}],
+            "where": {"or": [{"col": "PAYAMOUNT_amount", "op": "between", "low": 10, "high": 500.5},
+                             {"col": "CLIENT_name", "op": "in", "values": ["a", "b"]}, {"col": "PAYMENT_date", "op": "is null"}]}}"#,
+    );
+    assert_eq!(
+        compile(&p, &pv(&g, &v, Dialect::Sqlite)).unwrap(),
+        "SELECT CLIENT_name FROM lucy_view WHERE PAYAMOUNT_amount BETWEEN 10 AND 500.5 OR CLIENT_name IN ('a', 'b') \
+         OR PAYMENT_date IS NULL GROUP BY CLIENT_name HAVING COUNT(DISTINCT PAYMENT_id) > 2"
+    );
+}
+
+fn err(g: &SchemaGraph, v: &ViewResult, fanout: FanoutMode, json: &str) -> String {
+    let mut view = pv(g, v, Dialect::Sqlite);
+    view.fanout = fanout;
+    match compile(&plan(json), &view) {
+        Ok(sql) => panic!("{json} compiled: {sql}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_plans_are_clear_errors() {
+    let g = graph();
+    let v = payments(&g);
+    let rw = FanoutMode::Rewrite;
+    let e = err(&g, &v, rw, r#"{"kind": "query", "select": [{"col": "CLIENT_CLIENT_name"}]}"#);
+    assert!(e.contains("select names CLIENT_CLIENT_name, which is not a column of the view lucy_view"), "{e}");
+    assert!(e.contains("CLIENT_name"), "{e}");
+    let e = err(&g, &v, rw, r#"{"kind": "query", "select": [{"agg": "sum", "col": "PAYMENT_id"}]}"#);
+    assert!(e.contains("sum(PAYMENT_id) reads a column that is not a quantity"), "{e}");
+    assert!(e.contains("PAYAMOUNT_amount"), "{e}");
+    // Over rows the view repeats (a client per payment amount) with no
+    // fan-out rewrite after it.
+    let e = err(&g, &v, FanoutMode::Error, r#"{"kind": "query", "select": [{"agg": "count", "col": "CLIENT_id"}]}"#);
+    assert!(e.contains("count(CLIENT_id) reads rows the view repeats"), "{e}");
+    assert!(e.contains("--fanout is error"), "{e}");
+    // Grouped by the payment amount's own rows, nothing repeats them.
+    let mut view = pv(&g, &v, Dialect::Sqlite);
+    view.fanout = FanoutMode::Error;
+    let ok = plan(
+        r#"{"kind": "query", "select": [{"agg": "sum", "col": "PAYAMOUNT_amount"}], "group_by": ["PAYAMOUNT_id"]}"#,
+    );
+    assert!(compile(&ok, &view).is_ok());
+    let long = "x".repeat(MAX_TEXT_CHARS + 1);
+    let e = err(
+        &g,
+        &v,
+        rw,
+        &format!(
+            r#"{{"kind": "query", "select": [{{"col": "CLIENT_name"}}], "where": {{"col": "CLIENT_name", "op": "=", "value": "{long}"}}}}"#
+        ),
+    );
+    assert!(e.contains("has 201 characters; a plan's literals have at most 200"), "{e}");
+    let e = err(
+        &g,
+        &v,
+        rw,
+        r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"col": "PAYAMOUNT_amount", "op": "=", "value": "lots"}}"#,
+    );
+    assert!(e.contains("PAYAMOUNT_amount holds numbers; 'lots' is not one"), "{e}");
+    let e = err(&g, &v, rw, r#"{"kind": "query", "select": [], "limit": 3}"#);
+    assert!(e.contains("select is empty"), "{e}");
+    let e = err(&g, &v, rw, r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "limit": 0}"#);
+    assert!(e.contains("limit 0 is outside"), "{e}");
+    let deep = r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"and": [{"or": [{"and": [{"col": "CLIENT_name", "op": "is null"}]}]}]}}"#;
+    assert!(err(&g, &v, rw, deep).contains("nests and/or deeper than 3"));
+    let e = err(&g, &v, rw, r#"{"kind": "count_of", "of": "DATACENTER"}"#);
+    assert!(e.contains("DATACENTER is not a table of the view"), "{e}");
+    let e = err(&g, &v, rw, r#"{"kind": "without", "select": [{"col": "CLIENT_name"}], "without": "CLIENT_gender"}"#);
+    assert!(e.contains("is a column of CLIENT"), "{e}");
+    let e = err(
+        &g,
+        &v,
+        rw,
+        r#"{"kind": "top_per_group", "select": [{"col": "CLIENT_name"}], "per": "CLIENT_name", "top": 2}"#,
+    );
+    assert!(e.contains("needs order_by"), "{e}");
+    assert_eq!(compile(&Plan::new(PlanKind::NeedsSql), &pv(&g, &v, Dialect::Sqlite)), Err(PlanError::NeedsSql));
+}
+
+#[test]
+fn answers_parse_with_or_without_a_fence_and_bad_ones_say_why() {
+    let p = parse_answer("```json\n{\"kind\": \"needs_sql\"}\n```").unwrap();
+    assert_eq!(p.kind, PlanKind::NeedsSql);
+    let p = parse_answer("Here: {\"kind\":\"query\",\"select\":[{\"agg\":\"count\"}]} done").unwrap();
+    assert_eq!(p.select, vec![Item::count_rows()]);
+    assert!(parse_answer("SELECT 1").unwrap_err().contains("no JSON object"));
+    assert!(parse_answer("{\"kind\": \"query\", \"select\": [{\"col\": 1}]}")
+        .unwrap_err()
+        .contains("not a query plan"));
+    assert!(parse_answer("{\"kind\": \"delete\"}").unwrap_err().contains("not a query plan"));
+    assert!(parse_answer("{\"kind\": \"query\"").unwrap_err().contains("does not parse"));
+    // A plan round-trips through its JSON.
+    let g = graph();
+    for (_, _, p, _) in kinds(&g) {
+        assert_eq!(parse_answer(&p.to_json()).unwrap(), p);
+    }
+}
+
+#[test]
+fn the_grammar_admits_the_views_columns_and_measures_only() {
+    let g = graph();
+    let v = payments(&g);
+    // The measures as the value index tells them (text holding words is none).
+    let measures = vec!["PAYAMOUNT_amount".to_string()];
+    let gr =
+        grammar::plan_grammar(&PlanView::of_view(&g, &v, Dialect::Sqlite, FanoutMode::Rewrite, Some(&measures), &[]));
+    let ok = |t: &str| check_text(&gr, t).unwrap_or_else(|e| panic!("{t}: {e}\n{gr}"));
+    let no = |t: &str| assert!(check_text(&gr, t).is_err(), "admitted: {t}");
+    // Every golden plan, compact and as the prompt spells it.
+    for (_, view, p, _) in kinds(&g) {
+        let gv = grammar::plan_grammar(&pv(&g, &view, Dialect::Sqlite));
+        check_text(&gv, &p.to_json()).unwrap_or_else(|e| panic!("{}: {e}", p.to_json()));
+        let pretty = serde_json::to_string_pretty(&p).unwrap();
+        check_text(&gv, &pretty).unwrap_or_else(|e| panic!("{pretty}: {e}"));
+    }
+    ok(r#"{"kind": "needs_sql"}"#);
+    ok(
+        r#"{"kind": "query", "select": [{"agg": "avg", "col": "PAYAMOUNT_amount"}], "where": {"col": "PAYMENT_date", "op": ">", "value": "2020-01-31"}}"#,
+    );
+    // SUM over a key, a date or text; a name the view lacks; a string for a number.
+    no(r#"{"kind": "query", "select": [{"agg": "sum", "col": "PAYMENT_id"}]}"#);
+    no(r#"{"kind": "query", "select": [{"agg": "sum", "col": "PAYMENT_date"}]}"#);
+    no(r#"{"kind": "query", "select": [{"agg": "avg", "col": "CLIENT_name"}]}"#);
+    no(r#"{"kind": "query", "select": [{"col": "CLIENT_CLIENT_name"}]}"#);
+    no(
+        r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"col": "PAYAMOUNT_amount", "op": "=", "value": "x"}}"#,
+    );
+    // A literal past the bound, a ninth select item, a fourth level of nesting.
+    let long = "y".repeat(MAX_TEXT_CHARS + 1);
+    no(&format!(
+        r#"{{"kind": "query", "select": [{{"col": "CLIENT_name"}}], "where": {{"col": "CLIENT_name", "op": "=", "value": "{long}"}}}}"#
+    ));
+    let nine = vec![r#"{"col": "CLIENT_name"}"#; 9].join(", ");
+    no(&format!(r#"{{"kind": "query", "select": [{nine}]}}"#));
+    no(
+        r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"and": [{"or": [{"and": [{"col": "CLIENT_name", "op": "is null"}]}]}]}}"#,
+    );
+}
+
+#[test]
+fn offered_values_are_the_only_literals_of_their_column() {
+    let g = graph();
+    let v = datacenters(&g);
+    let values = vec![ColumnValues { alias: "DATACENTER_name".into(), matched: vec!["dev-east".into()], all: None }];
+    let view = PlanView::of_view(&g, &v, Dialect::Sqlite, FanoutMode::Rewrite, None, &values);
+    let gr = grammar::plan_grammar(&view);
+    let with = |value: &str| {
+        format!(
+            r#"{{"kind": "query", "select": [{{"col": "CLIENT_name"}}], "where": {{"col": "DATACENTER_name", "op": "=", "value": "{value}"}}}}"#
+        )
+    };
+    check_text(&gr, &with("dev-east")).unwrap();
+    assert!(check_text(&gr, &with("dev-west")).is_err());
+    // LIKE takes any pattern; another text column any string.
+    check_text(
+        &gr,
+        r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"col": "DATACENTER_name", "op": "like", "value": "dev%"}}"#,
+    )
+    .unwrap();
+    check_text(
+        &gr,
+        r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"col": "CLIENT_name", "op": "=", "value": "anything"}}"#,
+    )
+    .unwrap();
+}
+
+#[test]
+fn without_the_fanout_rewrite_the_grammar_counts_no_repeated_column() {
+    let g = graph();
+    let v = payments(&g);
+    let mut view = pv(&g, &v, Dialect::Sqlite);
+    view.fanout = FanoutMode::Error;
+    let gr = grammar::plan_grammar(&view);
+    assert!(check_text(&gr, r#"{"kind": "query", "select": [{"agg": "count", "col": "CLIENT_id"}]}"#).is_err());
+    check_text(&gr, r#"{"kind": "query", "select": [{"agg": "count_distinct", "col": "CLIENT_id"}]}"#).unwrap();
+    check_text(&gr, r#"{"kind": "query", "select": [{"agg": "sum", "col": "PAYAMOUNT_amount"}]}"#).unwrap();
+}
+
+#[test]
+fn the_plan_table_reads_like_the_question() {
+    let g = graph();
+    let (_, _, p, _) = kinds(&g).remove(0);
+    let t = describe::table(&p);
+    let line = |part: &str| t.iter().find(|l| l.part == part).map(|l| l.text.clone()).unwrap_or_default();
+    assert_eq!(line("kind"), "query");
+    assert_eq!(line("select"), "CLIENT_name, sum(PAYAMOUNT_amount)");
+    assert_eq!(line("filter"), "CLIENT_gender = 'F' and month of PAYMENT_date <= 6");
+    assert_eq!(line("group"), "CLIENT_name");
+    assert_eq!(line("order"), "sum(PAYAMOUNT_amount) desc");
+    assert_eq!(line("limit"), "3");
+}
+
+/// A QueryView task over `view` with the rewrites `lucy ask` applies by
+/// default (fan-out, DISTINCT, `COUNT(*)` by name), running on DDO.
+fn task<'a>(
+    view: &'a ViewResult,
+    db: &'a crate::sql::exec::Database,
+    counted: Option<&'a str>,
+) -> crate::query::SqlTask<'a> {
+    crate::query::SqlTask {
+        prompt_name: "query_plan".into(),
+        prompt: String::new(),
+        allowed: crate::query::Allowed::View {
+            name: view.view_name.clone(),
+            columns: view.columns.iter().map(|c| c.alias.clone()).collect(),
+        },
+        dialect: Dialect::Sqlite,
+        temperature: 0.0,
+        execute: Some(crate::query::ExecTarget {
+            db,
+            view: view.body.as_ref(),
+            limit: None,
+            timeout: std::time::Duration::from_secs(10),
+            max_result_bytes: 1 << 24,
+        }),
+        fanout: Some((view, FanoutMode::Rewrite)),
+        distinct: Some(view),
+        counted: counted.map(|c| (view, c)),
+        grounding: None,
+        model_check: None,
+        grammar: None,
+        repair_grammar: None,
+        rename: None,
+        feedback: crate::query::Feedback::default(),
+    }
+}
+
+#[test]
+fn every_kind_through_the_rewrites_and_the_run_keeps_the_gold_rows() {
+    let g = graph();
+    let db = crate::sql::exec::Database::Sqlite(DB.into());
+    for (name, view, p, gold) in kinds(&g) {
+        for counted in [None, Some("PAYMENT")] {
+            let sql = compile(&p, &pv(&g, &view, Dialect::Sqlite)).unwrap();
+            let t = task(&view, &db, counted);
+            let mut attempt = crate::types::trace::SqlAttempt::default();
+            let (out, _) = crate::query::check_and_run(&t, sql.clone(), &mut attempt);
+            let out = out.unwrap_or_else(|e| panic!("{name}: {sql}: {e}"));
+            let got: BTreeSet<Vec<String>> =
+                out.rows.unwrap().rows.iter().map(|r| r.iter().map(|v| v.to_string()).collect()).collect();
+            assert_eq!(got, rows(None, gold), "{name} ({counted:?}): {sql} ran as {}", out.checked.sql);
+        }
+    }
+}
+
+/// The plan step itself with a scripted model: a plan answered is the
+/// answer (no SQL call); in `auto`, `needs_sql` runs the fallback; in
+/// `plan`, it fails with the reason.
+#[test]
+fn generate_answers_from_the_plan_or_falls_back() {
+    use crate::llm::fake::FakeChat;
+    let g = graph();
+    let db = crate::sql::exec::Database::Sqlite(DB.into());
+    let view = datacenters(&g);
+    let t = task(&view, &db, None);
+    let pview = pv(&g, &view, Dialect::Sqlite);
+    let plan_task = |form| PlanTask {
+        form,
+        prompt: "plan please".into(),
+        grammar: grammar::plan_grammar(&pview),
+        view: pview.clone(),
+        temperature: 0.0,
+        max_tokens: PLAN_MAX_TOKENS,
+    };
+    let answer = r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"col": "DATACENTER_name", "op": "like", "value": "dev%"}}"#;
+    let llm = FakeChat::new().on(&["plan please"], &[answer]);
+    let mut qt = QueryTrace::default();
+    let (o, won) = generate(&plan_task(QueryForm::Plan), &t, &llm, &mut qt, |_| panic!("no fallback")).unwrap();
+    assert_eq!(won, 0);
+    assert!(o.checked.sql.contains("DATACENTER_name LIKE 'dev%'"), "{}", o.checked.sql);
+    let pt = qt.plan.as_ref().unwrap();
+    assert_eq!(pt.form, "plan");
+    assert!(!pt.fell_back && pt.error.is_none(), "{pt:?}");
+    assert_eq!(qt.attempts.len(), 1);
+    assert_eq!(qt.attempts[0].extraction, "plan");
+    assert_eq!(qt.sql.as_deref(), Some(o.checked.sql.as_str()));
+
+    let llm = FakeChat::new().on(&["plan please"], &[r#"{"kind": "needs_sql"}"#]);
+    let mut qt = QueryTrace::default();
+    let mut called = false;
+    let r = generate(&plan_task(QueryForm::Auto), &t, &llm, &mut qt, |qt| {
+        called = true;
+        let mut attempt = crate::types::trace::SqlAttempt::default();
+        let sql = "SELECT CLIENT_name FROM lucy_view".to_string();
+        let (o, _) = crate::query::check_and_run(&t, sql, &mut attempt);
+        qt.attempts.push(attempt);
+        o
+    });
+    assert!(r.is_ok() && called);
+    let pt = qt.plan.as_ref().unwrap();
+    assert!(pt.fell_back, "{pt:?}");
+    assert!(pt.error.as_deref().unwrap().contains("needs free SQL"), "{pt:?}");
+
+    let llm = FakeChat::new().on(&["plan please"], &[r#"{"kind": "needs_sql"}"#]);
+    let mut qt = QueryTrace::default();
+    let e = generate(&plan_task(QueryForm::Plan), &t, &llm, &mut qt, |_| panic!("no fallback")).unwrap_err();
+    assert!(e.to_string().contains("needs free SQL"), "{e}");
+    assert!(!qt.plan.as_ref().unwrap().fell_back);
+}
