@@ -70,7 +70,11 @@ const STEPS: &[Step] = &[
     step("DDO", "+ execution vote over 3 answers (session 10: `--exec-vote 3`; off)", "ddo-exec-vote-s10", "lucy"),
     step("DDO", "+ one column per equal set, kinds without the LLM (session 14)", "ddo-s14-kinds", "lucy"),
     step("DDO", "+ name hints (session 15: `--name-hints on`)", "ddo-s15-hints", "lucy"),
-    step("DDO", "+ named tables, group hints (session 16)", "ddo-s16-names-groups", "lucy"),
+    deleted(
+        "DDO",
+        "+ named tables, group hints (session 16)",
+        "24 | 13 | 14 | 9 / 1 / 1 / 0 | 7.9 | 3089 / 385 | 29.2 s / 168.5 s",
+    ),
     step(
         "DDO",
         "+ counts of the counted table, an empty answer over a narrower view (session 17)",
