@@ -401,3 +401,47 @@ fn llm_errors_in_the_role_question_end_the_phase() {
     assert!(r.unwrap_err().to_string().contains("HTTP 500"));
     assert!(t.steps.iter().any(|s| s.prompt == "match_roles" && s.call.error.is_some()));
 }
+
+
+/// Adaptive consistency (issue 47): with `--min-votes 3` of 5, three
+/// samples naming one attribute decide the table's vote; the other two are
+/// not decoded, and the kept result is the full vote's. A split first batch
+/// decodes the rest.
+#[test]
+fn a_decided_attribute_vote_stops_early_and_keeps_what_the_full_vote_keeps() {
+    let chat = |client: &[&str]| {
+        FakeChat::new()
+            .on(&["JSON schema of the database"], &["[\"CLIENT\", \"DATACENTER\"]"])
+            .on(&["JSON schema of the table CLIENT"], client)
+            .on(&["JSON schema of the table DATACENTER"], &["[name]", "[name]", "[name]", "[name, id]", "[id]"])
+    };
+    let opts = MatchOptions { min_votes: 3, ..MatchOptions::default() };
+    let full = MatchOptions { adaptive: false, ..opts.clone() };
+    let unanimous = ["[name]", "[name]", "[name]", "[gender]", "[gender, name]"];
+    let (r, t) = run_with(&chat(&unanimous).adaptive(), Q1, &opts);
+    r.unwrap();
+    let (r2, t2) = run_with(&chat(&unanimous).adaptive(), Q1, &full);
+    r2.unwrap();
+    assert_eq!((&t.tables, &t.attributes), (&t2.tables, &t2.attributes), "the full vote's result");
+    let client = t.steps.iter().find(|s| s.subject.as_deref() == Some("CLIENT")).unwrap();
+    assert_eq!((client.samples.len(), client.call.skipped), (3, 2), "{client:?}");
+    assert!(!client.warnings.iter().any(|w| w.contains("asked for")), "{:?}", client.warnings);
+    // The first prompt's vote is read again (the top-voted table): all five.
+    assert_eq!(t.steps[0].samples.len(), 5);
+    // DATACENTER's first three agree too; its full vote keeps the same.
+    let dc = t.steps.iter().find(|s| s.subject.as_deref() == Some("DATACENTER")).unwrap();
+    assert_eq!(dc.samples.len(), 3);
+    // A split first batch: every sample is decoded.
+    let split = ["[name]", "[gender]", "[name]", "[gender]", "[name]"];
+    let (r, t) = run_with(&chat(&split).adaptive(), Q1, &opts);
+    r.unwrap();
+    let client = t.steps.iter().find(|s| s.subject.as_deref() == Some("CLIENT")).unwrap();
+    assert_eq!((client.samples.len(), client.call.skipped), (5, 0));
+    let (_, t2) = run_with(&chat(&split).adaptive(), Q1, &full);
+    assert_eq!(t.attributes, t2.attributes);
+    // The default vote (--min-votes 1) is decided by no first batch over
+    // several candidates: never asked.
+    let (r, t) = run_with(&chat(&unanimous).adaptive(), Q1, &MatchOptions::default());
+    r.unwrap();
+    assert!(t.steps.iter().all(|s| s.call.skipped == 0 && s.samples.len() == 5));
+}
