@@ -158,7 +158,7 @@ fn item(v: &PlanView, d: &mut Draw, plain: bool) -> Item {
         1 => Item::agg(Agg::Count, c),
         2 => Item::agg(Agg::CountDistinct, c),
         3 if !measures.is_empty() => {
-            let m: &str = *d.pick::<&str>(&measures);
+            let m: &str = d.pick::<&str>(&measures);
             Item::agg(if d.coin() { Agg::Sum } else { Agg::Avg }, m)
         }
         _ => Item::agg(if d.coin() { Agg::Min } else { Agg::Max }, c),
