@@ -158,7 +158,7 @@ fn item(v: &PlanView, d: &mut Draw, plain: bool) -> Item {
         1 => Item::agg(Agg::Count, c),
         2 => Item::agg(Agg::CountDistinct, c),
         3 if !measures.is_empty() => {
-            let m: &str = *d.pick(&measures);
+            let m: &str = d.pick::<&str>(&measures);
             Item::agg(if d.coin() { Agg::Sum } else { Agg::Avg }, m)
         }
         _ => Item::agg(if d.coin() { Agg::Min } else { Agg::Max }, c),
@@ -189,21 +189,25 @@ fn plan(v: &PlanView, d: &mut Draw) -> Plan {
             p.top = Some(1 + d.next(3) as u64);
         }
         1 => {
-            // A column of the first instance, without a column of another.
-            let first = &v.grain.instances[0].instance;
+            // A column of an instance, without a column of another.
+            let first = v.grain.columns[d.next(v.grain.columns.len())].instance.clone();
             let mine: Vec<String> =
-                v.grain.columns.iter().filter(|c| &c.instance == first).map(|c| c.alias.clone()).collect();
+                v.grain.columns.iter().filter(|c| c.instance == first).map(|c| c.alias.clone()).collect();
             let other: Vec<String> =
-                v.grain.columns.iter().filter(|c| &c.instance != first).map(|c| c.alias.clone()).collect();
-            p.kind = PlanKind::Without;
-            let x: &String = d.pick(&mine[..]);
-            p.select = vec![Item::col(x)];
-            p.without = Some(d.pick(&other).clone());
-            p.order_by = vec![OrderItem { agg: None, col: p.select[0].col.clone(), desc: d.coin() }];
+                v.grain.columns.iter().filter(|c| c.instance != first).map(|c| c.alias.clone()).collect();
+            if other.is_empty() {
+                p.select = vec![Item::col(&mine[0])];
+            } else {
+                let x: &String = d.pick(&mine[..]);
+                p.kind = PlanKind::Without;
+                p.select = vec![Item::col(x)];
+                p.without = Some(d.pick(&other).clone());
+                p.order_by = vec![OrderItem { agg: None, col: p.select[0].col.clone(), desc: d.coin() }];
+            }
         }
         2 => {
             p.kind = PlanKind::CountOf;
-            p.of = Some(d.pick(&v.grain.instances).instance.clone());
+            p.of = Some(d.pick(&v.countable()).clone());
             p.group_by = (0..d.next(3)).map(|_| d.pick(&v.columns).alias.clone()).collect();
             if d.coin() {
                 p.order_by = vec![OrderItem { agg: Some(Agg::Count), col: None, desc: true }];

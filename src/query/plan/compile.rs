@@ -360,7 +360,7 @@ impl Compiler<'_> {
                 groups.push(g.clone());
             }
         }
-        let has_agg = p.select.iter().any(|i| i.agg.is_some());
+        let has_agg = aggregates(p);
         let mut items: Vec<Item> = Vec::new();
         for g in &groups {
             if !p.select.iter().any(|i| i.agg.is_none() && i.col.as_deref().is_some_and(|c| same(c, g))) {
@@ -393,16 +393,13 @@ impl Compiler<'_> {
     fn query(&self, p: &Plan) -> Result<String, PlanError> {
         let (items, groups) = self.grouped(p)?;
         let sel: Vec<String> = items.iter().map(|i| self.item(i, "select", &groups)).collect::<Result<_, _>>()?;
-        let has_agg = items.iter().any(|i| i.agg.is_some());
+        let has_agg = aggregates(p);
         let distinct = if p.distinct && !has_agg { "DISTINCT " } else { "" };
         let group = if groups.is_empty() {
             String::new()
         } else {
             format!(" GROUP BY {}", self.check_names(&groups, "group_by")?.join(", "))
         };
-        if !p.having.is_empty() && groups.is_empty() && !has_agg {
-            return bad("having needs an aggregate query (group_by or an aggregate in select)");
-        }
         let having = self.having(p, &groups)?;
         let order = self.order(&self.order_items(p, &groups)?);
         Ok(format!(
@@ -424,7 +421,7 @@ impl Compiler<'_> {
             return bad("top_per_group needs order_by: what ranks the rows of a group");
         }
         let (items, mut groups) = self.grouped(p)?;
-        if !groups.is_empty() && !groups.iter().any(|g| g.eq_ignore_ascii_case(per)) {
+        if aggregates(p) && !groups.iter().any(|g| g.eq_ignore_ascii_case(per)) {
             groups.push(per.clone());
         }
         let mut inner: Vec<String> = Vec::new();
@@ -462,19 +459,8 @@ impl Compiler<'_> {
         ))
     }
 
-    /// The key columns of `instance` in the view; its own columns when the
-    /// view holds no key of it.
     fn keys(&self, instance: &str) -> Vec<String> {
-        let g = &self.view.grain;
-        match g.instance(instance) {
-            Some(i) if !i.key.is_empty() => i.key.clone(),
-            _ => g
-                .columns
-                .iter()
-                .filter(|c| c.instance.eq_ignore_ascii_case(instance))
-                .map(|c| c.alias.clone())
-                .collect(),
-        }
+        self.view.row_keys(instance)
     }
 
     fn without(&self, p: &Plan) -> Result<String, PlanError> {
@@ -507,7 +493,7 @@ impl Compiler<'_> {
         let not_exists =
             format!("NOT EXISTS (SELECT 1 FROM {} AS lucy_y WHERE {})", self.view_name(), on.join(" AND "));
         let (items, groups) = self.grouped(p)?;
-        let has_agg = items.iter().any(|i| i.agg.is_some());
+        let has_agg = aggregates(p);
         let sel: Vec<String> = items.iter().map(|i| self.item(i, "select", &groups)).collect::<Result<_, _>>()?;
         let group = if groups.is_empty() || !has_agg {
             String::new()
@@ -569,6 +555,13 @@ impl Compiler<'_> {
             self.limit(p)
         ))
     }
+}
+
+/// Whether the plan aggregates: in its select list, ORDER BY or HAVING
+/// (`ORDER BY count DESC` over plain columns groups by them: "the most
+/// frequent").
+fn aggregates(p: &Plan) -> bool {
+    p.select.iter().any(|i| i.agg.is_some()) || p.order_by.iter().any(|o| o.agg.is_some()) || !p.having.is_empty()
 }
 
 fn filter_bounds(f: &Filter, depth: usize) -> Result<(), PlanError> {

@@ -72,7 +72,7 @@ pub fn plan_grammar(view: &PlanView) -> String {
     let texts = names(&|c| matches!(c.class, ColumnClass::Text | ColumnClass::Other));
     let free_texts = names(&|c| matches!(c.class, ColumnClass::Text | ColumnClass::Other) && c.values.is_empty());
     let dates = names(&|c| c.class == ColumnClass::Date);
-    let instances: Vec<String> = view.grain.instances.iter().map(|i| json_lit(&i.instance)).collect();
+    let instances: Vec<String> = view.countable().iter().map(|i| json_lit(i)).collect();
 
     let mut g = String::new();
     g.push_str("%llguidance {\"ignore_once\": true}\n%ignore /[ \\t\\r\\n]{1,24}/\n");
@@ -97,7 +97,7 @@ pub fn plan_grammar(view: &PlanView) -> String {
         opt("limit", "POSINT"),
     ));
     g.push_str(&format!(
-        "top_plan: {} {} {} {} {} {} {} \"}}\"\n",
+        "top_plan: {} {} {} {} {} {} {} {} \"}}\"\n",
         kind("top_per_group"),
         req("select", "select_list"),
         opt("where", "filter"),
@@ -105,6 +105,7 @@ pub fn plan_grammar(view: &PlanView) -> String {
         req("per", "any_col"),
         req("order_by", "order_list"),
         req("top", "TOP"),
+        opt("limit", "POSINT"),
     ));
     g.push_str(&format!(
         "without_plan: {} {} {} {} {} {} \"}}\"\n",

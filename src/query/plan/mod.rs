@@ -144,7 +144,7 @@ pub fn plan_prompt(
                                "measure": pc.is_some_and(|p| p.measure), "description": description})
         })
         .collect();
-    let tables: Vec<&str> = pv.grain.instances.iter().map(|i| i.instance.as_str()).collect();
+    let tables: Vec<String> = pv.countable();
     let vars = serde_json::json!({
         "question": question,
         "view_name": view.view_name,

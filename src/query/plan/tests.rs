@@ -353,7 +353,7 @@ fn the_grammar_admits_the_views_columns_and_measures_only() {
     no(&format!(
         r#"{{"kind": "query", "select": [{{"col": "CLIENT_name"}}], "where": {{"col": "CLIENT_name", "op": "=", "value": "{long}"}}}}"#
     ));
-    let nine = vec![r#"{"col": "CLIENT_name"}"#; 9].join(", ");
+    let nine = [r#"{"col": "CLIENT_name"}"#; 9].join(", ");
     no(&format!(r#"{{"kind": "query", "select": [{nine}]}}"#));
     no(
         r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"and": [{"or": [{"and": [{"col": "CLIENT_name", "op": "is null"}]}]}]}}"#,

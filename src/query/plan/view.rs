@@ -135,6 +135,33 @@ impl PlanView {
         !self.grain.multipliers_of(&refs).is_empty()
     }
 
+    /// The view columns a row of `instance` is told apart by: its key
+    /// columns, else every column of it the view holds; empty when the
+    /// view holds none (`count_of` cannot count it, and the grammar does not
+    /// offer it).
+    pub fn row_keys(&self, instance: &str) -> Vec<String> {
+        let g = &self.grain;
+        match g.instance(instance) {
+            Some(i) if !i.key.is_empty() => i.key.clone(),
+            _ => g
+                .columns
+                .iter()
+                .filter(|c| c.instance.eq_ignore_ascii_case(instance))
+                .map(|c| c.alias.clone())
+                .collect(),
+        }
+    }
+
+    /// The instances `count_of` may count: those with [`row_keys`](Self::row_keys).
+    pub fn countable(&self) -> Vec<String> {
+        self.grain
+            .instances
+            .iter()
+            .filter(|i| !self.row_keys(&i.instance).is_empty())
+            .map(|i| i.instance.clone())
+            .collect()
+    }
+
     /// Whether the view repeats `alias`'s rows whatever the grouping (the
     /// grammar's coarse test; the compiler's is [`repeats`](Self::repeats)).
     pub fn repeated(&self, alias: &str) -> bool {
