@@ -275,16 +275,8 @@ impl<'m> Engine<'m> {
         max_tokens: Option<u32>,
         first: usize,
     ) -> std::result::Result<Answer, String> {
-        let prompt = self.tokenize_chat(req)?;
+        let prompt = self.tokenize_fitting(req)?;
         let n = req.n.max(1);
-        if prompt.len() + 1 >= self.n_ctx {
-            return Err(format!(
-                "the prompt has {} tokens, {} {} (raise --llm-ctx)",
-                prompt.len(),
-                crate::llm::CONTEXT_OVERFLOW,
-                self.n_ctx
-            ));
-        }
         // Leave room for every sample's answer in the shared KV buffer.
         let room = (self.n_ctx - prompt.len()) / n.min(MAX_PARALLEL) - 1;
         let constraint = req.constraint();
@@ -301,16 +293,7 @@ impl<'m> Engine<'m> {
             None => None,
         };
 
-        let want = self.threads.before_call(Instant::now());
-        if want != self.ctx_threads {
-            self.set_threads(want)?;
-        }
-        let t0 = Instant::now();
-        let (slot, reused, disk_reused) = self.eval_prompt(&prompt)?;
-        // Count the prompt's compute as prefill on backends that compute
-        // asynchronously (on the CPU the decode calls already block).
-        self.ctx.synchronize();
-        let prefill_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        let (slot, reused, disk_reused, prefill_ms) = self.evaluate(&prompt)?;
         let last_idx = ((prompt.len() - reused) - 1) % self.opts.n_batch as usize;
 
         let t1 = Instant::now();
@@ -375,6 +358,35 @@ impl<'m> Engine<'m> {
             truncated,
             cuts,
         })
+    }
+
+    /// The prompt's tokens, or the error that it does not fit the context.
+    fn tokenize_fitting(&self, req: &ChatRequest) -> std::result::Result<Vec<LlamaToken>, String> {
+        let prompt = self.tokenize_chat(req)?;
+        if prompt.len() + 1 >= self.n_ctx {
+            return Err(format!(
+                "the prompt has {} tokens, {} {} (raise --llm-ctx)",
+                prompt.len(),
+                crate::llm::CONTEXT_OVERFLOW,
+                self.n_ctx
+            ));
+        }
+        Ok(prompt)
+    }
+
+    /// [`Self::eval_prompt`] on this call's threads, timed: (slot, reused,
+    /// reused from disk, prefill ms).
+    fn evaluate(&mut self, prompt: &[LlamaToken]) -> std::result::Result<(usize, usize, usize, f64), String> {
+        let want = self.threads.before_call(Instant::now());
+        if want != self.ctx_threads {
+            self.set_threads(want)?;
+        }
+        let t0 = Instant::now();
+        let (slot, reused, disk_reused) = self.eval_prompt(prompt)?;
+        // Count the prompt's compute as prefill on backends that compute
+        // asynchronously (on the CPU the decode calls already block).
+        self.ctx.synchronize();
+        Ok((slot, reused, disk_reused, t0.elapsed().as_secs_f64() * 1000.0))
     }
 
     /// Evaluate `prompt` into the working sequence, reusing the longest
@@ -468,26 +480,12 @@ impl<'m> Engine<'m> {
 
     /// Evaluate `req`'s prompt into the caches without answering it.
     pub fn prefill(&mut self, req: &ChatRequest) -> std::result::Result<LocalCost, String> {
-        let prompt = self.tokenize_chat(req)?;
-        if prompt.len() + 1 >= self.n_ctx {
-            return Err(format!(
-                "the prompt has {} tokens, {} {} (raise --llm-ctx)",
-                prompt.len(),
-                crate::llm::CONTEXT_OVERFLOW,
-                self.n_ctx
-            ));
-        }
-        let want = self.threads.before_call(Instant::now());
-        if want != self.ctx_threads {
-            self.set_threads(want)?;
-        }
-        let t0 = Instant::now();
-        let (_, reused, disk_reused) = self.eval_prompt(&prompt)?;
-        self.ctx.synchronize();
+        let prompt = self.tokenize_fitting(req)?;
+        let (_, reused, disk_reused, prefill_ms) = self.evaluate(&prompt)?;
         Ok(LocalCost {
             prompt_evaluated: (prompt.len() - reused) as u64,
             prompt_reused: reused as u64,
-            prefill_ms: t0.elapsed().as_secs_f64() * 1000.0,
+            prefill_ms,
             threads: self.ctx_threads.1 as u32,
             disk_reused: disk_reused as u64,
             ..LocalCost::default()
