@@ -402,7 +402,6 @@ fn llm_errors_in_the_role_question_end_the_phase() {
     assert!(t.steps.iter().any(|s| s.prompt == "match_roles" && s.call.error.is_some()));
 }
 
-
 /// Adaptive consistency (issue 47): with `--min-votes 3` of 5, three
 /// samples naming one attribute decide the table's vote; the other two are
 /// not decoded, and the kept result is the full vote's. A split first batch

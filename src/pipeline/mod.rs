@@ -855,10 +855,6 @@ pub(crate) struct SqlPrompt {
     pub vars: serde_json::Value,
 }
 
-/// The direct baseline's SQL call over `tables` (all of the model's when
-/// `None`), into `trace`; with `prompt`, that prompt instead of
-/// `direct_sql`/`fewshot_sql` (same grammar, guard and execution).
-#[allow(clippy::too_many_arguments)]
 /// A task for SQL given instead of written (`--sql`): no prompt, no
 /// grammar, no rewrite but the fan-out one over a view.
 fn given_task<'a>(
@@ -922,6 +918,10 @@ fn direct_prompt(
     Ok((name, prompts.render(name, &vars)?))
 }
 
+/// The direct baseline's SQL call over `tables` (all of the model's when
+/// `None`), into `trace`; with `prompt`, that prompt instead of
+/// `direct_sql`/`fewshot_sql` (same grammar, guard and execution).
+#[allow(clippy::too_many_arguments)]
 fn direct_over(
     graph: &SchemaGraph,
     question: &str,
