@@ -81,7 +81,9 @@ fn primed_with_client_client_name_the_default_model_writes_view_columns_under_th
     let free = m.chat(&ask(None)).unwrap();
     assert!(free.choices[0].contains("CLIENT_CLIENT_name"), "the model did not copy the SQL: {:?}", free.choices);
 
-    for rules in [NameRules::new(QueryNames::Strict)] {
+    // Under the strict grammar (the default; `scoped` was deleted in session 26).
+    let rules = NameRules::new(QueryNames::Strict);
+    {
         let g = view_grammar_with("lucy_view", &cols, &reserved, Dialect::Sqlite, &rules);
         let a = m.chat(&ask(Some(g.clone()))).unwrap();
         let answer = &a.choices[0];
