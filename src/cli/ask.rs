@@ -476,7 +476,7 @@ pub fn run(mut args: AskArgs, ctx: Ctx, inv: &super::Invocation) -> Result<i32> 
     })?;
     if opts.query.values && opts.execute.is_none() && !args.direct {
         return Err(Error::Input(
-            "query.values (--values on) reads the values of the database: add --execute DB|URL (or [database] in lucy.toml)"
+            "--values on reads the values of the database given with --execute: add --execute DB|URL (or [database] in lucy.toml; the setting is query.values)"
                 .into(),
         ));
     }

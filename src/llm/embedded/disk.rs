@@ -211,7 +211,7 @@ impl DiskStore {
         self.entries
             .iter()
             .enumerate()
-            .map(|(i, e)| (i, super::prefix::common_prefix(&e.tokens, prompt)))
+            .map(|(i, e)| (i, common_prefix(&e.tokens, prompt)))
             .filter(|&(_, n)| n > 0)
             .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
     }
@@ -299,7 +299,7 @@ impl DiskStore {
         let mut i = 0;
         while i < self.entries.len() {
             let e = &self.entries[i];
-            if e.path != path && 2 * super::prefix::common_prefix(&e.tokens, prompt) >= e.tokens.len() {
+            if e.path != path && 2 * common_prefix(&e.tokens, prompt) >= e.tokens.len() {
                 let _ = fs::remove_file(&e.path);
                 self.entries.remove(i);
             } else {
@@ -422,6 +422,11 @@ fn read_file(path: &Path, key: &StoreKey, tokens: &[i32]) -> Result<Vec<u8>, Opt
         return Err(Some("its snapshot does not match its checksum (damaged or altered)".into()));
     }
     Ok(payload.to_vec())
+}
+
+/// Length of the longest common prefix of `a` and `b`.
+pub fn common_prefix(a: &[i32], b: &[i32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 #[cfg(test)]

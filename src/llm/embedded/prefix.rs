@@ -185,10 +185,9 @@ impl<S> PrefixCache<S> {
     }
 }
 
-/// Length of the longest common prefix of `a` and `b`.
-pub fn common_prefix(a: &[i32], b: &[i32]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
+/// Length of the longest common prefix of two token lists (defined beside
+/// the disk cache, which this module imports).
+pub use super::disk::common_prefix;
 
 #[cfg(test)]
 mod tests {
