@@ -397,9 +397,15 @@ impl<'a> Run<'a> {
         {
             let exec = answer_exec(opts);
             let (sql, written) = answer_sql(out);
-            let named = match opts.view.narrow {
-                narrow::NarrowView::Unnamed => link::named::core_tables(graph, question, &self.found.tables, &[]),
-                _ => Vec::new(),
+            // Tables the person gave (`--tables`) are never dropped: they
+            // chose the view, and a `COUNT(*)` over it counts its rows.
+            let named = if !opts.tables.is_empty() {
+                self.found.tables.clone()
+            } else {
+                match opts.view.narrow {
+                    narrow::NarrowView::Unnamed => link::named::core_tables(graph, question, &self.found.tables, &[]),
+                    _ => Vec::new(),
+                }
             };
             let narrowed = narrow::narrow(graph, &self.found, &vt.request, &view, &sql, &written, &named, db, &exec);
             out.trace.narrowed = take(narrowed, out);

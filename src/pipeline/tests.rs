@@ -201,3 +201,29 @@ fn other_llm_errors_are_not_retried() {
     assert_eq!(chat.requests.lock().unwrap().len(), 1);
     assert!(o.trace.query_view.as_ref().unwrap().compacted.is_none());
 }
+
+#[test]
+fn given_tables_are_never_narrowed_away() {
+    // A count of payments per client over the view of the tables the
+    // person gave: narrowing would drop PAYMENT (the SQL reads none of its
+    // columns) and count one row per client.
+    let opts = AskOptions {
+        tables: vec!["CLIENT".into(), "PAYMENT".into()],
+        sql: Some("SELECT CLIENT_id, COUNT(*) AS n FROM lucy_view GROUP BY CLIENT_id ORDER BY n DESC".into()),
+        execute: Some(crate::sql::exec::Database::Sqlite(DB.into())),
+        ..AskOptions::default()
+    };
+    let o = ask(&ddo(), "payments per client", &opts, None).unwrap();
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    assert!(o.trace.narrowed.is_none(), "{:?}", o.trace.narrowed);
+    let rows = &o.rows.as_ref().unwrap().rows;
+    let gold = crate::sql::exec::run(
+        &crate::sql::exec::Database::Sqlite(DB.into()),
+        None,
+        "SELECT CLIENT.id, COUNT(*) AS n FROM CLIENT JOIN PAYMENT ON PAYMENT.client_id = CLIENT.id GROUP BY CLIENT.id ORDER BY n DESC",
+        &crate::sql::exec::ExecOptions { limit: None, timeout: std::time::Duration::from_secs(10), max_result_bytes: 1 << 24 },
+    )
+    .unwrap();
+    assert_eq!(rows.len(), gold.rows.len());
+    assert_eq!(rows[0], gold.rows[0]);
+}
