@@ -491,21 +491,35 @@ fn expression_column_and_where_config() {
 }
 
 #[test]
-fn one_alias_in_two_schemas_is_refused() {
+fn one_alias_in_two_schemas_is_two_tables_named_by_their_dbt_names() {
     let dir = tempfile::tempdir().unwrap();
     let mut other = model("orders_v", &["id"]);
     other["alias"] = json!("orders");
     other["schema"] = json!("staging");
-    let nodes = customers_orders(&[("model.shop.orders_v", other)]);
+    let nodes = customers_orders(&[("model.shop.orders_v", other.clone())]);
     let path = write(dir.path(), &manifest(Value::Object(nodes), json!({}), json!({})));
-    let e = dbt_with_warnings(&DbtOptions { path: path.clone(), ..Default::default() }).unwrap_err().to_string();
-    assert!(
-        e.contains("model.shop.orders (marts.orders)") && e.contains("model.shop.orders_v (staging.orders)"),
-        "{e}"
-    );
-    // One of them per run is fine.
-    let imp = import(&path, &["path:models/orders_v.sql", "customers"]);
-    assert_eq!(tables(&imp.imported.model), set(&["orders", "customers"]));
+    let imp = import(&path, &[]);
+    let m = &imp.imported.model;
+    assert_eq!(tables(m), set(&["orders", "orders_v", "customers"]));
+    let relation = |n: &str| m.tables.iter().find(|t| t.name == n).unwrap().relation.clone();
+    // Found by schema and alias, each part quoted on its own.
+    assert_eq!(relation("orders"), ["marts", "orders"]);
+    assert_eq!(relation("orders_v"), ["staging", "orders"]);
+    assert_eq!(relation("customers"), ["marts", "customers"]);
+    // The same dbt name in two packages as well: refused, naming both.
+    let mut twin = other;
+    twin["name"] = json!("orders");
+    twin["package_name"] = json!("other");
+    let nodes = customers_orders(&[("model.other.orders", twin)]);
+    let path = write(dir.path(), &manifest(Value::Object(nodes), json!({}), json!({})));
+    let e = dbt_with_warnings(&DbtOptions {
+        path: path.clone(),
+        select: vec!["package:shop".into(), "package:other".into()],
+        ..Default::default()
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("model.shop.orders (marts.orders)") && e.contains("model.other.orders (staging.orders)"), "{e}");
 }
 
 #[test]

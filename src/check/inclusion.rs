@@ -35,7 +35,7 @@ use crate::error::Result;
 use crate::graph::fk::{self, Candidate, RelationshipProposal};
 use crate::sql::exec::{self, Database, ExecOptions, SqlValue};
 use crate::types::{Cardinality, DbModel, Dialect};
-use crate::view::sql::quote_name;
+use crate::view::sql::{quote_name, quote_table};
 
 /// Time bounds of the check.
 #[derive(Debug, Clone)]
@@ -86,8 +86,9 @@ pub struct Outcome {
 /// first (a missing file or a refused login is an error).
 pub fn suggest_checked(m: &DbModel, db: &Database, bounds: &InclusionBounds) -> Result<Outcome> {
     exec::ping(db, bounds.query_timeout)?;
-    let mut run =
-        Runner { db, dialect: db.dialect(), bounds, started: Instant::now(), queries: 0, keys: HashMap::new() };
+    let dialect = db.dialect();
+    let tables = m.tables.iter().map(|t| (t.name.to_ascii_lowercase(), quote_table(t, dialect))).collect();
+    let mut run = Runner { db, dialect, bounds, started: Instant::now(), queries: 0, keys: HashMap::new(), tables };
     let mut out = Outcome::default();
     let mut proposals = Vec::new();
     for g in fk::candidates(m) {
@@ -143,11 +144,18 @@ struct Runner<'a> {
     queries: usize,
     /// Inferred keys already read: (table, column) → rows, non-null, distinct.
     keys: HashMap<(String, String), std::result::Result<Counts, String>>,
+    /// Each table's FROM text (its `relation`, quoted), by lower-case name.
+    tables: HashMap<String, String>,
 }
 
 impl Runner<'_> {
     fn q(&self, name: &str) -> String {
         quote_name(name, self.dialect)
+    }
+
+    /// The FROM text of the table named `name`.
+    fn from(&self, name: &str) -> String {
+        self.tables.get(&name.to_ascii_lowercase()).cloned().unwrap_or_else(|| self.q(name))
     }
 
     /// Run one counting query: the counts of its single row.
@@ -165,7 +173,7 @@ impl Runner<'_> {
     }
 
     fn check(&mut self, c: &Candidate) -> Verdict {
-        let (a, b) = (self.q(&c.from), self.q(&c.to));
+        let (a, b) = (self.from(&c.from), self.from(&c.to));
         let acols: Vec<String> = c.from_cols.iter().map(|x| format!("lucy_a.{}", self.q(x))).collect();
         let bcols: Vec<String> = c.to_cols.iter().map(|x| format!("lucy_b.{}", self.q(x))).collect();
         let to_key = format!("{}.{}", c.to, c.to_cols.join("+"));

@@ -114,6 +114,9 @@ pub fn show_text(g: &SchemaGraph) -> String {
     let _ = writeln!(o, "\nTables ({}):", m.tables.len());
     for (id, t) in m.tables.iter().enumerate() {
         let _ = writeln!(o, "  {} [{}]{}", t.name, roles(g, id).join(", "), desc(&t.description));
+        if !t.relation.is_empty() {
+            let _ = writeln!(o, "    relation: {}", t.relation.join("."));
+        }
         if let Some(from) = &t.origin {
             let _ = writeln!(o, "    origin: {from}");
         }

@@ -243,6 +243,7 @@ mod tests {
         b.tables[1].primary_key = vec![];
         b.tables.push(Table {
             name: "C".into(),
+            relation: Vec::new(),
             description: None,
             primary_key: vec![],
             columns: vec![col("x", "TEXT")],

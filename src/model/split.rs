@@ -239,7 +239,15 @@ impl Cx<'_> {
                 }),
             }
         }
-        Some(Table { name: key.to_string(), description, primary_key, columns, synonyms: Vec::new(), origin: None })
+        Some(Table {
+            name: key.to_string(),
+            relation: Vec::new(),
+            description,
+            primary_key,
+            columns,
+            synonyms: Vec::new(),
+            origin: None,
+        })
     }
 
     /// Read a JSON object file referenced from the main file at `at`.

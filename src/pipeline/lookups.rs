@@ -176,7 +176,7 @@ fn lookup_rows(
     let sql = format!(
         "SELECT {} FROM {}",
         cols.iter().map(|c| crate::view::sql::quote_name(c, d)).collect::<Vec<_>>().join(", "),
-        crate::view::sql::quote_name(&table.name, d)
+        crate::view::sql::quote_table(table, d)
     );
     let opts = ExecOptions { limit: Some(MAX_ROWS + 1), ..exec.clone() };
     let QueryRows { rows, truncated, .. } = run(db, None, &sql, &opts).ok()?;

@@ -227,3 +227,25 @@ fn given_tables_are_never_narrowed_away() {
     assert_eq!(rows.len(), gold.rows.len());
     assert_eq!(rows[0], gold.rows[0]);
 }
+
+#[test]
+fn a_table_with_a_relation_is_read_by_its_qualified_name() {
+    // CLIENT found as `main.CLIENT` (SQLite's schema of the file), aliased
+    // by its name so the view's columns read the same.
+    let mut m = ddo().model().clone();
+    m.tables.iter_mut().find(|t| t.name == "CLIENT").unwrap().relation = vec!["main".into(), "CLIENT".into()];
+    let g = crate::graph::SchemaGraph::new(m).unwrap();
+    let opts = AskOptions {
+        tables: vec!["CLIENT".into(), "DATACENTER".into()],
+        sql: Some(
+            "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'".into(),
+        ),
+        execute: Some(crate::sql::exec::Database::Sqlite(DB.into())),
+        ..AskOptions::default()
+    };
+    let o = ask(&g, Q1, &opts, None).unwrap();
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    let body = &o.view.as_ref().unwrap().view_sql;
+    assert!(body.contains("main.CLIENT AS CLIENT"), "{body}");
+    assert_eq!(o.rows.as_ref().unwrap().rows.len(), 29);
+}

@@ -37,8 +37,18 @@ pub struct DbModel {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Table {
-    /// SQL name of the table; unique case-insensitively.
+    /// Name of the table in the model, the prompts and the view's column
+    /// aliases; unique case-insensitively. Also its SQL name unless
+    /// `relation` says otherwise.
     pub name: String,
+    /// Where the table lives when `name` alone does not find it through
+    /// the connection's search path: the parts of its qualified SQL name,
+    /// each quoted on its own (`["marts", "orders"]` is `marts.orders`,
+    /// `["analytics", "marts", "orders"]` adds a catalog). The last part is
+    /// the table's SQL name. Written by `lucy model import --dbt` (a
+    /// model's schema and alias); empty means `name`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relation: Vec<String>,
     /// What a row of the table is; shown to the LLM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,

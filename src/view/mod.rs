@@ -18,7 +18,7 @@ use crate::types::{
 };
 
 use alias::Aliaser;
-use sql::{quote_alias, quote_name};
+use sql::{quote_alias, quote_name, quote_table};
 
 /// What the view builder needs besides the walk.
 #[derive(Debug, Clone)]
@@ -322,12 +322,17 @@ fn role_note(graph: &SchemaGraph, t: TableId, rel: RelId) -> String {
 }
 
 /// `TABLE` or `TABLE AS TABLE_2` for a second instance.
+/// A table with a `relation` (`marts.orders`) is always aliased by its
+/// name, so columns are qualified the same way with or without one.
 fn table_ref(graph: &SchemaGraph, t: TableId, alias: &str, d: Dialect) -> String {
-    let name = graph.name(t);
-    if name == alias {
-        quote_name(name, d)
+    let table = graph.table(t);
+    let from = quote_table(table, d);
+    if table.name != alias {
+        format!("{from} AS {}", quote_alias(alias, d))
+    } else if !table.relation.is_empty() {
+        format!("{from} AS {}", quote_name(alias, d))
     } else {
-        format!("{} AS {}", quote_name(name, d), quote_alias(alias, d))
+        from
     }
 }
 

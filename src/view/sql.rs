@@ -124,6 +124,17 @@ pub fn quote_name(s: &str, dialect: Dialect) -> String {
     }
 }
 
+/// The SQL that names `table` in a FROM clause: its `relation` parts,
+/// each quoted as [`quote_name`] quotes, joined by dots (`marts."Orders"`),
+/// or its name when it has no relation.
+pub fn quote_table(table: &crate::types::Table, dialect: Dialect) -> String {
+    if table.relation.is_empty() {
+        quote_name(&table.name, dialect)
+    } else {
+        table.relation.iter().map(|p| quote_name(p, dialect)).collect::<Vec<_>>().join(".")
+    }
+}
+
 /// Quote a name lucy invents (view name, column alias): only non-simple
 /// names and reserved words, so queries may write them unquoted in every
 /// dialect.
@@ -138,6 +149,16 @@ pub fn quote_alias(s: &str, dialect: Dialect) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relation_is_quoted_part_by_part() {
+        let t = crate::types::Table { name: "orders".into(), ..Default::default() };
+        assert_eq!(quote_table(&t, Dialect::Postgres), "orders");
+        let t = crate::types::Table { relation: vec!["Marts".into(), "order".into()], ..t };
+        assert_eq!(quote_table(&t, Dialect::Postgres), "\"Marts\".\"order\"");
+        assert_eq!(quote_table(&t, Dialect::Mysql), "Marts.`order`");
+        assert_eq!(quote_table(&t, Dialect::Spark), "Marts.`order`");
+    }
 
     #[test]
     fn plain_names_stay_bare() {

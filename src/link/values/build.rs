@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::graph::SchemaGraph;
 use crate::sql::exec::{self, Database, ExecOptions, QueryRows, SqlValue};
 use crate::types::Dialect;
-use crate::view::sql::quote_name;
+use crate::view::sql::{quote_name, quote_table};
 
 /// One column's value expression, its length and its text test, per
 /// dialect: SQLite keeps only values stored as text; the servers cast to
@@ -25,10 +25,10 @@ fn text_expr(col: &str, d: Dialect) -> (String, String) {
     }
 }
 
-/// `SELECT DISTINCT` of the short values of `table.col`, at most `limit`
-/// rows; over the first `sample` rows only when given.
-fn distinct_sql(table: &str, col: &str, d: Dialect, max_chars: usize, limit: usize, sample: Option<usize>) -> String {
-    let t = quote_name(table, d);
+/// `SELECT DISTINCT` of the short values of `col` in the table `t` names
+/// (quoted, [`quote_table`]), at most `limit` rows; over the first
+/// `sample` rows only when given.
+fn distinct_sql(t: &str, col: &str, d: Dialect, max_chars: usize, limit: usize, sample: Option<usize>) -> String {
     let (expr, len) = text_expr(col, d);
     let q = quote_name(col, d);
     match sample {
@@ -41,9 +41,9 @@ fn distinct_sql(table: &str, col: &str, d: Dialect, max_chars: usize, limit: usi
     }
 }
 
-/// Distinct `(code, name)` pairs of one table, at most `limit` rows.
-fn pairs_sql(table: &str, code: &str, name: &str, d: Dialect, max_chars: usize, limit: usize) -> String {
-    let t = quote_name(table, d);
+/// Distinct `(code, name)` pairs of the table `t` names (quoted), at most
+/// `limit` rows.
+fn pairs_sql(t: &str, code: &str, name: &str, d: Dialect, max_chars: usize, limit: usize) -> String {
     let (ce, cl) = text_expr(code, d);
     let (ne, nl) = text_expr(name, d);
     format!(
@@ -129,13 +129,19 @@ pub fn build(graph: &SchemaGraph, db: &Database, bounds: &ValueBounds) -> Result
                 index.skipped.push(format!("{what}: not indexed: {why}"));
                 continue;
             }
-            let full = distinct_sql(&table.name, &col.name, d, bounds.max_chars, limit, None);
+            let full = distinct_sql(&quote_table(table, d), &col.name, d, bounds.max_chars, limit, None);
             let opts = exec_options(bounds, limit, 1);
             let (rows, sampled) = match exec::run(db, None, &full, &opts) {
                 Ok(r) => (r, false),
                 Err(first) => {
-                    let sample =
-                        distinct_sql(&table.name, &col.name, d, bounds.max_chars, limit, Some(bounds.sample_rows));
+                    let sample = distinct_sql(
+                        &quote_table(table, d),
+                        &col.name,
+                        d,
+                        bounds.max_chars,
+                        limit,
+                        Some(bounds.sample_rows),
+                    );
                     match exec::run(db, None, &sample, &opts) {
                         Ok(r) => (r, true),
                         Err(e) => {
@@ -177,7 +183,7 @@ fn code_pairs(graph: &SchemaGraph, db: &Database, bounds: &ValueBounds, budget: 
                 if budget.exhausted().is_some() {
                     return;
                 }
-                let sql = pairs_sql(&table.name, &code.column, &name.column, d, bounds.max_chars, limit);
+                let sql = pairs_sql(&quote_table(table, d), &code.column, &name.column, d, bounds.max_chars, limit);
                 let Ok(rows) = exec::run(db, None, &sql, &exec_options(bounds, limit, 2)) else { continue };
                 if rows.truncated || rows.rows.len() > bounds.per_column {
                     continue;
@@ -225,7 +231,7 @@ mod tests {
             distinct_sql("DATACENTER", "name", Dialect::Sqlite, 64, 1001, None),
             "SELECT DISTINCT name AS lucy_v FROM DATACENTER WHERE name IS NOT NULL AND typeof(name) = 'text' AND length(name) BETWEEN 1 AND 64 LIMIT 1001"
         );
-        let pg = distinct_sql("Party", "Name", Dialect::Postgres, 64, 1001, Some(10));
+        let pg = distinct_sql("\"Party\"", "Name", Dialect::Postgres, 64, 1001, Some(10));
         assert_eq!(
             pg,
             "SELECT DISTINCT \"Name\"::text AS lucy_v FROM (SELECT \"Name\" FROM \"Party\" WHERE \"Name\" IS NOT NULL LIMIT 10) AS lucy_s WHERE char_length(\"Name\"::text) BETWEEN 1 AND 64 LIMIT 1001"

@@ -23,6 +23,8 @@ pub(crate) struct RawTable {
     pub synonyms: Vec<String>,
     /// Where the table came from, kept in the model (`Table::origin`).
     pub provenance: Option<String>,
+    /// Its qualified SQL name when `name` is not it (`Table::relation`).
+    pub relation: Vec<String>,
 }
 
 /// A foreign key as read from the source.
@@ -142,6 +144,7 @@ pub(crate) fn build(raw: RawSchema) -> Result<Imported> {
         table_names.insert(rt.name.to_ascii_lowercase());
         tables.push(Table {
             name: rt.name.clone(),
+            relation: rt.relation.clone(),
             description: rt.description.clone(),
             primary_key,
             columns,

@@ -31,6 +31,26 @@ pub(super) fn check(ix: &Index, out: &mut Vec<ModelIssue>) {
                 "remove or rename one of the two tables",
             ));
         }
+        for (k, part) in t.relation.iter().enumerate() {
+            if part.trim().is_empty() || part.len() > 255 {
+                out.push(issue(
+                    format!("{base}.relation[{k}]"),
+                    format!("table `{}`: relation part {k} is empty or over 255 bytes", t.name),
+                    "give the schema and table name the warehouse uses, e.g. [\"marts\", \"orders\"], or drop `relation`",
+                ));
+            }
+        }
+        if t.relation.len() > 3 {
+            out.push(issue(
+                format!("{base}.relation"),
+                format!(
+                    "table `{}`: a relation has at most 3 parts (catalog, schema, table), not {}",
+                    t.name,
+                    t.relation.len()
+                ),
+                "write [schema, table] or [catalog, schema, table]",
+            ));
+        }
         columns(t, &base, out);
     }
     relationship_names(ix, out);

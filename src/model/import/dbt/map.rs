@@ -21,8 +21,11 @@ const MAX_VALUES: usize = 30;
 struct Chosen<'a> {
     id: &'a str,
     node: &'a Node,
-    /// The physical name: `alias` (`identifier` for a source).
+    /// The table's name in the model: `alias` (`identifier` for a
+    /// source), the dbt name where one alias lives in two schemas.
     name: String,
+    /// Its qualified SQL name: schema and alias.
+    relation: Vec<String>,
 }
 
 /// The root project: `$.metadata.project_name`, else (before v10) the
@@ -129,7 +132,7 @@ fn choose<'a>(m: &'a Manifest, sel: &Selection, project: &str, warnings: &mut Wa
         let name = if kind == "source" { n.identifier.clone().filter(|s| !s.is_empty()) } else { n.alias.clone() }
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| n.name.clone());
-        out.push(Chosen { id: id.as_str(), node: n, name });
+        out.push(Chosen { id: id.as_str(), node: n, name, relation: Vec::new() });
     }
     if packages > 0 {
         warnings.push(
@@ -143,38 +146,40 @@ fn choose<'a>(m: &'a Manifest, sel: &Selection, project: &str, warnings: &mut Wa
             format!("{sources} source(s) not imported (select them with --select resource_type:source or source:NAME)"),
         );
     }
-    // One physical name per table: the dbModel names tables without their
-    // schema, so two relations of one name cannot both be imported.
+    // Each table is found by its schema and alias (`Table::relation`), so
+    // the connection's search path need not cover the project's schemas.
+    // Its name in the model is the alias; where one alias lives in two
+    // schemas, the tables are named by their dbt node names instead.
+    let mut per_alias: HashMap<String, usize> = HashMap::new();
+    for c in &out {
+        *per_alias.entry(c.name.to_ascii_lowercase()).or_default() += 1;
+    }
+    for c in out.iter_mut() {
+        let alias = c.name.clone();
+        if per_alias[&alias.to_ascii_lowercase()] > 1 {
+            c.name = c.node.name.clone();
+        }
+        c.relation = match c.node.schema.as_deref().filter(|s| !s.is_empty()) {
+            Some(schema) => vec![schema.to_string(), alias],
+            None if c.name != alias => vec![alias],
+            None => Vec::new(),
+        };
+    }
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, c) in out.iter().enumerate() {
         if let Some(&j) = seen.get(&c.name.to_ascii_lowercase()) {
             let o = &out[j];
             return Err(Error::Input(format!(
-                "{} ({}.{}) and {} ({}.{}) both import as table `{}`: the dbModel names tables without their schema. \
+                "{} ({}) and {} ({}) both import as table `{}`: one alias in two schemas, and their dbt names are the same too. \
                  Import one of them per run (e.g. --select path:models/marts, or --select with one of the two names)",
                 o.id,
-                o.node.schema.as_deref().unwrap_or("?"),
-                o.name,
+                o.relation.join("."),
                 c.id,
-                c.node.schema.as_deref().unwrap_or("?"),
-                c.name,
+                c.relation.join("."),
                 c.name
             )));
         }
         seen.insert(c.name.to_ascii_lowercase(), i);
-    }
-    let mut schemas: Vec<&str> = out.iter().filter_map(|c| c.node.schema.as_deref()).collect();
-    schemas.sort_unstable();
-    schemas.dedup();
-    if schemas.len() > 1 {
-        warnings.push(
-            "schemas",
-            format!(
-                "the tables live in {} schemas ({}); the dbModel names tables without their schema, so the connection's search path must cover them all (or import one schema per run with --select)",
-                schemas.len(),
-                schemas.join(", ")
-            ),
-        );
     }
     Ok(out)
 }
@@ -471,6 +476,7 @@ fn table(
         origin: c.id.to_string(),
         synonyms,
         provenance: Some(origin),
+        relation: c.relation.clone(),
     };
     (raw, pk)
 }
