@@ -471,7 +471,10 @@ fn schemathesis_finds_no_undocumented_behaviour() {
 fn browser_asks_q1_and_opens_a_trace() {
     let Some(dir) = tools() else { return };
     let mock = q1_mock();
-    let s = start(&["--models", MODEL], Some(&mock.url()), &[]);
+    // jaffle_shop (imported from dbt) beside DDO: the page's table browser
+    // shows where each of its tables lives and comes from.
+    let jaffle = concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/jaffle_shop.json");
+    let s = start(&["--models", MODEL, jaffle], Some(&mock.url()), &[]);
     let tmp = tempfile::tempdir().unwrap();
     let trace = tmp.path().join("q1.json");
     let o = Command::new(env!("CARGO_BIN_EXE_lucy"))

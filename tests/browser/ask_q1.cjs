@@ -32,6 +32,16 @@ function check(what, ok, detail) {
 
     await page.goto(base + "/");
     await page.waitForSelector("#model option[value=ddo]", { state: "attached", timeout: 15000 });
+    // The table browser: a dbt import's tables with their relation and origin.
+    await page.selectOption("#model", "jaffle_shop");
+    await page.waitForSelector("#model-tables:not(.hidden)", { timeout: 15000 });
+    await page.click("#model-tables summary");
+    const browsed = (await page.textContent("#model-tables")).replace(/\s+/g, " ");
+    check("table browser shows relation and origin",
+      browsed.includes("8 table(s)") && browsed.includes("jaffle_shop.orders") && browsed.includes("dbt: model jaffle_shop.orders"),
+      browsed.slice(0, 300));
+    await page.screenshot({ path: shot.replace(/\.png$/, "-tables.png") });
+    await page.selectOption("#model", "ddo");
     await page.fill("#question", Q1);
     await page.fill("#min-votes", "2");
     await page.check("#execute");

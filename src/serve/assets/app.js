@@ -355,6 +355,22 @@ function setupDrop() {
 
 // ---------------------------------------------------------------- start
 
+// The selected model's tables: where each lives in the warehouse
+// (`relation`) and where it came from (`origin`, e.g. a dbt model or test),
+// so a person can see what an import made of their project.
+async function modelTables() {
+  const name = $("model").value;
+  show("model-tables", false);
+  if (!name) return;
+  const r = await api("/v1/models/" + encodeURIComponent(name));
+  if (!r.ok || $("model").value !== name) return;
+  const tables = ((await r.json()).model || {}).tables || [];
+  const rows = tables.map((t) => [t.name, (t.relation || []).join(".") || "–", t.origin || "–", (t.description || "").length > 160 ? t.description.slice(0, 160) + "…" : t.description || ""]);
+  $("model-tables").querySelector("summary").textContent = `${tables.length} table(s): where they live and come from`;
+  $("model-tables-body").replaceChildren(table(["table", "relation", "origin", "description"], rows));
+  show("model-tables", true);
+}
+
 async function loadModels() {
   try {
     const h = await (await fetch("/healthz")).json();
@@ -368,8 +384,9 @@ async function loadModels() {
       $("model-info").textContent = m ? `${m.tables} tables, ${m.patterns} patterns${m.database ? ", database attached" : ""}${m.description ? " — " + (m.description.length > 140 ? m.description.slice(0, 140) + "…" : m.description) : ""}` : "";
       $("execute").disabled = !(m && m.database);
     };
-    $("model").addEventListener("change", info);
+    $("model").addEventListener("change", () => { info(); modelTables(); });
     info();
+    modelTables();
   } catch (e) {
     status(e.message, true);
   }
