@@ -344,8 +344,12 @@ fn a_project_file_reaches_postgres_with_the_password_from_the_environment() {
         format!("model = \"{ROOT}/dbmodels/ddo.json\"\n[database]\nurl = \"{parsed}\"\npassword_env = \"LUCY_TEST_PG_PW\"\n"),
     )
     .unwrap();
-    let sql = "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'";
-    let run = |env: &[(&str, &str)]| {
+    let plain = "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'";
+    // What the embedded model wrote for Q1 on this server (session 27, with a
+    // DISTINCT here, which lucy added to its answer by the view's grain): a
+    // quoted view column, which PostgreSQL alone reads case-sensitively.
+    let quoted = "SELECT DISTINCT \"CLIENT_name\" AS \"CLIENT_name \", DATACENTER_name AS \"DATACENTER_name \" FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'";
+    let run_sql = |sql: &str, env: &[(&str, &str)]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_lucy"));
         c.current_dir(dir.path()).args(["--json", "ask", "--tables", "CLIENT,DATACENTER", "--sql", sql]);
         for k in ["LUCY_CONFIG", "LUCY_MODEL", "LUCY_DATABASE", "LUCY_SET", "PGPASSWORD"] {
@@ -353,10 +357,15 @@ fn a_project_file_reaches_postgres_with_the_password_from_the_environment() {
         }
         c.envs(env.iter().copied()).output().unwrap()
     };
+    let run = |env: &[(&str, &str)]| run_sql(plain, env);
     let o = run(&[("LUCY_TEST_PG_PW", &password)]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["rows"]["rows"].as_array().unwrap().len(), 29);
+    let o = run_sql(quoted, &[("LUCY_TEST_PG_PW", &password)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"]["rows"].as_array().unwrap().len(), 29, "{v}");
     // Without the variable: an error naming it, not the password.
     let o = run(&[]);
     let err = String::from_utf8_lossy(&o.stderr);

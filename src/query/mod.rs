@@ -594,7 +594,15 @@ pub fn run_given(task: &SqlTask, sql: &str, trace: &mut QueryTrace) -> Result<Sq
 
 /// Check one extracted SQL query with the guard and (optionally) execute it.
 fn check_and_run(task: &SqlTask, sql: String, attempt: &mut SqlAttempt) -> (Result<SqlOutcome>, Option<String>) {
-    let checked = match task.allowed.check(&sql, task.dialect) {
+    // PostgreSQL: `"CLIENT_name"` means the view's CLIENT_name, as the
+    // guard reads it (rename::fold_quoted_view_names).
+    let folded = match &task.allowed {
+        Allowed::View { columns, .. } if task.dialect == Dialect::Postgres => {
+            rename::fold_quoted_view_names(&sql, columns, task.dialect)
+        }
+        _ => None,
+    };
+    let checked = match task.allowed.check(folded.as_deref().unwrap_or(&sql), task.dialect) {
         Ok(c) => c,
         Err(e) => {
             attempt.validation = Validation { ok: false, error: Some(error_text(&e)), ..Validation::default() };

@@ -121,6 +121,36 @@ pub fn rename_unknown(sql: &str, unknown: &[UnknownColumn], columns: &[ViewColum
     out
 }
 
+/// PostgreSQL folds an unquoted name to lower case and keeps a quoted one
+/// as written, so over a view whose columns lucy names unquoted
+/// (`CLIENT_name`, which the server stores as `client_name`) a reference
+/// the model quoted, `"CLIENT_name"`, finds no column, although the guard,
+/// which reads the view's names case-insensitively as every other dialect
+/// does, admitted it. Every quoted word that spells one of `aliases` in
+/// another case or quoting becomes that alias as the view writes it
+/// (unquoted when simple), wherever it stands (a reference, an output
+/// alias, a subquery's column), so the query means what the guard read.
+/// `None` when nothing changes or the text does not tokenize.
+pub fn fold_quoted_view_names(sql: &str, aliases: &[String], dialect: Dialect) -> Option<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let mut tokens = Tokenizer::new(&*dialect.parser(), sql).tokenize().ok()?;
+    let mut changed = false;
+    for t in tokens.iter_mut() {
+        let Token::Word(w) = t else { continue };
+        if w.quote_style.is_none() {
+            continue;
+        }
+        let Some(alias) = aliases.iter().find(|a| a.eq_ignore_ascii_case(&w.value)) else { continue };
+        let spelled = crate::view::sql::quote_alias(alias, dialect);
+        if spelled.starts_with(dialect.name_quote()) {
+            continue;
+        }
+        *t = Token::make_word(&spelled, None);
+        changed = true;
+    }
+    changed.then(|| tokens.iter().map(|t| t.to_string()).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +165,21 @@ mod tests {
                 description: None,
             })
             .collect()
+    }
+
+    #[test]
+    fn quoted_view_names_fold_to_the_views_spelling() {
+        let aliases: Vec<String> = view().into_iter().map(|c| c.alias).collect();
+        let sql = "SELECT \"CLIENT_name\" AS \"CLIENT_name \", DATACENTER_name FROM lucy_view WHERE \"client_NAME\" LIKE 'a%' AND 'CLIENT_name' <> ''";
+        assert_eq!(
+            fold_quoted_view_names(sql, &aliases, Dialect::Postgres).unwrap(),
+            "SELECT CLIENT_name AS \"CLIENT_name \", DATACENTER_name FROM lucy_view WHERE CLIENT_name LIKE 'a%' AND 'CLIENT_name' <> ''"
+        );
+        // Nothing quoted: nothing to do.
+        assert_eq!(fold_quoted_view_names("SELECT CLIENT_name FROM lucy_view", &aliases, Dialect::Postgres), None);
+        // An alias the view itself quotes (a reserved word) stays quoted.
+        let reserved = vec!["order".to_string()];
+        assert_eq!(fold_quoted_view_names("SELECT \"order\" FROM lucy_view", &reserved, Dialect::Postgres), None);
     }
 
     #[test]
