@@ -135,3 +135,41 @@ fn jaffle_shop_built_by_dbt_imports_and_answers() {
     );
     assert_eq!(rows_of(&j), want);
 }
+
+/// The README's dbt question, asked of the embedded default model over the
+/// imported jaffle_shop on a connection with the default search path: the
+/// solver joins orders to customers along the relationships test, and the
+/// rows are the ones the question's SQL on the server gives. Runs when the
+/// model file is present (scripts/test.sh fetches it and sets
+/// LUCY_REQUIRE_MODEL=1, which makes its absence a failure).
+#[test]
+fn the_readme_dbt_question_with_the_embedded_model() {
+    let Some((_, url)) = built() else { return };
+    let model_file = lucy::llm::embedded::default_model_path(&|k| std::env::var(k).ok()).filter(|p| p.is_file());
+    if model_file.is_none() {
+        assert!(
+            std::env::var_os("LUCY_REQUIRE_MODEL").is_none(),
+            "LUCY_REQUIRE_MODEL is set but the default model is absent"
+        );
+        eprintln!("note: the default model is absent (scripts/fetch-model.sh): skipped");
+        return;
+    }
+    let plain = url.split('?').next().unwrap();
+    let model = format!("{ROOT}/dbmodels/jaffle_shop.json");
+    let question =
+        "Which orders were paid partly or fully with a coupon? List the order id and the first name of the customer.";
+    let o = support::lucy()
+        .env_remove("LUCY_LLM_GGUF")
+        .args(["--json", "ask", "--model", &model, "--execute", plain, "--limit", "1000", question])
+        .output()
+        .unwrap();
+    let j = json_ok(&o);
+    let tables: BTreeSet<&str> = j["tables"].as_array().unwrap().iter().filter_map(|t| t.as_str()).collect();
+    assert_eq!(tables, BTreeSet::from(["customers", "orders"]), "{j}");
+    let want = server_rows(
+        &url,
+        "SELECT o.order_id::text, c.first_name FROM jaffle_shop.orders o JOIN jaffle_shop.customers c ON c.customer_id = o.customer_id WHERE o.coupon_amount > 0",
+    );
+    assert_eq!(want.len(), 13);
+    assert_eq!(rows_of(&j), want, "{}", j["sql"]);
+}
