@@ -11,6 +11,8 @@
 # CACHE_DIR/prefix); the model is read from LUCY_MODEL_DIR, default
 # ~/.cache/lucy/models. QUESTION_NUMBERS: lines of benchmarks/questions/ddo.jsonl,
 # comma-separated (default 1,2,3,4: the README's Q1, then three others).
+# ASK_SUITE=acme asks ACME's questions (dbmodels/acme.json over
+# ../shared/benchmarks/acme/acme_small.sqlite) instead of DDO's.
 # CPU heavy: run it alone (`flock /tmp/lucy-model.lock ...`) and keep the
 # `uptime` lines it prints.
 set -euo pipefail
@@ -20,6 +22,12 @@ qs=${4:-1,2,3,4}
 shift 3
 [ $# -gt 0 ] && shift
 [ "${1:-}" = "--" ] && shift
+case "${ASK_SUITE:-ddo}" in
+  ddo) model=dbmodels/ddo.json db=dbmodels/ddo.sqlite questions=benchmarks/questions/ddo.jsonl ;;
+  acme) model=dbmodels/acme.json db=../shared/benchmarks/acme/acme_small.sqlite questions=../shared/benchmarks/acme/acme_questions.jsonl ;;
+  *) echo "ask-speed.sh: ASK_SUITE is ddo or acme" >&2; exit 2 ;;
+esac
+export ASK_DB="$db" ASK_QUESTIONS="$questions"
 export LUCY_MODEL_DIR="${LUCY_MODEL_DIR:-$HOME/.cache/lucy/models}"
 export LUCY_CACHE="$cache"
 out=$(mktemp -d)
@@ -32,15 +40,15 @@ IFS=, read -ra nums <<< "$qs"
 for i in "${nums[@]}"; do
   s=$(date +%s.%N)
   set +e
-  "$bin" ask --model dbmodels/ddo.json --execute dbmodels/ddo.sqlite --quiet --json --trace "$out/$i.trace.json" "$@" \
-    "$(sed -n "${i}p" benchmarks/questions/ddo.jsonl | python3 -c 'import json,sys; print(json.load(sys.stdin)["question"])')" \
+  "$bin" ask --model "$model" --execute "$db" --quiet --json --trace "$out/$i.trace.json" "$@" \
+    "$(sed -n "${i}p" "$questions" | python3 -c 'import json,sys; print(json.load(sys.stdin)["question"])')" \
     > "$out/$i.json" 2> "$out/$i.err"
   set -e
   e=$(date +%s.%N)
   python3 - "$out" "$i" "$s" "$e" "$label" <<'PY'
-import json, sqlite3, sys
+import json, os, sqlite3, sys
 out, i, s, e, label = sys.argv[1:]
-q = json.loads(open("benchmarks/questions/ddo.jsonl").read().splitlines()[int(i) - 1])
+q = json.loads(open(os.environ["ASK_QUESTIONS"]).read().splitlines()[int(i) - 1])
 try:
     t = json.load(open(f"{out}/{i}.trace.json"))
 except Exception:
@@ -67,7 +75,7 @@ cut = sum(c.get("truncated", 0) for c in calls)
 try:
     a = json.load(open(f"{out}/{i}.json"))
     rows = set(map(tuple, ((a.get("rows") or {}).get("rows") or [])))
-    gold = set(map(tuple, sqlite3.connect("file:dbmodels/ddo.sqlite?mode=ro", uri=True).execute(q["gold_sql"]).fetchall()))
+    gold = set(map(tuple, sqlite3.connect(f"file:{os.environ['ASK_DB']}?mode=ro", uri=True).execute(q["gold_sql"]).fetchall()))
     ok = "yes" if rows == gold else "no"
 except Exception:
     ok = "error"
