@@ -45,6 +45,7 @@ impl Builder {
             columns: cols,
             synonyms: Vec::new(),
             origin: None,
+            relation: Vec::new(),
         });
         self.tables.len() - 1
     }
@@ -347,6 +348,7 @@ pub fn model_of(name: &str, spec: &[(String, Vec<String>)], patterns: Vec<Patter
                 columns,
                 synonyms: Vec::new(),
                 origin: None,
+                relation: Vec::new(),
             }
         })
         .collect();

@@ -385,6 +385,7 @@ fn id_tables(n: usize) -> Vec<lucy::types::Table> {
             }],
             synonyms: Vec::new(),
             origin: None,
+            relation: Vec::new(),
         })
         .collect()
 }
@@ -1079,6 +1080,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 columns: vec![col("id")],
                 synonyms: Vec::new(),
                 origin: None,
+                relation: Vec::new(),
             })
             .collect();
         let mut rels: Vec<Relationship> = Vec::new();
@@ -1110,6 +1112,7 @@ fn subtype_instances_match_brute_force_on_random_models() {
                 columns: vec![col("id"), col("root_id")],
                 synonyms: Vec::new(),
                 origin: None,
+                relation: Vec::new(),
             });
             rels.push(Relationship {
                 name: Some(format!("c{k}")),
@@ -1309,6 +1312,7 @@ fn tables_hanging_off_a_junction_match_brute_force() {
                 columns: vec![col("id")],
                 synonyms: Vec::new(),
                 origin: None,
+                relation: Vec::new(),
             })
             .collect();
         let mut rels: Vec<Relationship> = Vec::new();
