@@ -225,7 +225,7 @@ pub fn in_database(graph: &SchemaGraph, db: &Database, database: &str, per_colum
             let sql = format!(
                 "SELECT {col} FROM {tab} WHERE {col} IS NOT NULL AND {col} <> '' GROUP BY {col} ORDER BY COUNT(*) DESC, {col}",
                 col = q(&c.name),
-                tab = q(&t.name)
+                tab = crate::view::sql::quote_table(t, db.dialect())
             );
             let rows = run(db, None, &sql, &opts).map_err(|e| {
                 Error::Input(format!("{database}: cannot read the values of {}.{}: {e}", t.name, c.name))
