@@ -86,9 +86,15 @@ pub struct Outcome {
 /// first (a missing file or a refused login is an error).
 pub fn suggest_checked(m: &DbModel, db: &Database, bounds: &InclusionBounds) -> Result<Outcome> {
     exec::ping(db, bounds.query_timeout)?;
-    let dialect = db.dialect();
-    let tables = m.tables.iter().map(|t| (t.name.to_ascii_lowercase(), quote_table(t, dialect))).collect();
-    let mut run = Runner { db, dialect, bounds, started: Instant::now(), queries: 0, keys: HashMap::new(), tables };
+    let mut run = Runner {
+        db,
+        dialect: db.dialect(),
+        bounds,
+        started: Instant::now(),
+        queries: 0,
+        keys: HashMap::new(),
+        model: m,
+    };
     let mut out = Outcome::default();
     let mut proposals = Vec::new();
     for g in fk::candidates(m) {
@@ -144,8 +150,8 @@ struct Runner<'a> {
     queries: usize,
     /// Inferred keys already read: (table, column) → rows, non-null, distinct.
     keys: HashMap<(String, String), std::result::Result<Counts, String>>,
-    /// Each table's FROM text (its `relation`, quoted), by lower-case name.
-    tables: HashMap<String, String>,
+    /// The model the candidates name tables of.
+    model: &'a DbModel,
 }
 
 impl Runner<'_> {
@@ -155,7 +161,7 @@ impl Runner<'_> {
 
     /// The FROM text of the table named `name`.
     fn from(&self, name: &str) -> String {
-        self.tables.get(&name.to_ascii_lowercase()).cloned().unwrap_or_else(|| self.q(name))
+        self.model.table(name).map_or_else(|| self.q(name), |t| quote_table(t, self.dialect))
     }
 
     /// Run one counting query: the counts of its single row.

@@ -391,21 +391,17 @@ impl<'a> Run<'a> {
     fn after_answer(&mut self, (view, run_it): (ViewResult, bool)) {
         let (graph, question, opts) = (self.graph, self.question, self.opts);
         let out = &mut self.out;
-        let narrow_it = out.rows.as_ref().is_some_and(|rows| opts.view.narrow.applies(rows));
+        // Tables the person gave (`--tables`) are never narrowed away: they
+        // chose the view, and a `COUNT(*)` over it counts its rows.
+        let narrow_it = opts.tables.is_empty() && out.rows.as_ref().is_some_and(|rows| opts.view.narrow.applies(rows));
         if let (true, Some(db), Some(vt)) =
             (narrow_it, opts.execute.as_ref().filter(|_| run_it), &out.trace.generate_view)
         {
             let exec = answer_exec(opts);
             let (sql, written) = answer_sql(out);
-            // Tables the person gave (`--tables`) are never dropped: they
-            // chose the view, and a `COUNT(*)` over it counts its rows.
-            let named = if !opts.tables.is_empty() {
-                self.found.tables.clone()
-            } else {
-                match opts.view.narrow {
-                    narrow::NarrowView::Unnamed => link::named::core_tables(graph, question, &self.found.tables, &[]),
-                    _ => Vec::new(),
-                }
+            let named = match opts.view.narrow {
+                narrow::NarrowView::Unnamed => link::named::core_tables(graph, question, &self.found.tables, &[]),
+                _ => Vec::new(),
             };
             let narrowed = narrow::narrow(graph, &self.found, &vt.request, &view, &sql, &written, &named, db, &exec);
             out.trace.narrowed = take(narrowed, out);

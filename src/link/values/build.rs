@@ -123,25 +123,19 @@ pub fn build(graph: &SchemaGraph, db: &Database, bounds: &ValueBounds) -> Result
     let mut index = ValueIndex { database: db.to_string(), ..ValueIndex::default() };
     let limit = bounds.per_column + 1;
     for table in &graph.model().tables {
+        let from = quote_table(table, d);
         for col in table.columns.iter().filter(|c| is_text_type(&c.sql_type)) {
             let what = format!("{}.{}", table.name, col.name);
             if let Some(why) = budget.exhausted() {
                 index.skipped.push(format!("{what}: not indexed: {why}"));
                 continue;
             }
-            let full = distinct_sql(&quote_table(table, d), &col.name, d, bounds.max_chars, limit, None);
+            let full = distinct_sql(&from, &col.name, d, bounds.max_chars, limit, None);
             let opts = exec_options(bounds, limit, 1);
             let (rows, sampled) = match exec::run(db, None, &full, &opts) {
                 Ok(r) => (r, false),
                 Err(first) => {
-                    let sample = distinct_sql(
-                        &quote_table(table, d),
-                        &col.name,
-                        d,
-                        bounds.max_chars,
-                        limit,
-                        Some(bounds.sample_rows),
-                    );
+                    let sample = distinct_sql(&from, &col.name, d, bounds.max_chars, limit, Some(bounds.sample_rows));
                     match exec::run(db, None, &sample, &opts) {
                         Ok(r) => (r, true),
                         Err(e) => {
