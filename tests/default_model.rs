@@ -145,7 +145,7 @@ fn primed_with_a_sum_over_a_key_the_default_model_plans_no_such_sum_under_the_pl
         "the model did not copy the plan: {:?}",
         free.choices
     );
-    let g = plan_grammar(&pv);
+    let g = plan_grammar(&pv, &lucy::query::plan::Cues::ALL);
     let a = m.chat(&ask(Some(g.clone()))).unwrap();
     let answer = &a.choices[0];
     assert_eq!(a.local.unwrap().unconstrained, 0, "the grammar did not hold: {answer:?}");

@@ -66,9 +66,13 @@ pub(super) fn plan_task(
         description_chars: None,
     };
     let prompt = plan::plan_prompt(prompts, view, &pv, question, extras)?;
-    let grammar = plan::grammar::plan_grammar(&pv);
+    let grammar = plan::grammar::plan_grammar(&pv, &plan::Cues::of(question));
     Ok(Some(PlanTask {
         form: opts.query.form,
+        question: match opts.evidence.as_deref() {
+            Some(e) if !e.is_empty() => format!("{question}\n{e}"),
+            _ => question.to_string(),
+        },
         prompt,
         view: pv,
         grammar,

@@ -545,7 +545,12 @@ pub struct PlanTrace {
     /// The plan as the model answered it, when the answer parsed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,
-    /// The plan as a table: what is selected, filtered, grouped, ordered.
+    /// What lucy put right in the model's plan before compiling it
+    /// (`query::plan::tidy`), one note per change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tidied: Vec<String>,
+    /// The plan that was compiled, as a table: what is selected, filtered,
+    /// grouped, ordered.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub table: Vec<PlanLine>,
     /// The SQL the plan compiled to (before the guard's rewrites).

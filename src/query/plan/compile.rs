@@ -14,8 +14,8 @@
 //!
 //! - `query`: `SELECT [DISTINCT] … FROM view [WHERE] [GROUP BY] [HAVING]
 //!   [ORDER BY] [LIMIT]`. With an aggregate in the select list, its plain
-//!   columns are grouped by, and grouped columns missing from the select
-//!   list are put first in it (the question's "per X" shows X).
+//!   columns are grouped by; when it holds aggregates only, the grouped
+//!   columns are put first in it (the question's "per X" shows X).
 //! - `top_per_group`: `ROW_NUMBER() OVER (PARTITION BY per ORDER BY …)` in
 //!   a derived table, rows ranked at most `top` kept.
 //! - `without`: `NOT EXISTS` over the view for the same row of the
@@ -362,8 +362,14 @@ impl Compiler<'_> {
         }
         let has_agg = aggregates(p);
         let mut items: Vec<Item> = Vec::new();
+        // A select list of aggregates only shows its groups ("per X" shows
+        // X); one that names a column already shows what the question
+        // asked for (a client's name, grouped by the client's key too).
+        let shows_a_column = p.select.iter().any(|i| i.agg.is_none());
         for g in &groups {
-            if !p.select.iter().any(|i| i.agg.is_none() && i.col.as_deref().is_some_and(|c| same(c, g))) {
+            if !shows_a_column
+                && !p.select.iter().any(|i| i.agg.is_none() && i.col.as_deref().is_some_and(|c| same(c, g)))
+            {
                 items.push(Item::col(g));
             }
         }

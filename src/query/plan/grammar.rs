@@ -22,6 +22,7 @@
 //! A grammar narrows; the compiler and the guard still decide.
 
 use super::ast::{DatePart, MAX_CONDITIONS, MAX_GROUP, MAX_HAVING, MAX_IN, MAX_ORDER, MAX_SELECT, MAX_TEXT_CHARS};
+use super::cues::Cues;
 use super::view::{ColumnClass, PlanView};
 use crate::types::FanoutMode;
 
@@ -59,8 +60,12 @@ fn list(x: &str, max: usize) -> String {
     }
 }
 
-/// The plan grammar over `view`.
-pub fn plan_grammar(view: &PlanView) -> String {
+/// The plan grammar over `view`, with the clauses `cues` allow (see
+/// [`super::cues`]: without an aggregate cue, select items are columns
+/// and there is no `group_by`, `having` or `count_of`; without an order
+/// cue no `order_by`; without a limit cue no `limit` or `top_per_group`;
+/// without a negation no `without`).
+pub fn plan_grammar(view: &PlanView, cues: &Cues) -> String {
     let strict_fanout = view.fanout != FanoutMode::Rewrite;
     let names = |pred: &dyn Fn(&super::view::PlanColumn) -> bool| -> Vec<String> {
         view.columns.iter().filter(|c| pred(c)).map(|c| json_lit(&c.alias)).collect()
@@ -76,14 +81,23 @@ pub fn plan_grammar(view: &PlanView) -> String {
 
     let mut g = String::new();
     g.push_str("%llguidance {\"ignore_once\": true}\n%ignore /[ \\t\\r\\n]{1,24}/\n");
-    g.push_str("start: needs_plan | query_plan | top_plan | without_plan");
-    if !instances.is_empty() {
+    let count_kind = !instances.is_empty() && cues.aggregate;
+    g.push_str("start: needs_plan | query_plan");
+    if cues.limit && cues.order {
+        g.push_str(" | top_plan");
+    }
+    if cues.without {
+        g.push_str(" | without_plan");
+    }
+    if count_kind {
         g.push_str(" | count_plan");
     }
     g.push('\n');
     let kind = |k: &str| format!("\"{{\" {} {}", key("kind"), json_lit(k));
     let opt = |k: &str, rule: &str| format!("(\",\" {} {rule})?", key(k));
     let req = |k: &str, rule: &str| format!("\",\" {} {rule}", key(k));
+    // An optional clause the cues allow, or nothing.
+    let opt_if = |on: bool, k: &str, rule: &str| if on { opt(k, rule) } else { String::new() };
     g.push_str(&format!("needs_plan: {} \"}}\"\n", kind("needs_sql")));
     g.push_str(&format!(
         "query_plan: {} {} {} {} {} {} {} {} \"}}\"\n",
@@ -91,40 +105,44 @@ pub fn plan_grammar(view: &PlanView) -> String {
         req("select", "select_list"),
         opt("distinct", "BOOL"),
         opt("where", "filter"),
-        opt("group_by", "group_list"),
-        opt("having", "having_list"),
-        opt("order_by", "order_list"),
-        opt("limit", "POSINT"),
+        opt_if(cues.aggregate, "group_by", "group_list"),
+        opt_if(cues.aggregate, "having", "having_list"),
+        opt_if(cues.order, "order_by", "order_list"),
+        opt_if(cues.limit, "limit", "POSINT"),
     ));
-    g.push_str(&format!(
-        "top_plan: {} {} {} {} {} {} {} {} \"}}\"\n",
-        kind("top_per_group"),
-        req("select", "select_list"),
-        opt("where", "filter"),
-        opt("group_by", "group_list"),
-        req("per", "any_col"),
-        req("order_by", "order_list"),
-        req("top", "TOP"),
-        opt("limit", "POSINT"),
-    ));
-    g.push_str(&format!(
-        "without_plan: {} {} {} {} {} {} \"}}\"\n",
-        kind("without"),
-        req("select", "select_list"),
-        opt("where", "filter"),
-        req("without", "any_col"),
-        opt("order_by", "order_list"),
-        opt("limit", "POSINT"),
-    ));
-    if !instances.is_empty() {
+    if cues.limit && cues.order {
+        g.push_str(&format!(
+            "top_plan: {} {} {} {} {} {} {} {} \"}}\"\n",
+            kind("top_per_group"),
+            req("select", "select_list"),
+            opt("where", "filter"),
+            opt_if(cues.aggregate, "group_by", "group_list"),
+            req("per", "any_col"),
+            req("order_by", "order_list"),
+            req("top", "TOP"),
+            opt("limit", "POSINT"),
+        ));
+    }
+    if cues.without {
+        g.push_str(&format!(
+            "without_plan: {} {} {} {} {} {} \"}}\"\n",
+            kind("without"),
+            req("select", "select_list"),
+            opt("where", "filter"),
+            req("without", "any_col"),
+            opt_if(cues.order, "order_by", "order_list"),
+            opt_if(cues.limit, "limit", "POSINT"),
+        ));
+    }
+    if count_kind {
         g.push_str(&format!(
             "count_plan: {} {} {} {} {} {} \"}}\"\n",
             kind("count_of"),
             req("of", "instance"),
             opt("where", "filter"),
             opt("group_by", "group_list"),
-            opt("order_by", &list("count_order", MAX_ORDER)),
-            opt("limit", "POSINT"),
+            opt_if(cues.order, "order_by", &list("count_order", MAX_ORDER)),
+            opt_if(cues.limit, "limit", "POSINT"),
         ));
         g.push_str(&format!("instance: {}\n", instances.join(" | ")));
         g.push_str(&format!(
@@ -136,32 +154,51 @@ pub fn plan_grammar(view: &PlanView) -> String {
         ));
     }
     g.push_str(&format!("select_list: {}\n", list("item", MAX_SELECT)));
-    g.push_str(&format!("group_list: {}\n", list("any_col", MAX_GROUP)));
-    g.push_str(&format!("having_list: {}\n", list("having", MAX_HAVING)));
-    g.push_str(&format!("order_list: {}\n", list("order_item", MAX_ORDER)));
-    g.push_str(&format!("item: \"{{\" {} any_col \"}}\" | \"{{\" agg_body \"}}\"\n", key("col")));
-    g.push_str(&format!("order_item: \"{{\" ({} any_col | agg_body) {} \"}}\"\n", key("col"), opt("desc", "BOOL")));
-    g.push_str(&format!("having: \"{{\" agg_body \",\" {} cmp_op \",\" {} NUMBER \"}}\"\n", key("op"), key("value")));
-    // Aggregates.
-    let agg = |a: &str| format!("{} {}", key("agg"), json_lit(a));
-    let mut aggs = vec![match alt(&counted) {
-        Some(_) => format!("{} (\",\" {} counted_col)?", agg("count"), key("col")),
-        None => agg("count"),
-    }];
-    aggs.push(format!("{} \",\" {} any_col", agg("count_distinct"), key("col")));
-    if alt(&measures).is_some() {
-        aggs.push(format!("({} | {}) \",\" {} measure_col", agg("sum"), agg("avg"), key("col")));
+    if cues.order {
+        g.push_str(&format!("order_list: {}\n", list("order_item", MAX_ORDER)));
     }
-    aggs.push(format!("({} | {}) \",\" {} any_col", agg("min"), agg("max"), key("col")));
-    g.push_str(&format!("agg_body: {}\n", aggs.join("\n    | ")));
     // Column sets.
     let never = lit("\u{1}never\u{1}");
     g.push_str(&format!("any_col: {}\n", alt(&any).unwrap_or_else(|| never.clone())));
-    if let Some(a) = alt(&counted) {
-        g.push_str(&format!("counted_col: {a}\n"));
-    }
-    if let Some(a) = alt(&measures) {
-        g.push_str(&format!("measure_col: {a}\n"));
+    if !cues.aggregate {
+        g.push_str(&format!("item: \"{{\" {} any_col \"}}\"\n", key("col")));
+        if cues.order {
+            g.push_str(&format!("order_item: \"{{\" {} any_col {} \"}}\"\n", key("col"), opt("desc", "BOOL")));
+        }
+    } else {
+        g.push_str(&format!("item: \"{{\" {} any_col \"}}\" | \"{{\" agg_body \"}}\"\n", key("col")));
+        if cues.order {
+            g.push_str(&format!(
+                "order_item: \"{{\" ({} any_col | agg_body) {} \"}}\"\n",
+                key("col"),
+                opt("desc", "BOOL")
+            ));
+        }
+        g.push_str(&format!("group_list: {}\n", list("any_col", MAX_GROUP)));
+        g.push_str(&format!("having_list: {}\n", list("having", MAX_HAVING)));
+        g.push_str(&format!(
+            "having: \"{{\" agg_body \",\" {} cmp_op \",\" {} NUMBER \"}}\"\n",
+            key("op"),
+            key("value")
+        ));
+        // Aggregates.
+        let agg = |a: &str| format!("{} {}", key("agg"), json_lit(a));
+        let mut aggs = vec![match alt(&counted) {
+            Some(_) => format!("{} (\",\" {} counted_col)?", agg("count"), key("col")),
+            None => agg("count"),
+        }];
+        aggs.push(format!("{} \",\" {} any_col", agg("count_distinct"), key("col")));
+        if alt(&measures).is_some() {
+            aggs.push(format!("({} | {}) \",\" {} measure_col", agg("sum"), agg("avg"), key("col")));
+        }
+        aggs.push(format!("({} | {}) \",\" {} any_col", agg("min"), agg("max"), key("col")));
+        g.push_str(&format!("agg_body: {}\n", aggs.join("\n    | ")));
+        if let Some(a) = alt(&counted) {
+            g.push_str(&format!("counted_col: {a}\n"));
+        }
+        if let Some(a) = alt(&measures) {
+            g.push_str(&format!("measure_col: {a}\n"));
+        }
     }
     // Filters: up to MAX_DEPTH levels (a condition, and/or of conditions,
     // and/or of those).

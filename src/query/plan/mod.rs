@@ -12,13 +12,16 @@
 //!   guard or the run refuses, fails the phase (no repair round).
 //! - `auto`: the plan first; free SQL (the `sql` form, with its repair
 //!   round) when the model answers `needs_sql`, the plan does not parse or
-//!   compile, or its SQL is refused. The trace's `query_view.plan` says
-//!   which, and why.
+//!   compile, or its SQL is refused, and when the plan's SQL returns no
+//!   row (the SQL's rows win when it has some; otherwise the plan's answer
+//!   stands). The trace's `query_view.plan` says which, and why.
 
 pub mod ast;
 pub mod compile;
+pub mod cues;
 pub mod describe;
 pub mod grammar;
+pub mod tidy;
 pub mod view;
 
 use std::time::Instant;
@@ -35,6 +38,7 @@ use crate::types::ViewResult;
 
 pub use ast::{parse_answer, Plan, PlanKind};
 pub use compile::{compile, PlanError};
+pub use cues::Cues;
 pub use view::{ColumnClass, ColumnValues, PlanColumn, PlanView};
 
 /// Which form QueryView's answer takes (`--query-form`).
@@ -94,6 +98,9 @@ impl PlanSettings {
 #[derive(Debug, Clone)]
 pub struct PlanTask {
     pub form: QueryForm,
+    /// The user's question, and the evidence after it when given (the
+    /// plan's tidying reads their words).
+    pub question: String,
     /// The rendered `query_plan` prompt.
     pub prompt: String,
     /// The view the plan is written over.
@@ -206,6 +213,31 @@ where
     trace.attempts.push(attempt);
     let plan_ms = started.elapsed().as_secs_f64() * 1000.0;
     match outcome {
+        Ok(o) if plan.form == QueryForm::Auto && o.rows.as_ref().is_some_and(|r| r.rows.is_empty()) => {
+            // An empty result: free SQL once more; its rows win when it has
+            // some, else the plan's answer stands.
+            pt.fell_back = true;
+            pt.error = Some("the plan's SQL returned no row".into());
+            trace.plan = Some(pt);
+            let r = fallback(trace);
+            trace.cost.ms += plan_ms;
+            match r {
+                Ok(s) if s.rows.as_ref().is_some_and(|r| !r.rows.is_empty()) => Ok(s),
+                other => {
+                    let why = match &other {
+                        Ok(_) => "free SQL returned no row either".to_string(),
+                        Err(e) => format!("free SQL failed: {e}"),
+                    };
+                    if let Some(pt) = trace.plan.as_mut() {
+                        pt.fell_back = false;
+                        pt.error = Some(format!("the plan's SQL returned no row; {why}: the plan's answer stands"));
+                    }
+                    trace.sql = Some(o.checked.sql.clone());
+                    trace.repaired = false;
+                    Ok(o)
+                }
+            }
+        }
         Ok(o) => {
             trace.sql = Some(o.checked.sql.clone());
             trace.repaired = false;
@@ -254,6 +286,8 @@ fn answer_plan(
         Err(m) => return refuse(pt, attempt, m),
     };
     pt.plan = serde_json::to_value(&parsed).ok();
+    let (parsed, notes) = tidy::tidy(&parsed, &plan.question, Some(&plan.view));
+    pt.tidied = notes;
     pt.table = describe::table(&parsed);
     let sql = match compile(&parsed, &plan.view) {
         Ok(s) => s,

@@ -325,13 +325,15 @@ fn the_grammar_admits_the_views_columns_and_measures_only() {
     let v = payments(&g);
     // The measures as the value index tells them (text holding words is none).
     let measures = vec!["PAYAMOUNT_amount".to_string()];
-    let gr =
-        grammar::plan_grammar(&PlanView::of_view(&g, &v, Dialect::Sqlite, FanoutMode::Rewrite, Some(&measures), &[]));
+    let gr = grammar::plan_grammar(
+        &PlanView::of_view(&g, &v, Dialect::Sqlite, FanoutMode::Rewrite, Some(&measures), &[]),
+        &Cues::ALL,
+    );
     let ok = |t: &str| check_text(&gr, t).unwrap_or_else(|e| panic!("{t}: {e}\n{gr}"));
     let no = |t: &str| assert!(check_text(&gr, t).is_err(), "admitted: {t}");
     // Every golden plan, compact and as the prompt spells it.
     for (_, view, p, _) in kinds(&g) {
-        let gv = grammar::plan_grammar(&pv(&g, &view, Dialect::Sqlite));
+        let gv = grammar::plan_grammar(&pv(&g, &view, Dialect::Sqlite), &Cues::ALL);
         check_text(&gv, &p.to_json()).unwrap_or_else(|e| panic!("{}: {e}", p.to_json()));
         let pretty = serde_json::to_string_pretty(&p).unwrap();
         check_text(&gv, &pretty).unwrap_or_else(|e| panic!("{pretty}: {e}"));
@@ -361,12 +363,38 @@ fn the_grammar_admits_the_views_columns_and_measures_only() {
 }
 
 #[test]
+fn the_questions_words_decide_which_clauses_the_grammar_offers() {
+    let g = graph();
+    let v = payments(&g);
+    let view = pv(&g, &v, Dialect::Sqlite);
+    let listing = grammar::plan_grammar(&view, &Cues::of("List the clients and their payment dates."));
+    let ok = |gr: &str, t: &str| check_text(gr, t).unwrap_or_else(|e| panic!("{t}: {e}\n{gr}"));
+    let no = |gr: &str, t: &str| assert!(check_text(gr, t).is_err(), "admitted: {t}");
+    ok(&listing, r#"{"kind": "query", "select": [{"col": "CLIENT_name"}, {"col": "PAYMENT_date"}], "distinct": true}"#);
+    // No aggregate, group, order, limit or other kind the question never asked for.
+    no(&listing, r#"{"kind": "query", "select": [{"agg": "count_distinct", "col": "CLIENT_name"}]}"#);
+    no(&listing, r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "group_by": ["CLIENT_name"]}"#);
+    no(&listing, r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "order_by": [{"col": "CLIENT_name"}]}"#);
+    no(&listing, r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "limit": 100}"#);
+    no(&listing, r#"{"kind": "without", "select": [{"col": "CLIENT_name"}], "without": "PAYMENT_id"}"#);
+    ok(&listing, r#"{"kind": "needs_sql"}"#);
+    // "the 3 largest": aggregates, order and limit; "never": without.
+    let top = grammar::plan_grammar(&view, &Cues::of("Which 3 clients paid the largest total?"));
+    ok(
+        &top,
+        r#"{"kind": "query", "select": [{"col": "CLIENT_name"}, {"agg": "sum", "col": "PAYAMOUNT_amount"}], "order_by": [{"agg": "sum", "col": "PAYAMOUNT_amount", "desc": true}], "limit": 3}"#,
+    );
+    let never = grammar::plan_grammar(&view, &Cues::of("Which clients never paid?"));
+    ok(&never, r#"{"kind": "without", "select": [{"col": "CLIENT_name"}], "without": "PAYMENT_id"}"#);
+}
+
+#[test]
 fn offered_values_are_the_only_literals_of_their_column() {
     let g = graph();
     let v = datacenters(&g);
     let values = vec![ColumnValues { alias: "DATACENTER_name".into(), matched: vec!["dev-east".into()], all: None }];
     let view = PlanView::of_view(&g, &v, Dialect::Sqlite, FanoutMode::Rewrite, None, &values);
-    let gr = grammar::plan_grammar(&view);
+    let gr = grammar::plan_grammar(&view, &Cues::ALL);
     let with = |value: &str| {
         format!(
             r#"{{"kind": "query", "select": [{{"col": "CLIENT_name"}}], "where": {{"col": "DATACENTER_name", "op": "=", "value": "{value}"}}}}"#
@@ -393,7 +421,7 @@ fn without_the_fanout_rewrite_the_grammar_counts_no_repeated_column() {
     let v = payments(&g);
     let mut view = pv(&g, &v, Dialect::Sqlite);
     view.fanout = FanoutMode::Error;
-    let gr = grammar::plan_grammar(&view);
+    let gr = grammar::plan_grammar(&view, &Cues::ALL);
     assert!(check_text(&gr, r#"{"kind": "query", "select": [{"agg": "count", "col": "CLIENT_id"}]}"#).is_err());
     check_text(&gr, r#"{"kind": "query", "select": [{"agg": "count_distinct", "col": "CLIENT_id"}]}"#).unwrap();
     check_text(&gr, r#"{"kind": "query", "select": [{"agg": "sum", "col": "PAYAMOUNT_amount"}]}"#).unwrap();
@@ -479,8 +507,9 @@ fn generate_answers_from_the_plan_or_falls_back() {
     let pview = pv(&g, &view, Dialect::Sqlite);
     let plan_task = |form| PlanTask {
         form,
+        question: "clients of dev datacenters".into(),
         prompt: "plan please".into(),
-        grammar: grammar::plan_grammar(&pview),
+        grammar: grammar::plan_grammar(&pview, &Cues::ALL),
         view: pview.clone(),
         temperature: 0.0,
         max_tokens: PLAN_MAX_TOKENS,
@@ -518,4 +547,88 @@ fn generate_answers_from_the_plan_or_falls_back() {
     let e = generate(&plan_task(QueryForm::Plan), &t, &llm, &mut qt, |_| panic!("no fallback")).unwrap_err();
     assert!(e.to_string().contains("needs free SQL"), "{e}");
     assert!(!qt.plan.as_ref().unwrap().fell_back);
+}
+
+#[test]
+fn auto_asks_for_free_sql_when_the_plan_finds_no_row() {
+    use crate::llm::fake::FakeChat;
+    let g = graph();
+    let db = crate::sql::exec::Database::Sqlite(DB.into());
+    let view = datacenters(&g);
+    let t = task(&view, &db, None);
+    let pview = pv(&g, &view, Dialect::Sqlite);
+    let plan_task = PlanTask {
+        form: QueryForm::Auto,
+        question: "clients of datacenters named nowhere".into(),
+        prompt: "plan please".into(),
+        grammar: grammar::plan_grammar(&pview, &Cues::ALL),
+        view: pview.clone(),
+        temperature: 0.0,
+        max_tokens: PLAN_MAX_TOKENS,
+    };
+    let empty = r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"col": "DATACENTER_name", "op": "=", "value": "nowhere"}}"#;
+    let run = |sql: &str, qt: &mut QueryTrace| {
+        let mut attempt = crate::types::trace::SqlAttempt::default();
+        let (o, _) = crate::query::check_and_run(&t, sql.to_string(), &mut attempt);
+        qt.attempts.push(attempt);
+        qt.sql = Some(sql.to_string());
+        o
+    };
+    // The SQL finds rows: its answer wins.
+    let llm = FakeChat::new().on(&["plan please"], &[empty]);
+    let mut qt = QueryTrace::default();
+    let o = generate(&plan_task, &t, &llm, &mut qt, |qt| run("SELECT CLIENT_name FROM lucy_view", qt)).unwrap();
+    assert!(!o.rows.as_ref().unwrap().rows.is_empty());
+    let pt = qt.plan.as_ref().unwrap();
+    assert!(pt.fell_back && pt.error.as_deref() == Some("the plan's SQL returned no row"), "{pt:?}");
+    // The SQL finds none either: the plan's answer stands, and the trace says so.
+    let llm = FakeChat::new().on(&["plan please"], &[empty]);
+    let mut qt = QueryTrace::default();
+    let o = generate(&plan_task, &t, &llm, &mut qt, |qt| {
+        run("SELECT CLIENT_name FROM lucy_view WHERE CLIENT_name = 'nobody'", qt)
+    })
+    .unwrap();
+    assert!(o.checked.sql.contains("'nowhere'"), "{}", o.checked.sql);
+    assert_eq!(qt.sql.as_deref(), Some(o.checked.sql.as_str()));
+    let pt = qt.plan.as_ref().unwrap();
+    assert!(!pt.fell_back && pt.error.as_deref().unwrap().contains("the plan's answer stands"), "{pt:?}");
+}
+
+#[test]
+fn tidying_reads_the_views_keys_and_types() {
+    let g = graph();
+    let v = ddo_view(&g, &["CLIENT", "PAYMENT"], &[("CLIENT", "name"), ("PAYMENT", "date"), ("PAYMENT", "client_id")]);
+    let view = pv(&g, &v, Dialect::Sqlite);
+    let cols: Vec<&str> = view.columns.iter().map(|c| c.alias.as_str()).collect();
+    assert!(cols.contains(&"PAYMENT_client_id") && cols.contains(&"CLIENT_id"), "{cols:?}");
+    // A count of PAYMENT's reference to CLIENT, for "how many payments": PAYMENT's key.
+    let p = plan(
+        r#"{"kind":"query","select":[{"col":"CLIENT_name"},{"agg":"count","col":"PAYMENT_client_id"}],"group_by":["CLIENT_name"]}"#,
+    );
+    let (t, notes) = tidy::tidy(&p, "How many payments did each client make?", Some(&view));
+    assert_eq!(t.select[1], Item::agg(Agg::Count, "PAYMENT_id"), "{notes:?}");
+    // The question does not name payments: left alone.
+    assert_eq!(tidy::tidy(&p, "How many rows per client name?", Some(&view)).0, p);
+    // Ids the question never holds are dropped; numbers it holds, and date parts, stay.
+    let p = plan(
+        r#"{"kind":"query","select":[{"col":"CLIENT_name"}],"where":{"and":[{"col":"PAYMENT_date","part":"month","op":"=","value":12},{"col":"PAYMENT_client_id","op":"in","values":[1,2,3,4]}]}}"#,
+    );
+    let (t, notes) = tidy::tidy(&p, "Which clients paid in December 2024?", Some(&view));
+    assert_eq!(
+        t.filter,
+        plan(r#"{"kind":"query","where":{"col":"PAYMENT_date","part":"month","op":"=","value":12}}"#).filter,
+        "{notes:?}"
+    );
+    let (t, _) = tidy::tidy(&p, "Which of clients 1, 2, 3 and 4 paid in December?", Some(&view));
+    assert_eq!(t, p);
+    // Only the numbers the question holds stay in the list; "at least one" holds 1.
+    let (t, notes) = tidy::tidy(&p, "Which of clients 2 and 3 made at least one payment in December?", Some(&view));
+    let Some(Filter::And { and }) = &t.filter else { panic!("{t:?}") };
+    assert_eq!(
+        and[1],
+        plan(r#"{"kind":"query","where":{"col":"PAYMENT_client_id","op":"in","values":[1,2,3]}}"#).filter.unwrap(),
+        "{notes:?}"
+    );
+    // The tidied plan compiles and runs.
+    compile(&t, &view).unwrap();
 }

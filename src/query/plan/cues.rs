@@ -1,0 +1,249 @@
+//! What a question's words allow a plan to hold (issue 46): a 1.5B model
+//! filling a plan adds clauses the question never asked for (a count over
+//! a listed column, `order_by` and `limit` copied from the prompt's
+//! example), so the plan grammar offers a clause only when the question
+//! has a word that can ask for it. The word lists are generous on purpose:
+//! a cue that is there lets the model choose; only a question with none of
+//! them loses the clause. English only; [`Cues::ALL`] turns every clause
+//! on (a question in another language should use the `sql` form).
+//!
+//! - aggregates (`count` … `max`, `having`, `count_of`): "how many", "number
+//!   of", "count", "total", "sum", "average", "mean", "max…", "min…",
+//!   "most", "least", "more than", "at least", a superlative ("-est"), …
+//! - `order_by`: an ordering word ("order", "sort", "rank", "first",
+//!   "last", "top", "ascending", …), a superlative, or "most"/"least".
+//! - `limit` and `top_per_group`: a superlative, "top", "first", "most",
+//!   "least", "single", or a number (digits or a number word).
+//! - `without`: a negation ("no", "not", "never", "without", "none", …).
+
+use serde::Serialize;
+
+/// The clauses a question's words allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Cues {
+    /// Aggregates, HAVING and `count_of`.
+    pub aggregate: bool,
+    /// ORDER BY.
+    pub order: bool,
+    /// LIMIT and `top_per_group`.
+    pub limit: bool,
+    /// The `without` kind.
+    pub without: bool,
+}
+
+/// Words (or word stems, see [`Cues::of`]) that can ask for an aggregate.
+const AGGREGATE: &[&str] = &[
+    "how many",
+    "how much",
+    "number of",
+    "numbers of",
+    "count",
+    "counts",
+    "counted",
+    "total",
+    "totals",
+    "totally",
+    "sum",
+    "sums",
+    "summed",
+    "average",
+    "averages",
+    "avg",
+    "mean",
+    "median",
+    "max",
+    "maximum",
+    "maximal",
+    "min",
+    "minimum",
+    "minimal",
+    "most",
+    "fewest",
+    "overall",
+    "aggregate",
+    "aggregated",
+    "altogether",
+    "combined",
+    "per",
+    "each",
+    "every",
+    "percentage",
+    "percent",
+    "share",
+    "ratio",
+    "proportion",
+    "times",
+    "twice",
+    "several",
+    "multiple",
+    "majority",
+];
+
+/// Comparisons that ask for a count when a number and a noun follow
+/// ("at least 2 payments"), not when a bare number does ("a reservation
+/// of at least 4096").
+const COMPARED: &[&str] = &["more than", "less than", "fewer than", "at least", "at most", "exactly", "over", "under"];
+
+/// Number words (for [`COMPARED`] and the limit cue).
+const NUMBER_WORDS: &[&str] =
+    &["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twenty", "hundred", "dozen"];
+
+/// Words that can ask for an order.
+const ORDER: &[&str] = &[
+    "order",
+    "ordered",
+    "ordering",
+    "sort",
+    "sorted",
+    "sorting",
+    "rank",
+    "ranked",
+    "ranking",
+    "first",
+    "last",
+    "top",
+    "bottom",
+    "ascending",
+    "descending",
+    "alphabetical",
+    "alphabetically",
+    "chronological",
+    "chronologically",
+    "most",
+    "least",
+    "fewest",
+    "max",
+    "maximum",
+    "min",
+    "minimum",
+    "earliest",
+    "latest",
+    "newest",
+    "oldest",
+    "recent",
+    "highest",
+    "lowest",
+    "greatest",
+    "smallest",
+    "largest",
+    "biggest",
+    "best",
+    "worst",
+    "then",
+];
+
+/// Words that can ask for a bounded number of rows.
+const LIMIT: &[&str] = &[
+    "top", "first", "last", "most", "least", "fewest", "single", "max", "maximum", "min", "minimum", "one", "two",
+    "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twenty", "hundred", "dozen", "only",
+];
+
+/// Words that can ask for rows without a match.
+const WITHOUT: &[&str] = &[
+    "no",
+    "not",
+    "never",
+    "without",
+    "none",
+    "nobody",
+    "nothing",
+    "neither",
+    "nor",
+    "lack",
+    "lacks",
+    "lacking",
+    "missing",
+    "haven't",
+    "hasn't",
+    "don't",
+    "doesn't",
+    "didn't",
+    "isn't",
+    "aren't",
+    "wasn't",
+    "weren't",
+    "unused",
+    "zero",
+    "except",
+    "excluding",
+    "other than",
+];
+
+impl Cues {
+    /// Every clause allowed.
+    pub const ALL: Cues = Cues { aggregate: true, order: true, limit: true, without: true };
+
+    /// The clauses `question`'s words allow. A word matches whole (case
+    /// and surrounding punctuation ignored); a superlative ("-est", not
+    /// "-est" nouns the lists cannot tell apart: both allow) counts for
+    /// aggregates, order and limit; digits count for limit.
+    pub fn of(question: &str) -> Cues {
+        let lower = question.to_lowercase();
+        let words: Vec<&str> = lower
+            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .map(|w| w.trim_matches('\''))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let joined = format!(" {} ", words.join(" "));
+        let has = |list: &[&str]| list.iter().any(|w| joined.contains(&format!(" {w} ")));
+        let superlative = words.iter().any(|w| w.len() > 5 && w.ends_with("est"));
+        let digits = words.iter().any(|w| w.chars().all(|c| c.is_ascii_digit()));
+        let number = |w: &str| w.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&w);
+        let compared_count = COMPARED.iter().any(|phrase| {
+            let n = phrase.split(' ').count();
+            words
+                .windows(n + 2)
+                .any(|w| w[..n].join(" ") == *phrase && number(w[n]) && w[n + 1].chars().all(|c| c.is_alphabetic()))
+        });
+        Cues {
+            aggregate: has(AGGREGATE) || superlative || compared_count,
+            order: has(ORDER) || superlative,
+            limit: has(LIMIT) || superlative || digits,
+            without: has(WITHOUT),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_question_allows_no_aggregate_order_or_limit() {
+        let c = Cues::of(
+            "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.",
+        );
+        assert_eq!(c, Cues { aggregate: false, order: false, limit: false, without: false });
+        let c = Cues::of("Which resource pools does the client 'Juniper Labs' use? Output the resource pool names.");
+        assert!(!c.aggregate && !c.order && !c.limit);
+    }
+
+    #[test]
+    fn counting_ranking_and_negation_words_allow_their_clauses() {
+        let c = Cues::of("How many distinct clients does each datacenter serve?");
+        assert!(c.aggregate && !c.order && !c.limit);
+        let c = Cues::of("Which 3 clients paid the largest amounts?");
+        assert!(c.aggregate && c.order && c.limit);
+        let c = Cues::of("What is the total income amount per income source?");
+        assert!(c.aggregate);
+        let c = Cues::of("Which clients never made a payment?");
+        assert!(c.without && !c.aggregate);
+        let c = Cues::of("Clients that don't use any pool");
+        assert!(c.without);
+        let c = Cues::of("Show the cheapest product");
+        assert!(c.aggregate && c.order && c.limit);
+        let c = Cues::of("List pools sorted by name");
+        assert!(c.order && !c.limit && !c.aggregate);
+        // A count compared with a number, not a value.
+        assert!(Cues::of("Clients with at least 2 payments").aggregate);
+        assert!(Cues::of("Clients with more than three pools").aggregate);
+        assert!(!Cues::of("List resource pools whose memory reservation is at least 4096.").aggregate);
+    }
+
+    #[test]
+    fn words_match_whole_not_inside_other_words() {
+        // "total" inside "totalitarian", "no" inside "note", "one" inside "phone".
+        let c = Cues::of("Give the note and phone of the totalitarian regimes");
+        assert_eq!(c, Cues { aggregate: false, order: false, limit: false, without: false });
+    }
+}

@@ -1,0 +1,556 @@
+//! Readings of a plan that cannot be what its question meant, put right
+//! before compiling (issue 46). Each rule names what it changed; the trace
+//! records the notes (`query_view.plan.tidied`).
+//!
+//! - A `group_by` with no aggregate anywhere (select, having, order_by):
+//!   the question lists rows, so the plan lists each selected row once
+//!   (`distinct`), grouped by nothing (SQL would pick one arbitrary row
+//!   per group for the other columns).
+//! - An aggregate in the select list over a grouped column
+//!   (`count_distinct`, `min` or `max` of the column each group holds one
+//!   value of): it is 1, or the group's own value; the item becomes that
+//!   column (dropped when the column is already selected).
+//! - A count of a reference column (`CLIENT_loc_id`: not its table's key,
+//!   named `…_id`) where the question names that table ("how many
+//!   clients"): the count reads the table's key (`CLIENT_id`) instead.
+//! - A comparison of a number the question qualifies: "at least 3" is
+//!   `>= 3`, "more than 3" `> 3`, "at most 3" `<= 3`, "fewer than 3" `< 3`.
+//! - An equality or `in` on a number column (not a date part) with
+//!   numbers the question (or its evidence) does not hold: ids the model
+//!   made up; they are dropped from an `in` list, and the condition with
+//!   them when none is left.
+//! - A `like` pattern `'%x%'` where the question says its text starts
+//!   (begins) with x becomes `'x%'`; ends with x, `'%x'`.
+//! - Select items in the order the question's output sentence ("Output
+//!   the datacenter name and the number of clients.") names them, when it
+//!   has one and every item is found in it: a column by its table's word
+//!   (else its column's), an aggregate by its word ("number", "total",
+//!   "average", "maximum", …). Without an output sentence, a grouped
+//!   query's columns come before its aggregates ("the total per source":
+//!   source, total), as gold queries almost always write them.
+
+use super::ast::{Agg, Filter, Item, Literal, Op, Plan};
+use super::view::{ColumnClass, PlanView};
+
+/// `plan` with the rules above applied, and a note per change. `view`
+/// (the rules that read column types and keys) may be absent; `question`
+/// holds the evidence too, when there is some.
+pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<String>) {
+    let mut p = plan.clone();
+    let mut notes = Vec::new();
+    if let Some(v) = view {
+        count_keys(&mut p, v, question, &mut notes);
+        if let Some(f) = p.filter.take() {
+            p.filter = drop_made_up_numbers(f, v, question, &mut notes);
+        }
+    }
+    qualify_comparisons(&mut p, question, &mut notes);
+    let same = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+    let grouped = |p: &Plan, c: &str| p.group_by.iter().any(|g| same(g, c));
+
+    // An aggregate over a grouped column.
+    if !p.group_by.is_empty() {
+        let mut items: Vec<Item> = Vec::new();
+        for it in &p.select {
+            match (it.agg, it.col.as_deref()) {
+                (Some(a @ (Agg::CountDistinct | Agg::Min | Agg::Max)), Some(c)) if grouped(&p, c) => {
+                    let shown = items
+                        .iter()
+                        .chain(p.select.iter())
+                        .any(|x| x.agg.is_none() && x.col.as_deref().is_some_and(|x| same(x, c)));
+                    notes.push(format!(
+                        "{}({c}) over the grouped column {c} is one value per group: {}",
+                        a.as_str(),
+                        if shown { "dropped" } else { "shown as the column" }
+                    ));
+                    if !shown {
+                        items.push(Item::col(c));
+                    }
+                }
+                _ => items.push(it.clone()),
+            }
+        }
+        if !items.is_empty() {
+            p.select = items;
+        }
+    }
+
+    // A group_by without an aggregate.
+    let any_agg =
+        p.select.iter().any(|i| i.agg.is_some()) || !p.having.is_empty() || p.order_by.iter().any(|o| o.agg.is_some());
+    if !p.group_by.is_empty() && !any_agg && matches!(p.kind, super::ast::PlanKind::Query) {
+        notes.push(format!(
+            "group_by {} without an aggregate lists each row once: distinct instead",
+            p.group_by.join(", ")
+        ));
+        p.group_by.clear();
+        p.distinct = true;
+    }
+
+    // The output sentence's order.
+    if let Some(order) = output_order(&p.select, !p.group_by.is_empty(), question) {
+        let before: Vec<String> = p.select.iter().map(show).collect();
+        let items: Vec<Item> = order.iter().map(|&i| p.select[i].clone()).collect();
+        if items != p.select {
+            notes.push(format!(
+                "select {} put in the order the question names them: {}",
+                before.join(", "),
+                items.iter().map(show).collect::<Vec<_>>().join(", ")
+            ));
+            p.select = items;
+        }
+    }
+
+    // like '%x%' for "starts with x" / "ends with x".
+    if let Some(f) = p.filter.as_mut() {
+        let lower = question.to_lowercase();
+        fix_likes(f, &lower, &mut notes);
+    }
+    (p, notes)
+}
+
+/// Lower-case words of `s`.
+fn words(s: &str) -> Vec<String> {
+    s.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '.')
+        .map(|w| w.trim_matches('.').to_string())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Whether the question's words name `table` (a word starting with its
+/// first 4 to 6 letters: "clients" for CLIENT).
+fn names_table(question: &str, table: &str) -> bool {
+    let t = table.to_lowercase();
+    if t.len() < 3 || !t.chars().all(|c| c.is_alphabetic()) {
+        return false;
+    }
+    let stem: String = t.chars().take(t.len().clamp(3, 6)).collect();
+    words(question).iter().any(|w| w.starts_with(&stem))
+}
+
+/// The count rule: a count of a reference column reads its table's key.
+fn count_keys(p: &mut Plan, v: &PlanView, question: &str, notes: &mut Vec<String>) {
+    let rekey = |it: &mut Item, notes: &mut Vec<String>| {
+        let (Some(a @ (Agg::Count | Agg::CountDistinct)), Some(c)) = (it.agg, it.col.clone()) else { return };
+        let Some(inst) = v.grain.instance_of(&c) else { return };
+        let col = c.to_lowercase();
+        if !col.ends_with("_id") || inst.key.len() != 1 || inst.key.iter().any(|k| k.eq_ignore_ascii_case(&c)) {
+            return;
+        }
+        if !names_table(question, &inst.table) {
+            return;
+        }
+        let key = inst.key[0].clone();
+        notes.push(format!(
+            "{}({c}) counts what {c} refers to; the question counts {}: {}({key})",
+            a.as_str(),
+            inst.table,
+            a.as_str()
+        ));
+        it.col = Some(key);
+    };
+    for it in p.select.iter_mut() {
+        rekey(it, notes);
+    }
+    for o in p.order_by.iter_mut() {
+        let mut it = o.item();
+        rekey(&mut it, &mut Vec::new());
+        o.col = it.col;
+    }
+    for h in p.having.iter_mut() {
+        let mut it = Item { agg: Some(h.agg), col: h.col.clone() };
+        rekey(&mut it, &mut Vec::new());
+        h.col = it.col;
+    }
+}
+
+/// A number's spellings in a question: its digits, and its word up to twenty.
+fn spellings(n: &serde_json::Number) -> Vec<String> {
+    const WORDS: [&str; 21] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    let mut out = vec![n.to_string()];
+    if let Some(i) = n.as_u64().filter(|&i| i <= 20) {
+        out.push(WORDS[i as usize].to_string());
+        if i == 1 {
+            out.extend(["single", "once", "first"].map(String::from));
+        }
+    }
+    if let Some(f) = n.as_f64() {
+        if f.fract() == 0.0 {
+            out.push(format!("{}", f as i64));
+        }
+    }
+    out
+}
+
+/// The made-up-number rule, over a filter; `None` when nothing is left.
+fn drop_made_up_numbers(f: Filter, v: &PlanView, question: &str, notes: &mut Vec<String>) -> Option<Filter> {
+    match f {
+        Filter::And { and } => {
+            let kept: Vec<Filter> =
+                and.into_iter().filter_map(|x| drop_made_up_numbers(x, v, question, notes)).collect();
+            match kept.len() {
+                0 => None,
+                1 => kept.into_iter().next(),
+                _ => Some(Filter::And { and: kept }),
+            }
+        }
+        // Inside an `or` a dropped branch would widen the filter: left alone.
+        or @ Filter::Or { .. } => Some(or),
+        Filter::Cond(c) => {
+            let number_col = v.column(&c.col).is_some_and(|x| x.class == ColumnClass::Number);
+            if !number_col || c.part.is_some() || !matches!(c.op, Op::Eq | Op::Ne | Op::In | Op::NotIn) {
+                return Some(Filter::Cond(c));
+            }
+            let qw = words(question);
+            let held = |l: &Literal| match l {
+                Literal::Number(n) => spellings(n).iter().any(|s| qw.contains(s)),
+                Literal::Text(t) => qw.contains(&t.to_lowercase()),
+            };
+            let lits: Vec<Literal> = c.value.iter().chain(c.values.iter().flatten()).cloned().collect();
+            let made_up: Vec<String> = lits.iter().filter(|l| !held(l)).map(|l| l.show()).collect();
+            if made_up.is_empty() {
+                return Some(Filter::Cond(c));
+            }
+            let mut c = c;
+            let kept: Vec<Literal> = lits.into_iter().filter(|l| held(l)).collect();
+            if kept.is_empty() {
+                notes.push(format!(
+                    "{} {} {}: the question holds none of these numbers; dropped",
+                    c.col,
+                    c.op.as_str(),
+                    made_up.join(", ")
+                ));
+                return None;
+            }
+            notes.push(format!(
+                "{} {}: the question does not hold {}; dropped from the list",
+                c.col,
+                c.op.as_str(),
+                made_up.join(", ")
+            ));
+            c.values = Some(kept);
+            Some(Filter::Cond(c))
+        }
+    }
+}
+
+/// The op a question's words give a comparison with `n`, if any.
+fn qualified_op(question: &str, n: &serde_json::Number) -> Option<Op> {
+    let qw = words(question);
+    let sp = spellings(n);
+    let phrases: [(&[&str], Op); 8] = [
+        (&["at", "least"], Op::Ge),
+        (&["no", "fewer", "than"], Op::Ge),
+        (&["more", "than"], Op::Gt),
+        (&["greater", "than"], Op::Gt),
+        (&["over"], Op::Gt),
+        (&["at", "most"], Op::Le),
+        (&["fewer", "than"], Op::Lt),
+        (&["less", "than"], Op::Lt),
+    ];
+    for (ph, op) in phrases {
+        let k = ph.len();
+        if qw.windows(k + 1).any(|w| w[..k].iter().zip(ph.iter()).all(|(a, b)| a == b) && sp.contains(&w[k])) {
+            return Some(op);
+        }
+    }
+    // "3 or more", "3 or fewer".
+    for (tail, op) in [("more", Op::Ge), ("fewer", Op::Le), ("less", Op::Le)] {
+        if qw.windows(3).any(|w| sp.contains(&w[0]) && w[1] == "or" && w[2] == tail) {
+            return Some(op);
+        }
+    }
+    None
+}
+
+/// The qualified-comparison rule, over `having` and the filter.
+fn qualify_comparisons(p: &mut Plan, question: &str, notes: &mut Vec<String>) {
+    fn fix(op: &mut Op, value: &Literal, what: &str, question: &str, notes: &mut Vec<String>) {
+        let Literal::Number(n) = value else { return };
+        if !matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge) {
+            return;
+        }
+        if let Some(want) = qualified_op(question, n).filter(|w| w != op) {
+            notes.push(format!("{what} {} {n}: the question says {} {n}", op.as_str(), want.as_str()));
+            *op = want;
+        }
+    }
+    for h in p.having.iter_mut() {
+        let what = format!("having {}({})", h.agg.as_str(), h.col.as_deref().unwrap_or("*"));
+        fix(&mut h.op, &h.value.clone(), &what, question, notes);
+    }
+    fn walk(f: &mut Filter, question: &str, notes: &mut Vec<String>) {
+        match f {
+            Filter::And { and: fs } | Filter::Or { or: fs } => fs.iter_mut().for_each(|x| walk(x, question, notes)),
+            Filter::Cond(c) if c.part.is_none() => {
+                if let Some(v) = c.value.clone() {
+                    let what = c.col.clone();
+                    fix(&mut c.op, &v, &what, question, notes);
+                }
+            }
+            Filter::Cond(_) => {}
+        }
+    }
+    if let Some(f) = p.filter.as_mut() {
+        walk(f, question, notes);
+    }
+}
+
+/// An item as the notes show it.
+fn show(it: &Item) -> String {
+    match (it.agg, it.col.as_deref()) {
+        (Some(a), Some(c)) => format!("{}({c})", a.as_str()),
+        (Some(a), None) => format!("{}(*)", a.as_str()),
+        (None, Some(c)) => c.to_string(),
+        (None, None) => "?".into(),
+    }
+}
+
+/// Verbs that open a question's output sentence.
+const OUTPUT_VERBS: &[&str] = &["output", "return", "show", "display", "give", "print", "report"];
+
+/// The words of an aggregate.
+fn agg_words(a: Agg) -> &'static [&'static str] {
+    match a {
+        Agg::Count | Agg::CountDistinct => &["number", "count", "how many", "amount of"],
+        Agg::Sum => &["total", "sum", "how much"],
+        Agg::Avg => &["average", "mean", "avg"],
+        Agg::Min => &["minimum", "min", "lowest", "smallest", "least", "earliest", "fewest"],
+        Agg::Max => &["maximum", "max", "highest", "largest", "most", "latest", "biggest"],
+    }
+}
+
+/// The permutation putting `items` in the order the question's last
+/// output sentence names them, or `None` (an item not found, two items at
+/// one place); without such a sentence, a `grouped` query's columns before
+/// its aggregates.
+fn output_order(items: &[Item], grouped: bool, question: &str) -> Option<Vec<usize>> {
+    if items.len() < 2 {
+        return None;
+    }
+    let lower = question.to_lowercase();
+    let Some(sentence) = lower
+        .split(['.', '?', '!', ';', '\n'])
+        .map(str::trim)
+        .rfind(|s| s.split_whitespace().next().is_some_and(|w| OUTPUT_VERBS.contains(&w.trim_matches(':'))))
+    else {
+        // Columns first, then aggregates (stable), when grouped.
+        if !grouped {
+            return None;
+        }
+        let (cols, aggs): (Vec<usize>, Vec<usize>) = (0..items.len()).partition(|&k| items[k].agg.is_none());
+        return Some(cols.into_iter().chain(aggs).collect());
+    };
+    // Word starts (byte offsets) and the words.
+    let words: Vec<(usize, &str)> = sentence
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| (w.as_ptr() as usize - sentence.as_ptr() as usize, w))
+        .collect();
+    let find_word = |token: &str| -> Option<usize> {
+        if token.len() < 3 {
+            return None;
+        }
+        let stem: String = token.chars().take(token.len().clamp(3, 6)).collect();
+        words.iter().find(|(_, w)| w.starts_with(&stem) || (w.len() >= 3 && token.starts_with(*w))).map(|(i, _)| *i)
+    };
+    let find_phrase = |p: &str| -> Option<usize> {
+        sentence.match_indices(p).map(|(i, _)| i).find(|&i| {
+            let before = sentence[..i].chars().last().is_none_or(|c| !c.is_alphanumeric());
+            let after = sentence[i + p.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric());
+            before && after
+        })
+    };
+    let mut at: Vec<(usize, usize)> = Vec::new();
+    for (k, it) in items.iter().enumerate() {
+        let pos = match (it.agg, it.col.as_deref()) {
+            (Some(a), _) => agg_words(a).iter().filter_map(|w| find_phrase(w)).min(),
+            (None, Some(c)) => {
+                let lower = c.to_lowercase();
+                let (table, column) = lower.split_once('_').unwrap_or(("", lower.as_str()));
+                find_word(table).or_else(|| column.split('_').filter_map(find_word).min())
+            }
+            (None, None) => None,
+        }?;
+        at.push((pos, k));
+    }
+    at.sort();
+    if at.windows(2).any(|w| w[0].0 == w[1].0) {
+        return None;
+    }
+    Some(at.into_iter().map(|(_, k)| k).collect())
+}
+
+/// Whether `question` (lower case) says some text starts (`true`) or ends
+/// (`false`) with `x` (lower case): "starting with 'dev'", "begins with dev".
+fn anchored(question: &str, x: &str) -> Option<bool> {
+    let starts = [
+        "start with",
+        "starts with",
+        "starting with",
+        "begin with",
+        "begins with",
+        "beginning with",
+        "prefix",
+        "prefixed with",
+    ];
+    let ends = ["end with", "ends with", "ending with", "suffix", "suffixed with"];
+    let after = |phrase: &str| {
+        question.match_indices(phrase).any(|(i, _)| {
+            let rest = question[i + phrase.len()..].trim_start_matches([' ', '\'', '"', '`', '‘', '“']);
+            rest.starts_with(x)
+        })
+    };
+    if starts.iter().any(|p| after(p)) {
+        Some(true)
+    } else if ends.iter().any(|p| after(p)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+fn fix_likes(f: &mut Filter, question: &str, notes: &mut Vec<String>) {
+    match f {
+        Filter::And { and: fs } | Filter::Or { or: fs } => fs.iter_mut().for_each(|x| fix_likes(x, question, notes)),
+        Filter::Cond(c) => {
+            if !matches!(c.op, Op::Like | Op::NotLike) {
+                return;
+            }
+            let Some(Literal::Text(t)) = c.value.as_ref() else { return };
+            let Some(x) = t.strip_prefix('%').and_then(|t| t.strip_suffix('%')) else { return };
+            if x.is_empty() || x.contains('%') {
+                return;
+            }
+            let new = match anchored(question, &x.to_lowercase()) {
+                Some(true) => format!("{x}%"),
+                Some(false) => format!("%{x}"),
+                None => return,
+            };
+            notes.push(format!("like '{t}' on {}: the question anchors it, '{new}'", c.col));
+            c.value = Some(Literal::Text(new));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(json: &str) -> Plan {
+        serde_json::from_str(json).unwrap()
+    }
+
+    fn tidy_q(p: &Plan, q: &str) -> (Plan, Vec<String>) {
+        tidy(p, q, None)
+    }
+
+    #[test]
+    fn a_comparison_takes_the_questions_qualifier() {
+        let p = plan(
+            r#"{"kind":"query","select":[{"col":"C"},{"agg":"count_distinct","col":"D"}],"group_by":["C"],"having":[{"agg":"count_distinct","col":"D","op":">","value":3}]}"#,
+        );
+        let (t, notes) = tidy_q(&p, "Clients spread over at least three different datacenters?");
+        assert_eq!(t.having[0].op, Op::Ge, "{notes:?}");
+        let (t, _) = tidy_q(&p, "Clients with 3 or more datacenters");
+        assert_eq!(t.having[0].op, Op::Ge);
+        assert_eq!(tidy_q(&p, "Clients with more than 3 datacenters").0, p);
+        assert_eq!(tidy_q(&p, "Clients with many datacenters").0, p);
+        let w = plan(r#"{"kind":"query","select":[{"col":"C"}],"where":{"col":"N","op":">=","value":10}}"#);
+        assert_eq!(
+            tidy_q(&w, "fewer than 10 of them").0.filter,
+            plan(r#"{"kind":"query","where":{"col":"N","op":"<","value":10}}"#).filter
+        );
+    }
+
+    #[test]
+    fn a_group_by_without_an_aggregate_becomes_distinct() {
+        let p = plan(r#"{"kind":"query","select":[{"col":"A"},{"col":"B"}],"group_by":["A"]}"#);
+        let (t, notes) = tidy_q(&p, "List a and b");
+        assert!(t.group_by.is_empty() && t.distinct);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+    }
+
+    #[test]
+    fn a_count_of_the_grouped_column_becomes_the_column() {
+        let p = plan(r#"{"kind":"query","select":[{"agg":"count_distinct","col":"POOL"}],"group_by":["POOL"]}"#);
+        let (t, notes) = tidy_q(&p, "Which pools?");
+        // The item becomes the column, then nothing is aggregated: distinct.
+        assert_eq!(t.select, vec![Item::col("POOL")]);
+        assert!(t.group_by.is_empty() && t.distinct, "{t:?}");
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        // Selected beside it: dropped, the real aggregate kept.
+        let p = plan(
+            r#"{"kind":"query","select":[{"agg":"sum","col":"AMT"},{"agg":"count_distinct","col":"SRC"},{"col":"SRC"}],"group_by":["SRC"]}"#,
+        );
+        let (t, _) = tidy_q(&p, "total per source");
+        // (and the column before the aggregate: no output sentence)
+        assert_eq!(t.select, vec![Item::col("SRC"), Item::agg(Agg::Sum, "AMT")]);
+        assert_eq!(t.group_by, vec!["SRC".to_string()]);
+        // A count of another column is left alone.
+        let p = plan(
+            r#"{"kind":"query","select":[{"col":"DC"},{"agg":"count_distinct","col":"CLIENT"}],"group_by":["DC"]}"#,
+        );
+        assert_eq!(tidy_q(&p, "clients per dc").0, p);
+    }
+
+    #[test]
+    fn select_items_follow_the_output_sentence() {
+        let p = plan(
+            r#"{"kind":"query","select":[{"agg":"count_distinct","col":"CLIENT_id"},{"col":"DATACENTER_name"}],"group_by":["DATACENTER_name"]}"#,
+        );
+        let q = "How many distinct clients does each datacenter serve? Output the datacenter name and the number of clients.";
+        let (t, notes) = tidy_q(&p, q);
+        assert_eq!(t.select, vec![Item::col("DATACENTER_name"), Item::agg(Agg::CountDistinct, "CLIENT_id")]);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        // Already in order, no output sentence, or an item not named: left alone.
+        let (t2, n2) = tidy_q(&t, q);
+        assert_eq!((t2, n2.len()), (t.clone(), 0));
+        // Without an output sentence a grouped query shows its columns first.
+        let (t3, _) = tidy_q(&p, "How many distinct clients does each datacenter serve?");
+        assert_eq!(t3.select, t.select);
+        let ungrouped = plan(r#"{"kind":"query","select":[{"agg":"max","col":"USAGE"},{"col":"POOL"}]}"#);
+        assert_eq!(tidy_q(&ungrouped, "the max usage of the pool?").0, ungrouped);
+        assert_eq!(tidy_q(&p, "Clients per datacenter. Output the datacenter name and the clients.").0, p);
+        // Two plain columns, by their tables' words.
+        let p = plan(r#"{"kind":"query","select":[{"col":"DATACENTER_name"},{"col":"CLIENT_name"}]}"#);
+        let (t, _) = tidy_q(&p, "Which clients use dev datacenters? Output clients and datacenters names.");
+        assert_eq!(t.select, vec![Item::col("CLIENT_name"), Item::col("DATACENTER_name")]);
+    }
+
+    #[test]
+    fn a_like_the_question_anchors_is_anchored() {
+        let p = plan(r#"{"kind":"query","select":[{"col":"N"}],"where":{"col":"N","op":"like","value":"%dev%"}}"#);
+        let (t, notes) = tidy_q(&p, "names starting with 'dev'");
+        assert_eq!(t.filter, plan(r#"{"kind":"query","where":{"col":"N","op":"like","value":"dev%"}}"#).filter);
+        assert_eq!(notes.len(), 1);
+        let (t, _) = tidy_q(&p, "names that end with dev");
+        assert_eq!(t.filter, plan(r#"{"kind":"query","where":{"col":"N","op":"like","value":"%dev"}}"#).filter);
+        // Not anchored by the question: left alone.
+        assert_eq!(tidy_q(&p, "names containing dev").0, p);
+        assert_eq!(tidy_q(&p, "names starting with prod, holding dev").0, p);
+    }
+}
