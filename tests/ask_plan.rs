@@ -119,3 +119,28 @@ fn the_plan_form_fails_with_the_reason_and_sql_asks_no_plan() {
     assert!(!phases(&server).contains(&"plan".to_string()));
     assert!(a.trace()["query_view"].get("plan").is_none());
 }
+
+/// A plan lucy tidies (`like '%dev%'` where Q1 says "starting with 'dev'",
+/// a `group_by` with no aggregate): the compiled SQL is the tidied plan's,
+/// and the trace and `lucy explain` say what was changed.
+#[test]
+fn a_tidied_plan_says_what_was_changed() {
+    let answer = r#"{"kind": "query", "select": [{"col": "CLIENT_name"}, {"col": "DATACENTER_name"}], "where": {"col": "DATACENTER_name", "op": "like", "value": "%dev%"}, "group_by": ["CLIENT_name"]}"#;
+    let server = MockServer::start(script(answer));
+    let a = ask_traced(&server.url(), MODEL, DB, Q1, &["--query-form", "plan"]);
+    let v = a.json();
+    assert_eq!(
+        v["sql"],
+        "SELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'"
+    );
+    assert_eq!(rows_of(&v), sqlite_rows(DB, DDO_Q1_GOLD));
+    let t = a.trace();
+    let tidied: Vec<String> =
+        t["query_view"]["plan"]["tidied"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+    assert_eq!(tidied.len(), 2, "{tidied:?}");
+    assert!(tidied.iter().any(|x| x.contains("'dev%'")) && tidied.iter().any(|x| x.contains("distinct")), "{tidied:?}");
+    // The model's plan as answered stays in the trace.
+    assert_eq!(t["query_view"]["plan"]["plan"]["group_by"][0], "CLIENT_name");
+    let report = a.explain();
+    assert!(report.contains("tidied: like '%dev%' on DATACENTER_name"), "{report}");
+}

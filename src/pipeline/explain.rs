@@ -428,6 +428,9 @@ fn plan_section(s: &mut String, p: &PlanTrace) {
     for l in &p.table {
         let _ = writeln!(s, "    {:width$}  {}", l.part, l.text);
     }
+    for t in &p.tidied {
+        let _ = writeln!(s, "  tidied: {t}");
+    }
     if let Some(c) = &p.compiled {
         let _ = writeln!(s, "  compiled to: {c}");
     }
@@ -509,7 +512,7 @@ pub fn summary(t: &Trace) -> serde_json::Value {
         "total_ms": t.total_ms,
     });
     if let Some(p) = t.query_view.as_ref().and_then(|q| q.plan.as_ref()) {
-        v["plan"] = json!({"form": p.form, "table": p.table, "compiled": p.compiled, "error": p.error, "fell_back": p.fell_back});
+        v["plan"] = json!({"form": p.form, "table": p.table, "tidied": p.tidied, "compiled": p.compiled, "error": p.error, "fell_back": p.fell_back});
     }
     if let Some(e) = &t.examples {
         v["examples"] = e

@@ -192,6 +192,7 @@ function planSection(p) {
   return el("div", { class: "step", id: "plan-section" },
     el("h3", {}, `Query plan (--query-form ${p.form})`),
     rows.length ? table(["part", "what"], rows) : el("p", { class: "muted" }, "no plan could be read from the answer"),
+    (p.tidied || []).length ? el("ul", { id: "plan-tidied" }, ...p.tidied.map((t) => el("li", { class: "muted" }, "tidied: " + t))) : null,
     p.compiled ? el("div", {}, el("b", {}, "Compiled to:"), pre(p.compiled)) : null,
     p.error ? el("p", { class: p.fell_back ? "muted" : "failure" }, "Not used: " + p.error) : null,
     p.fell_back ? el("p", { id: "plan-fallback" }, "Fell back to free SQL (auto): the SQL attempts follow.") : null);
