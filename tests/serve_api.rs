@@ -550,6 +550,7 @@ fn with_vote_and_examples(trace: &Path) -> lucy::types::trace::Trace {
         .iter()
         .map(|(p, t)| lucy::types::trace::PlanLine { part: p.to_string(), text: t.to_string() })
         .collect(),
+        tidied: vec!["like '%dev%' on DATACENTER_name: the question anchors it, 'dev%'".into()],
         compiled: Some(sql.clone()),
         ..Default::default()
     });

@@ -125,6 +125,7 @@ function check(what, ok, detail) {
     const planRows = await page.$$eval("#plan-section tr", (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent).join(": ")));
     check("plan table", plan.includes("Query plan (--query-form auto)") && planRows.includes("select: CLIENT_name, DATACENTER_name") &&
       planRows.includes("filter: DATACENTER_name like 'dev%'") && plan.includes("Compiled to:"), planRows.join(" | "));
+    check("plan tidied", plan.includes("tidied: like '%dev%' on DATACENTER_name: the question anchors it, 'dev%'"), plan);
     check("examples used", used.includes("Verified examples (1 of 3 asked for, from ddo.examples.jsonl)") && used.includes("prod1") && used.includes("0.83") && used.includes("in the prompt"), used);
     await page.screenshot({ path: shot.replace(/\.png$/, "-vote.png"), fullPage: true });
     check("no page errors and no request off the server", problems.length === 0, problems.join("; "));
