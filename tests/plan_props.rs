@@ -103,9 +103,34 @@ fn literal(c: &lucy::query::plan::PlanColumn, d: &mut Draw) -> Literal {
 fn condition(v: &PlanView, d: &mut Draw) -> Filter {
     let c = d.pick(&v.columns);
     let col = c.alias.clone();
-    let mut cond = Condition { col, part: None, op: Op::IsNull, value: None, values: None, low: None, high: None };
-    match (c.class, d.next(5)) {
+    let mut cond = Condition {
+        col,
+        part: None,
+        op: Op::IsNull,
+        value: None,
+        values: None,
+        low: None,
+        high: None,
+        other: None,
+        plus: None,
+    };
+    match (c.class, d.next(6)) {
         (_, 0) => cond.op = if d.coin() { Op::IsNull } else { Op::IsNotNull },
+        // Another column of the same class: ordered for numbers and dates
+        // (numbers plus a number), equal or not for the rest.
+        (class, 5) => {
+            let same: Vec<&lucy::query::plan::PlanColumn> = v.columns.iter().filter(|o| o.class == class).collect();
+            let o = d.pick(&same);
+            cond.other = Some(o.alias.clone());
+            if matches!(class, ColumnClass::Number | ColumnClass::Date) {
+                cond.op = *d.pick(&Op::COMPARISONS);
+                if class == ColumnClass::Number && d.coin() {
+                    cond.plus = Some(Literal::Number((d.next(100) as i64).into()));
+                }
+            } else {
+                cond.op = if d.coin() { Op::Eq } else { Op::Ne };
+            }
+        }
         (ColumnClass::Date, 1) => {
             cond.part = Some(*d.pick(&DatePart::ALL));
             cond.op = *d.pick(&Op::COMPARISONS);

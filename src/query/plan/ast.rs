@@ -289,7 +289,9 @@ impl DatePart {
 
 /// One condition on a view column: `op` decides which of `value`,
 /// `values`, `low`/`high` it reads; `part` compares a date's year, month or
-/// day.
+/// day; `other` compares the column with another view column instead of a
+/// literal (`col op other [+ plus]`: "a limit greater than the usage by
+/// 100", "in their own city").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Condition {
@@ -305,12 +307,28 @@ pub struct Condition {
     pub low: Option<Literal>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub high: Option<Literal>,
+    /// Another view column, compared with `col` by `op`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other: Option<String>,
+    /// A number added to `other` before comparing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plus: Option<Literal>,
 }
 
 impl Condition {
     /// `col op value`.
     pub fn cmp(col: &str, op: Op, value: Literal) -> Self {
-        Condition { col: col.into(), part: None, op, value: Some(value), values: None, low: None, high: None }
+        Condition {
+            col: col.into(),
+            part: None,
+            op,
+            value: Some(value),
+            values: None,
+            low: None,
+            high: None,
+            other: None,
+            plus: None,
+        }
     }
 }
 

@@ -235,6 +235,9 @@ impl Compiler<'_> {
             None => name,
         };
         let class = self.view.column(&c.col).map(|x| x.class).unwrap_or(ColumnClass::Other);
+        if let Some(o) = &c.other {
+            return self.column_comparison(c, o, &q, class, qualifier);
+        }
         let (lhs, class) = match c.part {
             Some(p) => {
                 if class != ColumnClass::Date && class != ColumnClass::Text {
@@ -275,6 +278,53 @@ impl Compiler<'_> {
             Op::Between => format!("{lhs} BETWEEN {} AND {}", one(&c.low, "low")?, one(&c.high, "high")?),
             Op::IsNull | Op::IsNotNull => format!("{lhs} {}", c.op.sql()),
         })
+    }
+
+    /// `col op other [+ plus]`: `=`/`!=` between any two columns, an
+    /// ordering between two number or two date columns, `plus` a number
+    /// added to a number column.
+    fn column_comparison(
+        &self,
+        c: &Condition,
+        other: &str,
+        lhs: &str,
+        class: ColumnClass,
+        qualifier: Option<&str>,
+    ) -> Result<String, PlanError> {
+        let name = self.col(other, "where")?;
+        let rhs = match qualifier {
+            Some(a) => format!("{a}.{name}"),
+            None => name,
+        };
+        let oclass = self.view.column(other).map(|x| x.class).unwrap_or(ColumnClass::Other);
+        if c.part.is_some() || !c.op.is_comparison() {
+            return bad(format!(
+                "where: {} compared with the column {other} takes =, !=, <, <=, > or >=, and no date part",
+                c.col
+            ));
+        }
+        if c.value.is_some() || c.values.is_some() || c.low.is_some() || c.high.is_some() {
+            return bad(format!("where: {} is compared with the column {other}; give no value besides", c.col));
+        }
+        let ordered = !matches!(c.op, Op::Eq | Op::Ne);
+        let comparable = class == oclass && matches!(class, ColumnClass::Number | ColumnClass::Date);
+        if ordered && !comparable {
+            return bad(format!(
+                "where: {} {} {other} orders two columns that are not both numbers or both dates",
+                c.col,
+                c.op.as_str()
+            ));
+        }
+        let rhs = match &c.plus {
+            None => rhs,
+            Some(Literal::Number(n)) if class == ColumnClass::Number && oclass == ColumnClass::Number => {
+                format!("{rhs} + {n}")
+            }
+            Some(l) => {
+                return bad(format!("where: plus {} on {other} needs two number columns and a number", l.show()))
+            }
+        };
+        Ok(format!("{lhs} {} {rhs}", c.op.sql()))
     }
 
     fn filter(&self, f: &Filter, qualifier: Option<&str>, top: bool) -> Result<String, PlanError> {

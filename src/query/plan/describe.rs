@@ -21,6 +21,13 @@ fn condition(c: &Condition) -> String {
         None => c.col.clone(),
     };
     let show = |l: &Option<Literal>| l.as_ref().map(Literal::show).unwrap_or_else(|| "?".into());
+    if let Some(o) = &c.other {
+        let plus = match &c.plus {
+            Some(p) => format!(" + {}", p.show()),
+            None => String::new(),
+        };
+        return format!("{lhs} {} {o}{plus}", c.op.as_str());
+    }
     match c.op {
         Op::In | Op::NotIn => {
             let v: Vec<String> = c.values.iter().flatten().map(Literal::show).collect();

@@ -13,7 +13,9 @@
 //!   values offered for it — those the question matched in the value
 //!   index, or all of a fully indexed column's few values — and any string
 //!   where none are offered); date strings and year/month/day parts for a
-//!   date column; `is null`/`is not null` for any column.
+//!   date column; `is null`/`is not null` for any column; another column
+//!   (`other`): `=`/`!=` for any two, an ordering for two numbers (with a
+//!   `plus` number) or two dates.
 //! - Bounds: the lists and nesting of [`super::ast`]'s constants, strings
 //!   of at most [`super::ast::MAX_TEXT_CHARS`] characters on one line,
 //!   numbers of at most 15 digits, whitespace between tokens at most 24
@@ -215,9 +217,18 @@ pub fn plan_grammar(view: &PlanView, cues: &Cues) -> String {
     g.push_str(&format!("filter2: cond | {}\n", junction("cond")));
     let col_op = |cols: &str, op: &str| format!("\"{{\" {} {cols} \",\" {} {op}", key("col"), key("op"));
     let mut conds: Vec<String> = vec![format!("{} \"}}\"", col_op("any_col", "null_op"))];
+    // Two columns compared: equal or not, any two; ordered, two numbers
+    // (plus a number) or two dates.
+    conds.push(format!("{} \",\" {} any_col \"}}\"", col_op("any_col", "eq_op"), key("other")));
     if let Some(a) = alt(&numbers) {
         g.push_str(&format!("number_col: {a}\n"));
         conds.push(format!("{} \",\" {} NUMBER \"}}\"", col_op("number_col", "cmp_op"), key("value")));
+        conds.push(format!(
+            "{} \",\" {} number_col (\",\" {} NUMBER)? \"}}\"",
+            col_op("number_col", "cmp_op"),
+            key("other"),
+            key("plus")
+        ));
         conds.push(format!(
             "{} \",\" {} NUMBER \",\" {} NUMBER \"}}\"",
             col_op("number_col", &json_lit("between")),
@@ -263,6 +274,7 @@ pub fn plan_grammar(view: &PlanView, cues: &Cues) -> String {
     if let Some(a) = alt(&dates) {
         g.push_str(&format!("date_col: {a}\n"));
         conds.push(format!("{} \",\" {} DATE \"}}\"", col_op("date_col", "cmp_op"), key("value")));
+        conds.push(format!("{} \",\" {} date_col \"}}\"", col_op("date_col", "cmp_op"), key("other")));
         conds.push(format!(
             "{} \",\" {} DATE \",\" {} DATE \"}}\"",
             col_op("date_col", &json_lit("between")),

@@ -632,3 +632,63 @@ fn tidying_reads_the_views_keys_and_types() {
     // The tidied plan compiles and runs.
     compile(&t, &view).unwrap();
 }
+
+#[test]
+fn two_columns_compare_in_the_grammar_and_the_compiler() {
+    let g = graph();
+    // A pool's CPU overhead limit against its runtime usage (DDO Q2's shape).
+    let v = ddo_view(
+        &g,
+        &["RESOURCEPOOL", "CCPU", "RCPU"],
+        &[("RESOURCEPOOL", "name"), ("CCPU", "overheadlimit"), ("RCPU", "overallusage")],
+    );
+    let view = pv(&g, &v, Dialect::Sqlite);
+    let gr = grammar::plan_grammar(
+        &view,
+        &Cues::of("List pools whose CPU overhead limit is greater than the usage by 100."),
+    );
+    let json = r#"{"kind": "query", "select": [{"col": "RESOURCEPOOL_name"}], "where": {"col": "CCPU_overheadlimit", "op": ">", "other": "RCPU_overallusage", "plus": 100}}"#;
+    check_text(&gr, json).unwrap_or_else(|e| panic!("{e}\n{gr}"));
+    // Text columns compare for equality only; plus needs numbers.
+    assert!(check_text(&gr, r#"{"kind": "query", "select": [{"col": "RESOURCEPOOL_name"}], "where": {"col": "RESOURCEPOOL_name", "op": "=", "other": "RESOURCEPOOL_name"}}"#).is_ok());
+    assert!(check_text(&gr, r#"{"kind": "query", "select": [{"col": "RESOURCEPOOL_name"}], "where": {"col": "RESOURCEPOOL_name", "op": ">", "other": "CCPU_overheadlimit"}}"#).is_err());
+    let p = plan(json);
+    let golden = [
+        (Dialect::Sqlite, "SELECT RESOURCEPOOL_name FROM lucy_view WHERE CCPU_overheadlimit > RCPU_overallusage + 100"),
+        (
+            Dialect::Postgres,
+            "SELECT RESOURCEPOOL_name FROM lucy_view WHERE CCPU_overheadlimit > RCPU_overallusage + 100",
+        ),
+        (
+            Dialect::Mysql,
+            "SELECT `RESOURCEPOOL_name` FROM `lucy_view` WHERE `CCPU_overheadlimit` > `RCPU_overallusage` + 100",
+        ),
+        (
+            Dialect::Spark,
+            "SELECT `RESOURCEPOOL_name` FROM `lucy_view` WHERE `CCPU_overheadlimit` > `RCPU_overallusage` + 100",
+        ),
+    ];
+    for (d, want) in golden {
+        let sql = compile(&p, &pv(&g, &v, d)).unwrap();
+        let cols: Vec<String> = v.columns.iter().map(|c| c.alias.clone()).collect();
+        check_query(&sql, &v.view_name, &cols, d).unwrap_or_else(|e| panic!("{d:?} {sql}: {e}"));
+        if d == Dialect::Sqlite || d == Dialect::Postgres {
+            assert_eq!(sql, want, "{d:?}");
+        }
+    }
+    // The gold rows of DDO Q2 (every pool whose limit exceeds its usage by 100).
+    let sql = compile(&p, &view).unwrap();
+    let gold = "SELECT RESOURCEPOOL.name FROM RESOURCEPOOL JOIN CONFIG ON CONFIG.rspool_id = RESOURCEPOOL.id JOIN CCPU ON CCPU.config_id = CONFIG.id JOIN RUNTIME ON RUNTIME.rspool_id = RESOURCEPOOL.id JOIN RCPU ON RCPU.runtime_id = RUNTIME.id WHERE CCPU.overheadlimit > RCPU.overallusage + 100";
+    assert_eq!(rows(Some(&v), &sql), rows(None, gold));
+    // Bad: an ordering of text, a value beside the other column, a date part.
+    let e = |j: &str| compile(&plan(j), &view).unwrap_err().to_string();
+    assert!(e(r#"{"kind":"query","select":[{"col":"RESOURCEPOOL_name"}],"where":{"col":"RESOURCEPOOL_name","op":"<","other":"CCPU_overheadlimit"}}"#).contains("not both numbers"));
+    assert!(e(r#"{"kind":"query","select":[{"col":"RESOURCEPOOL_name"}],"where":{"col":"CCPU_overheadlimit","op":"<","value":3,"other":"RCPU_overallusage"}}"#).contains("give no value"));
+    assert!(e(r#"{"kind":"query","select":[{"col":"RESOURCEPOOL_name"}],"where":{"col":"CCPU_overheadlimit","op":"like","other":"RCPU_overallusage"}}"#).contains("takes ="));
+    // The plan's table shows the comparison.
+    assert!(
+        describe::table(&p).iter().any(|l| l.text == "CCPU_overheadlimit > RCPU_overallusage + 100"),
+        "{:?}",
+        describe::table(&p)
+    );
+}

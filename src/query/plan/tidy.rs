@@ -21,6 +21,7 @@
 //!   them when none is left.
 //! - A `like` pattern `'%x%'` where the question says its text starts
 //!   (begins) with x becomes `'x%'`; ends with x, `'%x'`.
+//! - A select item written twice: once.
 //! - Select items in the order the question's output sentence ("Output
 //!   the datacenter name and the number of clients.") names them, when it
 //!   has one and every item is found in it: a column by its table's word
@@ -45,6 +46,22 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
         }
     }
     qualify_comparisons(&mut p, question, &mut notes);
+
+    // The same item twice.
+    let mut seen: Vec<Item> = Vec::new();
+    let before = p.select.len();
+    p.select.retain(|it| {
+        let dup = seen.iter().any(|x| {
+            x.agg == it.agg && x.col.as_deref().map(str::to_lowercase) == it.col.as_deref().map(str::to_lowercase)
+        });
+        if !dup {
+            seen.push(it.clone());
+        }
+        !dup
+    });
+    if p.select.len() < before {
+        notes.push(format!("{} repeated select item(s) dropped", before - p.select.len()));
+    }
     let same = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
     let grouped = |p: &Plan, c: &str| p.group_by.iter().any(|g| same(g, c));
 
