@@ -46,7 +46,7 @@ pub struct LlmFlags {
     /// taking the answers OLD holds from it.
     #[arg(hide = true, help_heading = "LLM", long, value_name = "FILE")]
     pub record: Option<PathBuf>,
-    /// Answer every LLM request from this cassette, with no network.
+    /// Answer every LLM request from this cassette (several joined by commas are read as one), with no network.
     #[arg(hide = true, help_heading = "LLM", long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
     /// Run this GGUF chat model in-process (llama.cpp) instead of calling a server

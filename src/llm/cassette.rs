@@ -298,11 +298,29 @@ pub struct Replayer {
 impl Replayer {
     /// Load `path`. The model name used for keys is `model` when given,
     /// otherwise the one model the cassette was recorded with.
+    ///
+    /// `path` may name several cassettes joined by commas (`base.jsonl,
+    /// more.jsonl`): their entries are read in that order, as one cassette
+    /// (a small recording of new prompts beside the recording it extends).
     pub fn open(path: impl AsRef<Path>, model: Option<String>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let text = read_to_string(&path)?;
+        let joined = path.to_string_lossy().to_string();
+        let parts: Vec<PathBuf> = if joined.contains(',') && !path.exists() {
+            joined.split(',').filter(|p| !p.is_empty()).map(PathBuf::from).collect()
+        } else {
+            vec![path.clone()]
+        };
         let mut entries = Vec::new();
         let mut lines = Vec::new();
+        for part in &parts {
+            Self::read_into(part, &mut entries, &mut lines)?;
+        }
+        Self::from_entries(path, model, entries, lines)
+    }
+
+    /// Append the entries of the cassette at `path` (numbered by its lines).
+    fn read_into(path: &Path, entries: &mut Vec<(usize, CassetteEntry)>, lines: &mut Vec<String>) -> Result<()> {
+        let text = read_to_string(path)?;
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -321,6 +339,15 @@ impl Replayer {
             entries.push((i + 1, e));
             lines.push(line.to_string());
         }
+        Ok(())
+    }
+
+    fn from_entries(
+        path: PathBuf,
+        model: Option<String>,
+        entries: Vec<(usize, CassetteEntry)>,
+        lines: Vec<String>,
+    ) -> Result<Self> {
         let model = match model {
             Some(m) => m,
             None => {
@@ -615,6 +642,28 @@ mod tests {
         fn model_name(&self) -> String {
             "failing".into()
         }
+    }
+
+    #[test]
+    fn cassettes_joined_by_commas_replay_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+        let ra = Recorder::create(&a, Box::new(Echo)).unwrap();
+        let x = ra.chat(&req("match_tables", "hello")).unwrap();
+        let rb = Recorder::create(&b, Box::new(Echo)).unwrap();
+        let y = rb.chat(&req("query_plan", "plan?")).unwrap();
+        let both = PathBuf::from(format!("{},{}", a.display(), b.display()));
+        let rep = Replayer::open(&both, None).unwrap();
+        assert_eq!(rep.len(), 2);
+        assert_eq!(rep.chat(&req("match_tables", "hello")).unwrap(), x);
+        assert_eq!(rep.chat(&req("query_plan", "plan?")).unwrap(), y);
+        // A missing part is an error naming it.
+        let e =
+            Replayer::open(PathBuf::from(format!("{},{}", a.display(), dir.path().join("none.jsonl").display())), None)
+                .err()
+                .unwrap()
+                .to_string();
+        assert!(e.contains("none.jsonl"), "{e}");
     }
 
     #[test]
