@@ -870,6 +870,28 @@ const DDO_S22_FRESH: Run = Run {
     pool: None,
 };
 
+/// QueryView's plan form (issue 46), session 28: DDO's 24 with phase 1 and
+/// GenerateView replayed from session 22's fresh recording and the 24 plan
+/// calls sent fresh (binary of `908250b`, an AMD EPYC without AVX-512,
+/// 17:18–17:31 UTC, load 1.5–3), kept in a small cassette of their own
+/// beside it: `plan` 19 of 24 and `auto` 19 (today's `sql` 16).
+const DDO_S28_PLAN: Run = Run {
+    suite: "ddo",
+    cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl,benchmarks/cassettes/ddo-plan-s28.jsonl",
+    expected: "benchmarks/cassettes/ddo-plan-s28.expected.json",
+    methods: &["lucy"],
+    recorded: None,
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, &["--set", "query.form=plan"]],
+    pool: None,
+};
+
+/// The same recording in the `auto` form (no plan fell back on DDO).
+const DDO_S28_AUTO: Run = Run {
+    expected: "benchmarks/cassettes/ddo-auto-s28.expected.json",
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, &["--set", "query.form=auto"]],
+    ..DDO_S28_PLAN
+};
+
 /// Today's defaults (session 21's), spelled out for the replay.
 const TODAY: &[&[&str]] = &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS];
 
@@ -1217,6 +1239,12 @@ fn the_session_22_runs_replay_to_their_committed_outcomes() {
 fn the_session_23_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&SPIDER_S23_FRESH);
     replays_to_the_committed_outcome(&SPIDER_DIRECT_S23_FRESH);
+}
+
+#[test]
+fn the_session_28_plan_form_runs_replay_to_their_committed_outcomes() {
+    replays_to_the_committed_outcome(&DDO_S28_PLAN);
+    replays_to_the_committed_outcome(&DDO_S28_AUTO);
 }
 
 #[test]
