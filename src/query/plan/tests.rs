@@ -605,10 +605,12 @@ fn tidying_reads_the_views_keys_and_types() {
     let p = plan(
         r#"{"kind":"query","select":[{"col":"CLIENT_name"},{"agg":"count","col":"PAYMENT_client_id"}],"group_by":["CLIENT_name"]}"#,
     );
-    let (t, notes) = tidy::tidy(&p, "How many payments did each client make?", Some(&view));
+    assert_eq!(view.column("PAYMENT_client_id").unwrap().refers_to.as_deref(), Some("CLIENT"));
+    let (t, notes) = tidy::tidy(&p, "How many payments were made on each date?", Some(&view));
     assert_eq!(t.select[1], Item::agg(Agg::Count, "PAYMENT_id"), "{notes:?}");
-    // The question does not name payments: left alone.
-    assert_eq!(tidy::tidy(&p, "How many rows per client name?", Some(&view)).0, p);
+    // The question does not name payments, or names the clients the column refers to: left alone.
+    assert_eq!(tidy::tidy(&p, "How many rows per name?", Some(&view)).0, p);
+    assert_eq!(tidy::tidy(&p, "How many payments did each client make?", Some(&view)).0, p);
     // Ids the question never holds are dropped; numbers it holds, and date parts, stay.
     let p = plan(
         r#"{"kind":"query","select":[{"col":"CLIENT_name"}],"where":{"and":[{"col":"PAYMENT_date","part":"month","op":"=","value":12},{"col":"PAYMENT_client_id","op":"in","values":[1,2,3,4]}]}}"#,

@@ -11,8 +11,9 @@
 //!   value of): it is 1, or the group's own value; the item becomes that
 //!   column (dropped when the column is already selected).
 //! - A count of a reference column (`CLIENT_loc_id`: not its table's key,
-//!   named `…_id`) where the question names that table ("how many
-//!   clients"): the count reads the table's key (`CLIENT_id`) instead.
+//!   a relationship joins it to LOCATION) where the question names its
+//!   own table ("how many clients") and not the referred one: the count
+//!   reads the table's key (`CLIENT_id`) instead.
 //! - A comparison of a number the question qualifies: "at least 3" is
 //!   `>= 3`, "more than 3" `> 3`, "at most 3" `<= 3`, "fewer than 3" `< 3`.
 //! - An equality or `in` on a number column (not a date part) with
@@ -21,6 +22,11 @@
 //!   them when none is left.
 //! - A `like` pattern `'%x%'` where the question says its text starts
 //!   (begins) with x becomes `'x%'`; ends with x, `'%x'`.
+//! - No `order_by`, one aggregate selected, and the question says "most
+//!   (largest, highest, …) first" or "fewest (smallest, …) first": ordered
+//!   by that aggregate, descending or ascending.
+//! - An order by aggregates only, in a grouped query: the grouped columns
+//!   follow as tie-breakers (a stable answer; gold queries do the same).
 //! - A select item written twice: once.
 //! - Select items in the order the question's output sentence ("Output
 //!   the datacenter name and the number of clients.") names them, when it
@@ -46,6 +52,23 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
         }
     }
     qualify_comparisons(&mut p, question, &mut notes);
+
+    // "most first": the order the question asks for.
+    order_first(&mut p, question, &mut notes);
+
+    // Ties in an order by aggregates: broken by the grouped columns.
+    if !p.group_by.is_empty()
+        && !p.order_by.is_empty()
+        && p.order_by.iter().all(|o| o.agg.is_some())
+        && p.order_by.len() + p.group_by.len() <= super::ast::MAX_ORDER
+        && matches!(p.kind, super::ast::PlanKind::Query)
+    {
+        let ties: Vec<String> = p.group_by.clone();
+        for g in &ties {
+            p.order_by.push(super::ast::OrderItem { agg: None, col: Some(g.clone()), desc: false });
+        }
+        notes.push(format!("ties in the order broken by {}", ties.join(", ")));
+    }
 
     // The same item twice.
     let mut seen: Vec<Item> = Vec::new();
@@ -151,11 +174,13 @@ fn count_keys(p: &mut Plan, v: &PlanView, question: &str, notes: &mut Vec<String
     let rekey = |it: &mut Item, notes: &mut Vec<String>| {
         let (Some(a @ (Agg::Count | Agg::CountDistinct)), Some(c)) = (it.agg, it.col.clone()) else { return };
         let Some(inst) = v.grain.instance_of(&c) else { return };
-        let col = c.to_lowercase();
-        if !col.ends_with("_id") || inst.key.len() != 1 || inst.key.iter().any(|k| k.eq_ignore_ascii_case(&c)) {
+        let Some(target) = v.column(&c).and_then(|x| x.refers_to.clone()) else { return };
+        if inst.key.len() != 1 || inst.key.iter().any(|k| k.eq_ignore_ascii_case(&c)) {
             return;
         }
-        if !names_table(question, &inst.table) {
+        // Counting the references counts the referred table's rows: right
+        // when the question names that table, wrong when it names this one.
+        if names_table(question, &target) || !names_table(question, &inst.table) {
             return;
         }
         let key = inst.key[0].clone();
@@ -334,6 +359,38 @@ fn qualify_comparisons(p: &mut Plan, question: &str, notes: &mut Vec<String>) {
     if let Some(f) = p.filter.as_mut() {
         walk(f, question, notes);
     }
+}
+
+/// The order-first rule.
+fn order_first(p: &mut Plan, question: &str, notes: &mut Vec<String>) {
+    if !p.order_by.is_empty() || !matches!(p.kind, super::ast::PlanKind::Query) {
+        return;
+    }
+    let aggs: Vec<&Item> = p.select.iter().filter(|i| i.agg.is_some()).collect();
+    let [agg] = aggs.as_slice() else { return };
+    const DESC: &[&str] = &["most", "largest", "highest", "biggest", "greatest", "top"];
+    const ASC: &[&str] = &["least", "fewest", "smallest", "lowest"];
+    let qw = words(question);
+    let mut desc = None;
+    for (i, w) in qw.iter().enumerate() {
+        if w != "first" {
+            continue;
+        }
+        let before = &qw[i.saturating_sub(3)..i];
+        if before.iter().any(|b| DESC.contains(&b.as_str())) {
+            desc = Some(true);
+        } else if before.iter().any(|b| ASC.contains(&b.as_str())) {
+            desc = Some(false);
+        }
+    }
+    let Some(desc) = desc else { return };
+    p.order_by = vec![super::ast::OrderItem { agg: agg.agg, col: agg.col.clone(), desc }];
+    notes.push(format!(
+        "the question asks for the {} first: ordered by {}{}",
+        if desc { "most" } else { "fewest" },
+        show(agg),
+        if desc { " descending" } else { "" }
+    ));
 }
 
 /// An item as the notes show it.
@@ -556,6 +613,23 @@ mod tests {
         let p = plan(r#"{"kind":"query","select":[{"col":"DATACENTER_name"},{"col":"CLIENT_name"}]}"#);
         let (t, _) = tidy_q(&p, "Which clients use dev datacenters? Output clients and datacenters names.");
         assert_eq!(t.select, vec![Item::col("CLIENT_name"), Item::col("DATACENTER_name")]);
+    }
+
+    #[test]
+    fn most_first_orders_by_the_aggregate() {
+        let p = plan(r#"{"kind":"query","select":[{"col":"DC"},{"agg":"count","col":"POOL"}],"group_by":["DC"]}"#);
+        let (t, notes) = tidy_q(&p, "Output the datacenter and the number of red pools, most first.");
+        // Ordered by the count, ties by the datacenter.
+        assert_eq!(t.order_by.len(), 2, "{notes:?}");
+        assert_eq!((t.order_by[1].col.as_deref(), t.order_by[1].desc), (Some("DC"), false));
+        assert!(t.order_by[0].desc && t.order_by[0].agg == Some(Agg::Count));
+        let (t, _) = tidy_q(&p, "Datacenters by pools, fewest pools first");
+        assert!(!t.order_by[0].desc);
+        // No such words, or an order already there: left alone.
+        assert_eq!(tidy_q(&p, "Pools per datacenter, first the names").0, p);
+        let mut o = p.clone();
+        o.order_by = vec![crate::query::plan::ast::OrderItem { agg: None, col: Some("DC".into()), desc: false }];
+        assert_eq!(tidy_q(&o, "most first").0, o);
     }
 
     #[test]

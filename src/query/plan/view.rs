@@ -34,6 +34,10 @@ pub struct PlanColumn {
     /// The text literals `=`, `!=` and `in` may compare it with; empty:
     /// any string (bounded). `like` always takes any pattern.
     pub values: Vec<String>,
+    /// The model table this column refers to, when a relationship joins
+    /// it to another table's column (a foreign key): counting it counts
+    /// that table's rows.
+    pub refers_to: Option<String>,
 }
 
 /// The view a plan is written over.
@@ -105,7 +109,17 @@ impl PlanView {
                 }
                 let mut seen = std::collections::HashSet::new();
                 offered.retain(|v| v.chars().count() <= super::ast::MAX_TEXT_CHARS && seen.insert(v.clone()));
-                PlanColumn { alias: c.alias.clone(), class, measure, values: offered }
+                let refers_to = graph.model().relationships.iter().find_map(|r| {
+                    let col = |i: usize| r.on.iter().any(|p| p[i].eq_ignore_ascii_case(&c.column));
+                    if r.from.eq_ignore_ascii_case(&c.table) && col(0) && !r.to.eq_ignore_ascii_case(&c.table) {
+                        Some(r.to.clone())
+                    } else if r.to.eq_ignore_ascii_case(&c.table) && col(1) && !r.from.eq_ignore_ascii_case(&c.table) {
+                        Some(r.from.clone())
+                    } else {
+                        None
+                    }
+                });
+                PlanColumn { alias: c.alias.clone(), class, measure, values: offered, refers_to }
             })
             .collect();
         PlanView { view_name: view.view_name.clone(), columns, grain: view.grain.clone(), fanout, dialect }
