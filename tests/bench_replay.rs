@@ -892,6 +892,23 @@ const DDO_S28_AUTO: Run = Run {
     ..DDO_S28_PLAN
 };
 
+/// The held-out DDO questions (session 20's 12) in the plan form, the
+/// plan calls fresh in session 28 (17:31–17:36 UTC, same binary and
+/// machine as `DDO_S28_PLAN`): `plan` 8 of 12, `auto` 8 (today's `sql` 5).
+/// These questions were looked at while the plan's tidying was written.
+const DDO_HELDOUT_S28_PLAN: Run = Run {
+    suite: "ddo-heldout",
+    cassette: "benchmarks/cassettes/ddo-heldout-s20.jsonl,benchmarks/cassettes/ddo-heldout-plan-s28.jsonl",
+    expected: "benchmarks/cassettes/ddo-heldout-plan-s28.expected.json",
+    ..DDO_S28_PLAN
+};
+
+const DDO_HELDOUT_S28_AUTO: Run = Run {
+    expected: "benchmarks/cassettes/ddo-heldout-auto-s28.expected.json",
+    flags: DDO_S28_AUTO.flags,
+    ..DDO_HELDOUT_S28_PLAN
+};
+
 /// Today's defaults (session 21's), spelled out for the replay.
 const TODAY: &[&[&str]] = &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS];
 
@@ -1245,6 +1262,8 @@ fn the_session_23_runs_replay_to_their_committed_outcomes() {
 fn the_session_28_plan_form_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S28_PLAN);
     replays_to_the_committed_outcome(&DDO_S28_AUTO);
+    replays_to_the_committed_outcome(&DDO_HELDOUT_S28_PLAN);
+    replays_to_the_committed_outcome(&DDO_HELDOUT_S28_AUTO);
 }
 
 #[test]
