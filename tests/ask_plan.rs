@@ -144,3 +144,23 @@ fn a_tidied_plan_says_what_was_changed() {
     let report = a.explain();
     assert!(report.contains("tidied: like '%dev%' on DATACENTER_name"), "{report}");
 }
+
+/// `auto`: a plan that selects fewer things than Q1's output sentence lists
+/// ("Output clients and datacenters names.": two) left part of the question
+/// out, so free SQL answers; in the `plan` form the plan stands.
+#[test]
+fn auto_falls_back_when_the_plan_selects_less_than_the_question_lists() {
+    let answer = r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"col": "DATACENTER_name", "op": "like", "value": "dev%"}}"#;
+    let server = MockServer::start(script(answer));
+    let a = ask_traced(&server.url(), MODEL, DB, Q1, &["--query-form", "auto"]);
+    assert_eq!(rows_of(&a.json()), sqlite_rows(DB, DDO_Q1_GOLD));
+    let plan = &a.trace()["query_view"]["plan"];
+    assert_eq!(plan["fell_back"], true, "{plan}");
+    assert!(
+        plan["error"].as_str().unwrap().contains("selects 1 item(s); the question's output sentence lists 2"),
+        "{plan}"
+    );
+    let server = MockServer::start(script(answer));
+    let a = ask_traced(&server.url(), MODEL, DB, Q1, &["--query-form", "plan"]);
+    assert_eq!(a.json()["sql"], "SELECT CLIENT_name FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY CLIENT_id) AS lucy_first_1 FROM lucy_view WHERE DATACENTER_name LIKE 'dev%') AS lucy_view WHERE lucy_view.lucy_first_1 = 1");
+}

@@ -874,7 +874,7 @@ const DDO_S22_FRESH: Run = Run {
 /// GenerateView replayed from session 22's fresh recording and the 24 plan
 /// calls sent fresh (binary of `908250b`, an AMD EPYC without AVX-512,
 /// 17:18–17:31 UTC, load 1.5–3), kept in a small cassette of their own
-/// beside it: `plan` 19 of 24 and `auto` 19 (today's `sql` 16).
+/// beside it: `plan` 19 of 24 and `auto` 20 (today's `sql` 16).
 const DDO_S28_PLAN: Run = Run {
     suite: "ddo",
     cassette: "benchmarks/cassettes/ddo-s22-fresh.jsonl,benchmarks/cassettes/ddo-plan-s28.jsonl",
@@ -885,7 +885,8 @@ const DDO_S28_PLAN: Run = Run {
     pool: None,
 };
 
-/// The same recording in the `auto` form (no plan fell back on DDO).
+/// The same recording in the `auto` form (free SQL answers where a plan
+/// selects less than the question lists, fails, or finds no row).
 const DDO_S28_AUTO: Run = Run {
     expected: "benchmarks/cassettes/ddo-auto-s28.expected.json",
     flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, &["--set", "query.form=auto"]],

@@ -12,9 +12,12 @@
 //!   guard or the run refuses, fails the phase (no repair round).
 //! - `auto`: the plan first; free SQL (the `sql` form, with its repair
 //!   round) when the model answers `needs_sql`, the plan does not parse or
-//!   compile, or its SQL is refused, and when the plan's SQL returns no
-//!   row (the SQL's rows win when it has some; otherwise the plan's answer
-//!   stands). The trace's `query_view.plan` says which, and why.
+//!   compile, or its SQL is refused; when the plan selects fewer things
+//!   than the question's output sentence lists ("Output the policy number,
+//!   the number of periods and the average premium."); and when the plan's
+//!   SQL returns no row (the SQL's rows win when it has some; otherwise the
+//!   plan's answer stands). The trace's `query_view.plan` says which, and
+//!   why.
 
 pub mod ast;
 pub mod compile;
@@ -294,6 +297,21 @@ fn answer_plan(
         Err(e) => return refuse(pt, attempt, e.to_string()),
     };
     pt.compiled = Some(sql.clone());
+    // `auto`: a plan that selects fewer things than the question's output
+    // sentence lists left part of the question out (a second aggregate, a
+    // computed column): free SQL instead.
+    if plan.form == QueryForm::Auto && matches!(parsed.kind, PlanKind::Query | PlanKind::TopPerGroup) {
+        if let Some(asked) = tidy::output_items(&plan.question).filter(|&n| n > parsed.select.len()) {
+            return refuse(
+                pt,
+                attempt,
+                format!(
+                    "the plan selects {} item(s); the question's output sentence lists {asked}",
+                    parsed.select.len()
+                ),
+            );
+        }
+    }
     attempt.extracted = Some(sql.clone());
     let (outcome, _) = crate::query::check_and_run(task, sql, attempt);
     if let Err(e) = &outcome {

@@ -403,6 +403,30 @@ fn show(it: &Item) -> String {
     }
 }
 
+/// How many things the question's output sentence ("Output the policy
+/// number, the number of periods and the average premium.") lists, when it
+/// has one: its parts between commas and "and", ordering phrases ("most
+/// clients first", "in calendar order") left out. `None` without such a
+/// sentence.
+pub fn output_items(question: &str) -> Option<usize> {
+    let lower = question.to_lowercase();
+    let sentence = lower
+        .split(['.', '?', '!', ';', '\n'])
+        .map(str::trim)
+        .rfind(|s| s.split_whitespace().next().is_some_and(|w| OUTPUT_VERBS.contains(&w.trim_matches(':'))))?;
+    let body = sentence.split_once(char::is_whitespace).map(|(_, rest)| rest).unwrap_or("");
+    const ORDERING: &[&str] = &["order", "ordered", "sorted", "descending", "ascending"];
+    let ordering = |p: &str| {
+        let ws: Vec<&str> = p.split_whitespace().collect();
+        let ranked =
+            ws.iter().any(|w| matches!(*w, "most" | "least" | "fewest") || (w.len() > 5 && w.ends_with("est")));
+        ws.iter().any(|w| ORDERING.contains(w)) || (ranked && matches!(ws.last(), Some(&"first") | Some(&"last")))
+    };
+    let n =
+        body.split(',').flat_map(|p| p.split(" and ")).map(str::trim).filter(|p| !p.is_empty() && !ordering(p)).count();
+    (n > 0).then_some(n)
+}
+
 /// Verbs that open a question's output sentence.
 const OUTPUT_VERBS: &[&str] = &["output", "return", "show", "display", "give", "print", "report"];
 
@@ -613,6 +637,19 @@ mod tests {
         let p = plan(r#"{"kind":"query","select":[{"col":"DATACENTER_name"},{"col":"CLIENT_name"}]}"#);
         let (t, _) = tidy_q(&p, "Which clients use dev datacenters? Output clients and datacenters names.");
         assert_eq!(t.select, vec![Item::col("CLIENT_name"), Item::col("DATACENTER_name")]);
+    }
+
+    #[test]
+    fn the_output_sentence_counts_its_items() {
+        let q = "For each policy, how many periods? Output the policy number, the number of coverage periods and the average premium per period.";
+        assert_eq!(output_items(q), Some(3));
+        assert_eq!(
+            output_items("How many? Output the strategy and the number of distinct clients, most clients first."),
+            Some(2)
+        );
+        assert_eq!(output_items("Output the month as YYYY-MM and the number of payments, in calendar order."), Some(2));
+        assert_eq!(output_items("Output the policy holder's first and last name."), Some(2));
+        assert_eq!(output_items("Which clients pay the most?"), None);
     }
 
     #[test]
