@@ -910,6 +910,22 @@ const DDO_HELDOUT_S28_AUTO: Run = Run {
     ..DDO_HELDOUT_S28_PLAN
 };
 
+/// The held-out ACME questions (session 20's 12) in the plan form, the
+/// plan calls fresh in session 28 (17:36–17:54 UTC, same binary and
+/// machine): `plan` 3 of 12, `auto` 4 (today's `sql` 4).
+const ACME_HELDOUT_S28_PLAN: Run = Run {
+    suite: "acme-heldout",
+    cassette: "benchmarks/cassettes/acme-heldout-s20.jsonl,benchmarks/cassettes/acme-heldout-plan-s28.jsonl",
+    expected: "benchmarks/cassettes/acme-heldout-plan-s28.expected.json",
+    ..DDO_S28_PLAN
+};
+
+const ACME_HELDOUT_S28_AUTO: Run = Run {
+    expected: "benchmarks/cassettes/acme-heldout-auto-s28.expected.json",
+    flags: DDO_S28_AUTO.flags,
+    ..ACME_HELDOUT_S28_PLAN
+};
+
 /// Today's defaults (session 21's), spelled out for the replay.
 const TODAY: &[&[&str]] = &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS];
 
@@ -1265,6 +1281,8 @@ fn the_session_28_plan_form_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_S28_AUTO);
     replays_to_the_committed_outcome(&DDO_HELDOUT_S28_PLAN);
     replays_to_the_committed_outcome(&DDO_HELDOUT_S28_AUTO);
+    replays_to_the_committed_outcome(&ACME_HELDOUT_S28_PLAN);
+    replays_to_the_committed_outcome(&ACME_HELDOUT_S28_AUTO);
 }
 
 #[test]
