@@ -912,7 +912,7 @@ const DDO_HELDOUT_S28_AUTO: Run = Run {
 
 /// The held-out ACME questions (session 20's 12) in the plan form, the
 /// plan calls fresh in session 28 (17:36–17:54 UTC, same binary and
-/// machine): `plan` 3 of 12, `auto` 4 (today's `sql` 4).
+/// machine): `plan` 3 of 12, `auto` 5 (today's `sql` 4).
 const ACME_HELDOUT_S28_PLAN: Run = Run {
     suite: "acme-heldout",
     cassette: "benchmarks/cassettes/acme-heldout-s20.jsonl,benchmarks/cassettes/acme-heldout-plan-s28.jsonl",

@@ -29,6 +29,10 @@ pub struct Cues {
     pub limit: bool,
     /// The `without` kind.
     pub without: bool,
+    /// Arithmetic between columns or aggregates ("the sum of loss payment
+    /// and expense payment", "plus", "ratio", "percentage"): a plan cannot
+    /// say it, so `auto` asks for free SQL at once.
+    pub arithmetic: bool,
 }
 
 /// Words (or word stems, see [`Cues::of`]) that can ask for an aggregate.
@@ -138,6 +142,23 @@ const LIMIT: &[&str] = &[
     "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twenty", "hundred", "dozen", "only",
 ];
 
+/// Words that ask for arithmetic.
+const ARITHMETIC: &[&str] = &[
+    "plus",
+    "minus",
+    "difference between",
+    "ratio",
+    "divided by",
+    "multiplied",
+    "percentage",
+    "percent",
+    "per cent",
+    "proportion",
+    "subtract",
+    "subtracted",
+    "added to",
+];
+
 /// Words that can ask for rows without a match.
 const WITHOUT: &[&str] = &[
     "no",
@@ -171,7 +192,7 @@ const WITHOUT: &[&str] = &[
 
 impl Cues {
     /// Every clause allowed.
-    pub const ALL: Cues = Cues { aggregate: true, order: true, limit: true, without: true };
+    pub const ALL: Cues = Cues { aggregate: true, order: true, limit: true, without: true, arithmetic: false };
 
     /// The clauses `question`'s words allow. A word matches whole (case
     /// and surrounding punctuation ignored); a superlative ("-est", not
@@ -195,7 +216,15 @@ impl Cues {
                 .windows(n + 2)
                 .any(|w| w[..n].join(" ") == *phrase && number(w[n]) && w[n + 1].chars().all(|c| c.is_alphabetic()))
         });
+        // "the sum of A, B and C": a sum of several things, not of one column.
+        let sum_of_many = lower.split(['.', '?', '!', ';']).any(|s| {
+            s.find("sum of").is_some_and(|i| {
+                let rest = &s[i + 6..];
+                rest.contains(',') || rest.contains(" and ")
+            })
+        });
         Cues {
+            arithmetic: has(ARITHMETIC) || sum_of_many || lower.contains(" + ") || lower.contains(" - "),
             aggregate: has(AGGREGATE) || superlative || compared_count,
             order: has(ORDER) || superlative,
             limit: has(LIMIT) || superlative || digits,
@@ -213,7 +242,7 @@ mod tests {
         let c = Cues::of(
             "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.",
         );
-        assert_eq!(c, Cues { aggregate: false, order: false, limit: false, without: false });
+        assert_eq!(c, Cues { aggregate: false, order: false, limit: false, without: false, arithmetic: false });
         let c = Cues::of("Which resource pools does the client 'Juniper Labs' use? Output the resource pool names.");
         assert!(!c.aggregate && !c.order && !c.limit);
     }
@@ -241,9 +270,23 @@ mod tests {
     }
 
     #[test]
+    fn arithmetic_is_a_sum_of_several_things_or_an_operator_word() {
+        assert!(
+            Cues::of(
+                "What is the average loss where loss is the sum of loss payment, loss reserve and expense payment?"
+            )
+            .arithmetic
+        );
+        assert!(Cues::of("How much was paid (loss payments plus expense payments)?").arithmetic);
+        assert!(Cues::of("What percentage of clients are female?").arithmetic);
+        assert!(!Cues::of("What is the sum of the payments per client?").arithmetic);
+        assert!(!Cues::of("What is the total income per source?").arithmetic);
+    }
+
+    #[test]
     fn words_match_whole_not_inside_other_words() {
         // "total" inside "totalitarian", "no" inside "note", "one" inside "phone".
         let c = Cues::of("Give the note and phone of the totalitarian regimes");
-        assert_eq!(c, Cues { aggregate: false, order: false, limit: false, without: false });
+        assert_eq!(c, Cues { aggregate: false, order: false, limit: false, without: false, arithmetic: false });
     }
 }

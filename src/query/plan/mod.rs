@@ -10,8 +10,9 @@
 //! - `sql` (the default): today's QueryView, free SQL under its grammar.
 //! - `plan`: the plan only; a plan that does not compile, or whose SQL the
 //!   guard or the run refuses, fails the phase (no repair round).
-//! - `auto`: the plan first; free SQL (the `sql` form, with its repair
-//!   round) when the model answers `needs_sql`, the plan does not parse or
+//! - `auto`: the plan first — or free SQL at once when the question asks
+//!   for arithmetic ([`Cues::arithmetic`]); free SQL (the `sql` form, with
+//!   its repair round) when the model answers `needs_sql`, the plan does not parse or
 //!   compile, or its SQL is refused; when the plan selects fewer things
 //!   than the question's output sentence lists ("Output the policy number,
 //!   the number of periods and the average premium."); and when the plan's
@@ -182,8 +183,15 @@ where
     F: FnOnce(&mut QueryTrace) -> Result<SqlOutcome>,
 {
     let started = Instant::now();
-    trace.prompt = "query_plan".into();
     let mut pt = PlanTrace { form: plan.form.as_str().into(), ..PlanTrace::default() };
+    // `auto`: a question asking for arithmetic goes to free SQL at once.
+    if plan.form == QueryForm::Auto && Cues::of(&plan.question).arithmetic {
+        pt.fell_back = true;
+        pt.error = Some("the question asks for arithmetic (a sum of several things, plus, a ratio, …), which a plan cannot say: free SQL, no plan asked".into());
+        trace.plan = Some(pt);
+        return fallback(trace);
+    }
+    trace.prompt = "query_plan".into();
     let req = ChatRequest {
         phase: "query_plan".into(),
         messages: vec![Message::user(plan.prompt.clone())],

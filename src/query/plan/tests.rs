@@ -694,3 +694,41 @@ fn two_columns_compare_in_the_grammar_and_the_compiler() {
         describe::table(&p)
     );
 }
+
+#[test]
+fn auto_asks_no_plan_for_a_question_asking_for_arithmetic() {
+    use crate::llm::fake::FakeChat;
+    let g = graph();
+    let db = crate::sql::exec::Database::Sqlite(DB.into());
+    let view = datacenters(&g);
+    let t = task(&view, &db, None);
+    let pview = pv(&g, &view, Dialect::Sqlite);
+    let plan_task = PlanTask {
+        form: QueryForm::Auto,
+        question: "What is the number of clients plus the number of datacenters?".into(),
+        prompt: "plan please".into(),
+        grammar: grammar::plan_grammar(&pview, &Cues::ALL),
+        view: pview.clone(),
+        temperature: 0.0,
+        max_tokens: PLAN_MAX_TOKENS,
+    };
+    // The fake model answers nothing: a plan call would fail.
+    let llm = FakeChat::new();
+    let mut qt = QueryTrace::default();
+    let mut called = false;
+    let r = generate(&plan_task, &t, &llm, &mut qt, |qt| {
+        called = true;
+        let mut attempt = crate::types::trace::SqlAttempt::default();
+        let (o, _) = crate::query::check_and_run(
+            &t,
+            "SELECT COUNT(DISTINCT CLIENT_id) + COUNT(DISTINCT DATACENTER_id) FROM lucy_view".into(),
+            &mut attempt,
+        );
+        qt.attempts.push(attempt);
+        o
+    });
+    assert!(r.is_ok() && called);
+    let pt = qt.plan.as_ref().unwrap();
+    assert!(pt.fell_back && pt.error.as_deref().unwrap().contains("arithmetic"), "{pt:?}");
+    assert!(qt.attempts.iter().all(|a| a.extraction != "plan"));
+}
