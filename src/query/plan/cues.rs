@@ -33,6 +33,12 @@ pub struct Cues {
     /// and expense payment", "plus", "ratio", "percentage"): a plan cannot
     /// say it, so `auto` asks for free SQL at once.
     pub arithmetic: bool,
+    /// The row with the largest or smallest something ("the car with the
+    /// greatest accelerate", "the most common hometown", "the oldest
+    /// player"): a superlative, "most" or "least" not in an ordering phrase
+    /// ("most clients first"). Free SQL answers these better than a plan
+    /// (the Spider sample, session 28), so `auto` asks for SQL at once.
+    pub argmax: bool,
 }
 
 /// Words (or word stems, see [`Cues::of`]) that can ask for an aggregate.
@@ -192,7 +198,8 @@ const WITHOUT: &[&str] = &[
 
 impl Cues {
     /// Every clause allowed.
-    pub const ALL: Cues = Cues { aggregate: true, order: true, limit: true, without: true, arithmetic: false };
+    pub const ALL: Cues =
+        Cues { aggregate: true, order: true, limit: true, without: true, arithmetic: false, argmax: false };
 
     /// The clauses `question`'s words allow. A word matches whole (case
     /// and surrounding punctuation ignored); a superlative ("-est", not
@@ -223,7 +230,13 @@ impl Cues {
                 rest.contains(',') || rest.contains(" and ")
             })
         });
+        let ranked = |w: &str| matches!(w, "most" | "least" | "fewest") || (w.len() > 5 && w.ends_with("est"));
+        let argmax = words
+            .iter()
+            .enumerate()
+            .any(|(i, w)| ranked(w) && !words[i + 1..].iter().take(3).any(|x| matches!(*x, "first" | "last")));
         Cues {
+            argmax,
             arithmetic: has(ARITHMETIC) || sum_of_many || lower.contains(" + ") || lower.contains(" - "),
             aggregate: has(AGGREGATE) || superlative || compared_count,
             order: has(ORDER) || superlative,
@@ -242,7 +255,10 @@ mod tests {
         let c = Cues::of(
             "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.",
         );
-        assert_eq!(c, Cues { aggregate: false, order: false, limit: false, without: false, arithmetic: false });
+        assert_eq!(
+            c,
+            Cues { aggregate: false, order: false, limit: false, without: false, arithmetic: false, argmax: false }
+        );
         let c = Cues::of("Which resource pools does the client 'Juniper Labs' use? Output the resource pool names.");
         assert!(!c.aggregate && !c.order && !c.limit);
     }
@@ -287,6 +303,9 @@ mod tests {
     fn words_match_whole_not_inside_other_words() {
         // "total" inside "totalitarian", "no" inside "note", "one" inside "phone".
         let c = Cues::of("Give the note and phone of the totalitarian regimes");
-        assert_eq!(c, Cues { aggregate: false, order: false, limit: false, without: false, arithmetic: false });
+        assert_eq!(
+            c,
+            Cues { aggregate: false, order: false, limit: false, without: false, arithmetic: false, argmax: false }
+        );
     }
 }

@@ -185,9 +185,14 @@ where
     let started = Instant::now();
     let mut pt = PlanTrace { form: plan.form.as_str().into(), ..PlanTrace::default() };
     // `auto`: a question asking for arithmetic goes to free SQL at once.
-    if plan.form == QueryForm::Auto && Cues::of(&plan.question).arithmetic {
+    let cues = Cues::of(&plan.question);
+    if plan.form == QueryForm::Auto && (cues.arithmetic || cues.argmax) {
         pt.fell_back = true;
-        pt.error = Some("the question asks for arithmetic (a sum of several things, plus, a ratio, …), which a plan cannot say: free SQL, no plan asked".into());
+        pt.error = Some(if cues.arithmetic {
+            "the question asks for arithmetic (a sum of several things, plus, a ratio, …), which a plan cannot say: free SQL, no plan asked".into()
+        } else {
+            "the question asks for the row with the largest or smallest something, which free SQL answers better: free SQL, no plan asked".into()
+        });
         trace.plan = Some(pt);
         return fallback(trace);
     }

@@ -14,8 +14,13 @@
 //!   a relationship joins it to LOCATION) where the question names its
 //!   own table ("how many clients") and not the referred one: the count
 //!   reads the table's key (`CLIENT_id`) instead.
-//! - A comparison of a number the question qualifies: "at least 3" is
-//!   `>= 3`, "more than 3" `> 3`, "at most 3" `<= 3`, "fewer than 3" `< 3`.
+//! - A comparison (or an equality) with a number the question qualifies:
+//!   "at least 3" is `>= 3`, "more than 3" `> 3`, "at most 3" `<= 3`,
+//!   "fewer than 3" `< 3`.
+//! - A `group_by` over columns the plan does not select, with no
+//!   `having`, where the question has no word of a grouping ("each",
+//!   "per", "every", "by", "group", "breakdown"): dropped (one
+//!   answer over every row, as asked).
 //! - An equality or `in` on a number column (not a date part) with
 //!   numbers the question (or its evidence) does not hold: ids the model
 //!   made up; they are dropped from an `in` list, and the condition with
@@ -113,6 +118,23 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
         if !items.is_empty() {
             p.select = items;
         }
+    }
+
+    // A group_by the question never asks for, over columns it does not show.
+    const GROUPING: &[&str] =
+        &["each", "per", "every", "by", "group", "grouped", "breakdown", "respective", "respectively", "across"];
+    let shown = |g: &String| p.select.iter().any(|i| i.agg.is_none() && i.col.as_deref().is_some_and(|c| same(c, g)));
+    if !p.group_by.is_empty()
+        && p.having.is_empty()
+        && matches!(p.kind, super::ast::PlanKind::Query)
+        && !p.group_by.iter().any(shown)
+        && !words(question).iter().any(|w| GROUPING.contains(&w.as_str()))
+    {
+        notes.push(format!(
+            "group_by {}: the question asks for no grouping and shows no group; dropped",
+            p.group_by.join(", ")
+        ));
+        p.group_by.clear();
     }
 
     // A group_by without an aggregate.
@@ -331,8 +353,16 @@ fn qualified_op(question: &str, n: &serde_json::Number) -> Option<Op> {
 /// The qualified-comparison rule, over `having` and the filter.
 fn qualify_comparisons(p: &mut Plan, question: &str, notes: &mut Vec<String>) {
     fn fix(op: &mut Op, value: &Literal, what: &str, question: &str, notes: &mut Vec<String>) {
-        let Literal::Number(n) = value else { return };
-        if !matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge) {
+        let n = match value {
+            Literal::Number(n) => n.clone(),
+            // A number written as text ("150") on a number column.
+            Literal::Text(t) => match t.trim().parse::<serde_json::Number>() {
+                Ok(n) => n,
+                Err(_) => return,
+            },
+        };
+        let n = &n;
+        if !matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq) {
             return;
         }
         if let Some(want) = qualified_op(question, n).filter(|w| w != op) {
@@ -650,6 +680,14 @@ mod tests {
         assert_eq!(output_items("Output the month as YYYY-MM and the number of payments, in calendar order."), Some(2));
         assert_eq!(output_items("Output the policy holder's first and last name."), Some(2));
         assert_eq!(output_items("Which clients pay the most?"), None);
+    }
+
+    #[test]
+    fn a_group_the_question_never_asks_for_is_dropped() {
+        let p = plan(r#"{"kind":"query","select":[{"agg":"count_distinct","col":"T"}],"group_by":["D"]}"#);
+        let (t, notes) = tidy_q(&p, "Count the number of different templates used for documents.");
+        assert!(t.group_by.is_empty(), "{notes:?}");
+        assert_eq!(tidy_q(&p, "Count the templates of each document.").0.group_by, p.group_by);
     }
 
     #[test]
