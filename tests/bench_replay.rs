@@ -870,6 +870,10 @@ const DDO_S22_FRESH: Run = Run {
     pool: None,
 };
 
+/// `--set query.form=plan` and `=auto`, after today's defaults.
+const PLAN_FORM: &[&str] = &["--set", "query.form=plan"];
+const AUTO_FORM: &[&str] = &["--set", "query.form=auto"];
+
 /// QueryView's plan form (issue 46), session 28: DDO's 24 with phase 1 and
 /// GenerateView replayed from session 22's fresh recording and the 24 plan
 /// calls sent fresh (binary of `908250b`, an AMD EPYC without AVX-512,
@@ -881,7 +885,7 @@ const DDO_S28_PLAN: Run = Run {
     expected: "benchmarks/cassettes/ddo-plan-s28.expected.json",
     methods: &["lucy"],
     recorded: None,
-    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, &["--set", "query.form=plan"]],
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, PLAN_FORM],
     pool: None,
 };
 
@@ -889,7 +893,7 @@ const DDO_S28_PLAN: Run = Run {
 /// selects less than the question lists, fails, or finds no row).
 const DDO_S28_AUTO: Run = Run {
     expected: "benchmarks/cassettes/ddo-auto-s28.expected.json",
-    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, &["--set", "query.form=auto"]],
+    flags: &[S15_HINTS, S18_DEFAULTS, S19_DEFAULTS, S20_DEFAULTS, S21_DEFAULTS, AUTO_FORM],
     ..DDO_S28_PLAN
 };
 
@@ -944,7 +948,7 @@ const SPIDER_S28_PLAN: Run = Run {
         S19_DEFAULTS,
         S20_DEFAULTS,
         S21_DEFAULTS,
-        &["--set", "query.form=plan"],
+        PLAN_FORM,
     ],
     pool: None,
 };
@@ -958,7 +962,7 @@ const SPIDER_S28_AUTO: Run = Run {
         S19_DEFAULTS,
         S20_DEFAULTS,
         S21_DEFAULTS,
-        &["--set", "query.form=auto"],
+        AUTO_FORM,
     ],
     ..SPIDER_S28_PLAN
 };

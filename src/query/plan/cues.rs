@@ -196,6 +196,17 @@ const WITHOUT: &[&str] = &[
     "other than",
 ];
 
+/// Whether `w` (lower case) is a superlative: "-est" past five letters
+/// ("largest", "oldest"; nouns like "interest" too: they only allow).
+pub fn superlative(w: &str) -> bool {
+    w.len() > 5 && w.ends_with("est")
+}
+
+/// Whether `w` (lower case) ranks: a superlative, "most", "least", "fewest".
+pub fn ranked(w: &str) -> bool {
+    matches!(w, "most" | "least" | "fewest") || superlative(w)
+}
+
 impl Cues {
     /// Every clause allowed.
     pub const ALL: Cues =
@@ -214,7 +225,7 @@ impl Cues {
             .collect();
         let joined = format!(" {} ", words.join(" "));
         let has = |list: &[&str]| list.iter().any(|w| joined.contains(&format!(" {w} ")));
-        let superlative = words.iter().any(|w| w.len() > 5 && w.ends_with("est"));
+        let superlative = words.iter().any(|w| superlative(w));
         let digits = words.iter().any(|w| w.chars().all(|c| c.is_ascii_digit()));
         let number = |w: &str| w.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&w);
         let compared_count = COMPARED.iter().any(|phrase| {
@@ -230,7 +241,6 @@ impl Cues {
                 rest.contains(',') || rest.contains(" and ")
             })
         });
-        let ranked = |w: &str| matches!(w, "most" | "least" | "fewest") || (w.len() > 5 && w.ends_with("est"));
         let argmax = words
             .iter()
             .enumerate()

@@ -497,6 +497,20 @@ fn every_kind_through_the_rewrites_and_the_run_keeps_the_gold_rows() {
 /// The plan step itself with a scripted model: a plan answered is the
 /// answer (no SQL call); in `auto`, `needs_sql` runs the fallback; in
 /// `plan`, it fails with the reason.
+/// A plan task over `pview` whose prompt is "plan please" (what the fake
+/// model answers), every clause allowed.
+fn plan_task_over(pview: &PlanView, form: QueryForm, question: &str) -> PlanTask {
+    PlanTask {
+        form,
+        question: question.into(),
+        prompt: "plan please".into(),
+        grammar: grammar::plan_grammar(pview, &Cues::ALL),
+        view: pview.clone(),
+        temperature: 0.0,
+        max_tokens: PLAN_MAX_TOKENS,
+    }
+}
+
 #[test]
 fn generate_answers_from_the_plan_or_falls_back() {
     use crate::llm::fake::FakeChat;
@@ -505,15 +519,7 @@ fn generate_answers_from_the_plan_or_falls_back() {
     let view = datacenters(&g);
     let t = task(&view, &db, None);
     let pview = pv(&g, &view, Dialect::Sqlite);
-    let plan_task = |form| PlanTask {
-        form,
-        question: "clients of dev datacenters".into(),
-        prompt: "plan please".into(),
-        grammar: grammar::plan_grammar(&pview, &Cues::ALL),
-        view: pview.clone(),
-        temperature: 0.0,
-        max_tokens: PLAN_MAX_TOKENS,
-    };
+    let plan_task = |form| plan_task_over(&pview, form, "clients of dev datacenters");
     let answer = r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"col": "DATACENTER_name", "op": "like", "value": "dev%"}}"#;
     let llm = FakeChat::new().on(&["plan please"], &[answer]);
     let mut qt = QueryTrace::default();
@@ -557,15 +563,7 @@ fn auto_asks_for_free_sql_when_the_plan_finds_no_row() {
     let view = datacenters(&g);
     let t = task(&view, &db, None);
     let pview = pv(&g, &view, Dialect::Sqlite);
-    let plan_task = PlanTask {
-        form: QueryForm::Auto,
-        question: "clients of datacenters named nowhere".into(),
-        prompt: "plan please".into(),
-        grammar: grammar::plan_grammar(&pview, &Cues::ALL),
-        view: pview.clone(),
-        temperature: 0.0,
-        max_tokens: PLAN_MAX_TOKENS,
-    };
+    let plan_task = plan_task_over(&pview, QueryForm::Auto, "clients of datacenters named nowhere");
     let empty = r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"col": "DATACENTER_name", "op": "=", "value": "nowhere"}}"#;
     let run = |sql: &str, qt: &mut QueryTrace| {
         let mut attempt = crate::types::trace::SqlAttempt::default();
@@ -703,15 +701,8 @@ fn auto_asks_no_plan_for_a_question_asking_for_arithmetic() {
     let view = datacenters(&g);
     let t = task(&view, &db, None);
     let pview = pv(&g, &view, Dialect::Sqlite);
-    let plan_task = PlanTask {
-        form: QueryForm::Auto,
-        question: "What is the number of clients plus the number of datacenters?".into(),
-        prompt: "plan please".into(),
-        grammar: grammar::plan_grammar(&pview, &Cues::ALL),
-        view: pview.clone(),
-        temperature: 0.0,
-        max_tokens: PLAN_MAX_TOKENS,
-    };
+    let plan_task =
+        plan_task_over(&pview, QueryForm::Auto, "What is the number of clients plus the number of datacenters?");
     // The fake model answers nothing: a plan call would fail.
     let llm = FakeChat::new();
     let mut qt = QueryTrace::default();

@@ -433,6 +433,15 @@ fn show(it: &Item) -> String {
     }
 }
 
+/// The question's last output sentence ("output the datacenter name and
+/// …"), from `lower` (the question in lower case).
+fn output_sentence(lower: &str) -> Option<&str> {
+    lower
+        .split(['.', '?', '!', ';', '\n'])
+        .map(str::trim)
+        .rfind(|s| s.split_whitespace().next().is_some_and(|w| OUTPUT_VERBS.contains(&w.trim_matches(':'))))
+}
+
 /// How many things the question's output sentence ("Output the policy
 /// number, the number of periods and the average premium.") lists, when it
 /// has one: its parts between commas and "and", ordering phrases ("most
@@ -440,16 +449,12 @@ fn show(it: &Item) -> String {
 /// sentence.
 pub fn output_items(question: &str) -> Option<usize> {
     let lower = question.to_lowercase();
-    let sentence = lower
-        .split(['.', '?', '!', ';', '\n'])
-        .map(str::trim)
-        .rfind(|s| s.split_whitespace().next().is_some_and(|w| OUTPUT_VERBS.contains(&w.trim_matches(':'))))?;
+    let sentence = output_sentence(&lower)?;
     let body = sentence.split_once(char::is_whitespace).map(|(_, rest)| rest).unwrap_or("");
     const ORDERING: &[&str] = &["order", "ordered", "sorted", "descending", "ascending"];
     let ordering = |p: &str| {
         let ws: Vec<&str> = p.split_whitespace().collect();
-        let ranked =
-            ws.iter().any(|w| matches!(*w, "most" | "least" | "fewest") || (w.len() > 5 && w.ends_with("est")));
+        let ranked = ws.iter().any(|w| super::cues::ranked(w));
         ws.iter().any(|w| ORDERING.contains(w)) || (ranked && matches!(ws.last(), Some(&"first") | Some(&"last")))
     };
     let n =
@@ -480,11 +485,7 @@ fn output_order(items: &[Item], grouped: bool, question: &str) -> Option<Vec<usi
         return None;
     }
     let lower = question.to_lowercase();
-    let Some(sentence) = lower
-        .split(['.', '?', '!', ';', '\n'])
-        .map(str::trim)
-        .rfind(|s| s.split_whitespace().next().is_some_and(|w| OUTPUT_VERBS.contains(&w.trim_matches(':'))))
-    else {
+    let Some(sentence) = output_sentence(&lower) else {
         // Columns first, then aggregates (stable), when grouped.
         if !grouped {
             return None;
