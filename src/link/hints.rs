@@ -307,7 +307,7 @@ mod tests {
     use crate::graph::fixtures;
 
     fn vc(alias: &str, table: &str, column: &str) -> ViewColumn {
-        ViewColumn { alias: alias.into(), table: table.into(), column: column.into(), description: None }
+        ViewColumn { alias: alias.into(), table: table.into(), column: column.into(), description: None, note: None }
     }
 
     fn acme_claim_view() -> Vec<ViewColumn> {

@@ -163,6 +163,7 @@ mod tests {
                 table: t.to_string(),
                 column: c.to_string(),
                 description: None,
+                note: None,
             })
             .collect()
     }

@@ -384,8 +384,15 @@ pub struct ViewColumn {
     pub alias: String,
     pub table: String,
     pub column: String,
+    /// The column's description, after its instance's [`note`](Self::note)
+    /// when it has one (`NOTE — DESCRIPTION`): what QueryView's SQL prompt shows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// What the column's table instance is when it is a role or subtype
+    /// instance (`Claim_Amount that is a Loss_Payment: …`, `ADDRESS as
+    /// ship_address: …`); the plan prompt shows it once per instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A column `--view-columns all-once` left out of the view: an INNER join

@@ -188,6 +188,7 @@ pub fn build_instances(graph: &SchemaGraph, walk: &[WalkNode], spec: &ViewSpec<'
                 (Some(n), None) => Some(n.clone()),
                 (None, d) => d,
             },
+            note: role_note,
         });
     }
     // Each column left out, with its instance's index.

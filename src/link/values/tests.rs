@@ -172,12 +172,14 @@ fn prompt_lines() {
             table: "DATACENTER".into(),
             column: "name".into(),
             description: None,
+            note: None,
         },
         ViewColumn {
             alias: "Agreement_Party_Role_Party_Role_Code".into(),
             table: "Agreement_Party_Role".into(),
             column: "Party_Role_Code".into(),
             description: None,
+            note: None,
         },
     ];
     let lines = view_notes(&g, &m, &view);

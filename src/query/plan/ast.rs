@@ -402,6 +402,45 @@ impl Plan {
     }
 }
 
+/// A cut answer (stopped by the repetition stop or the token limit inside
+/// its JSON) closed after its last whole value: the text up to the last
+/// `}` or `]` that ends an element or member, then the brackets still open,
+/// closed. `None` when the answer holds no object, its object is whole, or
+/// nothing inside it ended. The grammar decoded the text, so what is kept is
+/// a prefix of a plan; what the loop repeated after it is gone.
+pub fn close_cut(answer: &str) -> Option<String> {
+    let s = &answer[answer.find('{')?..];
+    let (mut stack, mut in_str, mut esc) = (Vec::new(), false, false);
+    let mut last: Option<(usize, Vec<u8>)> = None;
+    for (i, b) in s.bytes().enumerate() {
+        if in_str {
+            match b {
+                _ if esc => esc = false,
+                b'\\' => esc = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'{' | b'[' => stack.push(b),
+            b'}' | b']' => {
+                stack.pop();
+                if stack.is_empty() {
+                    return None;
+                }
+                last = Some((i + 1, stack.clone()));
+            }
+            _ => {}
+        }
+    }
+    let (end, open) = last?;
+    let mut out = s[..end].to_string();
+    out.extend(open.iter().rev().map(|&b| if b == b'{' { '}' } else { ']' }));
+    Some(out)
+}
+
 /// Read a plan from a model's answer: the first JSON object in it (a
 /// ```` ```json ```` fence or text around it is skipped). `Err` says what
 /// is wrong, for the trace and the fallback.

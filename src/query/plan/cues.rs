@@ -39,6 +39,11 @@ pub struct Cues {
     /// ("most clients first"). Free SQL answers these better than a plan
     /// (the Spider sample, session 28), so `auto` asks for SQL at once.
     pub argmax: bool,
+    /// Rows that have both of two things ("students who have both cats and
+    /// dogs", "stadiums with concerts in both 2014 and 2015"): a set
+    /// intersection a plan cannot say, so `auto` asks for free SQL at once.
+    /// Not "show both the name and the age" (a display verb before it).
+    pub both: bool,
 }
 
 /// Words (or word stems, see [`Cues::of`]) that can ask for an aggregate.
@@ -209,8 +214,15 @@ pub fn ranked(w: &str) -> bool {
 
 impl Cues {
     /// Every clause allowed.
-    pub const ALL: Cues =
-        Cues { aggregate: true, order: true, limit: true, without: true, arithmetic: false, argmax: false };
+    pub const ALL: Cues = Cues {
+        aggregate: true,
+        order: true,
+        limit: true,
+        without: true,
+        arithmetic: false,
+        argmax: false,
+        both: false,
+    };
 
     /// The clauses `question`'s words allow. A word matches whole (case
     /// and surrounding punctuation ignored); a superlative ("-est", not
@@ -245,8 +257,15 @@ impl Cues {
             .iter()
             .enumerate()
             .any(|(i, w)| ranked(w) && !words[i + 1..].iter().take(3).any(|x| matches!(*x, "first" | "last")));
+        const DISPLAY: &[&str] = &["show", "list", "give", "return", "display", "output", "print", "find", "get"];
+        let both = words.iter().enumerate().any(|(i, w)| {
+            *w == "both"
+                && words[i + 1..].iter().take(6).any(|x| *x == "and")
+                && !(i > 0 && DISPLAY.contains(&words[i - 1]))
+        });
         Cues {
             argmax,
+            both,
             arithmetic: has(ARITHMETIC) || sum_of_many || lower.contains(" + ") || lower.contains(" - "),
             aggregate: has(AGGREGATE) || superlative || compared_count,
             order: has(ORDER) || superlative,
@@ -267,7 +286,15 @@ mod tests {
         );
         assert_eq!(
             c,
-            Cues { aggregate: false, order: false, limit: false, without: false, arithmetic: false, argmax: false }
+            Cues {
+                aggregate: false,
+                order: false,
+                limit: false,
+                without: false,
+                arithmetic: false,
+                argmax: false,
+                both: false
+            }
         );
         let c = Cues::of("Which resource pools does the client 'Juniper Labs' use? Output the resource pool names.");
         assert!(!c.aggregate && !c.order && !c.limit);
@@ -310,12 +337,28 @@ mod tests {
     }
 
     #[test]
+    fn both_of_two_things_is_an_intersection_not_two_columns_shown() {
+        assert!(Cues::of("Find the first name of students who have both cat and dog pets.").both);
+        assert!(Cues::of("Which stadiums had concerts in both 2014 and 2015?").both);
+        assert!(!Cues::of("Show both the name and the age of each singer.").both);
+        assert!(!Cues::of("Which clients use both pools?").both);
+    }
+
+    #[test]
     fn words_match_whole_not_inside_other_words() {
         // "total" inside "totalitarian", "no" inside "note", "one" inside "phone".
         let c = Cues::of("Give the note and phone of the totalitarian regimes");
         assert_eq!(
             c,
-            Cues { aggregate: false, order: false, limit: false, without: false, arithmetic: false, argmax: false }
+            Cues {
+                aggregate: false,
+                order: false,
+                limit: false,
+                without: false,
+                arithmetic: false,
+                argmax: false,
+                both: false
+            }
         );
     }
 }

@@ -128,6 +128,33 @@ pub struct PlanPromptExtras<'a> {
     pub description_chars: Option<usize>,
 }
 
+/// The longest instance note the plan prompt shows (its first sentence,
+/// cut at a word).
+const INSTANCE_NOTE_CHARS: usize = 120;
+
+/// An instance's note as the plan prompt's table line shows it: its
+/// [first sentence](first_sentence), at most [`INSTANCE_NOTE_CHARS`].
+fn instance_note(note: &str) -> String {
+    crate::query::cut_description(first_sentence(note), INSTANCE_NOTE_CHARS)
+}
+
+/// `text` up to its first sentence's end: a period before a space and a
+/// capital, not that of `e.g.` or `i.e.` (the plan prompt shows a column's
+/// or an instance's first sentence: what it is, not the curator's notes).
+fn first_sentence(note: &str) -> &str {
+    let b = note.as_bytes();
+    let end = (1..b.len().saturating_sub(2))
+        .find(|&i| {
+            b[i] == b'.'
+                && b[i + 1] == b' '
+                && b[i + 2].is_ascii_uppercase()
+                && !note[..i].ends_with("e.g")
+                && !note[..i].ends_with("i.e")
+        })
+        .map_or(note.len(), |i| i + 1);
+    &note[..end]
+}
+
 /// Render the `query_plan` prompt for `view` (described by `pv`).
 pub fn plan_prompt(
     prompts: &Prompts,
@@ -147,15 +174,37 @@ pub fn plan_prompt(
                 Some(ColumnClass::Text) => "text",
                 _ => "other",
             };
-            let description = match (&c.description, extras.description_chars) {
-                (Some(d), Some(max)) => Some(crate::query::cut_description(d, max)),
-                (d, _) => d.clone(),
+            // The instance's note is shown once, on its table's line; the
+            // column's own description up to its first sentence's end.
+            let own = match (&c.description, &c.note) {
+                (Some(d), Some(n)) if d == n => None,
+                (Some(d), Some(n)) => Some(first_sentence(d.strip_prefix(&format!("{n} — ")).unwrap_or(d)).to_string()),
+                (d, _) => d.as_deref().map(|d| first_sentence(d).to_string()),
             };
-            serde_json::json!({"alias": c.alias, "table": c.table, "column": c.column, "kind": kind,
-                               "measure": pc.is_some_and(|p| p.measure), "description": description})
+            let description = match (own, extras.description_chars) {
+                (Some(d), Some(max)) => Some(crate::query::cut_description(&d, max)),
+                (d, _) => d,
+            };
+            // `TABLE.column` only where the alias does not spell it.
+            let spelled = c.alias.eq_ignore_ascii_case(&format!("{}_{}", c.table, c.column));
+            let source = (!spelled).then(|| format!("{}.{}", c.table, c.column));
+            serde_json::json!({"alias": c.alias, "table": c.table, "column": c.column, "source": source,
+                               "kind": kind, "measure": pc.is_some_and(|p| p.measure), "description": description})
         })
         .collect();
-    let tables: Vec<String> = pv.countable();
+    let tables: Vec<serde_json::Value> = pv
+        .countable()
+        .into_iter()
+        .map(|t| {
+            let note = view
+                .columns
+                .iter()
+                .find(|c| pv.grain.instance_of(&c.alias).is_some_and(|i| i.instance == t))
+                .and_then(|c| c.note.as_deref())
+                .map(instance_note);
+            serde_json::json!({"name": t, "note": note})
+        })
+        .collect();
     let vars = serde_json::json!({
         "question": question,
         "view_name": view.view_name,
@@ -186,10 +235,12 @@ where
     let mut pt = PlanTrace { form: plan.form.as_str().into(), ..PlanTrace::default() };
     // `auto`: a question asking for arithmetic goes to free SQL at once.
     let cues = Cues::of(&plan.question);
-    if plan.form == QueryForm::Auto && (cues.arithmetic || cues.argmax) {
+    if plan.form == QueryForm::Auto && (cues.arithmetic || cues.argmax || cues.both) {
         pt.fell_back = true;
         pt.error = Some(if cues.arithmetic {
             "the question asks for arithmetic (a sum of several things, plus, a ratio, …), which a plan cannot say: free SQL, no plan asked".into()
+        } else if cues.both {
+            "the question asks for rows that have both of two things (an intersection), which a plan cannot say: free SQL, no plan asked".into()
         } else {
             "the question asks for the row with the largest or smallest something, which free SQL answers better: free SQL, no plan asked".into()
         });
@@ -297,13 +348,23 @@ fn answer_plan(
         pt.error = Some(msg.clone());
         Err(Error::Sql(msg))
     };
+    // A cut answer is closed after its last whole item (what the loop
+    // repeated is gone), noted first among the tidying notes.
+    let cut = attempt.call.truncation_note();
+    let mut closed = None;
     let parsed = match parse_answer(answer) {
         Ok(p) => p,
-        Err(m) => return refuse(pt, attempt, m),
+        Err(m) => match ast::close_cut(answer).filter(|_| !cut.is_empty()).and_then(|c| parse_answer(&c).ok()) {
+            Some(p) => {
+                closed = Some(format!("the answer was cut ({cut}): closed after its last whole item"));
+                p
+            }
+            None => return refuse(pt, attempt, m),
+        },
     };
     pt.plan = serde_json::to_value(&parsed).ok();
     let (parsed, notes) = tidy::tidy(&parsed, &plan.question, Some(&plan.view));
-    pt.tidied = notes;
+    pt.tidied = closed.into_iter().chain(notes).collect();
     pt.table = describe::table(&parsed);
     let sql = match compile(&parsed, &plan.view) {
         Ok(s) => s,

@@ -723,3 +723,52 @@ fn auto_asks_no_plan_for_a_question_asking_for_arithmetic() {
     assert!(pt.fell_back && pt.error.as_deref().unwrap().contains("arithmetic"), "{pt:?}");
     assert!(qt.attempts.iter().all(|a| a.extraction != "plan"));
 }
+
+#[test]
+fn the_plan_prompt_shows_an_instance_note_once_and_first_sentences_only() {
+    let g = graph();
+    let mut v = payments(&g);
+    let note = "CLIENT as payer: the client who pays. Curated: see the contract table.";
+    for c in v.columns.iter_mut().filter(|c| c.table == "CLIENT") {
+        c.description = Some(match &c.description {
+            Some(d) => format!("{note} — {d} Declared NOT NULL but often empty."),
+            None => note.to_string(),
+        });
+        c.note = Some(note.into());
+    }
+    let p = pv(&g, &v, Dialect::Sqlite);
+    let prompt =
+        plan_prompt(&Prompts::embedded(), &v, &p, "Payments per client?", PlanPromptExtras::default()).unwrap();
+    // The note once, on the instance's table line, cut at its first sentence.
+    assert_eq!(prompt.matches("CLIENT as payer").count(), 1, "{prompt}");
+    assert!(prompt.contains("CLIENT (CLIENT as payer: the client who pays.)"), "{prompt}");
+    assert!(!prompt.contains("Curated") && !prompt.contains("Declared NOT NULL"), "{prompt}");
+    // The column's own description; `TABLE.column` only where the alias does not spell it.
+    assert!(prompt.contains("- CLIENT_name (text, measure): Client (customer) name.\n"), "{prompt}");
+    assert!(!prompt.contains("(CLIENT.name"), "{prompt}");
+}
+
+#[test]
+fn a_first_sentence_ends_at_a_period_before_a_capital_not_at_eg() {
+    assert_eq!(first_sentence("Name, e.g. 'dev-east-1'. Next one."), "Name, e.g. 'dev-east-1'.");
+    assert_eq!(first_sentence("Status (e.g. Open, closed)."), "Status (e.g. Open, closed).");
+    assert_eq!(first_sentence("One. Two."), "One.");
+    assert_eq!(first_sentence("no end"), "no end");
+    assert_eq!(first_sentence(""), "");
+}
+
+#[test]
+fn a_cut_answer_is_closed_after_its_last_whole_item() {
+    let cut = r#"{"kind": "query", "select": [{"col": "CLIENT_name"}], "where": {"and": [{"col": "A", "op": "=", "value": 1}, {"col": "B", "op": "=", "value": 1}, {"col": "B", "op": "=", "value": 1}, {"col": "RSPOOL2CLIENT_client"#;
+    let closed = ast::close_cut(cut).unwrap();
+    assert!(closed.ends_with(r#"{"col": "B", "op": "=", "value": 1}]}}"#), "{closed}");
+    assert!(parse_answer(&closed).is_ok(), "{closed}");
+    // Cut inside the second member: the first stays.
+    let closed = ast::close_cut(r#"{"kind": "query", "select": [{"col": "X"}], "where": {"col": "Y", "op"#).unwrap();
+    assert_eq!(closed, r#"{"kind": "query", "select": [{"col": "X"}]}"#);
+    // A whole object, nothing ended inside a cut one, braces inside strings.
+    assert_eq!(ast::close_cut(r#"{"kind": "needs_sql"}"#), None);
+    assert_eq!(ast::close_cut(r#"{"kind": "que"#), None);
+    let closed = ast::close_cut(r#"{"kind": "query", "select": [{"col": "a}]"}], "where": {"#).unwrap();
+    assert_eq!(closed, r#"{"kind": "query", "select": [{"col": "a}]"}]}"#);
+}

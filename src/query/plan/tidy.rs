@@ -18,13 +18,21 @@
 //!   "at least 3" is `>= 3`, "more than 3" `> 3`, "at most 3" `<= 3`,
 //!   "fewer than 3" `< 3`.
 //! - A `group_by` over columns the plan does not select, with no
-//!   `having`, where the question has no word of a grouping ("each",
-//!   "per", "every", "by", "group", "breakdown"): dropped (one
-//!   answer over every row, as asked).
+//!   `having`, where no word of a grouping ("each", "per", "every", "by",
+//!   "for", "group") is followed within three words by a word naming a
+//!   grouped column ("each document"; not "caused each time"): dropped
+//!   (one answer over every row, as asked). "respectively" and
+//!   "breakdown" keep any group.
+//! - A descending order where the question has no ranking word ("most",
+//!   a superlative) and no direction word ("descending", "latest", "top",
+//!   "higher", …): ascending, as "sorted by birth date" means.
 //! - An equality or `in` on a number column (not a date part) with
 //!   numbers the question (or its evidence) does not hold: ids the model
 //!   made up; they are dropped from an `in` list, and the condition with
-//!   them when none is left.
+//!   them when none is left. The same on a text column for a value none of
+//!   whose words (three letters or more) the question says
+//!   (`RUNTIME_overallstatus = 'green'` for a question about runtimes);
+//!   a code without such a word (`'F'`, `'AG'`) is left alone.
 //! - A `like` pattern `'%x%'` where the question says its text starts
 //!   (begins) with x becomes `'x%'`; ends with x, `'%x'`.
 //! - No `order_by`, one aggregate selected, and the question says "most
@@ -53,7 +61,7 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
     if let Some(v) = view {
         count_keys(&mut p, v, question, &mut notes);
         if let Some(f) = p.filter.take() {
-            p.filter = drop_made_up_numbers(f, v, question, &mut notes);
+            p.filter = drop_made_up_values(f, v, question, &mut notes);
         }
     }
     qualify_comparisons(&mut p, question, &mut notes);
@@ -121,20 +129,45 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
     }
 
     // A group_by the question never asks for, over columns it does not show.
-    const GROUPING: &[&str] =
-        &["each", "per", "every", "by", "group", "grouped", "breakdown", "respective", "respectively", "across"];
     let shown = |g: &String| p.select.iter().any(|i| i.agg.is_none() && i.col.as_deref().is_some_and(|c| same(c, g)));
     if !p.group_by.is_empty()
         && p.having.is_empty()
         && matches!(p.kind, super::ast::PlanKind::Query)
         && !p.group_by.iter().any(shown)
-        && !words(question).iter().any(|w| GROUPING.contains(&w.as_str()))
+        && !groups_by(question, &p.group_by)
     {
         notes.push(format!(
-            "group_by {}: the question asks for no grouping and shows no group; dropped",
+            "group_by {}: the question asks for no such grouping and shows no group; dropped",
             p.group_by.join(", ")
         ));
         p.group_by.clear();
+    }
+    // Beside a shown column (grouped by itself), a grouped column neither
+    // shown nor named after a grouping word: "each client" grouped by the
+    // client's pools.
+    if p.select.iter().any(|i| i.agg.is_none()) && p.having.is_empty() && matches!(p.kind, super::ast::PlanKind::Query)
+    {
+        let unasked: Vec<String> = p
+            .group_by
+            .iter()
+            .filter(|g| !shown(g) && !groups_by(question, std::slice::from_ref(*g)))
+            .cloned()
+            .collect();
+        if !unasked.is_empty() {
+            notes.push(format!(
+                "group_by {}: neither shown nor named after a grouping word; dropped (the shown columns stay grouped)",
+                unasked.join(", ")
+            ));
+            p.group_by.retain(|g| !unasked.contains(g));
+        }
+    }
+
+    // A descending order the question never asks for.
+    if p.order_by.iter().any(|o| o.desc) && !asks_direction(question) {
+        for o in p.order_by.iter_mut().filter(|o| o.desc) {
+            o.desc = false;
+        }
+        notes.push("the question asks for no descending order (no ranking or direction word): ascending".into());
     }
 
     // A group_by without an aggregate.
@@ -178,6 +211,73 @@ fn words(s: &str) -> Vec<String> {
         .map(|w| w.trim_matches('.').to_string())
         .filter(|w| !w.is_empty())
         .collect()
+}
+
+/// Words that ask for a grouping when a column's name follows them.
+const GROUPING: &[&str] =
+    &["each", "per", "every", "by", "group", "grouped", "breakdown", "respective", "respectively", "across", "for"];
+
+/// Whether a grouping word of `question` is followed, within three words,
+/// by a word naming one of `group_by`'s columns ("each document" for
+/// `Documents_Document_ID`; not "caused each time" for
+/// `death_caused_by_ship_id`). "respective(ly)" and "breakdown" group by
+/// whatever is shown, so they keep any group.
+fn groups_by(question: &str, group_by: &[String]) -> bool {
+    let qw = words(question);
+    qw.iter().enumerate().any(|(i, w)| {
+        if matches!(w.as_str(), "respective" | "respectively" | "breakdown") {
+            return true;
+        }
+        GROUPING.contains(&w.as_str())
+            && qw[i + 1..].iter().take(3).any(|x| group_by.iter().any(|g| names_column(x, g)))
+    })
+}
+
+/// Whether the question word `w` names the column `alias`: it shares its
+/// first five letters (or the whole of a shorter word) with one of the
+/// alias's words of three letters or more, `id` aside.
+fn names_column(w: &str, alias: &str) -> bool {
+    if w.len() < 3 {
+        return false;
+    }
+    alias.split('_').map(str::to_lowercase).filter(|a| a.len() >= 3 && a != "id").any(|a| {
+        let n = a.len().min(w.len()).min(5);
+        a.as_bytes()[..n] == w.as_bytes()[..n]
+    })
+}
+
+/// Words that ask for a direction of an order (a ranking word aside, see
+/// [`super::cues::ranked`]).
+const DIRECTION: &[&str] = &[
+    "descending",
+    "descend",
+    "decreasing",
+    "desc",
+    "reverse",
+    "reversed",
+    "high",
+    "higher",
+    "top",
+    "best",
+    "worst",
+    "latest",
+    "newest",
+    "recent",
+    "oldest",
+    "youngest",
+    "more",
+    "less",
+    "max",
+    "maximum",
+    "min",
+    "minimum",
+];
+
+/// Whether the question asks for an order's direction at all: a ranking
+/// word ("most", a superlative) or a [`DIRECTION`] word. Without one,
+/// "sorted by birth date" is ascending, as SQL's ORDER BY is.
+fn asks_direction(question: &str) -> bool {
+    words(question).iter().any(|w| super::cues::ranked(w) || DIRECTION.contains(&w.as_str()))
 }
 
 /// Whether the question's words name `table` (a word starting with its
@@ -269,12 +369,36 @@ fn spellings(n: &serde_json::Number) -> Vec<String> {
     out
 }
 
-/// The made-up-number rule, over a filter; `None` when nothing is left.
-fn drop_made_up_numbers(f: Filter, v: &PlanView, question: &str, notes: &mut Vec<String>) -> Option<Filter> {
+/// Whether the question's words `qw` say the text literal `t`: a word of
+/// `t` of three letters or more starts like a question word (their first
+/// five letters, or the whole shorter word). A literal without such a word
+/// (`'F'`, `'AG'`, `'42'`) cannot be judged and counts as said: codes come
+/// from the value notes and the descriptions, not the question's words.
+fn text_held(t: &str, qw: &[String]) -> bool {
+    let tw: Vec<String> =
+        words(t).into_iter().filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 3).collect();
+    tw.is_empty()
+        || tw.iter().any(|w| {
+            qw.iter().any(|q| {
+                let n = w.len().min(q.len()).min(5);
+                q.len() >= 3 && w.as_bytes()[..n] == q.as_bytes()[..n]
+            })
+        })
+}
+
+/// The made-up-value rule, over a filter; `None` when nothing is left.
+fn drop_made_up_values(f: Filter, v: &PlanView, question: &str, notes: &mut Vec<String>) -> Option<Filter> {
     match f {
         Filter::And { and } => {
-            let kept: Vec<Filter> =
-                and.into_iter().filter_map(|x| drop_made_up_numbers(x, v, question, notes)).collect();
+            let mut kept: Vec<Filter> = Vec::new();
+            for x in and {
+                let Some(x) = drop_made_up_values(x, v, question, notes) else { continue };
+                if kept.contains(&x) {
+                    notes.push("a condition written twice: once".into());
+                } else {
+                    kept.push(x);
+                }
+            }
             match kept.len() {
                 0 => None,
                 1 => kept.into_iter().next(),
@@ -284,14 +408,16 @@ fn drop_made_up_numbers(f: Filter, v: &PlanView, question: &str, notes: &mut Vec
         // Inside an `or` a dropped branch would widen the filter: left alone.
         or @ Filter::Or { .. } => Some(or),
         Filter::Cond(c) => {
-            let number_col = v.column(&c.col).is_some_and(|x| x.class == ColumnClass::Number);
-            if !number_col || c.part.is_some() || !matches!(c.op, Op::Eq | Op::Ne | Op::In | Op::NotIn) {
+            let class = v.column(&c.col).map(|x| x.class);
+            let judged = matches!(class, Some(ColumnClass::Number | ColumnClass::Text));
+            if !judged || c.part.is_some() || !matches!(c.op, Op::Eq | Op::Ne | Op::In | Op::NotIn) {
                 return Some(Filter::Cond(c));
             }
             let qw = words(question);
             let held = |l: &Literal| match l {
                 Literal::Number(n) => spellings(n).iter().any(|s| qw.contains(s)),
-                Literal::Text(t) => qw.contains(&t.to_lowercase()),
+                Literal::Text(t) if class == Some(ColumnClass::Number) => qw.contains(&t.to_lowercase()),
+                Literal::Text(t) => text_held(t, &qw),
             };
             let lits: Vec<Literal> = c.value.iter().chain(c.values.iter().flatten()).cloned().collect();
             let made_up: Vec<String> = lits.iter().filter(|l| !held(l)).map(|l| l.show()).collect();
@@ -302,7 +428,7 @@ fn drop_made_up_numbers(f: Filter, v: &PlanView, question: &str, notes: &mut Vec
             let kept: Vec<Literal> = lits.into_iter().filter(|l| held(l)).collect();
             if kept.is_empty() {
                 notes.push(format!(
-                    "{} {} {}: the question holds none of these numbers; dropped",
+                    "{} {} {}: the question holds none of these values; dropped",
                     c.col,
                     c.op.as_str(),
                     made_up.join(", ")
@@ -685,10 +811,78 @@ mod tests {
 
     #[test]
     fn a_group_the_question_never_asks_for_is_dropped() {
-        let p = plan(r#"{"kind":"query","select":[{"agg":"count_distinct","col":"T"}],"group_by":["D"]}"#);
-        let (t, notes) = tidy_q(&p, "Count the number of different templates used for documents.");
+        let p = plan(
+            r#"{"kind":"query","select":[{"agg":"count_distinct","col":"Templates_Template_ID"}],"group_by":["Documents_Document_ID"]}"#,
+        );
+        let (t, notes) = tidy_q(&p, "Count the number of different templates used in the documents.");
         assert!(t.group_by.is_empty(), "{notes:?}");
         assert_eq!(tidy_q(&p, "Count the templates of each document.").0.group_by, p.group_by);
+        assert_eq!(tidy_q(&p, "Count the templates, for every single document.").0.group_by, p.group_by);
+        // A grouping word followed by no grouped column's name.
+        let p = plan(
+            r#"{"kind":"query","select":[{"agg":"avg","col":"death_injured"}],"group_by":["death_caused_by_ship_id"]}"#,
+        );
+        let (t, notes) = tidy_q(&p, "What is the average number of injuries caused each time?");
+        assert!(t.group_by.is_empty(), "{notes:?}");
+        assert_eq!(tidy_q(&p, "What is the average number of injuries per ship?").0.group_by, p.group_by);
+        // Beside a shown column, an unnamed grouped column goes; a named one stays.
+        let p = plan(
+            r#"{"kind":"query","select":[{"col":"CLIENT_name"},{"agg":"avg","col":"RMEMORY_overallusage"}],"group_by":["CLIENT_name","RSPOOL2CLIENT_rspool_id"]}"#,
+        );
+        let q = "What is the average runtime memory usage of the resource pools used by each client?";
+        assert_eq!(tidy_q(&p, q).0.group_by, vec!["CLIENT_name".to_string()]);
+        let p = plan(
+            r#"{"kind":"query","select":[{"col":"CLIENT_name"},{"agg":"avg","col":"RMEMORY_overallusage"}],"group_by":["CLIENT_name","RSPOOL2CLIENT_client_id"]}"#,
+        );
+        assert_eq!(tidy_q(&p, q).0.group_by.len(), 2);
+    }
+
+    #[test]
+    fn a_text_value_the_question_never_says_is_dropped() {
+        let g = crate::graph::SchemaGraph::new(
+            crate::model::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        let mut req = crate::types::ViewRequest::new(vec!["DATACENTER".into()]);
+        req.attributes = vec![crate::types::ColumnRef::new("DATACENTER", "name")];
+        let view = crate::solve::generate_view(&g, &req).unwrap();
+        let v =
+            PlanView::of_view(&g, &view, crate::types::Dialect::Sqlite, crate::types::FanoutMode::Rewrite, None, &[]);
+        let p = plan(
+            r#"{"kind":"query","select":[{"col":"DATACENTER_id"}],"where":{"and":[{"col":"DATACENTER_name","op":"=","value":"green-park"},{"col":"DATACENTER_id","op":">","value":1}]}}"#,
+        );
+        let (t, notes) = tidy(&p, "Which datacenters are there?", Some(&v));
+        assert_eq!(
+            t.filter.as_ref().map(|f| format!("{f:?}")).unwrap_or_default().contains("green"),
+            false,
+            "{notes:?}"
+        );
+        assert!(notes.iter().any(|n| n.contains("'green-park'")), "{notes:?}");
+        // Said by the question (a word's first letters), or a code: kept.
+        for q in ["Which datacenters are in the green parks?", "Datacenters named green-park"] {
+            assert!(tidy(&p, q, Some(&v)).1.is_empty(), "{q}");
+        }
+        let code = plan(
+            r#"{"kind":"query","select":[{"col":"DATACENTER_id"}],"where":{"col":"DATACENTER_name","op":"=","value":"DC"}}"#,
+        );
+        assert!(tidy(&code, "Which datacenters are there?", Some(&v)).1.is_empty());
+    }
+
+    #[test]
+    fn a_descending_order_needs_a_word_that_asks_for_it() {
+        let p = plan(
+            r#"{"kind":"query","select":[{"col":"players_first_name"}],"order_by":[{"col":"players_birth_date","desc":true}]}"#,
+        );
+        let (t, notes) = tidy_q(&p, "What are the full names of all players, sorted by birth date?");
+        assert!(!t.order_by[0].desc, "{notes:?}");
+        for q in [
+            "Players sorted by birth date, latest first.",
+            "Players in descending order of birth date.",
+            "The youngest players.",
+        ] {
+            assert!(tidy_q(&p, q).0.order_by[0].desc, "{q}");
+        }
     }
 
     #[test]
