@@ -39,11 +39,13 @@ pub struct Cues {
     /// ("most clients first"). Free SQL answers these better than a plan
     /// (the Spider sample, session 28), so `auto` asks for SQL at once.
     pub argmax: bool,
-    /// Rows that have both of two things ("students who have both cats and
-    /// dogs", "stadiums with concerts in both 2014 and 2015"): a set
-    /// intersection a plan cannot say, so `auto` asks for free SQL at once.
-    /// Not "show both the name and the age" (a display verb before it).
-    pub both: bool,
+    /// A subquery or a set operation: rows that have both of two things
+    /// ("students who have both cats and dogs", "concerts in both 2014 and
+    /// 2015": an intersection; not "show both the name and the age", a
+    /// display verb before it), or a comparison with a whole set ("larger
+    /// than any country in Africa", "above the average"). A plan cannot
+    /// say either, so `auto` asks for free SQL at once.
+    pub subquery: bool,
 }
 
 /// Words (or word stems, see [`Cues::of`]) that can ask for an aggregate.
@@ -221,7 +223,7 @@ impl Cues {
         without: true,
         arithmetic: false,
         argmax: false,
-        both: false,
+        subquery: false,
     };
 
     /// The clauses `question`'s words allow. A word matches whole (case
@@ -263,9 +265,20 @@ impl Cues {
                 && words[i + 1..].iter().take(6).any(|x| *x == "and")
                 && !(i > 0 && DISPLAY.contains(&words[i - 1]))
         });
+        const VERSUS_SET: &[&str] = &[
+            "than any",
+            "than all",
+            "than every",
+            "than the average",
+            "than average",
+            "above average",
+            "below average",
+            "above the average",
+            "below the average",
+        ];
         Cues {
             argmax,
-            both,
+            subquery: both || has(VERSUS_SET),
             arithmetic: has(ARITHMETIC) || sum_of_many || lower.contains(" + ") || lower.contains(" - "),
             aggregate: has(AGGREGATE) || superlative || compared_count,
             order: has(ORDER) || superlative,
@@ -293,7 +306,7 @@ mod tests {
                 without: false,
                 arithmetic: false,
                 argmax: false,
-                both: false
+                subquery: false,
             }
         );
         let c = Cues::of("Which resource pools does the client 'Juniper Labs' use? Output the resource pool names.");
@@ -337,11 +350,16 @@ mod tests {
     }
 
     #[test]
-    fn both_of_two_things_is_an_intersection_not_two_columns_shown() {
-        assert!(Cues::of("Find the first name of students who have both cat and dog pets.").both);
-        assert!(Cues::of("Which stadiums had concerts in both 2014 and 2015?").both);
-        assert!(!Cues::of("Show both the name and the age of each singer.").both);
-        assert!(!Cues::of("Which clients use both pools?").both);
+    fn both_of_two_things_and_a_set_compared_need_a_subquery() {
+        assert!(Cues::of("Find the first name of students who have both cat and dog pets.").subquery);
+        assert!(Cues::of("Which stadiums had concerts in both 2014 and 2015?").subquery);
+        assert!(!Cues::of("Show both the name and the age of each singer.").subquery);
+        assert!(!Cues::of("Which clients use both pools?").subquery);
+        assert!(
+            Cues::of("Which Asian countries have a population that is larger than any country in Africa?").subquery
+        );
+        assert!(Cues::of("Pools whose usage is above the average.").subquery);
+        assert!(!Cues::of("Pools whose usage is above 100.").subquery);
     }
 
     #[test]
@@ -357,7 +375,7 @@ mod tests {
                 without: false,
                 arithmetic: false,
                 argmax: false,
-                both: false
+                subquery: false,
             }
         );
     }

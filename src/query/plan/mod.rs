@@ -235,12 +235,12 @@ where
     let mut pt = PlanTrace { form: plan.form.as_str().into(), ..PlanTrace::default() };
     // `auto`: a question asking for arithmetic goes to free SQL at once.
     let cues = Cues::of(&plan.question);
-    if plan.form == QueryForm::Auto && (cues.arithmetic || cues.argmax || cues.both) {
+    if plan.form == QueryForm::Auto && (cues.arithmetic || cues.argmax || cues.subquery) {
         pt.fell_back = true;
         pt.error = Some(if cues.arithmetic {
             "the question asks for arithmetic (a sum of several things, plus, a ratio, …), which a plan cannot say: free SQL, no plan asked".into()
-        } else if cues.both {
-            "the question asks for rows that have both of two things (an intersection), which a plan cannot say: free SQL, no plan asked".into()
+        } else if cues.subquery {
+            "the question asks for rows that have both of two things or compares with a whole set (\"than any\", \"above the average\"), which a plan cannot say: free SQL, no plan asked".into()
         } else {
             "the question asks for the row with the largest or smallest something, which free SQL answers better: free SQL, no plan asked".into()
         });

@@ -101,35 +101,48 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
     let same = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
     let grouped = |p: &Plan, c: &str| p.group_by.iter().any(|g| same(g, c));
 
-    // An aggregate over a grouped column.
-    if !p.group_by.is_empty() {
-        let mut items: Vec<Item> = Vec::new();
-        for it in &p.select {
-            match (it.agg, it.col.as_deref()) {
-                (Some(a @ (Agg::CountDistinct | Agg::Min | Agg::Max)), Some(c)) if grouped(&p, c) => {
-                    let shown = items
-                        .iter()
-                        .chain(p.select.iter())
-                        .any(|x| x.agg.is_none() && x.col.as_deref().is_some_and(|x| same(x, c)));
-                    notes.push(format!(
-                        "{}({c}) over the grouped column {c} is one value per group: {}",
-                        a.as_str(),
-                        if shown { "dropped" } else { "shown as the column" }
-                    ));
-                    if !shown {
-                        items.push(Item::col(c));
-                    }
-                }
-                _ => items.push(it.clone()),
-            }
-        }
-        if !items.is_empty() {
-            p.select = items;
+    // A HAVING that holds for every group ("count >= 1").
+    let before = p.having.len();
+    p.having.retain(|h| {
+        let one = |n: f64| matches!(&h.value, Literal::Number(x) if x.as_f64() == Some(n));
+        let vacuous = matches!(h.agg, Agg::Count | Agg::CountDistinct)
+            && ((h.op == Op::Ge && one(1.0)) || (h.op == Op::Gt && one(0.0)));
+        !vacuous
+    });
+    if p.having.len() < before {
+        notes.push("a having that every group passes (a count of at least 1): dropped".into());
+    }
+    // A count the question compares ("countries with more than 50
+    // players") but never asks to see: not selected.
+    if !p.having.is_empty() && !asks_measure(question) && p.select.iter().any(|i| i.agg.is_none()) {
+        let in_having = |i: &Item| {
+            i.agg.is_some()
+                && p.having.iter().any(|h| {
+                    Some(h.agg) == i.agg
+                        && h.col.as_deref().map(str::to_lowercase) == i.col.as_deref().map(str::to_lowercase)
+                })
+        };
+        let dropped: Vec<String> = p.select.iter().filter(|i| in_having(i)).map(show).collect();
+        if !dropped.is_empty() {
+            p.select.retain(|i| !in_having(i));
+            notes.push(format!(
+                "{}: only compared in the having, the question does not ask to see it; not selected",
+                dropped.join(", ")
+            ));
         }
     }
 
-    // A group_by the question never asks for, over columns it does not show.
-    let shown = |g: &String| p.select.iter().any(|i| i.agg.is_none() && i.col.as_deref().is_some_and(|c| same(c, g)));
+    // A group_by the question never asks for, over columns it does not show
+    // (a distinct count, minimum or maximum of the grouped column shows it,
+    // below, unless the question counts: "how many unique languages").
+    let counting = asks_count(question);
+    let shown = |g: &String| {
+        p.select.iter().any(|i| {
+            let shows =
+                i.agg.is_none() || (!counting && matches!(i.agg, Some(Agg::CountDistinct | Agg::Min | Agg::Max)));
+            shows && i.col.as_deref().is_some_and(|c| same(c, g))
+        })
+    };
     if !p.group_by.is_empty()
         && p.having.is_empty()
         && matches!(p.kind, super::ast::PlanKind::Query)
@@ -159,6 +172,44 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
                 unasked.join(", ")
             ));
             p.group_by.retain(|g| !unasked.contains(g));
+        }
+    }
+
+    // An aggregate over a grouped column.
+    if !p.group_by.is_empty() {
+        let mut items: Vec<Item> = Vec::new();
+        for it in &p.select {
+            match (it.agg, it.col.as_deref()) {
+                (Some(a @ (Agg::CountDistinct | Agg::Min | Agg::Max)), Some(c)) if grouped(&p, c) => {
+                    let shown = items
+                        .iter()
+                        .chain(p.select.iter())
+                        .any(|x| x.agg.is_none() && x.col.as_deref().is_some_and(|x| same(x, c)));
+                    // "how many times was each used": the rows of each group
+                    // (when no other aggregate answers the count).
+                    let rows =
+                        a == Agg::CountDistinct && counting && p.select.iter().filter(|i| i.agg.is_some()).count() == 1;
+                    notes.push(format!(
+                        "{}({c}) over the grouped column {c} is one value per group: {}",
+                        a.as_str(),
+                        match (rows, shown) {
+                            (true, _) => "the question counts, so the group's rows are counted",
+                            (false, true) => "dropped",
+                            (false, false) => "shown as the column",
+                        }
+                    ));
+                    if !shown {
+                        items.push(Item::col(c));
+                    }
+                    if rows {
+                        items.push(Item::count_rows());
+                    }
+                }
+                _ => items.push(it.clone()),
+            }
+        }
+        if !items.is_empty() {
+            p.select = items;
         }
     }
 
@@ -215,7 +266,25 @@ fn words(s: &str) -> Vec<String> {
 
 /// Words that ask for a grouping when a column's name follows them.
 const GROUPING: &[&str] =
-    &["each", "per", "every", "by", "group", "grouped", "breakdown", "respective", "respectively", "across", "for"];
+    &["each", "per", "every", "by", "group", "grouped", "breakdown", "respective", "respectively", "across"];
+
+/// Whether the question asks to see a count ("how many", "number of",
+/// "count", "times"), not only to compare one.
+fn asks_count(question: &str) -> bool {
+    has_phrase(question, &["how many", "number of", "count", "counts", "times"])
+}
+
+/// Whether the question asks to see a count or a measure ([`asks_count`],
+/// "total", "average", "maximum", …), not only to compare one.
+fn asks_measure(question: &str) -> bool {
+    asks_count(question) || has_phrase(question, &["how much", "total", "sum", "average", "mean", "maximum", "minimum"])
+}
+
+/// Whether one of `phrases` is in the question's words.
+fn has_phrase(question: &str, phrases: &[&str]) -> bool {
+    let joined = format!(" {} ", words(question).join(" "));
+    phrases.iter().any(|w| joined.contains(&format!(" {w} ")))
+}
 
 /// Whether a grouping word of `question` is followed, within three words,
 /// by a word naming one of `group_by`'s columns ("each document" for
@@ -228,8 +297,11 @@ fn groups_by(question: &str, group_by: &[String]) -> bool {
         if matches!(w.as_str(), "respective" | "respectively" | "breakdown") {
             return true;
         }
+        // "each of them", "each one": whatever the question is about.
+        let back =
+            matches!(qw.get(i + 1).map(String::as_str), Some("one")) || qw[i + 1..].iter().take(2).any(|x| x == "them");
         GROUPING.contains(&w.as_str())
-            && qw[i + 1..].iter().take(3).any(|x| group_by.iter().any(|g| names_column(x, g)))
+            && (back || qw[i + 1..].iter().take(3).any(|x| group_by.iter().any(|g| names_column(x, g))))
     })
 }
 
@@ -613,12 +685,25 @@ fn output_order(items: &[Item], grouped: bool, question: &str) -> Option<Vec<usi
     let lower = question.to_lowercase();
     let Some(sentence) = output_sentence(&lower) else {
         // Columns first, then aggregates (stable), when grouped.
-        if !grouped {
-            return None;
+        if grouped {
+            let (cols, aggs): (Vec<usize>, Vec<usize>) = (0..items.len()).partition(|&k| items[k].agg.is_none());
+            return Some(cols.into_iter().chain(aggs).collect());
         }
-        let (cols, aggs): (Vec<usize>, Vec<usize>) = (0..items.len()).partition(|&k| items[k].agg.is_none());
-        return Some(cols.into_iter().chain(aggs).collect());
+        // A listing: its columns in the order the question names them
+        // ("airline names and their abbreviations"), by their column's words.
+        if items.iter().all(|i| i.agg.is_none()) {
+            return mention_order(items, &lower, true);
+        }
+        return None;
     };
+    mention_order(items, sentence, false)
+}
+
+/// The permutation putting `items` in the order `sentence` (lower case)
+/// names them, or `None` (an item not found, two items at one place). A
+/// column is found by its table's word, else its column's
+/// (`column_first`: the other way round).
+fn mention_order(items: &[Item], sentence: &str, column_first: bool) -> Option<Vec<usize>> {
     // Word starts (byte offsets) and the words.
     let words: Vec<(usize, &str)> = sentence
         .split(|c: char| !c.is_alphanumeric())
@@ -627,7 +712,11 @@ fn output_order(items: &[Item], grouped: bool, question: &str) -> Option<Vec<usi
         .collect();
     let find_word = |token: &str| -> Option<usize> {
         if token.len() < 3 {
-            return None;
+            // A short word ("id") only whole, or with a plural "s".
+            let plural = format!("{token}s");
+            return (!token.is_empty())
+                .then(|| words.iter().find(|(_, w)| *w == token || *w == plural).map(|(i, _)| *i))
+                .flatten();
         }
         let stem: String = token.chars().take(token.len().clamp(3, 6)).collect();
         words.iter().find(|(_, w)| w.starts_with(&stem) || (w.len() >= 3 && token.starts_with(*w))).map(|(i, _)| *i)
@@ -646,7 +735,12 @@ fn output_order(items: &[Item], grouped: bool, question: &str) -> Option<Vec<usi
             (None, Some(c)) => {
                 let lower = c.to_lowercase();
                 let (table, column) = lower.split_once('_').unwrap_or(("", lower.as_str()));
-                find_word(table).or_else(|| column.split('_').filter_map(find_word).min())
+                let by_column = || column.split('_').filter_map(find_word).min();
+                if column_first {
+                    by_column().or_else(|| find_word(table))
+                } else {
+                    find_word(table).or_else(by_column)
+                }
             }
             (None, None) => None,
         }?;
@@ -732,8 +826,8 @@ mod tests {
         assert_eq!(t.having[0].op, Op::Ge, "{notes:?}");
         let (t, _) = tidy_q(&p, "Clients with 3 or more datacenters");
         assert_eq!(t.having[0].op, Op::Ge);
-        assert_eq!(tidy_q(&p, "Clients with more than 3 datacenters").0, p);
-        assert_eq!(tidy_q(&p, "Clients with many datacenters").0, p);
+        assert_eq!(tidy_q(&p, "Clients with more than 3 datacenters").0.having, p.having);
+        assert_eq!(tidy_q(&p, "Clients with many datacenters").0.having, p.having);
         let w = plan(r#"{"kind":"query","select":[{"col":"C"}],"where":{"col":"N","op":">=","value":10}}"#);
         assert_eq!(
             tidy_q(&w, "fewer than 10 of them").0.filter,
@@ -867,6 +961,51 @@ mod tests {
             r#"{"kind":"query","select":[{"col":"DATACENTER_id"}],"where":{"col":"DATACENTER_name","op":"=","value":"DC"}}"#,
         );
         assert!(tidy(&code, "Which datacenters are there?", Some(&v)).1.is_empty());
+    }
+
+    #[test]
+    fn a_count_of_the_grouped_column_counts_rows_when_the_question_counts() {
+        let p = plan(
+            r#"{"kind":"query","select":[{"agg":"count_distinct","col":"Templates_Template_ID"}],"group_by":["Templates_Template_ID"]}"#,
+        );
+        let q = "What are all different template ids used for documents, and how many times were each of them used?";
+        let (t, notes) = tidy_q(&p, q);
+        assert_eq!(t.select, vec![Item::col("Templates_Template_ID"), Item::count_rows()], "{notes:?}");
+        // No grouping asked for: the group goes, the distinct count stays.
+        let p = plan(
+            r#"{"kind":"query","select":[{"agg":"count_distinct","col":"countrylanguage_Language"}],"group_by":["countrylanguage_Language"]}"#,
+        );
+        let (t, notes) = tidy_q(&p, "How many unique languages are spoken in the world?");
+        assert!(t.group_by.is_empty() && t.select == p.select, "{notes:?}");
+    }
+
+    #[test]
+    fn a_compared_count_is_not_shown_and_a_vacuous_having_goes() {
+        let p = plan(
+            r#"{"kind":"query","select":[{"col":"players_country_code"},{"agg":"count_distinct","col":"players_player_id"}],"group_by":["players_country_code"],"having":[{"agg":"count_distinct","col":"players_player_id","op":">","value":50}]}"#,
+        );
+        let (t, notes) = tidy_q(&p, "What are the codes of countries with more than 50 players?");
+        assert_eq!(t.select, vec![Item::col("players_country_code")], "{notes:?}");
+        assert_eq!(tidy_q(&p, "Which countries have more than 50 players, and how many?").0.select.len(), 2);
+        let p = plan(
+            r#"{"kind":"query","select":[{"agg":"avg","col":"country_LifeExpectancy"}],"group_by":["country_Region"],"having":[{"agg":"count","col":"country_Region","op":">=","value":1}]}"#,
+        );
+        let (t, notes) =
+            tidy_q(&p, "What is the average life expectancy for countries in the region of Central Africa?");
+        assert!(t.having.is_empty() && t.group_by.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn a_listing_shows_its_columns_in_the_order_the_question_names_them() {
+        let p = plan(r#"{"kind":"query","select":[{"col":"airlines_Abbreviation"},{"col":"airlines_Airline"}]}"#);
+        let (t, notes) = tidy_q(&p, "List all airline names and their abbreviations in \"USA\".");
+        assert_eq!(t.select, vec![Item::col("airlines_Airline"), Item::col("airlines_Abbreviation")], "{notes:?}");
+        let p = plan(r#"{"kind":"query","select":[{"col":"battle_id"},{"col":"battle_name"}]}"#);
+        let q = "What are the ids and names of the battles that led to more than 10 people killed in total.";
+        assert_eq!(tidy_q(&p, q).0.select, p.select);
+        // Not found, or two at one place: as the model wrote it.
+        let p = plan(r#"{"kind":"query","select":[{"col":"CLIENT_name"},{"col":"DATACENTER_name"}]}"#);
+        assert_eq!(tidy_q(&p, "List the names.").0.select, p.select);
     }
 
     #[test]
