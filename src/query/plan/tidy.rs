@@ -312,10 +312,14 @@ fn names_column(w: &str, alias: &str) -> bool {
     if w.len() < 3 {
         return false;
     }
-    alias.split('_').map(str::to_lowercase).filter(|a| a.len() >= 3 && a != "id").any(|a| {
-        let n = a.len().min(w.len()).min(5);
-        a.as_bytes()[..n] == w.as_bytes()[..n]
-    })
+    alias.split('_').map(str::to_lowercase).filter(|a| a.len() >= 3 && a != "id").any(|a| starts_alike(&a, w))
+}
+
+/// Whether two lower-case words start alike: their first five letters, or
+/// the whole of the shorter one ("client" and "clients", "templ…").
+fn starts_alike(a: &str, b: &str) -> bool {
+    let n = a.len().min(b.len()).min(5);
+    a.as_bytes()[..n] == b.as_bytes()[..n]
 }
 
 /// Words that ask for a direction of an order (a ranking word aside, see
@@ -449,13 +453,7 @@ fn spellings(n: &serde_json::Number) -> Vec<String> {
 fn text_held(t: &str, qw: &[String]) -> bool {
     let tw: Vec<String> =
         words(t).into_iter().filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 3).collect();
-    tw.is_empty()
-        || tw.iter().any(|w| {
-            qw.iter().any(|q| {
-                let n = w.len().min(q.len()).min(5);
-                q.len() >= 3 && w.as_bytes()[..n] == q.as_bytes()[..n]
-            })
-        })
+    tw.is_empty() || tw.iter().any(|w| qw.iter().any(|q| q.len() >= 3 && starts_alike(w, q)))
 }
 
 /// The made-up-value rule, over a filter; `None` when nothing is left.
