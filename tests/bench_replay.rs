@@ -936,6 +936,19 @@ const ACME_HELDOUT_S29_AUTO: Run = Run {
     ..ACME_HELDOUT_S29_PLAN
 };
 
+/// ACME's 44 in the plan form, phase 1 replayed from session 20's fresh
+/// recording, the 44 plan calls fresh in session 29 (20:57–21:32 UTC, same
+/// machine; load 2–3 with the clean-clone test run beside it at `nice 19`).
+const ACME_S29_PLAN: Run = Run {
+    suite: "acme",
+    cassette: "benchmarks/cassettes/acme-s20-fresh.jsonl,benchmarks/cassettes/acme-plan-s29.jsonl",
+    expected: "benchmarks/cassettes/acme-plan-s29.expected.json",
+    ..DDO_S29_PLAN
+};
+
+const ACME_S29_AUTO: Run =
+    Run { expected: "benchmarks/cassettes/acme-auto-s29.expected.json", flags: DDO_S29_AUTO.flags, ..ACME_S29_PLAN };
+
 /// The Spider sample (100, seed 1) in the plan form, the plan calls fresh
 /// in session 29 (same binary and machine).
 const SPIDER_S29_PLAN: Run = Run {
@@ -1329,6 +1342,8 @@ fn the_session_29_plan_form_runs_replay_to_their_committed_outcomes() {
     replays_to_the_committed_outcome(&DDO_HELDOUT_S29_AUTO);
     replays_to_the_committed_outcome(&ACME_HELDOUT_S29_PLAN);
     replays_to_the_committed_outcome(&ACME_HELDOUT_S29_AUTO);
+    replays_to_the_committed_outcome(&ACME_S29_PLAN);
+    replays_to_the_committed_outcome(&ACME_S29_AUTO);
     replays_to_the_committed_outcome(&SPIDER_S29_PLAN);
     replays_to_the_committed_outcome(&SPIDER_S29_AUTO);
 }

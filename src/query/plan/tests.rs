@@ -772,3 +772,17 @@ fn a_cut_answer_is_closed_after_its_last_whole_item() {
     let closed = ast::close_cut(r#"{"kind": "query", "select": [{"col": "a}]"}], "where": {"#).unwrap();
     assert_eq!(closed, r#"{"kind": "query", "select": [{"col": "a}]"}]}"#);
 }
+
+#[test]
+fn a_listing_by_a_column_it_does_not_show_shows_it_first() {
+    let g = graph();
+    let v = ddo_view(&g, &["CLIENT", "PAYMENT"], &[("CLIENT", "name"), ("PAYMENT", "date")]);
+    let p = pv(&g, &v, Dialect::Sqlite);
+    let listing = plan(r#"{"kind": "query", "select": [{"col": "PAYMENT_date"}]}"#);
+    let (t, notes) = tidy::tidy(&listing, "What are the payment dates of all clients by client name?", Some(&p));
+    assert_eq!(t.select, vec![Item::col("CLIENT_name"), Item::col("PAYMENT_date")], "{notes:?}");
+    // An ordering "by", or one word only: left alone.
+    for q in ["Payment dates sorted by client name.", "Payment dates by name."] {
+        assert_eq!(tidy::tidy(&listing, q, Some(&p)).0.select, listing.select, "{q}");
+    }
+}

@@ -63,6 +63,7 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
         if let Some(f) = p.filter.take() {
             p.filter = drop_made_up_values(f, v, question, &mut notes);
         }
+        show_by_column(&mut p, v, question, &mut notes);
     }
     qualify_comparisons(&mut p, question, &mut notes);
 
@@ -305,6 +306,85 @@ fn groups_by(question: &str, group_by: &[String]) -> bool {
     })
 }
 
+/// A listing (no aggregate, no group) "by" a column it does not select
+/// ("the loss payment amount of all claims by claim number"): that column
+/// is shown first. The column is the view's best named by the three words
+/// after "by"/"per": the most of them naming it, then the fewest of its own
+/// words unnamed; none when two tie.
+fn show_by_column(p: &mut Plan, v: &PlanView, question: &str, notes: &mut Vec<String>) {
+    if !matches!(p.kind, super::ast::PlanKind::Query)
+        || p.select.is_empty()
+        || p.select.iter().any(|i| i.agg.is_some())
+        || !p.group_by.is_empty()
+    {
+        return;
+    }
+    let qw = words(question);
+    let mut best: Option<((usize, std::cmp::Reverse<usize>), &str)> = None;
+    let mut tie = false;
+    for (i, w) in qw.iter().enumerate() {
+        // "sorted by birth date" orders, it does not list by.
+        let ordering =
+            i > 0 && matches!(qw[i - 1].as_str(), "sorted" | "sort" | "ordered" | "order" | "ranked" | "arranged");
+        if !matches!(w.as_str(), "by" | "per") || ordering {
+            continue;
+        }
+        let after: Vec<&String> = qw[i + 1..].iter().take(3).collect();
+        for c in &v.columns {
+            let named = after.iter().filter(|x| names_column(x, &c.alias)).count();
+            if named < 2 {
+                continue;
+            }
+            let own: Vec<String> =
+                c.alias.split('_').map(str::to_lowercase).filter(|a| a.len() >= 3 && a != "id").collect();
+            let unnamed = own.iter().filter(|a| !after.iter().any(|x| x.len() >= 3 && starts_alike(a, x))).count();
+            let key = (named, std::cmp::Reverse(unnamed));
+            match best {
+                Some((b, a)) if key < b || (key == b && a == c.alias) => {}
+                Some((b, _)) if key == b => tie = true,
+                _ => {
+                    best = Some((key, &c.alias));
+                    tie = false;
+                }
+            }
+        }
+    }
+    let Some((_, col)) = best.filter(|_| !tie) else { return };
+    if p.select.iter().any(|i| i.col.as_deref().is_some_and(|c| c.eq_ignore_ascii_case(col))) {
+        return;
+    }
+    p.select.insert(0, Item::col(col));
+    notes.push(format!("the question lists by {col}, which the plan did not show: shown first"));
+}
+
+/// The item a "by"/"per"/"each" phrase names ("by policy number"): the one
+/// with the most of the three words after it naming it, when one has more
+/// than any other.
+fn by_key(items: &[Item], question: &str) -> Option<usize> {
+    let qw = words(question);
+    let mut best: Option<(usize, usize)> = None;
+    let mut tie = false;
+    for (i, w) in qw.iter().enumerate() {
+        if !matches!(w.as_str(), "by" | "per" | "each") {
+            continue;
+        }
+        for (k, it) in items.iter().enumerate() {
+            let Some(c) = it.col.as_deref() else { continue };
+            let score = qw[i + 1..].iter().take(3).filter(|x| names_column(x, c)).count();
+            match best {
+                _ if score == 0 => {}
+                Some((_, b)) if score < b => {}
+                Some((bk, b)) if score == b => tie |= bk != k,
+                _ => {
+                    best = Some((k, score));
+                    tie = false;
+                }
+            }
+        }
+    }
+    best.filter(|_| !tie).map(|(k, _)| k)
+}
+
 /// Whether the question word `w` names the column `alias`: it shares its
 /// first five letters (or the whole of a shorter word) with one of the
 /// alias's words of three letters or more, `id` aside.
@@ -447,10 +527,18 @@ fn spellings(n: &serde_json::Number) -> Vec<String> {
 
 /// Whether the question's words `qw` say the text literal `t`: a word of
 /// `t` of three letters or more starts like a question word (their first
-/// five letters, or the whole shorter word). A literal without such a word
-/// (`'F'`, `'AG'`, `'42'`) cannot be judged and counts as said: codes come
-/// from the value notes and the descriptions, not the question's words.
+/// five letters, or the whole shorter word). A number written as text of
+/// three digits or more must be in the question. Any other literal without
+/// such a word (`'F'`, `'AG'`, `'42'`) cannot be judged and counts as said:
+/// codes come from the value notes and the descriptions, not the
+/// question's words.
 fn text_held(t: &str, qw: &[String]) -> bool {
+    // A number written as text ("12312701", a description's example): held
+    // only when the question holds it.
+    let digits = t.trim();
+    if digits.len() >= 3 && digits.chars().all(|c| c.is_ascii_digit()) {
+        return qw.iter().any(|q| q == digits);
+    }
     let tw: Vec<String> =
         words(t).into_iter().filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 3).collect();
     tw.is_empty() || tw.iter().any(|w| qw.iter().any(|q| q.len() >= 3 && starts_alike(w, q)))
@@ -688,9 +776,16 @@ fn output_order(items: &[Item], grouped: bool, question: &str) -> Option<Vec<usi
             return Some(cols.into_iter().chain(aggs).collect());
         }
         // A listing: its columns in the order the question names them
-        // ("airline names and their abbreviations"), by their column's words.
+        // ("airline names and their abbreviations"), by their column's words,
+        // the one named after "by"/"per"/"each" first ("the premium amount
+        // of all policies by policy number": the number, then the amount).
         if items.iter().all(|i| i.agg.is_none()) {
-            return mention_order(items, &lower, true);
+            let mut order = mention_order(items, &lower, true)?;
+            if let Some(k) = by_key(items, question) {
+                order.retain(|&x| x != k);
+                order.insert(0, k);
+            }
+            return Some(order);
         }
         return None;
     };
@@ -997,6 +1092,11 @@ mod tests {
         let p = plan(r#"{"kind":"query","select":[{"col":"battle_id"},{"col":"battle_name"}]}"#);
         let q = "What are the ids and names of the battles that led to more than 10 people killed in total.";
         assert_eq!(tidy_q(&p, q).0.select, p.select);
+        let p = plan(
+            r#"{"kind":"query","select":[{"col":"Policy_Policy_Number"},{"col":"Policy_Amount_Premium_Policy_Amount"}]}"#,
+        );
+        // (a listing "by" a column it does not show: plan_tests, with a view)
+        assert_eq!(tidy_q(&p, "What is the premium amount of all policies by policy number?").0.select, p.select);
         // Not found, or two at one place: as the model wrote it.
         let p = plan(r#"{"kind":"query","select":[{"col":"CLIENT_name"},{"col":"DATACENTER_name"}]}"#);
         assert_eq!(tidy_q(&p, "List the names.").0.select, p.select);
