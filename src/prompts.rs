@@ -233,9 +233,10 @@ mod tests {
                        "hints": ["\"client name\": CLIENT_name"]})
             }
             "query_plan" => {
-                let cols = json!([{"alias": "CLIENT_name", "table": "CLIENT", "column": "name", "kind": "text", "measure": false, "description": "Client name."},
-                                  {"alias": "PAYMENT_amount", "table": "PAYMENT", "column": "amount", "kind": "number", "measure": true, "description": null}]);
-                json!({"question": "Q?", "view_name": "lucy_view", "columns": cols, "tables": ["CLIENT", "PAYMENT"], "evidence": "",
+                let cols = json!([{"alias": "CLIENT_name", "table": "CLIENT", "column": "name", "source": null, "kind": "text", "measure": false, "description": "Client name."},
+                                  {"alias": "PAYMENT_amount", "table": "PAYMENT", "column": "amount", "source": null, "kind": "number", "measure": true, "description": null}]);
+                let tables = json!([{"name": "CLIENT", "note": null}, {"name": "PAYMENT", "note": null}]);
+                json!({"question": "Q?", "view_name": "lucy_view", "columns": cols, "tables": tables, "evidence": "",
                        "values": ["CLIENT_name: 'Acme'"], "hints": []})
             }
             "repair_sql" => {
