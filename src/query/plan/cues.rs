@@ -292,23 +292,23 @@ impl Cues {
 mod tests {
     use super::*;
 
+    /// A question with no cue at all.
+    const NO_CUE: Cues = Cues {
+        aggregate: false,
+        order: false,
+        limit: false,
+        without: false,
+        arithmetic: false,
+        argmax: false,
+        subquery: false,
+    };
+
     #[test]
     fn a_listing_question_allows_no_aggregate_order_or_limit() {
         let c = Cues::of(
             "List customers who use datacenters with names starting with 'dev'. Output clients and datacenters names.",
         );
-        assert_eq!(
-            c,
-            Cues {
-                aggregate: false,
-                order: false,
-                limit: false,
-                without: false,
-                arithmetic: false,
-                argmax: false,
-                subquery: false,
-            }
-        );
+        assert_eq!(c, NO_CUE);
         let c = Cues::of("Which resource pools does the client 'Juniper Labs' use? Output the resource pool names.");
         assert!(!c.aggregate && !c.order && !c.limit);
     }
@@ -366,17 +366,6 @@ mod tests {
     fn words_match_whole_not_inside_other_words() {
         // "total" inside "totalitarian", "no" inside "note", "one" inside "phone".
         let c = Cues::of("Give the note and phone of the totalitarian regimes");
-        assert_eq!(
-            c,
-            Cues {
-                aggregate: false,
-                order: false,
-                limit: false,
-                without: false,
-                arithmetic: false,
-                argmax: false,
-                subquery: false,
-            }
-        );
+        assert_eq!(c, NO_CUE);
     }
 }
