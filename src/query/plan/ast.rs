@@ -400,6 +400,33 @@ impl Plan {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
+
+    /// Every number the plan holds: its conditions' and havings' literals
+    /// (a text literal that reads as a number too), its limit and top.
+    pub fn numbers(&self) -> Vec<f64> {
+        fn of(l: &Literal) -> Option<f64> {
+            match l {
+                Literal::Number(n) => n.as_f64(),
+                Literal::Text(t) => t.trim().parse().ok(),
+            }
+        }
+        fn walk(f: &Filter, out: &mut Vec<f64>) {
+            match f {
+                Filter::And { and: fs } | Filter::Or { or: fs } => fs.iter().for_each(|x| walk(x, out)),
+                Filter::Cond(c) => {
+                    let lits = c.value.iter().chain(c.values.iter().flatten()).chain(&c.low).chain(&c.high).chain(&c.plus);
+                    out.extend(lits.filter_map(of));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(f) = &self.filter {
+            walk(f, &mut out);
+        }
+        out.extend(self.having.iter().filter_map(|h| of(&h.value)));
+        out.extend(self.limit.iter().chain(&self.top).map(|&n| n as f64));
+        out
+    }
 }
 
 /// A cut answer (stopped by the repetition stop or the token limit inside

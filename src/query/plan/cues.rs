@@ -214,6 +214,35 @@ pub fn ranked(w: &str) -> bool {
     matches!(w, "most" | "least" | "fewest") || superlative(w)
 }
 
+/// The numbers `question` compares a count with: a [`COMPARED`] phrase,
+/// a number (digits or a number word) and a word after it ("more than one
+/// orchestra" → 1, "at least 2 payments" → 2), in the question's order.
+pub fn compared_counts(question: &str) -> Vec<f64> {
+    let lower = question.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let value = |w: &str| -> Option<f64> {
+        if w.chars().all(|c| c.is_ascii_digit()) {
+            return w.parse().ok();
+        }
+        const VALUES: [f64; 13] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 20.0, 100.0, 12.0];
+        NUMBER_WORDS.iter().position(|x| *x == w).map(|i| VALUES[i])
+    };
+    let mut out = Vec::new();
+    for phrase in COMPARED {
+        let n = phrase.split(' ').count();
+        for w in words.windows(n + 2) {
+            if w[..n].join(" ") == *phrase && w[n + 1].chars().all(|c| c.is_alphabetic()) {
+                out.extend(value(w[n]));
+            }
+        }
+    }
+    out
+}
+
 impl Cues {
     /// Every clause allowed.
     pub const ALL: Cues = Cues {
@@ -241,13 +270,7 @@ impl Cues {
         let has = |list: &[&str]| list.iter().any(|w| joined.contains(&format!(" {w} ")));
         let superlative = words.iter().any(|w| superlative(w));
         let digits = words.iter().any(|w| w.chars().all(|c| c.is_ascii_digit()));
-        let number = |w: &str| w.chars().all(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&w);
-        let compared_count = COMPARED.iter().any(|phrase| {
-            let n = phrase.split(' ').count();
-            words
-                .windows(n + 2)
-                .any(|w| w[..n].join(" ") == *phrase && number(w[n]) && w[n + 1].chars().all(|c| c.is_alphabetic()))
-        });
+        let compared_count = !compared_counts(question).is_empty();
         // "the sum of A, B and C": a sum of several things, not of one column.
         let sum_of_many = lower.split(['.', '?', '!', ';']).any(|s| {
             s.find("sum of").is_some_and(|i| {
@@ -360,6 +383,15 @@ mod tests {
         );
         assert!(Cues::of("Pools whose usage is above the average.").subquery);
         assert!(!Cues::of("Pools whose usage is above 100.").subquery);
+    }
+
+    #[test]
+    fn a_count_compared_with_a_number_before_a_noun_is_found() {
+        assert_eq!(compared_counts("Conductors who have conducted at more than one orchestra?"), vec![1.0]);
+        assert_eq!(compared_counts("clients with at least 2 payments and at most three pools"), vec![2.0, 3.0]);
+        // A bare number (a value, not a count of things): none.
+        assert!(compared_counts("a reservation of at least 4096").is_empty());
+        assert!(compared_counts("Which clients pay the most?").is_empty());
     }
 
     #[test]

@@ -15,7 +15,9 @@
 //!   its repair round) when the model answers `needs_sql`, the plan does not parse or
 //!   compile, or its SQL is refused; when the plan selects fewer things
 //!   than the question's output sentence lists ("Output the policy number,
-//!   the number of periods and the average premium."); and when the plan's
+//!   the number of periods and the average premium."); when the plan
+//!   holds none of the numbers the question compares a count with ("more
+//!   than one orchestra": [`cues::compared_counts`]); and when the plan's
 //!   SQL returns no row (the SQL's rows win when it has some; otherwise the
 //!   plan's answer stands). The trace's `query_view.plan` says which, and
 //!   why.
@@ -383,6 +385,18 @@ fn answer_plan(
                     "the plan selects {} item(s); the question's output sentence lists {asked}",
                     parsed.select.len()
                 ),
+            );
+        }
+    }
+    // `auto`: a plan that holds none of the numbers the question compares
+    // a count with ("more than one orchestra") left the comparison out.
+    if plan.form == QueryForm::Auto {
+        let held = parsed.numbers();
+        if let Some(n) = cues::compared_counts(&plan.question).into_iter().find(|n| !held.contains(n)) {
+            return refuse(
+                pt,
+                attempt,
+                format!("the question compares a count with {n}; the plan holds no {n} (no having, no condition)"),
             );
         }
     }

@@ -786,3 +786,82 @@ fn a_listing_by_a_column_it_does_not_show_shows_it_first() {
         assert_eq!(tidy::tidy(&listing, q, Some(&p)).0.select, listing.select, "{q}");
     }
 }
+
+#[test]
+fn auto_asks_for_free_sql_when_the_plan_leaves_a_compared_count_out() {
+    use crate::llm::fake::FakeChat;
+    let g = graph();
+    let db = crate::sql::exec::Database::Sqlite(DB.into());
+    let view = datacenters(&g);
+    let t = task(&view, &db, None);
+    let pview = pv(&g, &view, Dialect::Sqlite);
+    let q = "Which datacenters serve more than one client?";
+    // The model listed the datacenters and left the comparison out.
+    let listed = r#"{"kind": "query", "select": [{"col": "DATACENTER_name"}]}"#;
+    let llm = FakeChat::new().on(&["plan please"], &[listed]);
+    let mut qt = QueryTrace::default();
+    let mut called = false;
+    let r = generate(&plan_task_over(&pview, QueryForm::Auto, q), &t, &llm, &mut qt, |qt| {
+        called = true;
+        let mut attempt = crate::types::trace::SqlAttempt::default();
+        let sql = "SELECT DATACENTER_name FROM lucy_view GROUP BY DATACENTER_name HAVING COUNT(DISTINCT CLIENT_id) > 1";
+        let (o, _) = crate::query::check_and_run(&t, sql.to_string(), &mut attempt);
+        qt.attempts.push(attempt);
+        o
+    });
+    assert!(r.is_ok() && called);
+    let pt = qt.plan.as_ref().unwrap();
+    assert!(pt.fell_back && pt.error.as_deref().unwrap().contains("compares a count with 1"), "{pt:?}");
+    // A plan holding the number (a having) answers.
+    let held = r#"{"kind": "query", "select": [{"col": "DATACENTER_name"}], "group_by": ["DATACENTER_name"], "having": [{"agg": "count_distinct", "col": "CLIENT_id", "op": ">", "value": 1}]}"#;
+    let llm = FakeChat::new().on(&["plan please"], &[held]);
+    let mut qt = QueryTrace::default();
+    let o = generate(&plan_task_over(&pview, QueryForm::Auto, q), &t, &llm, &mut qt, |_| panic!("no fallback"));
+    assert!(o.is_ok() && !qt.plan.as_ref().unwrap().fell_back, "{:?}", qt.plan);
+    assert_eq!(plan(held).numbers(), vec![1.0]);
+}
+
+#[test]
+fn an_unasked_group_whose_value_the_question_names_becomes_a_filter() {
+    let g = graph();
+    let v = datacenters(&g);
+    let values = [ColumnValues {
+        alias: "DATACENTER_name".into(),
+        matched: vec!["green park".into(), "green".into(), "park lane".into()],
+        all: None,
+    }];
+    let pview = PlanView::of_view(&g, &v, Dialect::Sqlite, FanoutMode::Rewrite, None, &values);
+    let p = plan(
+        r#"{"kind":"query","select":[{"agg":"count_distinct","col":"CLIENT_id"}],"group_by":["DATACENTER_name"]}"#,
+    );
+    let (t, notes) = tidy::tidy(&p, "How many clients use the datacenter green park?", Some(&pview));
+    assert!(t.group_by.is_empty(), "{notes:?}");
+    let want = plan(r#"{"kind":"query","where":{"col":"DATACENTER_name","op":"=","value":"green park"}}"#);
+    assert_eq!(t.filter, want.filter, "{notes:?}");
+    // No value said: the group goes, no filter comes.
+    let (t, _) = tidy::tidy(&p, "How many clients are there?", Some(&pview));
+    assert!(t.group_by.is_empty() && t.filter.is_none());
+    // The plan filters the column already: left as it is.
+    let f = plan(
+        r#"{"kind":"query","select":[{"agg":"count_distinct","col":"CLIENT_id"}],"where":{"col":"DATACENTER_name","op":"like","value":"green%"},"group_by":["DATACENTER_name"]}"#,
+    );
+    let (t, _) = tidy::tidy(&f, "How many clients use the datacenter green park?", Some(&pview));
+    assert_eq!(t.filter, f.filter);
+}
+
+#[test]
+fn a_list_the_question_names_one_of_is_an_enumeration() {
+    let g = graph();
+    let v = datacenters(&g);
+    let pview = pv(&g, &v, Dialect::Sqlite);
+    let p = plan(
+        r#"{"kind":"query","select":[{"col":"DATACENTER_name"}],"where":{"col":"DATACENTER_id","op":"in","values":[1,2,3,4]}}"#,
+    );
+    let (t, notes) = tidy::tidy(&p, "Which datacenters serve more than one client?", Some(&pview));
+    assert!(t.filter.is_none(), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("an enumeration")), "{notes:?}");
+    // Two of the four said: the two stay.
+    let (t, _) = tidy::tidy(&p, "Datacenters 1 and 3?", Some(&pview));
+    let want = plan(r#"{"kind":"query","where":{"col":"DATACENTER_id","op":"in","values":[1,3]}}"#);
+    assert_eq!(t.filter, want.filter);
+}

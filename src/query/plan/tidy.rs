@@ -22,7 +22,10 @@
 //!   "for", "group") is followed within three words by a word naming a
 //!   grouped column ("each document"; not "caused each time"): dropped
 //!   (one answer over every row, as asked). "respectively" and
-//!   "breakdown" keep any group.
+//!   "breakdown" keep any group. Where the question names a value the
+//!   value index offers for such a dropped column ("countries in the
+//!   region of Central Africa" grouped by region), the plan filters by that
+//!   value instead.
 //! - A descending order where the question has no ranking word ("most",
 //!   a superlative) and no direction word ("descending", "latest", "top",
 //!   "higher", …): ascending, as "sorted by birth date" means.
@@ -32,7 +35,9 @@
 //!   them when none is left. The same on a text column for a value none of
 //!   whose words (three letters or more) the question says
 //!   (`RUNTIME_overallstatus = 'green'` for a question about runtimes);
-//!   a code without such a word (`'F'`, `'AG'`) is left alone.
+//!   a code without such a word (`'F'`, `'AG'`) is left alone. A list of
+//!   three or more of which the question holds at most one ("in (1, 2, …,
+//!   12)" for "more than one orchestra") is an enumeration: dropped whole.
 //! - A `like` pattern `'%x%'` where the question says its text starts
 //!   (begins) with x becomes `'x%'`; ends with x, `'%x'`.
 //! - No `order_by`, one aggregate selected, and the question says "most
@@ -137,6 +142,7 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
     // (a distinct count, minimum or maximum of the grouped column shows it,
     // below, unless the question counts: "how many unique languages").
     let counting = asks_count(question);
+    let mut unasked_groups: Vec<String> = Vec::new();
     let shown = |g: &String| {
         p.select.iter().any(|i| {
             let shows =
@@ -154,7 +160,7 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
             "group_by {}: the question asks for no such grouping and shows no group; dropped",
             p.group_by.join(", ")
         ));
-        p.group_by.clear();
+        unasked_groups.append(&mut p.group_by);
     }
     // Beside a shown column (grouped by itself), a grouped column neither
     // shown nor named after a grouping word: "each client" grouped by the
@@ -173,7 +179,11 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
                 unasked.join(", ")
             ));
             p.group_by.retain(|g| !unasked.contains(g));
+            unasked_groups.extend(unasked);
         }
+    }
+    if let Some(v) = view {
+        filter_named_values(&mut p, v, &unasked_groups, question, &mut notes);
     }
 
     // An aggregate over a grouped column.
@@ -254,6 +264,52 @@ pub fn tidy(plan: &Plan, question: &str, view: Option<&PlanView>) -> (Plan, Vec<
         fix_likes(f, &lower, &mut notes);
     }
     (p, notes)
+}
+
+/// The grouped columns a plan drops as unasked, whose value the question
+/// names ("countries in the region of Central Africa" grouped by
+/// `country_Region`): the question filters by that value instead of
+/// grouping by it, so each such column gets `= value` (unless the plan
+/// already filters it). The value is one the value index offers for the
+/// column, with a word of three letters or more, all of whose words the
+/// question says in a row; the longest such, when one is longest.
+fn filter_named_values(p: &mut Plan, v: &PlanView, dropped: &[String], question: &str, notes: &mut Vec<String>) {
+    let qw = words(question);
+    let said = |value: &str| {
+        let vw = words(value);
+        !vw.is_empty()
+            && vw.iter().any(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 3)
+            && qw.windows(vw.len()).any(|win| win == vw.as_slice())
+    };
+    for g in dropped {
+        let Some(col) = v.column(g).filter(|c| c.class == ColumnClass::Text) else { continue };
+        if p.filter.as_ref().is_some_and(|f| filters_column(f, g)) {
+            continue;
+        }
+        let named: Vec<&String> = col.values.iter().filter(|x| said(x)).collect();
+        let longest = named.iter().map(|x| words(x).len()).max().unwrap_or(0);
+        let top: Vec<&&String> = named.iter().filter(|x| words(x).len() == longest).collect();
+        let [value] = top.as_slice() else { continue };
+        let cond = Filter::Cond(super::ast::Condition::cmp(g, Op::Eq, Literal::Text((**value).clone())));
+        p.filter = Some(match p.filter.take() {
+            None => cond,
+            Some(Filter::And { mut and }) => {
+                and.push(cond);
+                Filter::And { and }
+            }
+            Some(other) => Filter::And { and: vec![other, cond] },
+        });
+        notes.push(format!("{g}: the question names its value '{value}'; filtered by it instead of grouped"));
+    }
+}
+
+/// Whether `f` has a condition on `col`.
+fn filters_column(f: &Filter, col: &str) -> bool {
+    match f {
+        Filter::And { and } => and.iter().any(|x| filters_column(x, col)),
+        Filter::Or { or } => or.iter().any(|x| filters_column(x, col)),
+        Filter::Cond(c) => c.col.eq_ignore_ascii_case(col) || c.other.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(col)),
+    }
 }
 
 /// Lower-case words of `s`.
@@ -583,7 +639,20 @@ fn drop_made_up_values(f: Filter, v: &PlanView, question: &str, notes: &mut Vec<
                 return Some(Filter::Cond(c));
             }
             let mut c = c;
+            let total = lits.len();
             let kept: Vec<Literal> = lits.into_iter().filter(|l| held(l)).collect();
+            // A list of three or more the question names at most one of
+            // ("1, 2, …, 12" for "more than one orchestra"): an
+            // enumeration, not values it asked for.
+            if total >= 3 && kept.len() <= 1 && !kept.is_empty() {
+                notes.push(format!(
+                    "{} {}: {total} values of which the question holds only {}: an enumeration; dropped",
+                    c.col,
+                    c.op.as_str(),
+                    kept[0].show()
+                ));
+                return None;
+            }
             if kept.is_empty() {
                 notes.push(format!(
                     "{} {} {}: the question holds none of these values; dropped",
