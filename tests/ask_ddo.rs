@@ -131,7 +131,9 @@ fn recorded_run_replays_identically_offline() {
     assert!(recorded.status.success(), "{}", String::from_utf8_lossy(&recorded.stderr));
     let text = std::fs::read_to_string(cassette).unwrap();
     assert!(!text.contains(SENTINEL), "the API key leaked into the cassette");
-    let replayed = run(&["--json", "ask", "--model", MODEL, Q1, "--execute", DB, "--replay", cassette]);
+    // Recorded in the sql form (`run_mock`), replayed in it.
+    let replayed =
+        run(&["--json", "ask", "--model", MODEL, Q1, "--execute", DB, "--replay", cassette, "--set", "query.form=sql"]);
     assert!(replayed.status.success(), "{}", String::from_utf8_lossy(&replayed.stderr));
     let strip = |o: &Output| {
         let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

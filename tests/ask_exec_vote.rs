@@ -40,6 +40,9 @@ fn lucy(args: &[&str], url: &str) -> Output {
         .args(args)
         .args(["--llm-url", url, "--llm-model", "mock-model", "--llm-retries", "0"])
         .env("LUCY_API_KEY", "sk-test-exec-vote")
+        // The scripted mock answers QueryView's SQL prompt, not a plan:
+        // the `sql` form (the default is `auto` since session 30).
+        .env("LUCY_SET", "query.form=sql")
         .env_remove("OPENAI_API_KEY")
         .env_remove("LUCY_LLM_MODEL")
         .env_remove("LUCY_LLM_URL")

@@ -21,6 +21,9 @@ fn with_mock(args: &[&str], url: &str) -> Output {
         .args(args)
         .args(["--llm-url", url, "--llm-model", "mock", "--llm-retries", "1", "--llm-timeout", "5"])
         .env("LUCY_API_KEY", "sk-SENTINEL-robust-42")
+        // The scripted mock answers QueryView's SQL prompt, not a plan:
+        // the `sql` form (the default is `auto` since session 30).
+        .env("LUCY_SET", "query.form=sql")
         .output()
         .unwrap()
 }

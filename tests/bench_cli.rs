@@ -107,6 +107,9 @@ fn oracle_view_measures_query_view_alone() {
         "mock",
         "--llm-retries",
         "0",
+        // The scripted mock answers QueryView's SQL prompt, not a plan.
+        "--set",
+        "query.form=sql",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v = results(dir.path());
@@ -152,6 +155,9 @@ fn lucy_and_direct_compared_on_the_same_questions() {
         "mock",
         "--llm-retries",
         "0",
+        // The scripted mock answers QueryView's SQL prompt, not a plan.
+        "--set",
+        "query.form=sql",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let lucy_run = results(&dir.path().join("lucy"));

@@ -143,6 +143,9 @@ fn script(suite: &Suite, graph: &SchemaGraph) -> Script {
 fn bench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lucy"))
         .args(["--json", "bench", SUITE, "--llm-model", "mock-model", "--llm-retries", "0", "--samples", "3"])
+        // The scripted mock answers QueryView's SQL prompt, not a plan:
+        // the `sql` form (the default is `auto` since session 30).
+        .args(["--set", "query.form=sql"])
         .args(args)
         .env("LUCY_API_KEY", KEY)
         .env_remove("OPENAI_API_KEY")

@@ -1133,6 +1133,11 @@ fn bench(
             cmd.args([flag, off]);
         }
     }
+    // Session 30 made QueryView's `auto` form the default; the runs
+    // recorded before it (and any not naming a form) were asked for SQL.
+    if !flags.iter().copied().flatten().any(|f| f.starts_with("query.form=")) {
+        cmd.args(["--set", "query.form=sql"]);
+    }
     if let Some(kind) = pool {
         std::fs::create_dir_all(out).unwrap();
         let file = out.join("pool.jsonl");

@@ -232,6 +232,9 @@ fn ask_shows_the_examples_sql_over_the_view_and_traces_it() {
         // The examples block is to be the only difference with and
         // without: the name hints (on by default) would be a second block.
         args.extend_from_slice(&["--name-hints", "off"]);
+        // Without examples `auto` (the default) would ask for a plan: the
+        // SQL prompt is compared in the sql form.
+        args.extend_from_slice(&["--set", "query.form=sql"]);
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--llm-url", url.as_str(), "--llm-model", "mock-model", "--llm-retries", "0"]);
         let o = lucy(&args);
@@ -403,7 +406,8 @@ fn serve_asks_use_the_model_s_examples() {
     assert_eq!(qv["examples"]["used"][0]["line"], 1, "{qv}");
     // "examples": false: no examples block, no trace section.
     let before = query_view_prompts(&mock).len();
-    let a = ask(json!({"model": "ddo", "question": Q1, "min_votes": 2, "examples": false}));
+    // (the sql form: without examples `auto` would ask for a plan)
+    let a = ask(json!({"model": "ddo", "question": Q1, "min_votes": 2, "examples": false, "query_form": "sql"}));
     let prompts = query_view_prompts(&mock);
     assert_eq!(prompts.len(), before + 1);
     assert!(!prompts[before].contains("Verified examples"), "{}", prompts[before]);

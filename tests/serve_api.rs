@@ -308,8 +308,9 @@ fn ask_q1_returns_rows_trace_and_streams_phases() {
     assert!(pos("phase match_tables") < pos("step GenerateView"));
     assert!(pos("step GenerateView") < pos("phase generate_view"));
     assert!(pos("phase generate_view") < pos("step QueryView"));
-    assert!(pos("step QueryView") < pos("prompt QueryView SQL"));
-    assert!(pos("prompt_done QueryView SQL") < pos("phase query_view"));
+    // QueryView's default form (`auto`) asks for the plan first.
+    assert!(pos("step QueryView") < pos("prompt QueryView query plan"));
+    assert!(pos("prompt_done QueryView query plan") < pos("phase query_view"));
     let sent = progress.iter().filter(|p| p.starts_with("prompt ")).count();
     let done = progress.iter().filter(|p| p.starts_with("prompt_done ")).count();
     assert_eq!(sent, done, "{progress:#?}");

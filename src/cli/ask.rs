@@ -232,7 +232,7 @@ pub struct NameFlags {
     /// The form of QueryView's answer: a JSON query plan lucy compiles to
     /// SQL (plan), free SQL (sql), or the plan first and free SQL when it
     /// cannot answer (auto).
-    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "FORM", default_value_t = QueryForm::Sql)]
+    #[arg(hide = true, help_heading = "QueryView (phase 3)", long, value_enum, value_name = "FORM", default_value_t = QueryForm::Auto)]
     pub query_form: QueryForm,
     /// QueryView's prompt lists the phrases of the question that spell one
     /// view column's name or synonym ("claim number":

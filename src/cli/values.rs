@@ -235,7 +235,7 @@ value_enum! {
     QueryForm => LibQueryForm {
         /// A JSON query plan over the view (its columns, typed literals, bounded), which lucy compiles to SQL.
         Plan,
-        /// Free SQL under QueryView's grammar (every recording's form).
+        /// Free SQL under QueryView's grammar (the form of the recordings before session 28).
         Sql,
         /// The plan first; free SQL when the model answers needs_sql or the plan does not compile or run.
         Auto,

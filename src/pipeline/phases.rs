@@ -368,7 +368,10 @@ impl<'a> Run<'a> {
             query::choose::generate_sql_voted(task, opts.query.exec_vote, llm, prompts, qt)
         };
         // `query.form` plan or auto: the plan first (free SQL its fallback).
-        let plan = super::plan_form::plan_task(graph, question, opts, prompts, self.dialect, view, qt)?;
+        let shown =
+            self.out.trace.examples.as_ref().map_or(0, |e| e.used.iter().filter(|u| u.in_prompt.is_some()).count());
+        let plan = super::plan_form::plan_task(graph, question, opts, prompts, self.dialect, view, qt)?
+            .map(|p| query::plan::PlanTask { examples_shown: shown, ..p });
         let plan_sql_task = task.clone();
         let sql_path = |qt: &mut QueryTrace| match voted(&task, qt) {
             // The prompt did not fit the model's context: once more with the

@@ -18,6 +18,7 @@ use super::{measures, AskOptions};
 
 /// The plan task over `view`, or `None` in the `sql` form. `qt` holds the
 /// name hints QueryView's task computed (shown in the plan prompt too).
+/// Its `examples_shown` is 0: the caller counts the verified queries.
 pub(super) fn plan_task(
     graph: &SchemaGraph,
     question: &str,
@@ -78,5 +79,6 @@ pub(super) fn plan_task(
         grammar,
         temperature: opts.query.temperature,
         max_tokens: opts.query.plan_max_tokens,
+        examples_shown: 0,
     }))
 }

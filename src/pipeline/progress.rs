@@ -68,6 +68,7 @@ impl PromptInfo {
             "describe_table" => "description",
             p if p.ends_with("_repair") => "SQL repair",
             "query_view" | "query_view_schema" | "direct_sql" => "SQL",
+            "query_plan" => "query plan",
             p => p,
         };
         match &self.subject {
@@ -246,6 +247,10 @@ mod tests {
             .on(&["JSON schema of the table CLIENT"], &["[name]"])
             .on(&["JSON schema of the table DATACENTER"], &["[name]"])
             .on(
+                &["with a JSON query plan"],
+                &[r#"{"kind": "query", "select": [{"col": "CLIENT_name"}, {"col": "DATACENTER_name"}], "where": {"col": "DATACENTER_name", "op": "like", "value": "dev%"}}"#],
+            )
+            .on(
                 &["I created a view table lucy_view"],
                 &["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"],
             )
@@ -278,7 +283,7 @@ mod tests {
                 "done MatchTables 1 ok=true tokens=2",
                 "step GenerateView",
                 "step QueryView",
-                "start QueryView 1 SQL",
+                "start QueryView 1 query plan",
                 "done QueryView 1 ok=true tokens=2",
                 "finished",
             ]

@@ -14,7 +14,18 @@ fn q1_chat() -> FakeChat {
         .on(&["JSON schema of the database"], &["[\"CLIENT\", \"DATACENTER\"]"])
         .on(&["JSON schema of the table CLIENT"], &["[name, gender]"])
         .on(&["JSON schema of the table DATACENTER"], &["[name]"])
+        .on(&["with a JSON query plan"], &[Q1_PLAN])
         .on(&["I created a view table lucy_view"], &["```sql\nSELECT DISTINCT CLIENT_name, DATACENTER_name FROM lucy_view WHERE DATACENTER_name LIKE 'dev%'\n```"])
+}
+
+/// Q1's plan, as QueryView's default form (`auto`) asks for it.
+const Q1_PLAN: &str = r#"{"kind": "query", "select": [{"col": "CLIENT_name"}, {"col": "DATACENTER_name"}], "where": {"col": "DATACENTER_name", "op": "like", "value": "dev%"}}"#;
+
+/// Options in QueryView's `sql` form (a test of the free-SQL path).
+fn sql_form(opts: AskOptions) -> AskOptions {
+    let mut o = opts;
+    o.query.form = crate::query::plan::QueryForm::Sql;
+    o
 }
 
 #[test]
@@ -34,6 +45,10 @@ fn q1_end_to_end_through_the_m_to_m() {
     assert_eq!(o.rows.as_ref().unwrap().rows.len(), 29);
     let t = &o.trace;
     assert_eq!(t.method, "lucy");
+    // The default form answered with the plan: one QueryView call, no SQL asked.
+    let qv = t.query_view.as_ref().unwrap();
+    assert_eq!(qv.plan.as_ref().map(|p| (p.form.as_str(), p.fell_back)), Some(("auto", false)));
+    assert_eq!(qv.attempts.len(), 1);
     assert!(t.generate_view.as_ref().unwrap().result.is_some());
     assert_eq!(t.phase_costs().len(), 3);
     let text = explain::render(t);
@@ -115,7 +130,7 @@ fn failures_come_back_with_the_trace() {
     let o = ask(
         &ddo(),
         "names?",
-        &AskOptions { execute: Some(crate::sql::exec::Database::Sqlite(DB.into())), ..AskOptions::default() },
+        &sql_form(AskOptions { execute: Some(crate::sql::exec::Database::Sqlite(DB.into())), ..AskOptions::default() }),
         Some(&chat),
     )
     .unwrap();
@@ -177,7 +192,7 @@ fn a_query_view_prompt_over_the_context_is_asked_again_with_short_descriptions()
             &["```sql\nSELECT DISTINCT Policy_Policy_Number FROM lucy_view\n```"],
         )
         .fail(&["I created a view table lucy_view"], &overflow);
-    let opts = AskOptions { tables: vec!["Policy".into(), "Claim".into()], ..AskOptions::default() };
+    let opts = sql_form(AskOptions { tables: vec!["Policy".into(), "Claim".into()], ..AskOptions::default() });
     let o = ask(&crate::graph::fixtures::acme(), "How many claims are there?", &opts, Some(&chat)).unwrap();
     assert!(o.failure.is_none(), "{:?}", o.failure);
     assert_eq!(o.sql.as_deref(), Some("SELECT DISTINCT Policy_Policy_Number FROM lucy_view"));

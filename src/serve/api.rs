@@ -402,6 +402,11 @@ pub struct AskBody {
     #[serde(default)]
     #[schemars(range(min = 0, max = 16))]
     pub exec_vote: usize,
+    /// QueryView's form (`lucy ask --query-form`): `auto` (the default:
+    /// a typed query plan lucy compiles, free SQL where a plan cannot say
+    /// it), `plan` or `sql`.
+    #[serde(default)]
+    pub query_form: Option<crate::query::plan::QueryForm>,
 }
 
 fn yes() -> bool {
@@ -480,6 +485,9 @@ impl AskBody {
         opts.query.temperature = self.temperature;
         opts.query.schema_context = self.schema_context;
         opts.query.exec_vote = self.exec_vote;
+        if let Some(f) = self.query_form {
+            opts.query.form = f;
+        }
         opts.limits.rows = Some(self.limit);
         opts.limits.solver_time_limit_s = check_time_limit(self.time_limit, st)?;
         opts.limits.exec_timeout_s = st.opts.request_timeout.min(30.0);

@@ -71,14 +71,22 @@ pub fn run(args: &[&str]) -> Output {
 
 /// Run `lucy ARGS` against the OpenAI-compatible mock at `url` (model
 /// `mock-model`, no retries), with [`MOCK_API_KEY`] as the key.
+/// QueryView runs in the `sql` form ([`MOCK_FORM`]): the scripted rules
+/// answer its SQL prompt; a test of the plan form says `--query-form`.
 pub fn run_mock(args: &[&str], url: &str) -> Output {
     lucy()
         .args(args)
         .args(["--llm-url", url, "--llm-model", "mock-model", "--llm-retries", "0"])
         .env("LUCY_API_KEY", MOCK_API_KEY)
+        .env(MOCK_FORM.0, MOCK_FORM.1)
         .output()
         .expect("run lucy")
 }
+
+/// The environment setting that keeps QueryView in the `sql` form for the
+/// scripted mock (the default is `auto`, the plan first, since session
+/// 30; flags win over it).
+pub const MOCK_FORM: (&str, &str) = ("LUCY_SET", "query.form=sql");
 
 /// `out`'s stdout as JSON (the output and stderr shown when it is not).
 pub fn stdout_json(out: &Output) -> serde_json::Value {

@@ -414,7 +414,8 @@ impl Plan {
             match f {
                 Filter::And { and: fs } | Filter::Or { or: fs } => fs.iter().for_each(|x| walk(x, out)),
                 Filter::Cond(c) => {
-                    let lits = c.value.iter().chain(c.values.iter().flatten()).chain(&c.low).chain(&c.high).chain(&c.plus);
+                    let lits =
+                        c.value.iter().chain(c.values.iter().flatten()).chain(&c.low).chain(&c.high).chain(&c.plus);
                     out.extend(lits.filter_map(of));
                 }
             }

@@ -7,10 +7,10 @@
 //! rewrites (fan-out, DISTINCT, counted, grouping, literals, values) and
 //! execution as a model's SQL (`query::check_and_run`).
 //!
-//! - `sql` (the default): today's QueryView, free SQL under its grammar.
+//! - `sql`: QueryView before the plan, free SQL under its grammar.
 //! - `plan`: the plan only; a plan that does not compile, or whose SQL the
 //!   guard or the run refuses, fails the phase (no repair round).
-//! - `auto`: the plan first — or free SQL at once when the question asks
+//! - `auto` (the default): the plan first — or free SQL at once when the question asks
 //!   for arithmetic ([`Cues::arithmetic`]); free SQL (the `sql` form, with
 //!   its repair round) when the model answers `needs_sql`, the plan does not parse or
 //!   compile, or its SQL is refused; when the plan selects fewer things
@@ -48,15 +48,17 @@ pub use cues::Cues;
 pub use view::{ColumnClass, ColumnValues, PlanColumn, PlanView};
 
 /// Which form QueryView's answer takes (`--query-form`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum QueryForm {
     /// A query plan, compiled by lucy.
     Plan,
-    /// Free SQL under QueryView's grammar (the form every recording holds).
-    #[default]
+    /// Free SQL under QueryView's grammar (the form the recordings before
+    /// session 28 hold).
     Sql,
-    /// The plan first, free SQL when the plan cannot answer.
+    /// The plan first, free SQL when the plan cannot answer (the default
+    /// since session 30).
+    #[default]
     Auto,
 }
 
@@ -80,8 +82,7 @@ pub const PLAN_MAX_TOKENS: u32 = 400;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PlanSettings {
-    /// `plan`, `sql` (the default: every recording replays unchanged) or
-    /// `auto`.
+    /// `plan`, `sql` or `auto` (the default).
     pub form: QueryForm,
     /// Cap on the plan answer in tokens (`--llm-max-tokens` wins).
     pub max_tokens: u32,
@@ -89,7 +90,7 @@ pub struct PlanSettings {
 
 impl Default for PlanSettings {
     fn default() -> Self {
-        PlanSettings { form: QueryForm::Sql, max_tokens: PLAN_MAX_TOKENS }
+        PlanSettings { form: QueryForm::Auto, max_tokens: PLAN_MAX_TOKENS }
     }
 }
 
@@ -115,6 +116,9 @@ pub struct PlanTask {
     pub grammar: String,
     pub temperature: f64,
     pub max_tokens: u32,
+    /// Verified queries QueryView's SQL prompt shows over this view
+    /// (`--examples`): in `auto`, free SQL follows them, no plan asked.
+    pub examples_shown: usize,
 }
 
 /// What the plan prompt shows beyond the view and the question (the same
@@ -237,9 +241,16 @@ where
     let mut pt = PlanTrace { form: plan.form.as_str().into(), ..PlanTrace::default() };
     // `auto`: a question asking for arithmetic goes to free SQL at once.
     let cues = Cues::of(&plan.question);
-    if plan.form == QueryForm::Auto && (cues.arithmetic || cues.argmax || cues.subquery) {
+    let examples = plan.examples_shown > 0;
+    if plan.form == QueryForm::Auto && (examples || cues.arithmetic || cues.argmax || cues.subquery) {
         pt.fell_back = true;
-        pt.error = Some(if cues.arithmetic {
+        pt.error = Some(if examples {
+            format!(
+                "{} verified quer{} like this question's shown over the view: free SQL that follows them, no plan asked",
+                plan.examples_shown,
+                if plan.examples_shown == 1 { "y" } else { "ies" }
+            )
+        } else if cues.arithmetic {
             "the question asks for arithmetic (a sum of several things, plus, a ratio, …), which a plan cannot say: free SQL, no plan asked".into()
         } else if cues.subquery {
             "the question asks for rows that have both of two things or compares with a whole set (\"than any\", \"above the average\"), which a plan cannot say: free SQL, no plan asked".into()

@@ -508,6 +508,7 @@ fn plan_task_over(pview: &PlanView, form: QueryForm, question: &str) -> PlanTask
         view: pview.clone(),
         temperature: 0.0,
         max_tokens: PLAN_MAX_TOKENS,
+        examples_shown: 0,
     }
 }
 
@@ -864,4 +865,30 @@ fn a_list_the_question_names_one_of_is_an_enumeration() {
     let (t, _) = tidy::tidy(&p, "Datacenters 1 and 3?", Some(&pview));
     let want = plan(r#"{"kind":"query","where":{"col":"DATACENTER_id","op":"in","values":[1,3]}}"#);
     assert_eq!(t.filter, want.filter);
+}
+
+#[test]
+fn auto_follows_verified_queries_with_free_sql() {
+    use crate::llm::fake::FakeChat;
+    let g = graph();
+    let db = crate::sql::exec::Database::Sqlite(DB.into());
+    let view = datacenters(&g);
+    let t = task(&view, &db, None);
+    let pview = pv(&g, &view, Dialect::Sqlite);
+    let p = PlanTask { examples_shown: 2, ..plan_task_over(&pview, QueryForm::Auto, "clients of dev datacenters") };
+    // No plan is asked: the fake model knows no plan prompt.
+    let llm = FakeChat::new();
+    let mut qt = QueryTrace::default();
+    let mut called = false;
+    let r = generate(&p, &t, &llm, &mut qt, |qt| {
+        called = true;
+        let mut attempt = crate::types::trace::SqlAttempt::default();
+        let (o, _) = crate::query::check_and_run(&t, "SELECT CLIENT_name FROM lucy_view".into(), &mut attempt);
+        qt.attempts.push(attempt);
+        o
+    });
+    assert!(r.is_ok() && called);
+    let pt = qt.plan.as_ref().unwrap();
+    assert!(pt.fell_back && pt.error.as_deref().unwrap().contains("2 verified queries"), "{pt:?}");
+    assert!(llm.requests.lock().unwrap().is_empty());
 }

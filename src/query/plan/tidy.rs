@@ -308,7 +308,9 @@ fn filters_column(f: &Filter, col: &str) -> bool {
     match f {
         Filter::And { and } => and.iter().any(|x| filters_column(x, col)),
         Filter::Or { or } => or.iter().any(|x| filters_column(x, col)),
-        Filter::Cond(c) => c.col.eq_ignore_ascii_case(col) || c.other.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(col)),
+        Filter::Cond(c) => {
+            c.col.eq_ignore_ascii_case(col) || c.other.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(col))
+        }
     }
 }
 
