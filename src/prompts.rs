@@ -237,7 +237,7 @@ mod tests {
                                   {"alias": "PAYMENT_amount", "table": "PAYMENT", "column": "amount", "source": null, "kind": "number", "measure": true, "description": null}]);
                 let tables = json!([{"name": "CLIENT", "note": null}, {"name": "PAYMENT", "note": null}]);
                 json!({"question": "Q?", "view_name": "lucy_view", "columns": cols, "tables": tables, "evidence": "",
-                       "values": ["CLIENT_name: 'Acme'"], "hints": []})
+                       "values": ["CLIENT_name: 'Acme'"], "hints": [], "bucket": true})
             }
             "repair_sql" => {
                 json!({"sql": "SELECT x", "error": "no x", "dialect": "SQLite", "allowed": "the view lucy_view"})

@@ -906,11 +906,13 @@ const DDO_S29_AUTO: Run = Run {
 
 /// The held-out DDO questions (session 20's 12) in the plan form, the
 /// plan calls fresh in session 29 (same binary and machine as
-/// `DDO_S29_PLAN`). These questions were looked at while the plan's
-/// tidying was written (session 28).
+/// `DDO_S29_PLAN`), and in session 30 the one question asking per month
+/// (ddo-h01: its prompt and grammar now offer a date bucket). These
+/// questions were looked at while the plan's tidying was written (session
+/// 28).
 const DDO_HELDOUT_S29_PLAN: Run = Run {
     suite: "ddo-heldout",
-    cassette: "benchmarks/cassettes/ddo-heldout-s20.jsonl,benchmarks/cassettes/ddo-heldout-plan-s29.jsonl",
+    cassette: "benchmarks/cassettes/ddo-heldout-s20.jsonl,benchmarks/cassettes/ddo-heldout-plan-s29.jsonl,benchmarks/cassettes/ddo-heldout-plan-s30.jsonl",
     expected: "benchmarks/cassettes/ddo-heldout-plan-s29.expected.json",
     ..DDO_S29_PLAN
 };
@@ -950,10 +952,12 @@ const ACME_S29_AUTO: Run =
     Run { expected: "benchmarks/cassettes/acme-auto-s29.expected.json", flags: DDO_S29_AUTO.flags, ..ACME_S29_PLAN };
 
 /// The Spider sample (100, seed 1) in the plan form, the plan calls fresh
-/// in session 29 (same binary and machine).
+/// in session 29 (same binary and machine), and in session 30 the one
+/// question whose prompt and grammar now offer a date bucket (481, "in
+/// each year").
 const SPIDER_S29_PLAN: Run = Run {
     suite: "spider-dev",
-    cassette: "benchmarks/cassettes/spider-dev-s23-fresh.jsonl,benchmarks/cassettes/spider-dev-plan-s29.jsonl",
+    cassette: "benchmarks/cassettes/spider-dev-s23-fresh.jsonl,benchmarks/cassettes/spider-dev-plan-s29.jsonl,benchmarks/cassettes/spider-dev-plan-s30.jsonl",
     expected: "benchmarks/cassettes/spider-dev-plan-s29.expected.json",
     methods: &["lucy"],
     recorded: Some(100),

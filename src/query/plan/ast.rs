@@ -114,7 +114,10 @@ impl Agg {
 }
 
 /// A select item, an ORDER BY item's expression: a view column, or an
-/// aggregate over one (`count` without a column is `COUNT(*)`).
+/// aggregate over one (`count` without a column is `COUNT(*)`). A date
+/// column's select item may be a `bucket`: the date cut to its year
+/// (`YYYY`), month (`YYYY-MM`) or day (`YYYY-MM-DD`), grouped and ordered
+/// by that text ("payments per month").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Item {
@@ -122,22 +125,29 @@ pub struct Item {
     pub agg: Option<Agg>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub col: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bucket: Option<DatePart>,
 }
 
 impl Item {
     /// A plain column.
     pub fn col(c: &str) -> Self {
-        Item { agg: None, col: Some(c.to_string()) }
+        Item { agg: None, col: Some(c.to_string()), bucket: None }
     }
 
     /// An aggregate over a column.
     pub fn agg(a: Agg, c: &str) -> Self {
-        Item { agg: Some(a), col: Some(c.to_string()) }
+        Item { agg: Some(a), col: Some(c.to_string()), bucket: None }
+    }
+
+    /// A date column cut to `part` (`YYYY`, `YYYY-MM`, `YYYY-MM-DD`).
+    pub fn bucket(c: &str, part: DatePart) -> Self {
+        Item { agg: None, col: Some(c.to_string()), bucket: Some(part) }
     }
 
     /// `COUNT(*)`.
     pub fn count_rows() -> Self {
-        Item { agg: Some(Agg::Count), col: None }
+        Item { agg: Some(Agg::Count), col: None, bucket: None }
     }
 }
 
@@ -156,7 +166,7 @@ pub struct OrderItem {
 impl OrderItem {
     /// The item's expression.
     pub fn item(&self) -> Item {
-        Item { agg: self.agg, col: self.col.clone() }
+        Item { agg: self.agg, col: self.col.clone(), bucket: None }
     }
 }
 

@@ -119,7 +119,19 @@ impl Compiler<'_> {
     /// repeated-rows test).
     fn item(&self, it: &Item, clause: &str, groups: &[String]) -> Result<String, PlanError> {
         match (it.agg, &it.col) {
-            (None, Some(c)) => self.col(c, clause),
+            (None, Some(c)) => match it.bucket {
+                None => self.col(c, clause),
+                Some(part) => {
+                    let q = self.col(c, clause)?;
+                    if self.view.column(c).map(|x| x.class) != Some(ColumnClass::Date) {
+                        return bad(format!(
+                            "{clause}: {c} by {} cuts a column that is not a date; a bucket reads a date column",
+                            part.as_str()
+                        ));
+                    }
+                    Ok(self.bucket(part, &q))
+                }
+            },
             (None, None) => bad(format!("{clause}: an item names neither a column nor an aggregate")),
             (Some(Agg::Count), None) => Ok("COUNT(*)".into()),
             (Some(a), None) => bad(format!("{clause}: {} needs a column", a.as_str())),
@@ -165,9 +177,59 @@ impl Compiler<'_> {
         }
     }
 
+    /// A select item's SQL: [`Self::item`], a bucket named by its alias.
+    fn select_item(&self, it: &Item, groups: &[String]) -> Result<String, PlanError> {
+        let e = self.item(it, "select", groups)?;
+        Ok(match it.bucket {
+            Some(_) if it.agg.is_none() => format!("{e} AS {}", quote_alias(&Self::item_alias(it), self.d)),
+            _ => e,
+        })
+    }
+
+    /// A date cut to its year (`YYYY`), month (`YYYY-MM`) or day
+    /// (`YYYY-MM-DD`), as text, in the dialect.
+    fn bucket(&self, part: DatePart, q: &str) -> String {
+        let (sqlite, pg, spark) = match part {
+            DatePart::Year => ("%Y", "YYYY", "yyyy"),
+            DatePart::Month => ("%Y-%m", "YYYY-MM", "yyyy-MM"),
+            DatePart::Day => ("%Y-%m-%d", "YYYY-MM-DD", "yyyy-MM-dd"),
+        };
+        match self.d {
+            Dialect::Sqlite => format!("strftime('{sqlite}', {q})"),
+            Dialect::Postgres => format!("to_char(CAST({q} AS TIMESTAMP), '{pg}')"),
+            Dialect::Mysql => format!("DATE_FORMAT({q}, '{sqlite}')"),
+            Dialect::Spark => format!("date_format({q}, '{spark}')"),
+        }
+    }
+
+    /// The bucket a select item cuts `col` to, if one does.
+    fn bucket_of(p: &Plan, col: &str) -> Option<Item> {
+        p.select
+            .iter()
+            .find(|i| {
+                i.agg.is_none() && i.bucket.is_some() && i.col.as_deref().is_some_and(|c| c.eq_ignore_ascii_case(col))
+            })
+            .cloned()
+    }
+
+    /// The GROUP BY list: each grouped column, or the bucket a select item
+    /// cuts it to.
+    fn group_by_sql(&self, p: &Plan, groups: &[String]) -> Result<Vec<String>, PlanError> {
+        groups
+            .iter()
+            .map(|g| match Self::bucket_of(p, g) {
+                Some(b) => self.item(&b, "group_by", groups),
+                None => self.col(g, "group_by"),
+            })
+            .collect()
+    }
+
     /// A name for an item in a derived table's select list.
     fn item_alias(it: &Item) -> String {
         match (it.agg, &it.col) {
+            (None, Some(c)) if it.bucket.is_some() => {
+                format!("{c}_{}", it.bucket.map(|b| b.as_str()).unwrap_or_default())
+            }
             (None, Some(c)) => c.clone(),
             (Some(a), Some(c)) => format!("{}_{c}", a.as_str()),
             (Some(a), None) => format!("{}_rows", a.as_str()),
@@ -362,7 +424,7 @@ impl Compiler<'_> {
             if !h.op.is_comparison() {
                 return bad(format!("having: {} takes =, !=, <, <=, > or >=", h.agg.as_str()));
             }
-            let it = Item { agg: Some(h.agg), col: h.col.clone() };
+            let it = Item { agg: Some(h.agg), col: h.col.clone(), bucket: None };
             let lhs = self.item(&it, "having", groups)?;
             let rhs = match &h.value {
                 Literal::Number(n) => n.to_string(),
@@ -440,7 +502,12 @@ impl Compiler<'_> {
         p.order_by
             .iter()
             .map(|o| {
-                let e = self.item(&o.item(), "order_by", groups)?;
+                // A column a select item cuts to a bucket orders by the bucket.
+                let it = match (o.agg, o.col.as_deref().and_then(|c| Self::bucket_of(p, c))) {
+                    (None, Some(b)) => b,
+                    _ => o.item(),
+                };
+                let e = self.item(&it, "order_by", groups)?;
                 Ok(if o.desc { format!("{e} DESC") } else { e })
             })
             .collect()
@@ -448,13 +515,13 @@ impl Compiler<'_> {
 
     fn query(&self, p: &Plan) -> Result<String, PlanError> {
         let (items, groups) = self.grouped(p)?;
-        let sel: Vec<String> = items.iter().map(|i| self.item(i, "select", &groups)).collect::<Result<_, _>>()?;
+        let sel: Vec<String> = items.iter().map(|i| self.select_item(i, &groups)).collect::<Result<_, _>>()?;
         let has_agg = aggregates(p);
         let distinct = if p.distinct && !has_agg { "DISTINCT " } else { "" };
         let group = if groups.is_empty() {
             String::new()
         } else {
-            format!(" GROUP BY {}", self.check_names(&groups, "group_by")?.join(", "))
+            format!(" GROUP BY {}", self.group_by_sql(p, &groups)?.join(", "))
         };
         let having = self.having(p, &groups)?;
         let order = self.order(&self.order_items(p, &groups)?);
@@ -490,7 +557,7 @@ impl Compiler<'_> {
             }
             let e = self.item(it, "select", &groups)?;
             let a = quote_alias(&alias, self.d);
-            inner.push(if it.agg.is_none() { e } else { format!("{e} AS {a}") });
+            inner.push(if it.agg.is_none() && it.bucket.is_none() { e } else { format!("{e} AS {a}") });
             outer.push(a);
             names.push(alias);
         }
@@ -502,7 +569,7 @@ impl Compiler<'_> {
         let group = if groups.is_empty() {
             String::new()
         } else {
-            format!(" GROUP BY {}", self.check_names(&groups, "group_by")?.join(", "))
+            format!(" GROUP BY {}", self.group_by_sql(p, &groups)?.join(", "))
         };
         let having = self.having(p, &groups)?;
         Ok(format!(
@@ -550,11 +617,11 @@ impl Compiler<'_> {
             format!("NOT EXISTS (SELECT 1 FROM {} AS lucy_y WHERE {})", self.view_name(), on.join(" AND "));
         let (items, groups) = self.grouped(p)?;
         let has_agg = aggregates(p);
-        let sel: Vec<String> = items.iter().map(|i| self.item(i, "select", &groups)).collect::<Result<_, _>>()?;
+        let sel: Vec<String> = items.iter().map(|i| self.select_item(i, &groups)).collect::<Result<_, _>>()?;
         let group = if groups.is_empty() || !has_agg {
             String::new()
         } else {
-            format!(" GROUP BY {}", self.check_names(&groups, "group_by")?.join(", "))
+            format!(" GROUP BY {}", self.group_by_sql(p, &groups)?.join(", "))
         };
         let distinct = if has_agg { "" } else { "DISTINCT " };
         let order = self.order(&self.order_items(p, &groups)?);

@@ -46,6 +46,10 @@ pub struct Cues {
     /// than any country in Africa", "above the average"). A plan cannot
     /// say either, so `auto` asks for free SQL at once.
     pub subquery: bool,
+    /// Rows per year, month or day of a date ("payments in each month",
+    /// "per year", "monthly", "the month as YYYY-MM"): a select item may
+    /// cut a date column to that part (`bucket`).
+    pub bucket: bool,
 }
 
 /// Words (or word stems, see [`Cues::of`]) that can ask for an aggregate.
@@ -253,6 +257,7 @@ impl Cues {
         arithmetic: false,
         argmax: false,
         subquery: false,
+        bucket: true,
     };
 
     /// The clauses `question`'s words allow. A word matches whole (case
@@ -299,8 +304,16 @@ impl Cues {
             "above the average",
             "below the average",
         ];
+        const PERIODS: &[&str] = &["year", "years", "month", "months", "day", "days"];
+        const PER: &[&str] = &["each", "per", "every", "by"];
+        let bucket = words
+            .iter()
+            .enumerate()
+            .any(|(i, w)| PER.contains(w) && words[i + 1..].iter().take(2).any(|x| PERIODS.contains(x)))
+            || words.iter().any(|w| matches!(*w, "monthly" | "yearly" | "annual" | "annually" | "daily" | "yyyy"));
         Cues {
             argmax,
+            bucket,
             subquery: both || has(VERSUS_SET),
             arithmetic: has(ARITHMETIC) || sum_of_many || lower.contains(" + ") || lower.contains(" - "),
             aggregate: has(AGGREGATE) || superlative || compared_count,
@@ -324,6 +337,7 @@ mod tests {
         arithmetic: false,
         argmax: false,
         subquery: false,
+        bucket: false,
     };
 
     #[test]
@@ -392,6 +406,23 @@ mod tests {
         // A bare number (a value, not a count of things): none.
         assert!(compared_counts("a reservation of at least 4096").is_empty());
         assert!(compared_counts("Which clients pay the most?").is_empty());
+    }
+
+    #[test]
+    fn a_period_after_each_or_per_cuts_dates() {
+        for q in [
+            "How many payments were made in each month of 2024? Output the month as YYYY-MM.",
+            "Total income per year",
+            "Monthly revenue by datacenter",
+            "Payments by month",
+        ] {
+            assert!(Cues::of(q).bucket, "{q}");
+        }
+        for q in
+            ["Payments made in May 2024", "How many days did the runtime last?", "each client's first payment date"]
+        {
+            assert!(!Cues::of(q).bucket, "{q}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::types::trace::PlanLine;
 
 fn item(i: &Item) -> String {
     match (i.agg, &i.col) {
+        (None, Some(c)) if i.bucket.is_some() => format!("{c} by {}", i.bucket.map(|b| b.as_str()).unwrap_or_default()),
         (None, Some(c)) => c.clone(),
         (Some(Agg::Count), None) => "count(rows)".into(),
         (Some(a), Some(c)) => format!("{}({c})", a.as_str()),
@@ -88,7 +89,7 @@ pub fn table(p: &Plan) -> Vec<PlanLine> {
             .having
             .iter()
             .map(|h| {
-                let i = Item { agg: Some(h.agg), col: h.col.clone() };
+                let i = Item { agg: Some(h.agg), col: h.col.clone(), bucket: None };
                 format!("{} {} {}", item(&i), h.op.as_str(), h.value.show())
             })
             .collect();

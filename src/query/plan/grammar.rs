@@ -8,6 +8,9 @@
 //!   key, date or text). With `--fanout` other than `rewrite`, `count`,
 //!   `sum` and `avg` read no column of an instance the view repeats
 //!   (nothing would count its rows once).
+//! - A select item may cut a date column to its year, month or day
+//!   (`{"col": DATE, "bucket": "month"}`) when the question asks per one
+//!   ([`Cues::bucket`]).
 //! - A condition: numbers for a number column (`=`…`>=`, `between`, `in`);
 //!   for a text column strings (`like` any pattern; `=`, `!=`, `in` the
 //!   values offered for it — those the question matched in the value
@@ -162,13 +165,19 @@ pub fn plan_grammar(view: &PlanView, cues: &Cues) -> String {
     // Column sets.
     let never = lit("\u{1}never\u{1}");
     g.push_str(&format!("any_col: {}\n", alt(&any).unwrap_or_else(|| never.clone())));
+    // A date cut to a year, month or day, when the question asks per one.
+    let bucket_item = if cues.bucket && !dates.is_empty() {
+        format!(" | \"{{\" {} date_col \",\" {} date_part \"}}\"", key("col"), key("bucket"))
+    } else {
+        String::new()
+    };
     if !cues.aggregate {
-        g.push_str(&format!("item: \"{{\" {} any_col \"}}\"\n", key("col")));
+        g.push_str(&format!("item: \"{{\" {} any_col \"}}\"{bucket_item}\n", key("col")));
         if cues.order {
             g.push_str(&format!("order_item: \"{{\" {} any_col {} \"}}\"\n", key("col"), opt("desc", "BOOL")));
         }
     } else {
-        g.push_str(&format!("item: \"{{\" {} any_col \"}}\" | \"{{\" agg_body \"}}\"\n", key("col")));
+        g.push_str(&format!("item: \"{{\" {} any_col \"}}\" | \"{{\" agg_body \"}}\"{bucket_item}\n", key("col")));
         if cues.order {
             g.push_str(&format!(
                 "order_item: \"{{\" ({} any_col | agg_body) {} \"}}\"\n",

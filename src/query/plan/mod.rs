@@ -29,6 +29,7 @@ pub mod describe;
 pub mod grammar;
 pub mod tidy;
 pub mod view;
+pub mod words;
 
 use std::time::Instant;
 
@@ -219,6 +220,8 @@ pub fn plan_prompt(
         "evidence": extras.evidence.unwrap_or(""),
         "values": extras.values,
         "hints": extras.hints,
+        // The bucket item is explained only where the grammar offers it.
+        "bucket": Cues::of(question).bucket && pv.columns.iter().any(|c| c.class == ColumnClass::Date),
     });
     prompts.render("query_plan", &vars)
 }
@@ -388,7 +391,7 @@ fn answer_plan(
     // sentence lists left part of the question out (a second aggregate, a
     // computed column): free SQL instead.
     if plan.form == QueryForm::Auto && matches!(parsed.kind, PlanKind::Query | PlanKind::TopPerGroup) {
-        if let Some(asked) = tidy::output_items(&plan.question).filter(|&n| n > parsed.select.len()) {
+        if let Some(asked) = words::output_items(&plan.question).filter(|&n| n > parsed.select.len()) {
             return refuse(
                 pt,
                 attempt,

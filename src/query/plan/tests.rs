@@ -892,3 +892,65 @@ fn auto_follows_verified_queries_with_free_sql() {
     assert!(pt.fell_back && pt.error.as_deref().unwrap().contains("2 verified queries"), "{pt:?}");
     assert!(llm.requests.lock().unwrap().is_empty());
 }
+
+/// "How many payments were made in each month of 2024?": a date bucket.
+const PER_MONTH: &str = r#"{"kind": "query", "select": [{"col": "PAYMENT_date", "bucket": "month"}, {"agg": "count_distinct", "col": "PAYMENT_id"}], "where": {"col": "PAYMENT_date", "part": "year", "op": "=", "value": 2024}, "group_by": ["PAYMENT_date"], "order_by": [{"col": "PAYMENT_date"}]}"#;
+
+#[test]
+fn a_date_bucket_groups_and_orders_by_the_cut_date_in_every_dialect() {
+    let g = graph();
+    let v = payments(&g);
+    let p = plan(PER_MONTH);
+    let sqlite = compile(&p, &pv(&g, &v, Dialect::Sqlite)).unwrap();
+    assert_eq!(
+        sqlite,
+        "SELECT strftime('%Y-%m', PAYMENT_date) AS PAYMENT_date_month, COUNT(DISTINCT PAYMENT_id) FROM lucy_view \
+         WHERE CAST(strftime('%Y', PAYMENT_date) AS INTEGER) = 2024 GROUP BY strftime('%Y-%m', PAYMENT_date) \
+         ORDER BY strftime('%Y-%m', PAYMENT_date)"
+    );
+    let pg = compile(&p, &pv(&g, &v, Dialect::Postgres)).unwrap();
+    assert!(pg.contains("GROUP BY to_char(CAST(PAYMENT_date AS TIMESTAMP), 'YYYY-MM')"), "{pg}");
+    let my = compile(&p, &pv(&g, &v, Dialect::Mysql)).unwrap();
+    assert!(my.starts_with("SELECT DATE_FORMAT(PAYMENT_date, '%Y-%m') AS PAYMENT_date_month"), "{my}");
+    let spark = compile(&p, &pv(&g, &v, Dialect::Spark)).unwrap();
+    assert!(spark.contains("date_format(PAYMENT_date, 'yyyy-MM')"), "{spark}");
+    let cols: Vec<String> = v.columns.iter().map(|c| c.alias.clone()).collect();
+    for d in DIALECTS {
+        let sql = compile(&p, &pv(&g, &v, d)).unwrap();
+        check_query(&sql, &v.view_name, &cols, d).unwrap_or_else(|e| panic!("{d:?}: {sql}: {e}"));
+    }
+    // Through the rewrites and the run, the gold rows.
+    let db = crate::sql::exec::Database::Sqlite(DB.into());
+    let t = task(&v, &db, None);
+    let mut attempt = crate::types::trace::SqlAttempt::default();
+    let (out, _) = crate::query::check_and_run(&t, sqlite.clone(), &mut attempt);
+    let out = out.unwrap_or_else(|e| panic!("{sqlite}: {e}"));
+    let got: BTreeSet<Vec<String>> =
+        out.rows.unwrap().rows.iter().map(|r| r.iter().map(|v| v.to_string()).collect()).collect();
+    let gold = "SELECT strftime('%Y-%m', date), COUNT(*) FROM PAYMENT WHERE date >= '2024-01-01' AND date < '2025-01-01' GROUP BY 1";
+    assert_eq!(got, rows(None, gold), "{sqlite} ran as {}", out.checked.sql);
+    assert!(!got.is_empty());
+    // A bucket reads a date column only.
+    let bad_plan = plan(r#"{"kind": "query", "select": [{"col": "CLIENT_name", "bucket": "year"}]}"#);
+    let e = compile(&bad_plan, &pv(&g, &v, Dialect::Sqlite)).unwrap_err().to_string();
+    assert!(e.contains("not a date"), "{e}");
+    // The table reads it.
+    assert!(describe::table(&p).iter().any(|l| l.text.contains("PAYMENT_date by month")));
+}
+
+#[test]
+fn the_grammar_offers_a_date_bucket_only_when_the_question_asks_per_period() {
+    let g = graph();
+    let v = payments(&g);
+    let view = pv(&g, &v, Dialect::Sqlite);
+    let per_month = grammar::plan_grammar(
+        &view,
+        &Cues::of("How many payments were made in each month of 2024, in calendar order?"),
+    );
+    check_text(&per_month, PER_MONTH).unwrap_or_else(|e| panic!("{e}\n{per_month}"));
+    let total = grammar::plan_grammar(&view, &Cues::of("How many payments were made in 2024, in order?"));
+    assert!(check_text(&total, PER_MONTH).is_err(), "admitted a bucket the question never asked for");
+    // Over a number column, never.
+    let num = r#"{"kind": "query", "select": [{"col": "PAYAMOUNT_amount", "bucket": "month"}]}"#;
+    assert!(check_text(&per_month, num).is_err());
+}
