@@ -218,16 +218,22 @@ pub fn ranked(w: &str) -> bool {
     matches!(w, "most" | "least" | "fewest") || superlative(w)
 }
 
+/// The words of `lower` (a lower-case question): letters, digits and
+/// inner apostrophes ("haven't"), surrounding quotes trimmed.
+fn cue_words(lower: &str) -> Vec<&str> {
+    lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
 /// The numbers `question` compares a count with: a [`COMPARED`] phrase,
 /// a number (digits or a number word) and a word after it ("more than one
 /// orchestra" → 1, "at least 2 payments" → 2), in the question's order.
 pub fn compared_counts(question: &str) -> Vec<f64> {
     let lower = question.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .map(|w| w.trim_matches('\''))
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = cue_words(&lower);
     let value = |w: &str| -> Option<f64> {
         if w.chars().all(|c| c.is_ascii_digit()) {
             return w.parse().ok();
@@ -266,11 +272,7 @@ impl Cues {
     /// aggregates, order and limit; digits count for limit.
     pub fn of(question: &str) -> Cues {
         let lower = question.to_lowercase();
-        let words: Vec<&str> = lower
-            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-            .map(|w| w.trim_matches('\''))
-            .filter(|w| !w.is_empty())
-            .collect();
+        let words = cue_words(&lower);
         let joined = format!(" {} ", words.join(" "));
         let has = |list: &[&str]| list.iter().any(|w| joined.contains(&format!(" {w} ")));
         let superlative = words.iter().any(|w| superlative(w));
