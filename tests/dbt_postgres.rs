@@ -158,12 +158,14 @@ fn the_readme_dbt_question_with_the_embedded_model() {
     let model = format!("{ROOT}/dbmodels/jaffle_shop.json");
     let question =
         "Which orders were paid partly or fully with a coupon? List the order id and the first name of the customer.";
-    // In the free-SQL form, as the README shows it: the default `auto`
-    // form's plan adds a condition nobody asked for here
-    // (`orders_credit_card_amount > 0`, 1 row; session 30, measured).
+    // In the default `auto` form, as the README shows it: the model's plan
+    // has added conditions nobody asked for here (`AND
+    // orders_credit_card_amount > 0`, 1 row, session 30; `OR … > 0` over all
+    // four payment amounts, every order, session 31), which the plan's
+    // tidying now drops (`query::plan::tidy`).
     let o = support::lucy()
         .env_remove("LUCY_LLM_GGUF")
-        .args(["--json", "ask", "--model", &model, "--execute", plain, "--limit", "1000", "--set", "query.form=sql"])
+        .args(["--json", "ask", "--model", &model, "--execute", plain, "--limit", "1000"])
         .arg(question)
         .output()
         .unwrap();

@@ -38,6 +38,12 @@
 //!   a code without such a word (`'F'`, `'AG'`) is left alone. A list of
 //!   three or more of which the question holds at most one ("in (1, 2, …,
 //!   12)" for "more than one orchestra") is an enumeration: dropped whole.
+//! - A comparison (`<`, `>`, …) of a number column with a number the
+//!   question does not hold, on a column none of whose own words (its
+//!   table's prefix, `id` and unit words such as "amount" aside) the
+//!   question says: dropped ("paid with a coupon" planned as
+//!   `coupon_amount > 0 AND credit_card_amount > 0`); in an `or`, such
+//!   branches go beside one that stays.
 //! - A `like` pattern `'%x%'` where the question says its text starts
 //!   (begins) with x becomes `'x%'`; ends with x, `'%x'`.
 //! - No `order_by`, one aggregate selected, and the question says "most
@@ -423,10 +429,43 @@ fn drop_made_up_values(f: Filter, v: &PlanView, question: &str, notes: &mut Vec<
                 _ => Some(Filter::And { and: kept }),
             }
         }
-        // Inside an `or` a dropped branch would widen the filter: left alone.
-        or @ Filter::Or { .. } => Some(or),
+        // Inside an `or`, only comparisons the question never asks for go
+        // ("coupon_amount > 0 OR credit_card_amount > 0 OR …" for "paid
+        // with a coupon"), and only beside a branch that stays.
+        Filter::Or { or } => {
+            let unasked = |x: &Filter| matches!(x, Filter::Cond(c) if unasked_comparison(c, v, question));
+            if or.iter().all(unasked) || !or.iter().any(unasked) {
+                return Some(Filter::Or { or });
+            }
+            let (gone, kept): (Vec<Filter>, Vec<Filter>) = or.into_iter().partition(unasked);
+            let shown: Vec<String> = gone
+                .iter()
+                .filter_map(|x| match x {
+                    Filter::Cond(c) => Some(format!("{} {}", c.col, c.op.as_str())),
+                    _ => None,
+                })
+                .collect();
+            notes.push(format!(
+                "{}: alternatives the question names neither the column nor the number of; dropped",
+                shown.join(", ")
+            ));
+            if kept.len() == 1 {
+                kept.into_iter().next()
+            } else {
+                Some(Filter::Or { or: kept })
+            }
+        }
         Filter::Cond(c) => {
             let class = v.column(&c.col).map(|x| x.class);
+            if unasked_comparison(&c, v, question) {
+                notes.push(format!(
+                    "{} {} {}: the question names neither the column nor the number; dropped",
+                    c.col,
+                    c.op.as_str(),
+                    c.value.as_ref().map(Literal::show).unwrap_or_default()
+                ));
+                return None;
+            }
             let judged = matches!(class, Some(ColumnClass::Number | ColumnClass::Text));
             if !judged || c.part.is_some() || !matches!(c.op, Op::Eq | Op::Ne | Op::In | Op::NotIn) {
                 return Some(Filter::Cond(c));
@@ -476,6 +515,38 @@ fn drop_made_up_values(f: Filter, v: &PlanView, question: &str, notes: &mut Vec<
             Some(Filter::Cond(c))
         }
     }
+}
+
+/// Words of a column name that say what is measured, not what of:
+/// "credit_card_amount" is named by "credit" or "card", not by "amount".
+const UNIT_WORDS: &[&str] = &["amount", "count", "number", "total", "value", "qty", "quantity", "num"];
+
+/// Whether `c` is a comparison (`<`, `<=`, `>`, `>=`) of a number column
+/// with a number the question does not hold, on a column no word of the
+/// question names: the column's own words (its instance's prefix, `id` and
+/// [`UNIT_WORDS`] aside; a column left with none cannot be judged). "Which
+/// orders were paid partly or fully with a coupon?" asks for
+/// `coupon_amount > 0`, not `credit_card_amount > 0` beside it.
+fn unasked_comparison(c: &super::ast::Condition, v: &PlanView, question: &str) -> bool {
+    if c.part.is_some() || !matches!(c.op, Op::Lt | Op::Le | Op::Gt | Op::Ge) {
+        return false;
+    }
+    if v.column(&c.col).map(|x| x.class) != Some(ColumnClass::Number) {
+        return false;
+    }
+    let Some(Literal::Number(n)) = &c.value else { return false };
+    let qw = words(question);
+    if spellings(n).iter().any(|s| qw.contains(s)) {
+        return false;
+    }
+    let lower = c.col.to_lowercase();
+    let own = v
+        .instance_of(&c.col)
+        .and_then(|i| lower.strip_prefix(&format!("{}_", i.to_lowercase())).map(str::to_string))
+        .unwrap_or_else(|| lower.clone());
+    let words_of: Vec<&str> =
+        own.split('_').filter(|w| w.len() >= 3 && *w != "id" && !UNIT_WORDS.contains(w)).collect();
+    !words_of.is_empty() && !qw.iter().any(|q| q.len() >= 3 && words_of.iter().any(|w| starts_alike(w, q)))
 }
 
 /// The qualified-comparison rule, over `having` and the filter.
@@ -739,6 +810,52 @@ mod tests {
             r#"{"kind":"query","select":[{"col":"DATACENTER_id"}],"where":{"col":"DATACENTER_name","op":"=","value":"DC"}}"#,
         );
         assert!(tidy(&code, "Which datacenters are there?", Some(&v)).1.is_empty());
+    }
+
+    #[test]
+    fn a_comparison_on_a_column_the_question_never_names_is_dropped() {
+        let g = crate::graph::SchemaGraph::new(
+            crate::model::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/jaffle_shop.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        let mut req = crate::types::ViewRequest::new(vec!["orders".into()]);
+        req.attributes = ["order_id", "coupon_amount", "credit_card_amount", "gift_card_amount", "amount"]
+            .map(|c| crate::types::ColumnRef::new("orders", c))
+            .to_vec();
+        let view = crate::solve::generate_view(&g, &req).unwrap();
+        let v =
+            PlanView::of_view(&g, &view, crate::types::Dialect::Sqlite, crate::types::FanoutMode::Rewrite, None, &[]);
+        // The README's jaffle_shop question, as the default model planned it (session 30).
+        let p = plan(
+            r#"{"kind":"query","select":[{"col":"orders_order_id"}],"where":{"and":[{"col":"orders_coupon_amount","op":">","value":0},{"col":"orders_credit_card_amount","op":">","value":0}]}}"#,
+        );
+        let q = "Which orders were paid partly or fully with a coupon? List the order id and the first name of the customer.";
+        let (t, notes) = tidy(&p, q, Some(&v));
+        let want = plan(r#"{"kind":"query","where":{"col":"orders_coupon_amount","op":">","value":0}}"#);
+        assert_eq!(t.filter, want.filter, "{notes:?}");
+        assert!(notes.iter().any(|n| n.contains("orders_credit_card_amount > 0")), "{notes:?}");
+        // Named by a word of its own ("card"), or the number said: kept.
+        for q in ["Orders paid with a coupon and a card?", "Orders with a coupon and more than 0 paid otherwise?"] {
+            assert_eq!(tidy(&p, q, Some(&v)).0.filter, p.filter, "{q}");
+        }
+        // "amount" alone names no column of several amounts; a column with
+        // only a unit word is not judged.
+        let (t, _) = tidy(&p, "Orders whose coupon amount is positive?", Some(&v));
+        assert_eq!(t.filter, want.filter);
+        let amount = plan(
+            r#"{"kind":"query","select":[{"col":"orders_order_id"}],"where":{"col":"orders_amount","op":">=","value":10}}"#,
+        );
+        assert_eq!(tidy(&amount, "Which orders were large?", Some(&v)).0, amount);
+        // Inside an `or` (session 31's fresh answer): the named branch stays.
+        let or = plan(
+            r#"{"kind":"query","select":[{"col":"orders_order_id"}],"where":{"or":[{"col":"orders_coupon_amount","op":">","value":0},{"col":"orders_credit_card_amount","op":">","value":0},{"col":"orders_gift_card_amount","op":">","value":0}]}}"#,
+        );
+        let (t, notes) = tidy(&or, q, Some(&v));
+        assert_eq!(t.filter, want.filter, "{notes:?}");
+        // No branch named: the `or` is left whole.
+        let (t, _) = tidy(&or, "Which orders were paid?", Some(&v));
+        assert_eq!(t.filter, or.filter);
     }
 
     #[test]
