@@ -154,10 +154,12 @@ full_page_writes = off
 EOF
   fi
   as_pg mkdir -p "$pg_sock"
-  as_pg "$pg_bin/pg_ctl" -D "$pg_data" -l "$pg_log" -w -t 60 start >/dev/null \
+  as_pg "$pg_bin/pg_ctl" -D "$pg_data" -l "$pg_log" -w -t 180 start >/dev/null \
     || { tail -n 20 "$pg_log" >&2; die "PostgreSQL did not start (log: $pg_log)"; }
-  for _ in $(seq 1 60); do pg_ready && break; sleep 0.5; done
-  pg_ready || die "PostgreSQL is not ready after 30 s (log: $pg_log)"
+  # (bounds for a machine busy compiling: scripts/test.sh starts the
+  # servers beside the build)
+  for _ in $(seq 1 240); do pg_ready && break; sleep 0.5; done
+  pg_ready || die "PostgreSQL is not ready after 120 s (log: $pg_log)"
   pg_setup
   say "PostgreSQL ready on 127.0.0.1:$pg_port"
 }
@@ -205,8 +207,8 @@ my_start() {
     --port="$my_port" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$my_log" \
     --innodb-buffer-pool-size=64M --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 \
     --performance-schema=OFF --max-connections=40 --character-set-server=utf8mb4 >/dev/null 2>&1 &
-  for _ in $(seq 1 120); do my_ready && break; sleep 0.5; done
-  my_ready || { tail -n 20 "$my_log" >&2; die "MariaDB is not ready after 60 s (log: $my_log)"; }
+  for _ in $(seq 1 360); do my_ready && break; sleep 0.5; done
+  my_ready || { tail -n 20 "$my_log" >&2; die "MariaDB is not ready after 180 s (log: $my_log)"; }
   my_setup
   say "MariaDB ready on 127.0.0.1:$my_port"
 }
@@ -254,8 +256,8 @@ sp_start() {
       setsid nohup "$sp_python" "$here/spark_server.py" "$sp_dir" "$sp_port" >"$sp_log" 2>&1 </dev/null &
     echo $! >"$sp_pid"
   fi
-  for _ in $(seq 1 240); do sp_ready && break; sp_alive || break; sleep 0.5; done
-  sp_ready || { tail -n 20 "$sp_log" >&2; sp_stop; die "Spark is not ready after 120 s (log: $sp_log)"; }
+  for _ in $(seq 1 720); do sp_ready && break; sp_alive || break; sleep 0.5; done
+  sp_ready || { tail -n 20 "$sp_log" >&2; sp_stop; die "Spark is not ready after 360 s (log: $sp_log)"; }
   say "Spark Connect ready on 127.0.0.1:$sp_port"
 }
 

@@ -70,18 +70,20 @@ stop_started() {
   for e in "${started[@]}"; do scripts/db.sh stop "$e" || true; done
 }
 trap stop_started EXIT
+# The compiler runs at a lower priority than that setup (which needs
+# little CPU, but servers time out when they get none).
 # Clippy next, on every target, warnings as errors (lints allowed for this
 # code base are in Cargo.toml's [lints.clippy], each with its reason).
 # Everything here builds with the `spark` feature (Spark Connect): the
 # feature pins in Cargo.toml keep that from rebuilding what a plain
 # `cargo build` built; it only adds tonic, prost and arrow.
 clippy_started=$(date +%s)
-cargo clippy --all-targets --features spark --quiet -- -D warnings
+nice -n 10 cargo clippy --all-targets --features spark --quiet -- -D warnings
 echo "test.sh: clippy clean in $(( $(date +%s) - clippy_started )) s" >&2
 # Build the test targets first, timed (benchmarks/results/build.md reads
 # this line from CI logs), then run them.
 build_started=$(date +%s)
-cargo test --all-targets --features spark --no-run --quiet
+nice -n 10 cargo test --all-targets --features spark --no-run --quiet
 echo "test.sh: test targets built in $(( $(date +%s) - build_started )) s" >&2
 waited=$(date +%s)
 if ! wait "$setup_pid"; then
