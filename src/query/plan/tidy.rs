@@ -670,6 +670,17 @@ mod tests {
         tidy(p, q, None)
     }
 
+    /// The plan view (SQLite, fan-out rewrite) of the view over one table
+    /// of `dbmodels/MODEL.json` with these of its columns.
+    fn view_of(model: &str, table: &str, columns: &[&str]) -> PlanView {
+        let path = format!("{}/dbmodels/{model}.json", env!("CARGO_MANIFEST_DIR"));
+        let g = crate::graph::SchemaGraph::new(crate::model::load(std::path::Path::new(&path)).unwrap()).unwrap();
+        let mut req = crate::types::ViewRequest::new(vec![table.into()]);
+        req.attributes = columns.iter().map(|c| crate::types::ColumnRef::new(table, *c)).collect();
+        let view = crate::solve::generate_view(&g, &req).unwrap();
+        PlanView::of_view(&g, &view, crate::types::Dialect::Sqlite, crate::types::FanoutMode::Rewrite, None, &[])
+    }
+
     #[test]
     fn a_comparison_takes_the_questions_qualifier() {
         let p = plan(
@@ -786,16 +797,7 @@ mod tests {
 
     #[test]
     fn a_text_value_the_question_never_says_is_dropped() {
-        let g = crate::graph::SchemaGraph::new(
-            crate::model::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/ddo.json")))
-                .unwrap(),
-        )
-        .unwrap();
-        let mut req = crate::types::ViewRequest::new(vec!["DATACENTER".into()]);
-        req.attributes = vec![crate::types::ColumnRef::new("DATACENTER", "name")];
-        let view = crate::solve::generate_view(&g, &req).unwrap();
-        let v =
-            PlanView::of_view(&g, &view, crate::types::Dialect::Sqlite, crate::types::FanoutMode::Rewrite, None, &[]);
+        let v = view_of("ddo", "DATACENTER", &["name"]);
         let p = plan(
             r#"{"kind":"query","select":[{"col":"DATACENTER_id"}],"where":{"and":[{"col":"DATACENTER_name","op":"=","value":"green-park"},{"col":"DATACENTER_id","op":">","value":1}]}}"#,
         );
@@ -814,18 +816,11 @@ mod tests {
 
     #[test]
     fn a_comparison_on_a_column_the_question_never_names_is_dropped() {
-        let g = crate::graph::SchemaGraph::new(
-            crate::model::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/dbmodels/jaffle_shop.json")))
-                .unwrap(),
-        )
-        .unwrap();
-        let mut req = crate::types::ViewRequest::new(vec!["orders".into()]);
-        req.attributes = ["order_id", "coupon_amount", "credit_card_amount", "gift_card_amount", "amount"]
-            .map(|c| crate::types::ColumnRef::new("orders", c))
-            .to_vec();
-        let view = crate::solve::generate_view(&g, &req).unwrap();
-        let v =
-            PlanView::of_view(&g, &view, crate::types::Dialect::Sqlite, crate::types::FanoutMode::Rewrite, None, &[]);
+        let v = view_of(
+            "jaffle_shop",
+            "orders",
+            &["order_id", "coupon_amount", "credit_card_amount", "gift_card_amount", "amount"],
+        );
         // The README's jaffle_shop question, as the default model planned it (session 30).
         let p = plan(
             r#"{"kind":"query","select":[{"col":"orders_order_id"}],"where":{"and":[{"col":"orders_coupon_amount","op":">","value":0},{"col":"orders_credit_card_amount","op":">","value":0}]}}"#,
