@@ -165,8 +165,7 @@ fn the_readme_dbt_question_with_the_embedded_model() {
     // tidying now drops (`query::plan::tidy`).
     let o = support::lucy()
         .env_remove("LUCY_LLM_GGUF")
-        .args(["--json", "ask", "--model", &model, "--execute", plain, "--limit", "1000"])
-        .arg(question)
+        .args(["--json", "ask", "--model", &model, "--execute", plain, "--limit", "1000", question])
         .output()
         .unwrap();
     let j = json_ok(&o);

@@ -472,7 +472,7 @@ fn drop_made_up_values(f: Filter, v: &PlanView, question: &str, notes: &mut Vec<
             }
             let qw = words(question);
             let held = |l: &Literal| match l {
-                Literal::Number(n) => spellings(n).iter().any(|s| qw.contains(s)),
+                Literal::Number(n) => number_held(n, &qw),
                 Literal::Text(t) if class == Some(ColumnClass::Number) => qw.contains(&t.to_lowercase()),
                 Literal::Text(t) => text_held(t, &qw),
             };
@@ -536,7 +536,7 @@ fn unasked_comparison(c: &super::ast::Condition, v: &PlanView, question: &str) -
     }
     let Some(Literal::Number(n)) = &c.value else { return false };
     let qw = words(question);
-    if spellings(n).iter().any(|s| qw.contains(s)) {
+    if number_held(n, &qw) {
         return false;
     }
     let lower = c.col.to_lowercase();
@@ -544,9 +544,11 @@ fn unasked_comparison(c: &super::ast::Condition, v: &PlanView, question: &str) -
         .instance_of(&c.col)
         .and_then(|i| lower.strip_prefix(&format!("{}_", i.to_lowercase())).map(str::to_string))
         .unwrap_or_else(|| lower.clone());
-    let words_of: Vec<&str> =
+    // The words `names_column` reads, unit words aside.
+    let named_by: Vec<&str> =
         own.split('_').filter(|w| w.len() >= 3 && *w != "id" && !UNIT_WORDS.contains(w)).collect();
-    !words_of.is_empty() && !qw.iter().any(|q| q.len() >= 3 && words_of.iter().any(|w| starts_alike(w, q)))
+    let named_by = named_by.join("_");
+    !named_by.is_empty() && !qw.iter().any(|q| names_column(q, &named_by))
 }
 
 /// The qualified-comparison rule, over `having` and the filter.

@@ -186,6 +186,12 @@ pub(super) fn spellings(n: &serde_json::Number) -> Vec<String> {
     out
 }
 
+/// Whether the question's words `qw` hold the number `n` in one of its
+/// [`spellings`].
+pub(super) fn number_held(n: &serde_json::Number, qw: &[String]) -> bool {
+    spellings(n).iter().any(|s| qw.contains(s))
+}
+
 /// Whether the question's words `qw` say the text literal `t`: a word of
 /// `t` of three letters or more starts like a question word (their first
 /// five letters, or the whole shorter word). A number written as text of
