@@ -86,10 +86,10 @@ fn a_named_marker_kind_filters_the_view_to_its_rows() {
     assert!(view_sql.contains("INNER JOIN Premium"), "{view_sql}");
     assert_eq!(rows_of(&both), gold);
     assert!(trace.contains("--kind-instance: Premium holds only Policy_Amount's key"), "{trace}");
-    // One call more than without the levers: Premium's attribute prompt
-    // (the match, the star's prompt, Policy's and Premium's attributes,
-    // QueryView).
-    assert_eq!(server.chat_requests().len(), 5);
+    // No call more than without the levers: the match, the star's prompt
+    // and QueryView (the default view shows every column of its tables, so
+    // no attribute prompt is asked, Premium's included).
+    assert_eq!(server.chat_requests().len(), 3);
 }
 
 /// A model that lists Claim alone for a question that says "policy", and
@@ -120,14 +120,15 @@ fn a_core_table_the_question_names_joins_the_relevant_tables() {
     assert_eq!(tables(&off), ["Claim"]);
     assert!(!off["sql"].as_str().unwrap().contains("Policy_Policy_Number"), "{off}");
     // On (the default since session 17): "policy" names Policy, which is
-    // kept, explored (one attribute prompt more) and joined; the answer
-    // reads its number.
+    // kept and joined at no call (a plain table's only prompt is its
+    // attribute prompt, not asked for the default view of every column);
+    // the answer reads its number.
     let (on, trace, calls_on) = run(&[]);
     let (explicit, _, _) = run(&["--table-names", "on"]);
     assert_eq!(explicit["sql"], on["sql"]);
     assert!(tables(&on).contains(&"Policy".to_string()), "{on}");
     assert!(trace.contains("--table-names: the question names Policy: kept"), "{trace}");
-    assert_eq!(calls_on, calls_off + 1);
+    assert_eq!(calls_on, calls_off);
     assert!(on["sql"].as_str().unwrap().contains("Policy_Policy_Number"), "{on}");
     let gold = sqlite_rows(
         DB,

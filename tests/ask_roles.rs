@@ -47,6 +47,11 @@ fn ddo20_asks_for_roles_once_and_compares_two_locations() {
             "3",
             "--trace",
             trace.to_str().unwrap(),
+            // The paper's view of the chosen attributes: each instance gets
+            // its attribute prompt (the default view, of every column, asks
+            // none).
+            "--view-columns",
+            "selected",
         ],
         &server.url(),
     );
@@ -138,7 +143,7 @@ fn role_answers_are_voted_and_a_question_without_a_choice_costs_no_call() {
     let v = json_ok(&out);
     assert_eq!(v["tables"], serde_json::json!(["CLIENT", "LOCATION"]));
     let reqs = server.chat_requests();
-    assert_eq!(reqs.len(), 3, "match_tables and two attribute prompts");
+    assert_eq!(reqs.len(), 1, "match_tables alone (the default view shows every column: no attribute prompt)");
     assert!(!reqs.iter().any(|r| r.body.contains("can be joined to the other tables")));
 
     // The m:m junction between its two relevant sides: no role prompt, the
@@ -155,6 +160,6 @@ fn role_answers_are_voted_and_a_question_without_a_choice_costs_no_call() {
     );
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let reqs = server.chat_requests();
-    assert_eq!(reqs.len(), 4, "match_tables, two attribute prompts and RESOURCEPOOL's pattern prompt");
+    assert_eq!(reqs.len(), 2, "match_tables and RESOURCEPOOL's pattern prompt (no attribute prompt)");
     assert!(!reqs.iter().any(|r| r.body.contains("can be joined to the other tables")));
 }

@@ -101,6 +101,10 @@ fn two_exclusive_kinds_get_one_subtype_prompt_and_two_instances() {
             DB,
             "--trace",
             trace.to_str().unwrap(),
+            // The paper's view: each kept instance gets its attribute
+            // prompt (the default view, of every column, asks none).
+            "--view-columns",
+            "selected",
         ],
         &server.url(),
     );
@@ -196,7 +200,11 @@ fn one_kind_or_an_exclusive_inner_node_costs_no_call() {
     assert_eq!(view_tables(&model, &server), serde_json::json!(["PAYMENT", "PAYAMOUNT", "TAX"]));
     let reqs = server.chat_requests();
     assert!(!reqs.iter().any(|r| r.body.contains(SUBTYPE_PROMPT)));
-    assert_eq!(reqs.len(), 4, "match_tables, PAYMENT's and TAX's attribute prompts, PAYAMOUNT's pattern prompt");
+    assert_eq!(
+        reqs.len(),
+        2,
+        "match_tables and PAYAMOUNT's pattern prompt (the default view of every column asks no attribute prompt)"
+    );
 
     // PAYAMOUNT exclusive as an inner node of the PAYMENT star (DDO's
     // shape): GenerateView has no subtype instances of inner tables, so

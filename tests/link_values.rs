@@ -243,8 +243,11 @@ fn values_on_puts_ddo_dev_datacenters_into_the_prompts_and_off_leaves_them_out()
     let qv = |ps: &[String]| ps.iter().find(|p| p.contains("I created a view table")).cloned().unwrap();
     let attrs = |ps: &[String]| ps.iter().find(|p| p.contains("JSON schema of the table DATACENTER")).cloned().unwrap();
 
+    // The paper's view, whose attribute prompts show the values too (the
+    // default view, of every column, asks no attribute prompt).
+    let paper_view = ["--view-columns", "selected"];
     let on = MockServer::start(Script::from_file(&script).unwrap());
-    let out = ask(&on.url(), cache.path(), &["--values", "on"]);
+    let out = ask(&on.url(), cache.path(), &["--values", "on", paper_view[0], paper_view[1]]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["rows"]["rows"].as_array().unwrap().len(), 29);
@@ -265,7 +268,7 @@ fn values_on_puts_ddo_dev_datacenters_into_the_prompts_and_off_leaves_them_out()
     assert_eq!(files(&cache.path().join("values")).len(), 1, "the index is cached");
 
     let off = MockServer::start(Script::from_file(&script).unwrap());
-    let out = ask(&off.url(), cache.path(), &[]);
+    let out = ask(&off.url(), cache.path(), &paper_view);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let ps_off = prompts_of(&off);
     assert!(ps_off.iter().all(|p| !p.contains("Values stored")));

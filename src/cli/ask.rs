@@ -592,7 +592,15 @@ fn print_human(o: &AskOutcome) {
     if !o.tables.is_empty() {
         let attrs: Vec<String> = o.attributes.iter().map(|a| a.to_string()).collect();
         println!("-- relevant tables: {}", o.tables.join(", "));
-        println!("-- relevant attributes: {}", if attrs.is_empty() { "none".into() } else { attrs.join(", ") });
+        let every_column = o.trace.generate_view.as_ref().is_some_and(|v| v.request.columns.every_table());
+        let shown = if every_column {
+            "every column of these tables (the view shows them all)".into()
+        } else if attrs.is_empty() {
+            "none".into()
+        } else {
+            attrs.join(", ")
+        };
+        println!("-- relevant attributes: {shown}");
     }
     if let Some(v) = &o.view {
         println!("-- view ({}, objective {}, {:.0} ms)", v.status.as_str(), v.objective, v.solve_ms);

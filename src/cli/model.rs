@@ -328,8 +328,10 @@ fn warm(file: &std::path::Path, prompts: Option<&std::path::Path>, args: &lucy::
     let model = lucy::llm::embedded::EmbeddedModel::load(&choice.options, &choice.fix, &env)?;
     let warmer = Warmer { model: &model, costs: std::sync::Mutex::new(Vec::new()) };
     let mut trace = lucy::types::trace::MatchTrace::default();
-    // Every core table, one sample each (the answers are not decoded).
-    let opts = lucy::link::MatchOptions { samples: 1, ..lucy::link::MatchOptions::default() };
+    // Every core table, one sample each (the answers are not decoded);
+    // the attribute prompts only where `lucy ask`'s default view asks them.
+    let attributes = !lucy::pipeline::ViewSettings::default().columns.every_table();
+    let opts = lucy::link::MatchOptions { samples: 1, attributes, ..lucy::link::MatchOptions::default() };
     lucy::link::match_tables(&graph, "", &opts, &warmer, &prompts, &mut trace)?;
     let costs = warmer.costs.into_inner().unwrap_or_else(|p| p.into_inner());
     let evaluated: u64 = costs.iter().map(|c| c.prompt_evaluated).sum();

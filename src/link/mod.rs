@@ -89,6 +89,16 @@ pub struct MatchOptions {
     /// backend that decodes samples itself (the embedded model). On by
     /// default ([`ADAPTIVE_VOTES`]).
     pub adaptive: bool,
+    /// Ask each relevant table's attribute prompt (the paper's last
+    /// step). Its answer only chooses which columns a view of
+    /// `view.columns=selected` shows: under `all` or `all-once` (the
+    /// default) the view shows every column of its tables whatever the
+    /// answer, so the pipeline turns the prompts off there
+    /// ([`crate::types::ViewColumns::every_table`]). Not a setting: it
+    /// follows `view.columns`. A pattern node's prompt (children and
+    /// attributes together) is asked either way: it chooses tables.
+    #[serde(skip)]
+    pub attributes: bool,
 }
 
 /// Whether list votes stop when decided, by default ([`MatchOptions::adaptive`]).
@@ -117,13 +127,15 @@ impl Default for MatchOptions {
             table_names: named::DEFAULT_ON,
             core_majority: CORE_MAJORITY,
             adaptive: ADAPTIVE_VOTES,
+            attributes: true,
         }
     }
 }
 
 impl MatchOptions {
     /// The keys of its settings (`link.KEY` in `--set` and a project file):
-    /// every field but the per-question `restrict_core_tables` and `values`.
+    /// every field but the per-question `restrict_core_tables` and `values`,
+    /// and `attributes`, which follows `view.columns`.
     pub const SETTING_KEYS: &'static [&'static str] = &[
         "samples",
         "temperature",
@@ -654,7 +666,7 @@ fn ask_attributes(
     found: &mut Found,
 ) -> Result<()> {
     let cands: Vec<Candidate> = graph.table(t).columns.iter().map(|c| Candidate::Column(c.name.clone())).collect();
-    if cands.is_empty() {
+    if cands.is_empty() || !opts.attributes {
         return Ok(());
     }
     let vars = serde_json::json!({

@@ -147,6 +147,39 @@ fn q2_walks_the_snowflake_breadth_first() {
 }
 
 #[test]
+fn without_attribute_prompts_the_same_tables_are_found_and_only_pattern_nodes_name_columns() {
+    // What a view of every column (`view.columns=all`) asks: the tables,
+    // the roles and the pattern walk as with the attribute prompts.
+    let chat = || {
+        FakeChat::new()
+            .on(&["JSON schema of the database"], &["[\"RESOURCEPOOL\", \"CLIENT\", \"LOCATION\"]"])
+            .on(&["The table RESOURCEPOOL is part of a snowflake"], &["[CONFIG, name]"])
+            .on(&["The table CONFIG is part of a snowflake"], &["[CCPU]"])
+            .on(&["The table RUNTIME is part of a snowflake"], &["[RCPU]"])
+            .on(&["The table LOCATION can be joined"], &["[\"LOCATION@CLIENT.loc_id\"]"])
+            .on(&["JSON schema of the table"], &["[name]"])
+    };
+    let asked = chat();
+    let (r, with) = run_with(&asked, Q2, &MatchOptions { samples: 1, ..MatchOptions::default() });
+    r.unwrap();
+    assert!(asked.phases().iter().filter(|p| *p == "attributes").count() >= 2, "{:?}", asked.phases());
+    let skipped = chat();
+    let (r, without) =
+        run_with(&skipped, Q2, &MatchOptions { samples: 1, attributes: false, ..MatchOptions::default() });
+    r.unwrap();
+    assert_eq!(without.tables, with.tables);
+    // (Explorations of different core tables run concurrently: in any order.)
+    let mut others = asked.phases();
+    others.retain(|p| p != "attributes");
+    others.sort();
+    let mut phases = skipped.phases();
+    phases.sort();
+    assert_eq!(phases, others, "every other prompt is asked as before");
+    assert_eq!(without.attributes, [ColumnRef::new("RESOURCEPOOL", "name")]);
+    assert!(with.attributes.contains(&ColumnRef::new("CLIENT", "name")), "{:?}", with.attributes);
+}
+
+#[test]
 fn unknown_and_near_miss_names_are_remapped_or_dropped_with_warnings() {
     let chat = FakeChat::new()
         .on(

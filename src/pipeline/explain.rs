@@ -24,7 +24,8 @@ pub fn render(t: &Trace) -> String {
         examples_section(&mut s, e);
     }
     if let Some(m) = &t.match_tables {
-        match_section(&mut s, m);
+        let every_column = t.generate_view.as_ref().is_some_and(|v| v.request.columns.every_table());
+        match_section(&mut s, m, every_column);
     }
     if let Some(u) = &t.unjoinable {
         unjoinable_section(&mut s, u);
@@ -173,7 +174,9 @@ fn cost(c: &PhaseCost) -> String {
     )
 }
 
-fn match_section(s: &mut String, m: &MatchTrace) {
+/// Phase 1's section; `every_column`: the view showed every column of its
+/// tables, so no attribute prompt was asked.
+fn match_section(s: &mut String, m: &MatchTrace, every_column: bool) {
     let _ = writeln!(s, "\n== Phase 1: MatchTables ({}; {})", m.source, cost(&m.cost));
     if m.source == "given" {
         let _ = writeln!(s, "skipped: relevant tables and attributes were given (--tables/--attrs)");
@@ -191,7 +194,15 @@ fn match_section(s: &mut String, m: &MatchTrace) {
     }
     let _ = writeln!(s, "relevant tables: {}", list_or_none(&m.tables));
     let attrs: Vec<String> = m.attributes.iter().map(|a| a.to_string()).collect();
-    let _ = writeln!(s, "relevant attributes: {}", list_or_none(&attrs));
+    if every_column && m.source != "given" {
+        let _ = writeln!(
+            s,
+            "relevant attributes: every column of these tables (view.columns shows them all; no attribute prompt asked){}",
+            if attrs.is_empty() { String::new() } else { format!("; named at pattern nodes: {}", attrs.join(", ")) }
+        );
+    } else {
+        let _ = writeln!(s, "relevant attributes: {}", list_or_none(&attrs));
+    }
 }
 
 fn step_section(s: &mut String, st: &ListStep) {

@@ -200,6 +200,9 @@ impl<'a> Run<'a> {
             }
         }
         mopts.values = self.values.clone();
+        // A view of every column of its tables reads nothing of the
+        // attribute prompts' answers.
+        mopts.attributes = !opts.view.columns.every_table();
         let fail = match link::match_tables(graph, question, &mopts, llm, &self.prompts, mt) {
             Err(e) => Some(failure("match_tables", kind_of(&e), e.to_string())),
             Ok(r) if r.tables.is_empty() && r.roles.is_empty() => {

@@ -260,7 +260,13 @@ mod tests {
     fn the_observer_sees_every_step_and_prompt_in_order() {
         let chat = q1_chat();
         let log = Log::default();
-        let o = ask_with_progress(&ddo(), Q1, &AskOptions::default(), Some(&chat), &mut |_, _| {}, &log).unwrap();
+        // The paper's view, whose columns the attribute prompts choose (the
+        // default view shows every column and asks none of them).
+        let opts = AskOptions {
+            view: crate::pipeline::ViewSettings { columns: crate::types::ViewColumns::Selected, ..Default::default() },
+            ..AskOptions::default()
+        };
+        let o = ask_with_progress(&ddo(), Q1, &opts, Some(&chat), &mut |_, _| {}, &log).unwrap();
         assert!(o.failure.is_none(), "{:?}", o.failure);
         let events = log.0.into_inner().unwrap();
         // The two attribute prompts run concurrently: compare them as a set.
@@ -288,6 +294,29 @@ mod tests {
                 "finished",
             ]
         );
+    }
+
+    #[test]
+    fn the_default_view_of_every_column_asks_no_attribute_prompt() {
+        let chat = q1_chat();
+        let log = Log::default();
+        let o = ask_with_progress(&ddo(), Q1, &AskOptions::default(), Some(&chat), &mut |_, _| {}, &log).unwrap();
+        assert!(o.failure.is_none(), "{:?}", o.failure);
+        assert_eq!(o.sql.as_deref().map(|s| s.contains("DATACENTER_name LIKE 'dev%'")), Some(true), "{:?}", o.sql);
+        assert_eq!(
+            log.0.into_inner().unwrap(),
+            [
+                "step MatchTables",
+                "start MatchTables 1 relevant tables",
+                "done MatchTables 1 ok=true tokens=2",
+                "step GenerateView",
+                "step QueryView",
+                "start QueryView 1 query plan",
+                "done QueryView 1 ok=true tokens=2",
+                "finished",
+            ]
+        );
+        assert_eq!(chat.phases(), ["match_tables", "query_plan"]);
     }
 
     #[test]
