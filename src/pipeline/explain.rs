@@ -175,7 +175,7 @@ fn cost(c: &PhaseCost) -> String {
 }
 
 /// Phase 1's section; `every_column`: the view showed every column of its
-/// tables, so no attribute prompt was asked.
+/// tables (since session 32 no attribute prompt is asked then).
 fn match_section(s: &mut String, m: &MatchTrace, every_column: bool) {
     let _ = writeln!(s, "\n== Phase 1: MatchTables ({}; {})", m.source, cost(&m.cost));
     if m.source == "given" {
@@ -197,8 +197,8 @@ fn match_section(s: &mut String, m: &MatchTrace, every_column: bool) {
     if every_column && m.source != "given" {
         let _ = writeln!(
             s,
-            "relevant attributes: every column of these tables (view.columns shows them all; no attribute prompt asked){}",
-            if attrs.is_empty() { String::new() } else { format!("; named at pattern nodes: {}", attrs.join(", ")) }
+            "relevant attributes: every column of these tables (the view shows them all){}",
+            if attrs.is_empty() { String::new() } else { format!("; named by MatchTables: {}", attrs.join(", ")) }
         );
     } else {
         let _ = writeln!(s, "relevant attributes: {}", list_or_none(&attrs));

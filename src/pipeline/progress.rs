@@ -306,6 +306,11 @@ mod tests {
         assert_eq!(o.sql.as_deref().map(|s| s.contains("DATACENTER_name LIKE 'dev%'")), Some(true), "{:?}", o.sql);
         assert_eq!(log.0.into_inner().unwrap(), Q1_EVENTS);
         assert_eq!(chat.phases(), ["match_tables", "query_plan"]);
+        let report = crate::pipeline::explain::render(&o.trace);
+        assert!(
+            report.contains("relevant attributes: every column of these tables (the view shows them all)\n"),
+            "{report}"
+        );
     }
 
     #[test]
