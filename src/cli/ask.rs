@@ -592,8 +592,7 @@ fn print_human(o: &AskOutcome) {
     if !o.tables.is_empty() {
         let attrs: Vec<String> = o.attributes.iter().map(|a| a.to_string()).collect();
         println!("-- relevant tables: {}", o.tables.join(", "));
-        let every_column = o.trace.generate_view.as_ref().is_some_and(|v| v.request.columns.every_table());
-        let shown = if every_column {
+        let shown = if o.trace.view_shows_every_column() {
             "every column of these tables (the view shows them all)".into()
         } else if attrs.is_empty() {
             "none".into()

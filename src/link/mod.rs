@@ -665,8 +665,11 @@ fn ask_attributes(
     prompts: &Prompts,
     found: &mut Found,
 ) -> Result<()> {
+    if !opts.attributes {
+        return Ok(());
+    }
     let cands: Vec<Candidate> = graph.table(t).columns.iter().map(|c| Candidate::Column(c.name.clone())).collect();
-    if cands.is_empty() || !opts.attributes {
+    if cands.is_empty() {
         return Ok(());
     }
     let vars = serde_json::json!({

@@ -24,8 +24,7 @@ pub fn render(t: &Trace) -> String {
         examples_section(&mut s, e);
     }
     if let Some(m) = &t.match_tables {
-        let every_column = t.generate_view.as_ref().is_some_and(|v| v.request.columns.every_table());
-        match_section(&mut s, m, every_column);
+        match_section(&mut s, m, t.view_shows_every_column());
     }
     if let Some(u) = &t.unjoinable {
         unjoinable_section(&mut s, u);

@@ -651,6 +651,13 @@ pub struct VoteResult {
 }
 
 impl Trace {
+    /// Whether the view showed every column of the tables it joins
+    /// (`view.columns` `all` or `all-once`): MatchTables' attributes then
+    /// chose none of its columns (and since session 32 are not asked).
+    pub fn view_shows_every_column(&self) -> bool {
+        self.generate_view.as_ref().is_some_and(|v| v.request.columns.every_table())
+    }
+
     /// Cost per phase, in pipeline order (phases that ran only).
     pub fn phase_costs(&self) -> Vec<(&'static str, PhaseCost)> {
         let mut v = Vec::new();
